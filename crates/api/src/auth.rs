@@ -1,0 +1,107 @@
+//! Access tokens: fetched by exchanging the API key (section 5.3), cached, and renewed ahead
+//! of expiry. Concurrent callers share one fetch: the cache lock is held while fetching.
+
+use std::time::{Duration, Instant};
+
+use dcs_model::{TokenRequest, TokenResponse};
+use tokio::sync::Mutex;
+use url::Url;
+
+use crate::error::{Error, Result};
+use crate::Secret;
+
+/// Identity platform message for a wrong key id or secret.
+const WRONG_KEY: &str = "Feature user does not exist anymore";
+/// Identity platform message for a key without the service.
+const NO_SERVICE: &str = "Feature service does not exist anymore";
+
+#[derive(Clone)]
+struct Cached {
+    token: Secret,
+    renew_at: Instant,
+}
+
+#[derive(Default)]
+pub(crate) struct TokenCache {
+    slot: Mutex<Option<Cached>>,
+}
+
+/// When to renew a token of `lifetime`: a tenth of its life early, at least 5 s, at most 5 min.
+fn renew_margin(lifetime: Duration) -> Duration {
+    (lifetime / 10).clamp(Duration::from_secs(5), Duration::from_secs(300)).min(lifetime / 2)
+}
+
+pub(crate) struct Credentials<'a> {
+    pub token_url: &'a Url,
+    pub audience: &'a str,
+    pub client_id: &'a str,
+    pub client_secret: &'a Secret,
+}
+
+impl TokenCache {
+    /// A valid token, fetching a new one if none is cached or the cached one is about to expire.
+    pub async fn get(&self, http: &reqwest::Client, creds: &Credentials<'_>) -> Result<Secret> {
+        let mut slot = self.slot.lock().await;
+        if let Some(c) = slot.as_ref() {
+            if Instant::now() < c.renew_at {
+                return Ok(c.token.clone());
+            }
+        }
+        let fetched = fetch(http, creds).await?;
+        let lifetime = Duration::from_secs(fetched.expires_in);
+        let cached = Cached { token: Secret::new(fetched.access_token), renew_at: Instant::now() + lifetime - renew_margin(lifetime) };
+        *slot = Some(cached.clone());
+        Ok(cached.token)
+    }
+
+    /// Forgets `rejected` (after a 401), unless another caller already replaced it.
+    pub async fn invalidate(&self, rejected: &Secret) {
+        let mut slot = self.slot.lock().await;
+        if slot.as_ref().is_some_and(|c| &c.token == rejected) {
+            *slot = None;
+        }
+    }
+}
+
+async fn fetch(http: &reqwest::Client, creds: &Credentials<'_>) -> Result<TokenResponse> {
+    let url = creds.token_url.as_str().to_owned();
+    let body = TokenRequest {
+        grant_type: "client_credentials".to_owned(),
+        audience: creds.audience.to_owned(),
+        client_id: creds.client_id.to_owned(),
+        client_secret: creds.client_secret.expose().to_owned(),
+    };
+    let res = http
+        .post(creds.token_url.clone())
+        .json(&body)
+        .send()
+        .await
+        .map_err(|source| Error::Network { url: url.clone(), source })?;
+    let status = res.status();
+    let bytes = res.bytes().await.map_err(|source| Error::Network { url: url.clone(), source })?;
+    if status.is_success() {
+        return serde_json::from_slice(&bytes)
+            .map_err(|e| Error::Protocol { url, reason: format!("token response: {e}") });
+    }
+    // The identity platform's two documented messages may come in any member of the body.
+    let text = String::from_utf8_lossy(&bytes);
+    if text.contains(WRONG_KEY) {
+        return Err(Error::WrongCredentials { message: WRONG_KEY.to_owned() });
+    }
+    if text.contains(NO_SERVICE) {
+        return Err(Error::ServiceNotGranted { message: NO_SERVICE.to_owned() });
+    }
+    Err(crate::client::problem_error(status.as_u16(), &bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renews_ahead_of_expiry_but_never_immediately() {
+        assert_eq!(renew_margin(Duration::from_secs(3600)), Duration::from_secs(300));
+        assert_eq!(renew_margin(Duration::from_secs(120)), Duration::from_secs(12));
+        assert_eq!(renew_margin(Duration::from_secs(6)), Duration::from_secs(3));
+    }
+}

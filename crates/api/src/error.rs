@@ -1,0 +1,94 @@
+//! The client's one error type. Every error has a stable [`ErrorCode`] the CLI maps to an exit
+//! code and the app's UI branches on.
+
+use dcs_model::Problem;
+use serde::Serialize;
+use thiserror::Error;
+
+/// Stable categories of failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// A value was refused before any request was sent.
+    InvalidInput,
+    /// The key id or secret is wrong (identity platform: "Feature user does not exist anymore").
+    WrongCredentials,
+    /// The service was not added to the key ("Feature service does not exist anymore").
+    ServiceNotGranted,
+    /// 401: no valid token.
+    Unauthorized,
+    /// 403: valid token, no permission.
+    Forbidden,
+    NotFound,
+    Conflict,
+    RateLimited,
+    /// 400 from the service.
+    BadRequest,
+    /// 5xx from the service.
+    Server,
+    /// The service could not be reached.
+    Network,
+    /// The service answered something this client cannot read.
+    Protocol,
+}
+
+#[derive(Debug, Error)]
+pub enum Error {
+    #[error("{field}: {rule}")]
+    InvalidInput { field: String, rule: String },
+    #[error("the API key id or secret is incorrect (identity platform: \"{message}\"); check the profile's client id and secret")]
+    WrongCredentials { message: String },
+    #[error("the service has not been added to this API key (identity platform: \"{message}\"); ask the tenant admin to grant it")]
+    ServiceNotGranted { message: String },
+    #[error("{}", describe(.status, .problem))]
+    Api { status: u16, problem: Problem },
+    #[error("could not reach {url}: {source}")]
+    Network { url: String, #[source] source: reqwest::Error },
+    #[error("unexpected answer from {url}: {reason}")]
+    Protocol { url: String, reason: String },
+}
+
+fn describe(status: &u16, p: &Problem) -> String {
+    let title = p.title.as_deref().unwrap_or("error");
+    match &p.detail {
+        Some(detail) => format!("{status} {title}: {detail}"),
+        None => format!("{status} {title}"),
+    }
+}
+
+impl Error {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::InvalidInput { .. } => ErrorCode::InvalidInput,
+            Error::WrongCredentials { .. } => ErrorCode::WrongCredentials,
+            Error::ServiceNotGranted { .. } => ErrorCode::ServiceNotGranted,
+            Error::Network { .. } => ErrorCode::Network,
+            Error::Protocol { .. } => ErrorCode::Protocol,
+            Error::Api { status, .. } => match status {
+                400 => ErrorCode::BadRequest,
+                401 => ErrorCode::Unauthorized,
+                403 => ErrorCode::Forbidden,
+                404 => ErrorCode::NotFound,
+                409 => ErrorCode::Conflict,
+                429 => ErrorCode::RateLimited,
+                500..=599 => ErrorCode::Server,
+                _ => ErrorCode::Protocol,
+            },
+        }
+    }
+
+    /// The problem document, when the service sent one.
+    pub fn problem(&self) -> Option<&Problem> {
+        match self {
+            Error::Api { problem, .. } => Some(problem),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn invalid(field: &str, rule: impl Into<String>) -> Error {
+        Error::InvalidInput { field: field.to_owned(), rule: rule.into() }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

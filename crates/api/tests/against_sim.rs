@@ -1,0 +1,112 @@
+//! The client against the simulator over real HTTP on a loopback port.
+
+use std::net::SocketAddr;
+
+use dcs_api::firmware::ModuleFilter;
+use dcs_api::{Client, ClientConfig, ErrorCode, Secret};
+use dcs_sim::store::ModuleQuery;
+use dcs_sim::{RunningSim, SimOptions, Simulator};
+use futures::TryStreamExt;
+
+async fn start() -> (Simulator, RunningSim) {
+    let sim = Simulator::new(SimOptions::default()).unwrap();
+    let running = sim.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    (sim, running)
+}
+
+fn client(running: &RunningSim, key_id: &str, secret: &str) -> Client {
+    let base = running.base_url();
+    Client::new(ClientConfig::new(&base, &base, key_id, Secret::new(secret)).unwrap()).unwrap()
+}
+
+fn held_modules(sim: &Simulator, owner: uuid::Uuid) -> Vec<dcs_api::model::FirmwareModule> {
+    sim.store().list_modules(&ModuleQuery { owner, limit: 10_000, ..Default::default() }).unwrap()
+}
+
+#[tokio::test]
+async fn streams_every_module_across_pages_exactly_as_the_simulator_holds_them() {
+    let (sim, running) = start().await;
+    let key = sim.demo_key();
+    let c = client(&running, &key.key_id, &key.secret);
+    let filter = ModuleFilter { limit: Some(2), ..Default::default() };
+    let streamed: Vec<_> = c.firmware().modules(&filter).unwrap().try_collect().await.unwrap();
+    let held = held_modules(&sim, key.client_id);
+    assert!(held.len() > 2, "more than one page");
+    assert_eq!(streamed, held);
+
+    // A single module by id.
+    let one = c.firmware().module(held[0].id).await.unwrap();
+    assert_eq!(one, held[0]);
+    let missing = c.firmware().module(uuid::Uuid::new_v4()).await.unwrap_err();
+    assert_eq!(missing.code(), ErrorCode::NotFound);
+}
+
+#[tokio::test]
+async fn a_base_url_with_a_trailing_slash_works_the_same() {
+    let (sim, running) = start().await;
+    let key = sim.demo_key();
+    let base = format!("{}/", running.base_url());
+    let c = Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret.clone())).unwrap()).unwrap();
+    let (page, _) = c.firmware().modules_page(&ModuleFilter::default()).await.unwrap();
+    assert!(!page.items.is_empty());
+}
+
+#[tokio::test]
+async fn the_identity_platforms_messages_become_errors_that_say_what_to_fix() {
+    let (sim, running) = start().await;
+    let key = sim.demo_key();
+
+    let wrong = client(&running, &key.key_id, "not-the-secret").check_auth().await.unwrap_err();
+    assert_eq!(wrong.code(), ErrorCode::WrongCredentials);
+    assert!(wrong.to_string().contains("id or secret is incorrect"));
+
+    let no_service = client(&running, "sim-no-service", &format!("{}-no-service", key.secret)).check_auth().await.unwrap_err();
+    assert_eq!(no_service.code(), ErrorCode::ServiceNotGranted);
+
+    let no_firmware = client(&running, "sim-no-firmware", &format!("{}-no-firmware", key.secret));
+    no_firmware.check_auth().await.unwrap();
+    let err = no_firmware.firmware().modules_page(&ModuleFilter::default()).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Forbidden);
+    assert_eq!(err.problem().unwrap().status, Some(403));
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_before_any_request() {
+    let (sim, running) = start().await;
+    let key = sim.demo_key();
+    // A wrong secret would fail if a request were sent; the sort is refused first.
+    let c = client(&running, &key.key_id, "never-used");
+    let err = c.firmware().modules(&ModuleFilter { sort: Some("colour".into()), ..Default::default() }).err().unwrap();
+    assert_eq!(err.code(), ErrorCode::InvalidInput);
+    assert!(err.to_string().starts_with("sort: unknown field `colour`"));
+    let err = c.firmware().modules(&ModuleFilter { limit: Some(0), ..Default::default() }).err().unwrap();
+    assert_eq!(err.code(), ErrorCode::InvalidInput);
+}
+
+#[tokio::test]
+async fn acting_for_a_customer_lists_that_customers_modules_only() {
+    let (sim, running) = start().await;
+    let key = sim.demo_key();
+    let customer = sim.store().clients().unwrap().into_iter().find(|c| c.reseller_id == Some(key.client_id)).unwrap();
+    let base = running.base_url();
+    let mut config = ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret.clone())).unwrap();
+    config.customer = Some(customer.id);
+    let c = Client::new(config).unwrap();
+    let listed: Vec<_> = c.firmware().modules(&ModuleFilter::default()).unwrap().try_collect().await.unwrap();
+    assert_eq!(listed, held_modules(&sim, customer.id));
+
+    let mut config = ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret.clone())).unwrap();
+    config.customer = Some(uuid::Uuid::new_v4());
+    let err = Client::new(config).unwrap().firmware().modules_page(&ModuleFilter::default()).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Forbidden);
+}
+
+#[tokio::test]
+async fn page_links_to_another_host_are_refused_so_the_token_stays_home() {
+    let (sim, running) = start().await;
+    let key = sim.demo_key();
+    let c = client(&running, &key.key_id, &key.secret);
+    let evil = url::Url::parse("http://127.0.0.2:9/firmware/modules?cursor=x").unwrap();
+    let err = c.firmware().modules_page_at(&evil).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Protocol);
+}

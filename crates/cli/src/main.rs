@@ -1,0 +1,168 @@
+//! `dcs`: the command-line client of the Device Connectivity Service, on the same core as the
+//! desktop app. With no service configured it talks to an in-process simulator.
+
+mod output;
+
+use std::net::{IpAddr, SocketAddr};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use dcs_api::firmware::ModuleFilter;
+use dcs_api::{Client, ClientConfig, Secret};
+use futures::TryStreamExt;
+use uuid::Uuid;
+
+#[derive(Parser)]
+#[command(name = "dcs", version, about = "Command-line client of the Device Connectivity Service")]
+#[command(after_help = "Examples:\n  \
+    dcs firmware modules list                     # against an in-process simulator\n  \
+    dcs sim --port 8080 --seed 7                  # run the simulator for other tools\n  \
+    DCS_CLIENT_SECRET=... dcs --base-url http://127.0.0.1:8080 --client-id sim-reseller firmware modules list --json")]
+struct Cli {
+    #[command(flatten)]
+    service: ServiceArgs,
+    /// Print machine-readable JSON on stdout (errors go to stderr as JSON too).
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Which service to talk to. With no --base-url, an in-process simulator is started.
+#[derive(Args)]
+struct ServiceArgs {
+    /// Base address of the service ({base_url}).
+    #[arg(long, env = "DCS_BASE_URL", global = true)]
+    base_url: Option<String>,
+    /// Address of the identity platform ({auth_url}); defaults to the base address.
+    #[arg(long, env = "DCS_AUTH_URL", global = true)]
+    auth_url: Option<String>,
+    /// API key id.
+    #[arg(long, env = "DCS_CLIENT_ID", global = true)]
+    client_id: Option<String>,
+    /// Act for this customer (reseller security context), by UUID.
+    #[arg(long, global = true)]
+    customer: Option<Uuid>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Firmware modules, packages, files and states.
+    Firmware {
+        #[command(subcommand)]
+        command: FirmwareCommand,
+    },
+    /// Run the simulator of the service until interrupted.
+    Sim(SimArgs),
+}
+
+#[derive(Subcommand)]
+enum FirmwareCommand {
+    /// Firmware modules.
+    Modules {
+        #[command(subcommand)]
+        command: ModulesCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum ModulesCommand {
+    /// List every module, following pages.
+    List {
+        /// Only modules of this device specification.
+        #[arg(long)]
+        device_specification_id: Option<Uuid>,
+        /// Only modules whose device specification this client owns.
+        #[arg(long)]
+        client_id_filter: Option<Uuid>,
+        /// Sort fields, `-` for descending, e.g. `-createdAt,name`.
+        #[arg(long)]
+        sort: Option<String>,
+        /// Page size used while fetching.
+        #[arg(long)]
+        limit: Option<u32>,
+    },
+}
+
+#[derive(Args)]
+struct SimArgs {
+    /// Port to listen on (0: any free port).
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// Address to bind; loopback unless told otherwise.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: IpAddr,
+    /// Seed of the demo data set.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Lifetime of issued tokens, in seconds.
+    #[arg(long, default_value_t = 3600)]
+    token_lifetime: u64,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("DCS_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let json = cli.json;
+    match run(cli).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => output::report_error(&e, json),
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Sim(args) => run_sim(args).await,
+        Command::Firmware { command: FirmwareCommand::Modules { command } } => {
+            let (client, _sim) = connect(&cli.service).await?;
+            match command {
+                ModulesCommand::List { device_specification_id, client_id_filter, sort, limit } => {
+                    let filter =
+                        ModuleFilter { device_specification_id, client_id: client_id_filter, sort, limit };
+                    let modules: Vec<_> = client.firmware().modules(&filter)?.try_collect().await?;
+                    output::modules(&modules, cli.json)
+                }
+            }
+        }
+    }
+}
+
+/// A client for the configured service, or for a fresh in-process simulator when none is.
+async fn connect(args: &ServiceArgs) -> anyhow::Result<(Client, Option<dcs_console::simulator::Embedded>)> {
+    let Some(base) = &args.base_url else {
+        let mut embedded = dcs_console::simulator::start(dcs_sim::SimOptions::default()).await?;
+        if let Some(customer) = args.customer {
+            let mut config = embedded.client.config().clone();
+            config.customer = Some(customer);
+            embedded.client = Client::new(config)?;
+        }
+        return Ok((embedded.client.clone(), Some(embedded)));
+    };
+    let client_id = args.client_id.as_deref().context("--client-id (or DCS_CLIENT_ID) is required with --base-url")?;
+    let secret = std::env::var("DCS_CLIENT_SECRET")
+        .context("DCS_CLIENT_SECRET must hold the API key's secret when --base-url is given")?;
+    let mut config = ClientConfig::new(base, args.auth_url.as_deref().unwrap_or(base), client_id, Secret::new(secret))?;
+    config.customer = args.customer;
+    Ok((Client::new(config)?, None))
+}
+
+async fn run_sim(args: SimArgs) -> anyhow::Result<()> {
+    let opts = dcs_sim::SimOptions { seed: args.seed, token_lifetime: Duration::from_secs(args.token_lifetime) };
+    let sim = dcs_sim::Simulator::new(opts)?;
+    let running = sim.spawn(SocketAddr::new(args.host, args.port)).await?;
+    let key = sim.demo_key();
+    println!("Simulator of the Device Connectivity Service listening on {}", running.base_url());
+    println!("  base URL and auth URL: {}", running.base_url());
+    println!("  demo reseller API key: client id `{}`", key.key_id);
+    println!("  its secret:            {}", key.secret);
+    println!("  (a simulator credential for local use only; press Ctrl-C to stop)");
+    tokio::signal::ctrl_c().await?;
+    running.shutdown().await;
+    Ok(())
+}

@@ -1,0 +1,20 @@
+//! Plain data types of the Device Connectivity Service API.
+//!
+//! This crate is shared by the typed client (`dcs-api`) and the simulator (`dcs-sim`) so the
+//! two cannot drift apart on field names or shapes. It holds no I/O: only serde types and the
+//! small parsers both sides need (sort expressions, problem documents).
+
+pub mod firmware;
+pub mod page;
+pub mod problem;
+pub mod sort;
+pub mod token;
+
+pub use firmware::{FirmwareDeviceSpecification, FirmwareModule};
+pub use page::Page;
+pub use problem::{InvalidParam, Problem};
+pub use sort::{SortError, SortField, SortSpec};
+pub use token::{TokenRequest, TokenResponse, SERVICE_AUDIENCE};
+
+/// RFC 3339 timestamps on the wire, `time::OffsetDateTime` in Rust.
+pub type Timestamp = time::OffsetDateTime;

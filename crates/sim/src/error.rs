@@ -1,0 +1,87 @@
+//! Errors as problem+json (reference section 7).
+//!
+//! Handlers return [`ApiError`]; it travels in the response's extensions and a middleware
+//! renders it with `instance` set to the request URI, so no handler has to pass the URI around.
+
+use axum::http::{header, HeaderValue, Request, StatusCode, Uri};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use dcs_model::problem::PROBLEM_JSON;
+use dcs_model::{InvalidParam, Problem};
+
+use crate::store::StoreError;
+
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub detail: String,
+    pub invalid_params: Vec<InvalidParam>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, detail: impl Into<String>) -> Self {
+        ApiError { status, detail: detail.into(), invalid_params: Vec::new() }
+    }
+
+    /// A 400 naming the parameter or field and the rule it broke.
+    pub fn invalid(name: &str, reason: impl Into<String>) -> Self {
+        let reason = reason.into();
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            detail: format!("{name}: {reason}"),
+            invalid_params: vec![InvalidParam { name: name.to_owned(), reason }],
+        }
+    }
+
+    pub fn unauthorized(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, detail)
+    }
+
+    pub fn forbidden(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, detail)
+    }
+
+    pub fn not_found(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, detail)
+    }
+
+    fn into_problem(self, instance: &Uri) -> Problem {
+        let mut p = Problem::new(
+            self.status.as_u16(),
+            self.status.canonical_reason().unwrap_or("Error"),
+            self.detail,
+        );
+        p.instance = Some(instance.path().to_owned());
+        p.invalid_params = self.invalid_params;
+        p
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        tracing::error!(error = %e, "simulator store failed");
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the simulator's database failed; see its log")
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut res = self.status.into_response();
+        res.extensions_mut().insert(self);
+        res
+    }
+}
+
+/// Renders any [`ApiError`] left in a response as a problem document for this request.
+pub async fn render_problems(req: Request<axum::body::Body>, next: Next) -> Response {
+    let uri = req.uri().clone();
+    let mut res = next.run(req).await;
+    if let Some(err) = res.extensions_mut().remove::<ApiError>() {
+        let status = err.status;
+        let body = serde_json::to_vec(&err.into_problem(&uri)).unwrap_or_default();
+        let mut out = (status, body).into_response();
+        out.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        return out;
+    }
+    res
+}

@@ -1,0 +1,140 @@
+//! A local simulator of the Device Connectivity Service.
+//!
+//! It serves the service's HTTP API from a SQLite state seeded with a deterministic demo data
+//! set, so the console, the `dcs` command line and every test run with no account and no
+//! network. Every behaviour the reference leaves "not shown" is a documented assumption, listed
+//! in `docs/simulator-assumptions.md`.
+//!
+//! The simulator never calls the client crate: it shares only plain model types with it.
+
+mod auth;
+mod error;
+mod paging;
+mod routes;
+pub mod seed;
+pub mod store;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+pub use auth::DemoKey;
+pub use store::Store;
+
+/// How a simulator instance is set up.
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    /// Seed of the demo data set: the same seed always gives the same data.
+    pub seed: u64,
+    /// Lifetime of issued access tokens (the real service: one hour).
+    pub token_lifetime: Duration,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions { seed: 1, token_lifetime: Duration::from_secs(3600) }
+    }
+}
+
+/// Shared state of one simulator: its store and the key it signs tokens with.
+pub(crate) struct SimState {
+    pub store: Store,
+    pub opts: SimOptions,
+    pub signing_key: Vec<u8>,
+}
+
+/// A simulator instance, not yet listening.
+#[derive(Clone)]
+pub struct Simulator {
+    state: Arc<SimState>,
+}
+
+impl Simulator {
+    /// Creates a simulator with an in-memory store seeded from `opts.seed`.
+    pub fn new(opts: SimOptions) -> Result<Simulator, store::StoreError> {
+        let store = Store::open_in_memory()?;
+        seed::seed(&store, opts.seed)?;
+        // Tokens are only meaningful to the simulator that issued them.
+        let signing_key = seed::signing_key(opts.seed);
+        Ok(Simulator { state: Arc::new(SimState { store, opts, signing_key }) })
+    }
+
+    /// The API key of the demo reseller, which the built-in simulator profile uses.
+    pub fn demo_key(&self) -> DemoKey {
+        seed::demo_reseller_key(self.state.opts.seed)
+    }
+
+    /// Direct read access to the state, for tests that check what the simulator holds.
+    pub fn store(&self) -> &Store {
+        &self.state.store
+    }
+
+    /// The axum router serving the whole API.
+    pub fn router(&self) -> Router {
+        routes::router(self.state.clone())
+    }
+
+    /// Binds `addr` (use port 0 for a free port) and serves in a background task of the
+    /// current tokio runtime until the returned handle is shut down or dropped.
+    pub async fn spawn(&self, addr: SocketAddr) -> std::io::Result<RunningSim> {
+        let listener = TcpListener::bind(addr).await?;
+        let local = listener.local_addr()?;
+        let (tx, rx) = oneshot::channel::<()>();
+        let app = self.router();
+        let task = tokio::spawn(async move {
+            let served = axum::serve(listener, app).with_graceful_shutdown(async {
+                let _ = rx.await;
+            });
+            if let Err(e) = served.await {
+                tracing::error!(error = %e, "simulator server stopped");
+            }
+        });
+        tracing::info!(%local, "simulator listening");
+        Ok(RunningSim { addr: local, shutdown: Some(tx), task: Some(task) })
+    }
+
+    /// Serves on an already bound listener until the future is dropped.
+    pub async fn serve(&self, listener: TcpListener) -> std::io::Result<()> {
+        axum::serve(listener, self.router()).await
+    }
+}
+
+/// A simulator serving in the background.
+pub struct RunningSim {
+    addr: SocketAddr,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl RunningSim {
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Base address of the API, e.g. `http://127.0.0.1:43125`. The token issuer is the same host.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops accepting connections and waits for the server task to end.
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for RunningSim {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}

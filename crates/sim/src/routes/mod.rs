@@ -1,0 +1,43 @@
+//! The HTTP surface: one module per area of the reference.
+
+mod auth;
+mod firmware;
+
+use std::sync::Arc;
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::Router;
+
+use crate::error::{render_problems, ApiError};
+use crate::paging::{request_base, QueryParams};
+use crate::SimState;
+
+pub(crate) fn router(state: Arc<SimState>) -> Router {
+    Router::new()
+        .route("/api/v3/idp/oidc/token", post(auth::token))
+        .route("/firmware/modules", get(firmware::list_modules))
+        .route("/firmware/modules/{module_id}", get(firmware::get_module))
+        .fallback(|| async { ApiError::not_found("no such operation in this API") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "this path does not accept that method")
+        })
+        .layer(axum::middleware::from_fn(render_problems))
+        .with_state(state)
+}
+
+/// What every list handler needs from the request besides the caller: its query and base.
+pub(crate) struct ListRequest {
+    pub query: QueryParams,
+    pub base: String,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for ListRequest {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(ListRequest { query: QueryParams::from_query(parts.uri.query()), base: request_base(parts) })
+    }
+}

@@ -1,0 +1,46 @@
+//! The desktop shell: thin Tauri commands over the shared crates. The web view never holds a
+//! secret or a token; it calls these commands and gets plain data or a typed error back.
+
+mod commands;
+mod error;
+mod state;
+
+use tauri::Manager;
+use tauri_specta::{collect_commands, Builder};
+
+pub use error::CommandError;
+
+/// Every command the UI may call, with its types, for tauri-specta.
+fn specta_builder() -> Builder<tauri::Wry> {
+    Builder::<tauri::Wry>::new().commands(collect_commands![commands::app_info, commands::list_modules])
+}
+
+/// Writes the TypeScript bindings (commands and types) to `path`.
+pub fn export_bindings(path: &str) -> Result<(), String> {
+    specta_builder()
+        .export(
+            specta_typescript::Typescript::default()
+                .header("// Generated from the Rust commands by `dcs-console --export-bindings`. Do not edit.\n"),
+            path,
+        )
+        .map_err(|e| e.to_string())
+}
+
+pub fn run() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("DCS_LOG").unwrap_or_else(|_| "info,tao=warn,wry=warn".into()),
+        )
+        .init();
+    let builder = specta_builder();
+    tauri::Builder::default()
+        .invoke_handler(builder.invoke_handler())
+        .setup(move |app| {
+            builder.mount_events(app);
+            let state = tauri::async_runtime::block_on(state::AppState::start())?;
+            app.manage(state);
+            Ok(())
+        })
+        .run(tauri::generate_context!())
+        .expect("the desktop shell could not start");
+}

@@ -1,0 +1,44 @@
+import { useEffect, useState } from "preact/hooks";
+import { Header } from "./components/Header";
+import { Nav, type Area, AREAS } from "./components/Nav";
+import { StatusBar } from "./components/StatusBar";
+import { ipc, errorMessage, type AppInfo } from "./ipc";
+import { FirmwareView } from "./views/firmware/FirmwareView";
+import { PlannedView } from "./views/planned/PlannedView";
+import { SettingsView } from "./views/settings/SettingsView";
+
+function areaFromHash(): Area {
+  const h = location.hash.replace(/^#\/?/, "");
+  return (AREAS.find((a) => a.id === h)?.id ?? "firmware") as Area;
+}
+
+export function App() {
+  const [area, setArea] = useState<Area>(areaFromHash());
+  const [info, setInfo] = useState<AppInfo | null>(null);
+  const [infoError, setInfoError] = useState<string | null>(null);
+
+  useEffect(() => {
+    ipc.appInfo().then(setInfo, (e) => setInfoError(errorMessage(e)));
+    const onHash = () => setArea(areaFromHash());
+    window.addEventListener("hashchange", onHash);
+    return () => window.removeEventListener("hashchange", onHash);
+  }, []);
+
+  const go = (a: Area) => {
+    location.hash = `#/${a}`;
+    setArea(a);
+  };
+
+  return (
+    <div class="shell">
+      <Header info={info} />
+      <Nav current={area} onSelect={go} />
+      <main class="content" id="main" tabIndex={-1}>
+        {area === "firmware" && <FirmwareView />}
+        {area === "settings" && <SettingsView info={info} error={infoError} />}
+        {area !== "firmware" && area !== "settings" && <PlannedView area={area} />}
+      </main>
+      <StatusBar info={info} error={infoError} />
+    </div>
+  );
+}

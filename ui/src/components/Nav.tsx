@@ -1,0 +1,37 @@
+export const AREAS = [
+  { id: "firmware", label: "Firmware", icon: "M4 5h16v4H4zM4 11h16v4H4zM4 17h10v3H4z" },
+  { id: "rollouts", label: "Rollouts", icon: "M4 19V9M10 19V5M16 19v-7M22 19H2" },
+  { id: "downlinks", label: "Downlinks", icon: "M12 3v14M6 11l6 6 6-6M4 21h16" },
+  { id: "bindings", label: "Bindings", icon: "M9 15l6-6M7 11l-2 2a3 3 0 0 0 4 4l2-2M17 13l2-2a3 3 0 0 0-4-4l-2 2" },
+  { id: "settings", label: "Settings", icon: "M12 8a4 4 0 1 0 0 8 4 4 0 0 0 0-8zM12 2v3M12 19v3M2 12h3M19 12h3" },
+] as const;
+
+export type Area = (typeof AREAS)[number]["id"];
+
+export function Nav({ current, onSelect }: { current: Area; onSelect: (a: Area) => void }) {
+  return (
+    <nav class="nav" aria-label="Areas">
+      <ul>
+        {AREAS.map((a) => (
+          <li key={a.id}>
+            <a
+              href={`#/${a.id}`}
+              class={a.id === current ? "nav-item active" : "nav-item"}
+              aria-current={a.id === current ? "page" : undefined}
+              data-testid={`nav-${a.id}`}
+              onClick={(e) => {
+                e.preventDefault();
+                onSelect(a.id);
+              }}
+            >
+              <svg viewBox="0 0 24 24" aria-hidden="true">
+                <path d={a.icon} />
+              </svg>
+              {a.label}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}

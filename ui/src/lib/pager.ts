@@ -1,0 +1,76 @@
+// A paged list as a small state machine: first page, more pages on demand, errors kept apart
+// from the items already shown. Responses that arrive after a reset are dropped.
+
+export interface PageResult<T> {
+  items: T[];
+  next: string | null;
+}
+
+export type PagerStatus = "idle" | "loading" | "ready" | "loadingMore" | "error";
+
+export interface PagerState<T> {
+  status: PagerStatus;
+  items: T[];
+  next: string | null;
+  /** The last failure; items already loaded stay visible. */
+  error: unknown;
+  /** True once a page without a `next` link has arrived. */
+  done: boolean;
+}
+
+export type FetchPage<T> = (next: string | null) => Promise<PageResult<T>>;
+
+export class Pager<T> {
+  private state: PagerState<T> = { status: "idle", items: [], next: null, error: null, done: false };
+  private generation = 0;
+  private listeners = new Set<(s: PagerState<T>) => void>();
+
+  constructor(private fetchPage: FetchPage<T>) {}
+
+  get snapshot(): PagerState<T> {
+    return this.state;
+  }
+
+  subscribe(fn: (s: PagerState<T>) => void): () => void {
+    this.listeners.add(fn);
+    fn(this.state);
+    return () => this.listeners.delete(fn);
+  }
+
+  private set(patch: Partial<PagerState<T>>) {
+    this.state = { ...this.state, ...patch };
+    for (const fn of this.listeners) fn(this.state);
+  }
+
+  /** Drops everything and loads the first page (also used to retry a failed first page). */
+  async reload(fetchPage?: FetchPage<T>): Promise<void> {
+    if (fetchPage) this.fetchPage = fetchPage;
+    const gen = ++this.generation;
+    this.set({ status: "loading", items: [], next: null, error: null, done: false });
+    try {
+      const page = await this.fetchPage(null);
+      if (gen !== this.generation) return;
+      this.set({ status: "ready", items: page.items, next: page.next, done: page.next === null });
+    } catch (error) {
+      if (gen !== this.generation) return;
+      this.set({ status: "error", error });
+    }
+  }
+
+  /** Loads the next page, unless one is loading already or the list is complete. */
+  async loadMore(): Promise<void> {
+    const s = this.state;
+    if (s.status !== "ready" || s.done || s.next === null) return;
+    const gen = this.generation;
+    this.set({ status: "loadingMore", error: null });
+    try {
+      const page = await this.fetchPage(s.next);
+      if (gen !== this.generation) return;
+      this.set({ status: "ready", items: [...this.state.items, ...page.items], next: page.next, done: page.next === null });
+    } catch (error) {
+      if (gen !== this.generation) return;
+      // Keep what was shown; `next` is unchanged so a retry asks for the same page.
+      this.set({ status: "ready", error });
+    }
+  }
+}
