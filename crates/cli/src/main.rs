@@ -87,7 +87,10 @@ enum ModulesCommand {
 }
 
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
 struct SimArgs {
+    #[command(subcommand)]
+    command: Option<SimCommand>,
     /// Port to listen on (0: any free port).
     #[arg(long, default_value_t = 8080)]
     port: u16,
@@ -100,6 +103,15 @@ struct SimArgs {
     /// Lifetime of issued tokens, in seconds.
     #[arg(long, default_value_t = 3600)]
     token_lifetime: u64,
+}
+
+#[derive(Subcommand)]
+enum SimCommand {
+    /// Print the demo reseller's API key (id and secret) of the simulator with this seed.
+    DemoKey {
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
 }
 
 #[tokio::main]
@@ -118,7 +130,7 @@ async fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Sim(args) => run_sim(args).await,
+        Command::Sim(args) => run_sim(args, cli.json).await,
         Command::Firmware { command: FirmwareCommand::Modules { command } } => {
             let (client, _sim) = connect(&cli.service).await?;
             match command {
@@ -152,7 +164,16 @@ async fn connect(args: &ServiceArgs) -> anyhow::Result<(Client, Option<dcs_conso
     Ok((Client::new(config)?, None))
 }
 
-async fn run_sim(args: SimArgs) -> anyhow::Result<()> {
+async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
+    if let Some(SimCommand::DemoKey { seed }) = args.command {
+        let key = dcs_sim::seed::demo_reseller_key(seed);
+        if json {
+            println!("{}", serde_json::json!({ "clientId": key.key_id, "clientSecret": key.secret, "tenant": key.client_id }));
+        } else {
+            println!("client id: {}\nsecret:    {}\ntenant:    {}", key.key_id, key.secret, key.client_id);
+        }
+        return Ok(());
+    }
     let opts = dcs_sim::SimOptions { seed: args.seed, token_lifetime: Duration::from_secs(args.token_lifetime) };
     let sim = dcs_sim::Simulator::new(opts)?;
     let running = sim.spawn(SocketAddr::new(args.host, args.port)).await?;

@@ -14,11 +14,11 @@ pub struct SortSpec(pub Vec<SortField>);
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum SortError {
-    #[error("sort: an empty field name is not allowed (write fields separated by commas, e.g. `createdAt,-name`)")]
+    #[error("an empty field name is not allowed (write fields separated by commas, e.g. `createdAt,-name`)")]
     EmptyField,
-    #[error("sort: unknown field `{field}`; allowed: {allowed}")]
+    #[error("unknown field `{field}`; allowed: {allowed}")]
     UnknownField { field: String, allowed: String },
-    #[error("sort: field `{0}` is given more than once")]
+    #[error("field `{0}` is given more than once")]
     Repeated(String),
 }
 

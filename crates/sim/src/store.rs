@@ -80,7 +80,8 @@ pub struct ModuleQuery {
     pub id: Option<Uuid>,
     pub device_specification_id: Option<Uuid>,
     pub client_id: Option<Uuid>,
-    /// `ORDER BY` terms, already checked against the allowed columns.
+    /// `ORDER BY` terms, already checked against the allowed columns; empty means the
+    /// default order, `createdAt` ascending. `id` always breaks ties.
     pub order_by: Vec<(&'static str, bool)>,
     pub offset: u64,
     pub limit: u64,
@@ -227,6 +228,9 @@ impl Store {
             sql.push_str(&format!(" AND client_id = ?{}", args.len()));
         }
         sql.push_str(" ORDER BY ");
+        if q.order_by.is_empty() {
+            sql.push_str("created_at ASC, ");
+        }
         for (column, desc) in &q.order_by {
             sql.push_str(column);
             sql.push_str(if *desc { " DESC, " } else { " ASC, " });

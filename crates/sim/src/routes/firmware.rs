@@ -25,9 +25,6 @@ const MODULE_SORT: &[(&str, &str)] = &[
 ];
 
 fn order_by(pr: &PageRequest, columns: &[(&'static str, &'static str)]) -> Vec<(&'static str, bool)> {
-    if pr.sort.0.is_empty() {
-        return vec![("created_at", false)];
-    }
     pr.sort
         .0
         .iter()

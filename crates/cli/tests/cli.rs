@@ -1,0 +1,113 @@
+//! `dcs` as a user runs it: the binary, its output and exit codes, against a simulator.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use assert_cmd::cargo::CommandCargoExt;
+use dcs_sim::store::ModuleQuery;
+use dcs_sim::{SimOptions, Simulator};
+use serde_json::Value;
+
+fn dcs() -> Command {
+    let mut c = Command::cargo_bin("dcs").unwrap();
+    for var in ["DCS_BASE_URL", "DCS_AUTH_URL", "DCS_CLIENT_ID", "DCS_CLIENT_SECRET"] {
+        c.env_remove(var);
+    }
+    c
+}
+
+/// Names of the demo reseller's modules for `seed`, in the service's default order.
+fn expected_names(seed: u64) -> Vec<String> {
+    let sim = Simulator::new(SimOptions { seed, ..Default::default() }).unwrap();
+    let owner = sim.demo_key().client_id;
+    sim.store()
+        .list_modules(&ModuleQuery { owner, limit: 10_000, ..Default::default() })
+        .unwrap()
+        .into_iter()
+        .map(|m| m.name)
+        .collect()
+}
+
+fn names(json: &[u8]) -> Vec<String> {
+    let v: Value = serde_json::from_slice(json).expect("stdout is JSON");
+    v.as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap().to_owned()).collect()
+}
+
+/// `dcs sim` in a child process on a free port; returns it and its base URL.
+struct SimProcess(Child);
+
+impl Drop for SimProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn_sim(seed: u64) -> (SimProcess, String) {
+    let mut child = dcs()
+        .args(["sim", "--port", "0", "--seed", &seed.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let url = first.trim().rsplit(' ').next().unwrap().to_owned();
+    assert!(url.starts_with("http://127.0.0.1:"), "{first}");
+    (SimProcess(child), url)
+}
+
+fn demo_secret(seed: u64) -> String {
+    let out = dcs().args(["sim", "demo-key", "--seed", &seed.to_string(), "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["clientId"], "sim-reseller");
+    v["clientSecret"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn lists_modules_of_an_in_process_simulator_with_no_configuration() {
+    let out = dcs().args(["firmware", "modules", "list", "--json", "--limit", "4"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(names(&out.stdout), expected_names(1));
+
+    let table = dcs().args(["firmware", "modules", "list"]).output().unwrap();
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(text.starts_with("ID"), "{text}");
+    assert_eq!(text.lines().count(), expected_names(1).len() + 1);
+}
+
+#[test]
+fn lists_modules_of_a_standalone_simulator_over_http() {
+    let (_sim, url) = spawn_sim(5);
+    let out = dcs()
+        .args(["--base-url", &url, "--client-id", "sim-reseller", "firmware", "modules", "list", "--json", "--limit", "2"])
+        .env("DCS_CLIENT_SECRET", demo_secret(5))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(names(&out.stdout), expected_names(5));
+}
+
+#[test]
+fn errors_go_to_stderr_with_an_exit_code_per_category() {
+    let (_sim, url) = spawn_sim(1);
+    let out = dcs()
+        .args(["--base-url", &url, "--client-id", "sim-reseller", "--json", "firmware", "modules", "list"])
+        .env("DCS_CLIENT_SECRET", "wrong")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "authentication failures exit with 3");
+    assert!(out.stdout.is_empty());
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "wrong_credentials");
+
+    let out = dcs().args(["firmware", "modules", "list", "--sort", "colour"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "invalid input exits with 2");
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(msg.contains("sort: unknown field `colour`"), "{msg}");
+
+    let out = dcs().args(["--base-url", &url, "firmware", "modules", "list"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--client-id"));
+}

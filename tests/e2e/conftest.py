@@ -1,0 +1,162 @@
+"""Fixtures of the end-to-end tests: a display, tauri-driver, and the real app under WebDriver.
+
+The app is the built binary (target/debug/dcs-console with the UI embedded). tauri-driver
+starts it through Debian's WebKitWebDriver; the app starts its simulator in-process, as it
+does for a user with no configuration.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.common.options import ArgOptions
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+APP = TARGET / "debug" / "dcs-console"
+DCS = TARGET / "debug" / "dcs"
+ARTIFACTS = Path(os.environ.get("DCS_E2E_ARTIFACTS", ROOT / "tests" / "e2e" / "artifacts"))
+# A seed other than the default, so the test sees the data of the simulator it configured.
+SEED = "7"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError(f"nothing listens on port {port} after {timeout}s")
+
+
+@pytest.fixture(scope="session")
+def display():
+    """An X display: the caller's, or a private Xvfb found with -displayfd."""
+    if os.environ.get("DISPLAY"):
+        yield os.environ["DISPLAY"]
+        return
+    r, w = os.pipe()
+    xvfb = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        pass_fds=(w,),
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(w)
+    with os.fdopen(r) as f:
+        number = f.readline().strip()
+    os.environ["DISPLAY"] = f":{number}"
+    yield os.environ["DISPLAY"]
+    xvfb.terminate()
+    xvfb.wait(10)
+    del os.environ["DISPLAY"]
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def demo_key() -> dict:
+    """The simulator's demo reseller key for SEED, as `dcs sim demo-key` prints it."""
+    out = subprocess.run([str(DCS), "sim", "demo-key", "--seed", SEED, "--json"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+@pytest.fixture
+def app(request, display, tmp_path):
+    """A WebDriver session on a fresh start of the app, with its own config and data folders.
+    Parametrize indirectly with a dict to add environment variables (e.g. a GTK theme)."""
+    assert APP.exists(), f"build the app first: {APP} is missing"
+    env = dict(os.environ)
+    env.update(getattr(request, "param", {}))
+    env.update(
+        DCS_SIM_SEED=SEED,
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=env.get("XDG_DATA_HOME", str(tmp_path / "data")),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+    )
+    port, native = free_port(), free_port()
+    log = open(tmp_path / "tauri-driver.log", "w")
+    driver_proc = subprocess.Popen(
+        ["tauri-driver", "--port", str(port), "--native-port", str(native)], env=env, stdout=log, stderr=subprocess.STDOUT
+    )
+    try:
+        # tauri-driver answers on `port` and hands sessions to WebKitWebDriver on `native`.
+        wait_for_port(port)
+        wait_for_port(native)
+        options = ArgOptions()
+        options.set_capability("browserName", "wry")
+        options.set_capability("tauri:options", {"application": str(APP)})
+        driver = new_session(f"http://127.0.0.1:{port}", options)
+        driver.implicitly_wait(0)
+        try:
+            yield driver
+        finally:
+            driver.quit()
+    finally:
+        driver_proc.terminate()
+        try:
+            driver_proc.wait(10)
+        except subprocess.TimeoutExpired:
+            driver_proc.kill()
+        log.close()
+
+
+def new_session(url: str, options: ArgOptions, attempts: int = 5):
+    """A WebDriver session; the driver pair may drop the very first connection while starting."""
+    for attempt in range(attempts):
+        try:
+            return webdriver.Remote(command_executor=url, options=options)
+        except Exception:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.5 * (attempt + 1))
+
+
+def screenshot(driver, path: Path) -> None:
+    """Saves a screenshot once WebKit has painted what the DOM holds (two animation frames)."""
+    driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "requestAnimationFrame(() => requestAnimationFrame(() => done()));"
+    )
+    time.sleep(0.3)
+    driver.save_screenshot(str(path))
+
+
+def service_get(base_url: str, path: str, token: str) -> dict:
+    req = urllib.request.Request(base_url.rstrip("/") + path if path.startswith("/") else path)
+    req.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(req, timeout=10) as res:
+        return json.load(res)
+
+
+def service_token(base_url: str, key: dict) -> str:
+    body = json.dumps(
+        {
+            "grant_type": "client_credentials",
+            "audience": "4dc82561-f65f-523g-dek9-6c79ec314f02",
+            "client_id": key["clientId"],
+            "client_secret": key["clientSecret"],
+        }
+    ).encode()
+    req = urllib.request.Request(
+        base_url.rstrip("/") + "/api/v3/idp/oidc/token", data=body, headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(req, timeout=10) as res:
+        return json.load(res)["access_token"]

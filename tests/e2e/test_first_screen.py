@@ -1,0 +1,70 @@
+"""The first screen of the real app lists exactly the firmware modules the simulator holds."""
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from conftest import screenshot, service_get, service_token
+
+
+def rows_loaded(driver):
+    if driver.find_elements(By.CSS_SELECTOR, "[data-testid=loading]"):
+        return False
+    if driver.find_elements(By.CSS_SELECTOR, "[data-testid=error]"):
+        raise AssertionError("the app shows an error: " + driver.find_element(By.CSS_SELECTOR, "[data-testid=error]").text)
+    return driver.find_elements(By.CSS_SELECTOR, "[data-testid=module-name]")
+
+
+def test_module_names_on_screen_are_exactly_the_simulators(app, demo_key, artifacts):
+    cells = WebDriverWait(app, 30).until(rows_loaded)
+    on_screen = [c.text for c in cells]
+
+    # What the app's own simulator holds, asked over its real HTTP API, every page followed.
+    base_url = app.find_element(By.CSS_SELECTOR, "[data-testid=service-url]").get_attribute("data-url")
+    assert base_url.startswith("http://127.0.0.1:"), base_url
+    token = service_token(base_url, demo_key)
+    held, url = [], "/firmware/modules?sort=name&limit=3"
+    while url:
+        page = service_get(base_url, url, token)
+        held += [m["name"] for m in page["items"]]
+        url = page.get("next")
+
+    assert len(held) > 3, "the demo data spans more than one page of 3"
+    assert on_screen == held
+
+    header = app.find_element(By.CSS_SELECTOR, "[data-testid=profile]").text
+    assert header == "simulator"
+    assert "module" in app.find_element(By.CSS_SELECTOR, "[data-testid=module-count]").text
+    screenshot(app, artifacts / "first-screen.png")
+
+
+def test_navigation_reaches_every_area(app, artifacts):
+    WebDriverWait(app, 30).until(rows_loaded)
+    for area, heading in [("rollouts", "Rollouts"), ("downlinks", "Downlinks"), ("bindings", "Bindings"), ("settings", "Settings")]:
+        app.find_element(By.CSS_SELECTOR, f"[data-testid=nav-{area}]").click()
+        h1 = WebDriverWait(app, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, "main h1"))
+        assert h1.text == heading
+    settings = app.find_element(By.CSS_SELECTOR, "main").text
+    assert "Simulator running inside the app" in settings
+    screenshot(app, artifacts / "settings.png")
+
+
+def background_luminance(driver) -> float:
+    rgb = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+    r, g, b = [int(x) for x in rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")[:3]]
+    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
+
+
+@pytest.mark.parametrize("app", [{"GTK_THEME": "Adwaita:dark"}], indirect=True)
+def test_dark_theme_follows_the_os(app, artifacts):
+    WebDriverWait(app, 30).until(rows_loaded)
+    assert app.execute_script("return matchMedia('(prefers-color-scheme: dark)').matches")
+    assert background_luminance(app) < 0.2
+    screenshot(app, artifacts / "first-screen-dark.png")
+
+
+@pytest.mark.parametrize("app", [{"GTK_THEME": "Adwaita"}], indirect=True)
+def test_light_theme_follows_the_os(app):
+    WebDriverWait(app, 30).until(rows_loaded)
+    assert not app.execute_script("return matchMedia('(prefers-color-scheme: dark)').matches")
+    assert background_luminance(app) > 0.8
