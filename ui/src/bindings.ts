@@ -138,10 +138,10 @@ export type ModulePage_Serialize = {
 	next: string | null,
 };
 
-/**  A problem document. Unknown members are kept in `extra` so nothing the service sends is lost. */
+/**  A problem document; `type` defaults to `about:blank` as RFC 9457 says. */
 export type Problem = Problem_Serialize | Problem_Deserialize;
 
-/**  A problem document. Unknown members are kept in `extra` so nothing the service sends is lost. */
+/**  A problem document; `type` defaults to `about:blank` as RFC 9457 says. */
 export type Problem_Deserialize = {
 	type?: string,
 	title?: string | null,
@@ -152,7 +152,7 @@ export type Problem_Deserialize = {
 	invalidParams?: InvalidParam[],
 };
 
-/**  A problem document. Unknown members are kept in `extra` so nothing the service sends is lost. */
+/**  A problem document; `type` defaults to `about:blank` as RFC 9457 says. */
 export type Problem_Serialize = {
 	type: string,
 	title?: string,
