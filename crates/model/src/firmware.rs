@@ -37,3 +37,112 @@ pub struct FirmwareDeviceSpecification {
     pub name: String,
     pub client_id: Uuid,
 }
+
+/// A firmware package: one version of one module (section 2.2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct FirmwarePackage {
+    pub id: Uuid,
+    pub firmware_version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<Uuid>,
+    pub device_specification_id: Uuid,
+    pub module_id: Uuid,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware_file_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_notes_file_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[cfg_attr(feature = "specta", specta(type = Option<String>))]
+    pub created_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[cfg_attr(feature = "specta", specta(type = Option<String>))]
+    pub modified_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified_by: Option<String>,
+    #[serde(rename = "_embedded", default, skip_serializing_if = "Option::is_none")]
+    pub embedded: Option<PackageEmbedded>,
+}
+
+/// What `embed` adds to a package.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct PackageEmbedded {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_specification: Option<FirmwareDeviceSpecification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<FirmwareModule>,
+}
+
+/// Attributes of an uploaded firmware or release-notes file (section 2.4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct FileAttributes {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware_package_id: Option<Uuid>,
+    pub name: String,
+    pub content_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_specification_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[cfg_attr(feature = "specta", specta(type = Option<String>))]
+    pub created_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[cfg_attr(feature = "specta", specta(type = Option<String>))]
+    pub modified_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified_by: Option<String>,
+}
+
+/// One module on one device (section 2.5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct FirmwareState {
+    pub module_id: Uuid,
+    pub device_id: Uuid,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_specification_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_firmware_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_firmware_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[cfg_attr(feature = "specta", specta(type = Option<String>))]
+    pub target_firmware_version_modified_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware_update_status: Option<UpdateStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware_update_status_details: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[cfg_attr(feature = "specta", specta(type = Option<String>))]
+    pub firmware_update_status_modified_at: Option<Timestamp>,
+}
+
+crate::known_values! {
+    /// Firmware update status. The reference does not list the values; these are the
+    /// simulator's (see docs/simulator-assumptions.md). Any other value is kept as `Unknown`.
+    UpdateStatus {
+        Pending => "PENDING",
+        Downloading => "DOWNLOADING",
+        Installing => "INSTALLING",
+        Succeeded => "SUCCEEDED",
+        Failed => "FAILED",
+        Cancelled => "CANCELLED",
+    }
+}

@@ -4,13 +4,21 @@
 //! two cannot drift apart on field names or shapes. It holds no I/O: only serde types and the
 //! small parsers both sides need (sort expressions, problem documents).
 
+#[macro_use]
+pub mod known;
+pub mod duration;
 pub mod firmware;
+pub mod ids;
 pub mod page;
 pub mod problem;
 pub mod sort;
 pub mod token;
 
-pub use firmware::{FirmwareDeviceSpecification, FirmwareModule};
+pub use firmware::{
+    FileAttributes, FirmwareDeviceSpecification, FirmwareModule, FirmwarePackage, FirmwareState, PackageEmbedded,
+    UpdateStatus,
+};
+pub use ids::{DeviceId, DeviceIdError};
 pub use page::Page;
 pub use problem::{InvalidParam, Problem};
 pub use sort::{SortError, SortField, SortSpec};
