@@ -18,7 +18,8 @@ impl AppState {
     /// With no configuration: start the simulator on a free loopback port with the demo data.
     pub async fn start() -> Result<AppState, simulator::EmbedError> {
         let seed = std::env::var("DCS_SIM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
-        let embedded = simulator::start(dcs_sim::SimOptions { seed, ..Default::default() }).await?;
+        let embedded =
+            simulator::start(dcs_sim::SimOptions { seed, speed: dcs_sim::DEMO_SPEED, ..Default::default() }).await?;
         let base_url = embedded.running.base_url();
         tracing::info!(%base_url, "embedded simulator started");
         Ok(AppState {

@@ -103,6 +103,17 @@ struct SimArgs {
     /// Lifetime of issued tokens, in seconds.
     #[arg(long, default_value_t = 3600)]
     token_lifetime: u64,
+    /// How much faster than real time simulated devices and downlinks move (60: a ten-minute
+    /// update takes ten seconds).
+    #[arg(long, default_value_t = dcs_sim::DEMO_SPEED)]
+    speed: f64,
+    /// Keep the state in this SQLite file (uploads beside it in FILE.files/); restarting with
+    /// the same file loses nothing. Without it the state lives in memory.
+    #[arg(long, value_name = "FILE")]
+    data: Option<std::path::PathBuf>,
+    /// Devices of the reseller and of each customer in a new data set.
+    #[arg(long, default_value_t = 1375)]
+    devices_per_client: u32,
 }
 
 #[derive(Subcommand)]
@@ -174,7 +185,16 @@ async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let opts = dcs_sim::SimOptions { seed: args.seed, token_lifetime: Duration::from_secs(args.token_lifetime) };
+    if !(args.speed > 0.0 && args.speed.is_finite()) {
+        anyhow::bail!("--speed: must be a positive number (got {})", args.speed);
+    }
+    let opts = dcs_sim::SimOptions {
+        seed: args.seed,
+        token_lifetime: Duration::from_secs(args.token_lifetime),
+        speed: args.speed,
+        data: args.data,
+        devices_per_client: args.devices_per_client,
+    };
     let sim = dcs_sim::Simulator::new(opts)?;
     let running = sim.spawn(SocketAddr::new(args.host, args.port)).await?;
     let key = sim.demo_key();

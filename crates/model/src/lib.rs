@@ -12,6 +12,7 @@ pub mod ids;
 pub mod page;
 pub mod problem;
 pub mod sort;
+pub mod validate;
 pub mod token;
 
 pub use firmware::{

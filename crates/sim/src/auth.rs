@@ -75,6 +75,8 @@ pub(crate) struct Caller {
     /// The client whose data this request reads and writes: the key's own client, or the
     /// customer named in the security-context header.
     pub client: Uuid,
+    /// `principal/<uuid>` of the API key, for `createdBy` and `modifiedBy`.
+    pub principal: String,
     scopes: Vec<String>,
     firmware: bool,
 }
@@ -132,7 +134,13 @@ impl FromRequestParts<Arc<SimState>> for Caller {
             .claims;
         let own = Uuid::parse_str(&claims.sub).map_err(|_| ApiError::unauthorized("the access token is malformed"))?;
         let client = security_context(parts, state, own)?;
-        Ok(Caller { client, scopes: claims.scope.split_whitespace().map(str::to_owned).collect(), firmware: claims.fw })
+        let principal = format!("principal/{}", Uuid::new_v5(&Uuid::NAMESPACE_OID, claims.azp.as_bytes()));
+        Ok(Caller {
+            client,
+            principal,
+            scopes: claims.scope.split_whitespace().map(str::to_owned).collect(),
+            firmware: claims.fw,
+        })
     }
 }
 

@@ -8,6 +8,8 @@
 //! The simulator never calls the client crate: it shares only plain model types with it.
 
 mod auth;
+pub mod clock;
+mod engine;
 mod error;
 mod paging;
 mod routes;
@@ -15,6 +17,7 @@ pub mod seed;
 pub mod store;
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,11 +35,26 @@ pub struct SimOptions {
     pub seed: u64,
     /// Lifetime of issued access tokens (the real service: one hour).
     pub token_lifetime: Duration,
+    /// How much faster than real time simulated devices and downlinks move.
+    pub speed: f64,
+    /// SQLite file to keep the state in (and `<file>.files/` for uploads); in memory if `None`.
+    pub data: Option<PathBuf>,
+    /// Devices of the reseller and of each customer in the demo data set.
+    pub devices_per_client: u32,
 }
+
+/// Speed of the demo: a ten-minute firmware update takes ten seconds.
+pub const DEMO_SPEED: f64 = 60.0;
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { seed: 1, token_lifetime: Duration::from_secs(3600) }
+        SimOptions {
+            seed: 1,
+            token_lifetime: Duration::from_secs(3600),
+            speed: 1.0,
+            data: None,
+            devices_per_client: 1375,
+        }
     }
 }
 
@@ -45,6 +63,7 @@ pub(crate) struct SimState {
     pub store: Store,
     pub opts: SimOptions,
     pub signing_key: Vec<u8>,
+    pub clock: clock::SimClock,
 }
 
 /// A simulator instance, not yet listening.
@@ -54,13 +73,47 @@ pub struct Simulator {
 }
 
 impl Simulator {
-    /// Creates a simulator with an in-memory store seeded from `opts.seed`.
-    pub fn new(opts: SimOptions) -> Result<Simulator, store::StoreError> {
-        let store = Store::open_in_memory()?;
-        seed::seed(&store, opts.seed)?;
+    /// Creates a simulator. A new store is seeded from `opts.seed`; an existing data file keeps
+    /// its state (and the seed it was created with).
+    pub fn new(mut opts: SimOptions) -> Result<Simulator, store::StoreError> {
+        let store = match &opts.data {
+            Some(path) => Store::open(path)?,
+            None => Store::open_in_memory()?,
+        };
+        match store.meta("seed")? {
+            Some(existing) => {
+                let existing: u64 = existing.parse().unwrap_or(opts.seed);
+                if existing != opts.seed {
+                    tracing::warn!(existing, requested = opts.seed, "the data file was seeded with another seed; keeping its data");
+                }
+                opts.seed = existing;
+            }
+            None => {
+                seed::seed(&store, opts.seed, opts.devices_per_client)?;
+                store.set_meta("seed", &opts.seed.to_string())?;
+            }
+        }
         // Tokens are only meaningful to the simulator that issued them.
         let signing_key = seed::signing_key(opts.seed);
-        Ok(Simulator { state: Arc::new(SimState { store, opts, signing_key }) })
+        let clock = clock::SimClock::new(opts.speed);
+        Ok(Simulator { state: Arc::new(SimState { store, opts, signing_key, clock }) })
+    }
+
+    /// Empties the state and writes the demo data set again (for test isolation).
+    pub fn reset(&self) -> Result<(), store::StoreError> {
+        self.state.store.clear()?;
+        seed::seed(&self.state.store, self.state.opts.seed, self.state.opts.devices_per_client)?;
+        self.state.store.set_meta("seed", &self.state.opts.seed.to_string())
+    }
+
+    /// The simulated time now.
+    pub fn now(&self) -> time::OffsetDateTime {
+        self.state.clock.now()
+    }
+
+    /// Runs the simulated devices once: every step due by now (tests call this directly).
+    pub fn step(&self) -> Result<usize, store::StoreError> {
+        engine::step(&self.state)
     }
 
     /// The API key of the demo reseller, which the built-in simulator profile uses.
@@ -85,6 +138,7 @@ impl Simulator {
         let local = listener.local_addr()?;
         let (tx, rx) = oneshot::channel::<()>();
         let app = self.router();
+        let engine = tokio::spawn(engine::run(self.state.clone()));
         let task = tokio::spawn(async move {
             let served = axum::serve(listener, app).with_graceful_shutdown(async {
                 let _ = rx.await;
@@ -92,6 +146,7 @@ impl Simulator {
             if let Err(e) = served.await {
                 tracing::error!(error = %e, "simulator server stopped");
             }
+            engine.abort();
         });
         tracing::info!(%local, "simulator listening");
         Ok(RunningSim { addr: local, shutdown: Some(tx), task: Some(task) })
@@ -99,7 +154,10 @@ impl Simulator {
 
     /// Serves on an already bound listener until the future is dropped.
     pub async fn serve(&self, listener: TcpListener) -> std::io::Result<()> {
-        axum::serve(listener, self.router()).await
+        let engine = tokio::spawn(engine::run(self.state.clone()));
+        let out = axum::serve(listener, self.router()).await;
+        engine.abort();
+        out
     }
 }
 

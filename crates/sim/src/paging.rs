@@ -18,6 +18,10 @@ use crate::error::ApiError;
 pub const DEFAULT_LIMIT: u64 = 50;
 /// The reference does not show a maximum page size; the simulator chooses 1000.
 pub const MAX_LIMIT: u64 = 1000;
+/// Array parameters: may repeat, or hold comma-separated values.
+const REPEATABLE: &[&str] = &["embed"];
+/// The time-window filters every list of sections 4.2 to 4.4 takes.
+pub const TIME_FILTERS: &[&str] = &["createdBefore", "createdSince", "modifiedBefore", "modifiedSince"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cursor {
@@ -50,6 +54,17 @@ pub struct QueryParams(Vec<(String, String)>);
 impl QueryParams {
     pub fn from_query(query: Option<&str>) -> QueryParams {
         QueryParams(url::form_urlencoded::parse(query.unwrap_or("").as_bytes()).into_owned().collect())
+    }
+
+    /// Every value of `name`, comma-separated ones split (for array parameters like `embed`).
+    pub fn all(&self, name: &str) -> Vec<&str> {
+        self.0
+            .iter()
+            .filter(|(k, _)| k == name)
+            .flat_map(|(_, v)| v.split(','))
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .collect()
     }
 
     /// The single value of `name`; a repeated parameter is an error.
@@ -87,8 +102,14 @@ impl PageRequest {
                 let sort = q.one("sort")?.unwrap_or("").to_owned();
                 let mut f = BTreeMap::new();
                 for name in filters {
-                    if let Some(v) = q.one(name)? {
-                        f.insert((*name).to_owned(), v.to_owned());
+                    let value = if REPEATABLE.contains(name) {
+                        let all = q.all(name);
+                        (!all.is_empty()).then(|| all.join(","))
+                    } else {
+                        q.one(name)?.map(str::to_owned)
+                    };
+                    if let Some(v) = value {
+                        f.insert((*name).to_owned(), v);
                     }
                 }
                 Cursor { offset: 0, limit, sort, filters: f }
@@ -111,6 +132,49 @@ impl PageRequest {
         self.filter(name)
             .map(|v| Uuid::parse_str(v).map_err(|_| ApiError::invalid(name, "must be a UUID")))
             .transpose()
+    }
+
+    /// A filter that must be an RFC 3339 date-time, in the store's timestamp form.
+    pub fn time_filter(&self, name: &str) -> Result<Option<String>, ApiError> {
+        self.filter(name)
+            .map(|v| {
+                time::OffsetDateTime::parse(v, &time::format_description::well_known::Rfc3339)
+                    .map(crate::store::ts)
+                    .map_err(|_| ApiError::invalid(name, "must be an RFC 3339 date-time, e.g. 2026-01-05T08:00:00Z"))
+            })
+            .transpose()
+    }
+
+    /// The four time-window filters.
+    pub fn time_window(&self) -> Result<crate::store::query::TimeWindow, ApiError> {
+        Ok(crate::store::query::TimeWindow {
+            created_before: self.time_filter("createdBefore")?,
+            created_since: self.time_filter("createdSince")?,
+            modified_before: self.time_filter("modifiedBefore")?,
+            modified_since: self.time_filter("modifiedSince")?,
+        })
+    }
+
+    /// The ORDER BY terms of the sort, mapped through `columns` (name -> column).
+    pub fn order_by(&self, columns: &[(&'static str, &'static str)]) -> Vec<(&'static str, bool)> {
+        self.sort
+            .0
+            .iter()
+            .filter_map(|f| columns.iter().find(|(name, _)| *name == f.name).map(|(_, col)| (*col, f.descending)))
+            .collect()
+    }
+
+    /// The store window: order, offset, and one row more than the page to see if more follow.
+    pub fn window(&self, columns: &[(&'static str, &'static str)]) -> crate::store::query::Window {
+        crate::store::query::Window { order_by: self.order_by(columns), offset: self.cursor.offset, limit: self.cursor.limit + 1 }
+    }
+
+    /// Turns the rows of [`PageRequest::window`] into a page with its links.
+    pub fn page<T>(&self, mut items: Vec<T>, base: &str, path: &str) -> dcs_model::Page<T> {
+        let has_more = items.len() as u64 > self.cursor.limit;
+        items.truncate(self.cursor.limit as usize);
+        let (next, prev) = self.links(base, path, has_more);
+        dcs_model::Page { items, next, prev }
     }
 
     /// `next` and `prev` links for a page that ended with `has_more` rows left.

@@ -9,6 +9,8 @@ use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 use crate::auth::DemoKey;
+use crate::store::devices::DeviceRow;
+use crate::store::insert::SeedState;
 use crate::store::{insert, ApiKeyRow, ClientRow, Store, StoreError};
 
 /// Every scope the reference lists (section 5.5).
@@ -27,6 +29,28 @@ const EPOCH: OffsetDateTime = time::macros::datetime!(2026-01-05 08:00:00 UTC);
 
 const RESELLER: &str = "Acme IoT Reseller";
 const CUSTOMERS: &[&str] = &["Northwind Utilities", "Contoso Logistics", "Fabrikam Farms"];
+
+/// Firmware versions a module may have packages for, oldest first.
+const VERSIONS: &[&str] = &["1.0.0", "1.1.0", "1.2.0", "1.2.1", "2.0.0", "2.1.0"];
+
+/// What a failed update reports in `firmwareUpdateStatusDetails`.
+pub const FAILURES: &[&str] = &[
+    "download interrupted: connection lost",
+    "image rejected: signature verification failed",
+    "battery too low to install the update",
+    "rolled back after the new image failed to boot",
+    "not enough free flash for the image",
+];
+
+/// Connection kinds each specification's devices use.
+fn connections(spec: &str) -> &'static [&'static str] {
+    match spec {
+        "Asset Tracker T1" => &["mqtt", "http", "sms"],
+        "LoRa Water Meter WM-3" => &["lora"],
+        "Smart Gateway G2" => &["http", "mqtt"],
+        _ => &["lora", "mqtt"],
+    }
+}
 
 /// Device specifications per client kind, each with the modules it carries.
 const SPECS: &[(&str, &[(&str, &str)])] = &[
@@ -67,8 +91,9 @@ pub fn demo_reseller_key(seed: u64) -> DemoKey {
     DemoKey { key_id: "sim-reseller".to_owned(), secret, client_id: reseller_id(seed) }
 }
 
-/// Writes the demo data set into an empty store.
-pub fn seed(store: &Store, seed: u64) -> Result<(), StoreError> {
+/// Writes the demo data set into an empty store: `devices_per_client` devices for the
+/// reseller and for each customer, each with a firmware state per module of its specification.
+pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), StoreError> {
     let mut rng = rng_for(seed, 3);
     let reseller = ClientRow { id: reseller_id(seed), name: RESELLER.to_owned(), reseller_id: None };
     let mut clients = vec![reseller.clone()];
@@ -117,6 +142,7 @@ pub fn seed(store: &Store, seed: u64) -> Result<(), StoreError> {
         )?;
 
         let mut when = EPOCH;
+        let mut serial: u64 = 0;
         for client in &clients {
             // Each client gets a seeded subset of the specifications, at least two.
             let mut specs: Vec<&(&str, &[(&str, &str)])> = SPECS.iter().collect();
@@ -124,18 +150,22 @@ pub fn seed(store: &Store, seed: u64) -> Result<(), StoreError> {
             let count = rng.gen_range(2..=SPECS.len());
             let mut chosen = specs[..count].to_vec();
             chosen.sort_by_key(|(name, _)| *name);
+            // (spec id, spec name, [(module id, versions)])
+            let mut catalogue: Vec<(Uuid, &str, Vec<(Uuid, Vec<&str>)>)> = Vec::new();
             for (spec_name, modules) in chosen {
                 let spec_id = uuid_from(&mut rng);
                 when += Duration::minutes(rng.gen_range(30..600));
                 insert::device_specification(tx, spec_id, client.id, spec_name, when)?;
+                let mut mods = Vec::new();
                 for (module_name, attr) in modules.iter() {
                     when += Duration::minutes(rng.gen_range(5..240));
                     let author = format!("principal/{}", uuid_from(&mut rng));
                     let modified = when + Duration::days(rng.gen_range(0..40));
+                    let module_id = uuid_from(&mut rng);
                     insert::module(
                         tx,
                         &FirmwareModule {
-                            id: uuid_from(&mut rng),
+                            id: module_id,
                             name: format!("{module_name} ({spec_name})"),
                             firmware_version_attribute_name: (*attr).to_owned(),
                             device_specification_id: spec_id,
@@ -143,12 +173,93 @@ pub fn seed(store: &Store, seed: u64) -> Result<(), StoreError> {
                             created_at: Some(when),
                             created_by: Some(author.clone()),
                             modified_at: Some(modified),
-                            modified_by: Some(author),
+                            modified_by: Some(author.clone()),
                         },
+                    )?;
+                    let n = rng.gen_range(3..=VERSIONS.len());
+                    let versions: Vec<&str> = VERSIONS[..n].to_vec();
+                    for (i, version) in versions.iter().enumerate() {
+                        let pkg = uuid_from(&mut rng);
+                        let at = when + Duration::days(3 + 9 * i as i64) + Duration::minutes(rng.gen_range(0..600));
+                        let description = format!("{module_name} firmware {version}");
+                        insert::package(tx, pkg, client.id, spec_id, module_id, version, Some(&description), at, &author)?;
+                        let slug = attr.replace('_', "-");
+                        let mut image = vec![0u8; rng.gen_range(2048..8192)];
+                        rng.fill_bytes(&mut image);
+                        insert::inline_file(tx, pkg, "firmware", &format!("{slug}-{version}.bin"), "application/octet-stream", &image, at, &author)?;
+                        if i % 2 == 0 || i + 1 == versions.len() {
+                            let notes = release_notes(module_name, spec_name, version, i);
+                            insert::inline_file(tx, pkg, "release-notes", &format!("{slug}-{version}-notes.md"), "text/markdown", notes.as_bytes(), at, &author)?;
+                        }
+                    }
+                    mods.push((module_id, versions));
+                }
+                catalogue.push((spec_id, spec_name, mods));
+            }
+
+            let projects = [uuid_from(&mut rng), uuid_from(&mut rng)];
+            for n in 0..devices_per_client {
+                serial += 1;
+                let (spec_id, spec_name, mods) = &catalogue[rng.gen_range(0..catalogue.len())];
+                let kinds = connections(spec_name);
+                let connection = kinds[rng.gen_range(0..kinds.len())];
+                let short = spec_name.rsplit(' ').next().unwrap_or("DEV");
+                let device = DeviceRow {
+                    id: uuid_from(&mut rng),
+                    client_id: client.id,
+                    device_specification_id: *spec_id,
+                    project_id: projects[(n % 2) as usize],
+                    name: format!("{short}-{:05}", n + 1),
+                    description: format!("{spec_name} #{}", n + 1),
+                    barcode: format!("BC{:010}", 1_000_000 + serial * 7919 % 9_000_000),
+                    connection: connection.to_owned(),
+                    imei: (connection != "lora").then(|| format!("35{:013}", 4_000_000_000 + serial)),
+                    deveui: (connection == "lora").then(|| format!("70b3d57ed0{:06x}", serial)),
+                    metadata: serde_json::json!({ "site": format!("site-{}", rng.gen_range(1..=40)), "batch": rng.gen_range(1..=12) }),
+                };
+                let created = EPOCH + Duration::minutes(rng.gen_range(0..60 * 24 * 30));
+                insert::device(tx, &device, created)?;
+                for (module_id, versions) in mods {
+                    let latest = versions[versions.len() - 1];
+                    let previous = versions[versions.len() - 2];
+                    let modified = created + Duration::minutes(rng.gen_range(60..60 * 24 * 60));
+                    let r: f64 = rng.gen();
+                    let (current, target, status, details, next) = if r < 0.15 {
+                        (Some(versions[rng.gen_range(0..versions.len())]), None, None, None, None)
+                    } else if r < 0.70 {
+                        (Some(latest), Some(latest), Some("SUCCEEDED"), None, None)
+                    } else if r < 0.80 {
+                        (Some(previous), Some(latest), Some("FAILED"), Some(FAILURES[rng.gen_range(0..FAILURES.len())]), None)
+                    } else if r < 0.90 {
+                        let status = ["PENDING", "DOWNLOADING", "INSTALLING"][rng.gen_range(0..3)];
+                        // Due at once: these updates move as soon as the simulator runs.
+                        (Some(previous), Some(latest), Some(status), None, Some(modified))
+                    } else {
+                        (Some(previous), Some(previous), Some("SUCCEEDED"), None, None)
+                    };
+                    insert::state(
+                        tx,
+                        &SeedState { device: &device, module: *module_id, current, target, status, details, created, modified, next_step_at: next },
                     )?;
                 }
             }
         }
         Ok(())
     })
+}
+
+fn release_notes(module: &str, spec: &str, version: &str, i: usize) -> String {
+    let mut notes = format!("# {module} {version}\n\nFor devices of the *{spec}* specification.\n\n## Changes\n\n");
+    let items = [
+        "Lower power draw while idle",
+        "Faster reconnection after a network outage",
+        "Fixes a rare watchdog reset during flash writes",
+        "Reports signal quality with every uplink",
+        "Security: updated TLS root certificates",
+    ];
+    for item in items.iter().skip(i % 3).take(3) {
+        notes.push_str(&format!("- {item}\n"));
+    }
+    notes.push_str("\n## Upgrade notes\n\nInstall over the air; the device restarts once.\n");
+    notes
 }

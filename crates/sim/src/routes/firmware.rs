@@ -1,16 +1,25 @@
-//! Firmware operations (reference section 4.1).
+//! Firmware operations (reference section 4.1), and the set-target operation the reference
+//! does not show (`PUT /firmware/states/{deviceId}/{moduleId}`, an assumption).
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::body::Body;
+use axum::extract::{Multipart, Path, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::Json;
-use dcs_model::{FirmwareModule, Page};
+use dcs_model::{validate, DeviceId, FileAttributes, FirmwareModule, FirmwarePackage, FirmwareState, Page, PackageEmbedded};
+use rand::Rng;
+use serde_json::Value;
+use sha2::Digest;
+use tokio::io::AsyncWriteExt;
 use uuid::Uuid;
 
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::paging::PageRequest;
+use crate::paging::{PageRequest, TIME_FILTERS};
 use crate::routes::ListRequest;
+use crate::store::firmware::{FileContent, FileKind, NewFile, PackageQuery, StateQuery};
 use crate::store::ModuleQuery;
 use crate::SimState;
 
@@ -24,12 +33,33 @@ const MODULE_SORT: &[(&str, &str)] = &[
     ("id", "id"),
 ];
 
-fn order_by(pr: &PageRequest, columns: &[(&'static str, &'static str)]) -> Vec<(&'static str, bool)> {
-    pr.sort
-        .0
-        .iter()
-        .filter_map(|f| columns.iter().find(|(name, _)| *name == f.name).map(|(_, col)| (*col, f.descending)))
-        .collect()
+const PACKAGE_SORT: &[(&str, &str)] = &[
+    ("createdAt", "p.created_at"),
+    ("modifiedAt", "p.modified_at"),
+    ("firmwareVersion", "p.firmware_version"),
+    ("moduleId", "p.module_id"),
+    ("deviceSpecificationId", "p.device_specification_id"),
+    ("id", "p.id"),
+];
+
+const STATE_SORT: &[(&str, &str)] = &[
+    ("deviceId", "device_id"),
+    ("moduleId", "module_id"),
+    ("modifiedAt", "modified_at"),
+    ("createdAt", "created_at"),
+    ("currentFirmwareVersion", "current_version"),
+    ("targetFirmwareVersion", "target_version"),
+    ("firmwareUpdateStatus", "status"),
+    ("firmwareUpdateStatusModifiedAt", "status_modified_at"),
+    ("targetFirmwareVersionModifiedAt", "target_modified_at"),
+];
+
+fn names(columns: &[(&'static str, &'static str)]) -> Vec<&'static str> {
+    columns.iter().map(|(n, _)| *n).collect()
+}
+
+fn uuid_path(name: &str, value: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(value).map_err(|_| ApiError::invalid(name, "must be a UUID"))
 }
 
 pub(crate) async fn list_modules(
@@ -38,22 +68,19 @@ pub(crate) async fn list_modules(
     req: ListRequest,
 ) -> Result<Json<Page<FirmwareModule>>, ApiError> {
     caller.require_firmware("specification.read")?;
-    let sortable: Vec<&str> = MODULE_SORT.iter().map(|(n, _)| *n).collect();
-    let pr = PageRequest::from_params(&req.query, &["deviceSpecificationId", "clientId"], &sortable)?;
+    let pr = PageRequest::from_params(&req.query, &["deviceSpecificationId", "clientId"], &names(MODULE_SORT))?;
+    let w = pr.window(MODULE_SORT);
     let query = ModuleQuery {
         owner: caller.client,
         id: None,
         device_specification_id: pr.uuid_filter("deviceSpecificationId")?,
         client_id: pr.uuid_filter("clientId")?,
-        order_by: order_by(&pr, MODULE_SORT),
-        offset: pr.cursor.offset,
-        limit: pr.cursor.limit + 1,
+        order_by: w.order_by,
+        offset: w.offset,
+        limit: w.limit,
     };
-    let mut items = state.store.list_modules(&query)?;
-    let has_more = items.len() as u64 > pr.cursor.limit;
-    items.truncate(pr.cursor.limit as usize);
-    let (next, prev) = pr.links(&req.base, "/firmware/modules", has_more);
-    Ok(Json(Page { items, next, prev }))
+    let items = state.store.list_modules(&query)?;
+    Ok(Json(pr.page(items, &req.base, "/firmware/modules")))
 }
 
 pub(crate) async fn get_module(
@@ -62,10 +89,462 @@ pub(crate) async fn get_module(
     Path(module_id): Path<String>,
 ) -> Result<Json<FirmwareModule>, ApiError> {
     caller.require_firmware("specification.read")?;
-    let id = Uuid::parse_str(&module_id).map_err(|_| ApiError::invalid("moduleId", "must be a UUID"))?;
-    state
+    let id = uuid_path("moduleId", &module_id)?;
+    state.store.module(caller.client, id)?.map(Json).ok_or_else(|| ApiError::not_found(format!("no firmware module {id}")))
+}
+
+/// The `embed` values asked for: `module` and/or `deviceSpecification`.
+fn parse_embed(values: &[&str]) -> Result<(bool, bool), ApiError> {
+    let mut out = (false, false);
+    for v in values {
+        match *v {
+            "module" => out.0 = true,
+            "deviceSpecification" => out.1 = true,
+            other => {
+                return Err(ApiError::invalid("embed", format!("unknown value `{other}`; allowed: module, deviceSpecification")))
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn embed(state: &SimState, owner: Uuid, p: &mut FirmwarePackage, (module, spec): (bool, bool)) -> Result<(), ApiError> {
+    if !module && !spec {
+        return Ok(());
+    }
+    let mut e = PackageEmbedded::default();
+    if module {
+        e.module = state.store.module(owner, p.module_id)?;
+    }
+    if spec {
+        e.device_specification = state.store.device_specification(owner, p.device_specification_id)?;
+    }
+    p.embedded = Some(e);
+    Ok(())
+}
+
+pub(crate) async fn list_packages(
+    State(state): State<Arc<SimState>>,
+    caller: Caller,
+    req: ListRequest,
+) -> Result<Json<Page<FirmwarePackage>>, ApiError> {
+    caller.require_firmware("firmware.read")?;
+    let pr = PageRequest::from_params(
+        &req.query,
+        &["deviceSpecificationId", "moduleId", "clientId", "embed"],
+        &names(PACKAGE_SORT),
+    )?;
+    let embed_values: Vec<&str> = pr.filter("embed").map(|e| e.split(',').collect()).unwrap_or_default();
+    let wanted = parse_embed(&embed_values)?;
+    let query = PackageQuery {
+        owner: caller.client,
+        device_specification_id: pr.uuid_filter("deviceSpecificationId")?,
+        module_id: pr.uuid_filter("moduleId")?,
+        client_id: pr.uuid_filter("clientId")?,
+        window: pr.window(PACKAGE_SORT),
+    };
+    let mut items = state.store.list_packages(&query)?;
+    for p in items.iter_mut() {
+        embed(&state, caller.client, p, wanted)?;
+    }
+    Ok(Json(pr.page(items, &req.base, "/firmware/packages")))
+}
+
+pub(crate) async fn get_package(
+    State(state): State<Arc<SimState>>,
+    caller: Caller,
+    Path(package_id): Path<String>,
+    req: ListRequest,
+) -> Result<Json<FirmwarePackage>, ApiError> {
+    caller.require_firmware("firmware.read")?;
+    let id = uuid_path("firmwarePackageId", &package_id)?;
+    let wanted = parse_embed(&req.query.all("embed"))?;
+    let mut p = find_package(&state, &caller, id)?;
+    embed(&state, caller.client, &mut p, wanted)?;
+    Ok(Json(p))
+}
+
+fn find_package(state: &SimState, caller: &Caller, id: Uuid) -> Result<FirmwarePackage, ApiError> {
+    state.store.package(caller.client, id)?.ok_or_else(|| ApiError::not_found(format!("no firmware package {id}")))
+}
+
+fn json_body(body: &[u8]) -> Result<serde_json::Map<String, Value>, ApiError> {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(m)) => Ok(m),
+        _ => Err(ApiError::invalid("body", "must be a JSON object")),
+    }
+}
+
+fn str_field<'a>(body: &'a serde_json::Map<String, Value>, name: &str) -> Result<Option<&'a str>, ApiError> {
+    match body.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(ApiError::invalid(name, "must be a string")),
+    }
+}
+
+fn required_uuid(body: &serde_json::Map<String, Value>, name: &str) -> Result<Uuid, ApiError> {
+    let s = str_field(body, name)?.ok_or_else(|| ApiError::invalid(name, "is required"))?;
+    Uuid::parse_str(s).map_err(|_| ApiError::invalid(name, "must be a UUID"))
+}
+
+pub(crate) async fn create_package(
+    State(state): State<Arc<SimState>>,
+    caller: Caller,
+    body: axum::body::Bytes,
+) -> Result<(StatusCode, Json<FirmwarePackage>), ApiError> {
+    caller.require_firmware("firmware.create")?;
+    let body = json_body(&body)?;
+    let spec = required_uuid(&body, "deviceSpecificationId")?;
+    let module_id = required_uuid(&body, "moduleId")?;
+    let version = str_field(&body, "firmwareVersion")?.ok_or_else(|| ApiError::invalid("firmwareVersion", "is required"))?;
+    validate::firmware_version(version).map_err(|r| ApiError::invalid("firmwareVersion", r))?;
+    let description = str_field(&body, "description")?;
+    if let Some(d) = description {
+        validate::description(d).map_err(|r| ApiError::invalid("description", r))?;
+    }
+    if state.store.device_specification(caller.client, spec)?.is_none() {
+        return Err(ApiError::invalid("deviceSpecificationId", format!("no device specification {spec} in this environment")));
+    }
+    let module = state
         .store
-        .module(caller.client, id)?
-        .map(Json)
-        .ok_or_else(|| ApiError::not_found(format!("no firmware module {id}")))
+        .module(caller.client, module_id)?
+        .ok_or_else(|| ApiError::invalid("moduleId", format!("no firmware module {module_id} in this environment")))?;
+    if module.device_specification_id != spec {
+        return Err(ApiError::invalid("moduleId", "belongs to another device specification than deviceSpecificationId"));
+    }
+    let now = state.clock.now();
+    let package = FirmwarePackage {
+        id: Uuid::new_v4(),
+        firmware_version: version.to_owned(),
+        client_id: Some(caller.client),
+        device_specification_id: spec,
+        module_id,
+        description: description.map(str::to_owned),
+        firmware_file_name: None,
+        release_notes_file_name: None,
+        created_at: Some(now),
+        created_by: Some(caller.principal.clone()),
+        modified_at: Some(now),
+        modified_by: Some(caller.principal.clone()),
+        embedded: None,
+    };
+    if !state.store.insert_package(&package)? {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("module {module_id} already has a package with firmwareVersion {version}"),
+        ));
+    }
+    let stored = find_package(&state, &caller, package.id)?;
+    Ok((StatusCode::CREATED, Json(stored)))
+}
+
+pub(crate) async fn update_package(
+    State(state): State<Arc<SimState>>,
+    caller: Caller,
+    Path(package_id): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<(StatusCode, Json<FirmwarePackage>), ApiError> {
+    caller.require_firmware("firmware.update")?;
+    let id = uuid_path("firmwarePackageId", &package_id)?;
+    let body = json_body(&body)?;
+    let current = find_package(&state, &caller, id)?;
+    // Only the description changes; the fixed fields may be sent, but only unchanged.
+    for (name, now) in [
+        ("firmwareVersion", current.firmware_version.clone()),
+        ("moduleId", current.module_id.to_string()),
+        ("deviceSpecificationId", current.device_specification_id.to_string()),
+    ] {
+        if let Some(v) = str_field(&body, name)? {
+            if v != now {
+                return Err(ApiError::invalid(name, "cannot be changed after the package is created; only description can"));
+            }
+        }
+    }
+    let description = str_field(&body, "description")?;
+    if let Some(d) = description {
+        validate::description(d).map_err(|r| ApiError::invalid("description", r))?;
+    }
+    state.store.update_package_description(caller.client, id, description, &caller.principal, state.clock.now())?;
+    // The reference documents 201 for this update.
+    Ok((StatusCode::CREATED, Json(find_package(&state, &caller, id)?)))
+}
+
+pub(crate) async fn delete_package(
+    State(state): State<Arc<SimState>>,
+    caller: Caller,
+    Path(package_id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    caller.require_firmware("firmware.delete")?;
+    let id = uuid_path("firmwarePackageId", &package_id)?;
+    let package = find_package(&state, &caller, id)?;
+    let updating = state.store.package_in_use(&package)?;
+    if updating > 0 {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("{updating} devices are updating to this package's version; wait or reset their target first"),
+        ));
+    }
+    if let Some(paths) = state.store.delete_package(caller.client, id)? {
+        for p in paths {
+            let _ = tokio::fs::remove_file(state.store.files_dir().join(p)).await;
+        }
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+fn kind_of(path: &str) -> FileKind {
+    if path.ends_with("release-notes-file") {
+        FileKind::ReleaseNotes
+    } else {
+        FileKind::Firmware
+    }
+}
+
+pub(crate) async fn download_file(
+    State(state): State<Arc<SimState>>,
+    caller: Caller,
+    Path(package_id): Path<String>,
+    uri: axum::http::Uri,
+) -> Result<Response, ApiError> {
+    caller.require_firmware("firmware.read")?;
+    let id = uuid_path("firmwarePackageId", &package_id)?;
+    find_package(&state, &caller, id)?;
+    let kind = kind_of(uri.path());
+    let file = state
+        .store
+        .file(id, kind)?
+        .ok_or_else(|| ApiError::not_found(format!("package {id} has no {} file", kind.as_str())))?;
+    let body = match file.content {
+        FileContent::Inline(bytes) => Body::from(bytes),
+        FileContent::Path(p) => {
+            let f = tokio::fs::File::open(state.store.files_dir().join(p))
+                .await
+                .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("stored file unreadable: {e}")))?;
+            Body::from_stream(tokio_util::io::ReaderStream::new(f))
+        }
+    };
+    let mut res = body.into_response();
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(file.size));
+    if let Ok(v) = HeaderValue::from_str(&file.attributes.content_type) {
+        h.insert(header::CONTENT_TYPE, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{}\"", file.attributes.name)) {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
+    Ok(res)
+}
+
+/// Removes a partly written upload if the request fails or is dropped.
+struct TempUpload(Option<std::path::PathBuf>);
+
+impl Drop for TempUpload {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+pub(crate) async fn upload_file(
+    State(state): State<Arc<SimState>>,
+    caller: Caller,
+    Path(package_id): Path<String>,
+    uri: axum::http::Uri,
+    multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
+) -> Result<Json<FileAttributes>, ApiError> {
+    caller.require_firmware("firmware.write")?;
+    let id = uuid_path("firmwarePackageId", &package_id)?;
+    let package = find_package(&state, &caller, id)?;
+    let kind = kind_of(uri.path());
+    if kind == FileKind::Firmware && package.firmware_file_name.is_some() {
+        return Err(firmware_file_exists(id));
+    }
+    let mut multipart =
+        multipart.map_err(|_| ApiError::invalid("body", "must be multipart/form-data with a `file` part"))?;
+
+    let stored_name = format!("{id}-{}-{}", kind.as_str(), Uuid::new_v4());
+    let path = state.store.files_dir().join(&stored_name);
+    let mut temp = TempUpload(None);
+    let mut checksum: Option<String> = None;
+    let mut file: Option<(String, String, String, u64)> = None;
+    while let Some(mut field) =
+        multipart.next_field().await.map_err(|e| ApiError::invalid("body", format!("unreadable multipart body: {e}")))?
+    {
+        match field.name() {
+            Some("checksum") => {
+                let text = field.text().await.map_err(|_| ApiError::invalid("checksum", "unreadable"))?;
+                let text = text.trim().to_ascii_lowercase();
+                validate::sha256_hex(&text).map_err(|r| ApiError::invalid("checksum", r))?;
+                checksum = Some(text);
+            }
+            Some("file") => {
+                if file.is_some() {
+                    return Err(ApiError::invalid("file", "only one file per request"));
+                }
+                let name = field.file_name().unwrap_or("").to_owned();
+                validate::file_name(&name).map_err(|r| ApiError::invalid("file", format!("file name {r}")))?;
+                let content_type = field.content_type().unwrap_or("application/octet-stream").to_owned();
+                validate::content_type(&content_type).map_err(|r| ApiError::invalid("file", format!("content type {r}")))?;
+                // Streamed to disk chunk by chunk and hashed on the way: never held whole.
+                let mut out = tokio::fs::File::create(&path)
+                    .await
+                    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot store the file: {e}")))?;
+                temp.0 = Some(path.clone());
+                let mut hasher = sha2::Sha256::new();
+                let mut size = 0u64;
+                while let Some(chunk) =
+                    field.chunk().await.map_err(|e| ApiError::invalid("file", format!("upload interrupted: {e}")))?
+                {
+                    hasher.update(&chunk);
+                    size += chunk.len() as u64;
+                    out.write_all(&chunk)
+                        .await
+                        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot store the file: {e}")))?;
+                }
+                out.flush().await.map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+                file = Some((name, content_type, hex::encode(hasher.finalize()), size));
+            }
+            _ => {} // Unknown parts are ignored.
+        }
+    }
+    let (name, content_type, sha256, size) = file.ok_or_else(|| ApiError::invalid("file", "is required"))?;
+    if let Some(expected) = &checksum {
+        if expected != &sha256 {
+            return Err(ApiError::invalid(
+                "checksum",
+                format!("does not match the uploaded file (its SHA-256 is {sha256}); nothing was stored"),
+            ));
+        }
+    }
+    let now = state.clock.now();
+    let outcome = state.store.put_file(&NewFile {
+        package_id: id,
+        kind,
+        name: &name,
+        content_type: &content_type,
+        sha256: &sha256,
+        size,
+        content: FileContent::Path(stored_name),
+        by: &caller.principal,
+        at: now,
+    })?;
+    match outcome {
+        Err(()) => Err(firmware_file_exists(id)),
+        Ok(replaced) => {
+            temp.0 = None; // Kept: it is the stored file now.
+            if let Some(old) = replaced {
+                let _ = tokio::fs::remove_file(state.store.files_dir().join(old)).await;
+            }
+            let stored = state.store.file(id, kind)?.ok_or_else(|| ApiError::not_found("file vanished"))?;
+            Ok(Json(stored.attributes))
+        }
+    }
+}
+
+fn firmware_file_exists(id: Uuid) -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        format!("package {id} already has its firmware file; a firmware file is uploaded once and never replaced"),
+    )
+}
+
+pub(crate) async fn delete_release_notes(
+    State(state): State<Arc<SimState>>,
+    caller: Caller,
+    Path(package_id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    caller.require_firmware("firmware.delete")?;
+    let id = uuid_path("firmwarePackageId", &package_id)?;
+    find_package(&state, &caller, id)?;
+    match state.store.delete_release_notes(id)? {
+        None => Err(ApiError::not_found(format!("package {id} has no release notes"))),
+        Some(path) => {
+            if let Some(p) = path {
+                let _ = tokio::fs::remove_file(state.store.files_dir().join(p)).await;
+            }
+            Ok(StatusCode::NO_CONTENT)
+        }
+    }
+}
+
+pub(crate) async fn list_states(
+    State(state): State<Arc<SimState>>,
+    caller: Caller,
+    req: ListRequest,
+) -> Result<Json<Page<FirmwareState>>, ApiError> {
+    caller.require_firmware("device.read")?;
+    let mut filters = vec![
+        "clientId",
+        "moduleId",
+        "deviceId",
+        "deviceSpecificationId",
+        "firmwareUpdateStatus",
+        "currentFirmwareVersion",
+        "targetFirmwareVersion",
+    ];
+    filters.extend_from_slice(TIME_FILTERS);
+    let pr = PageRequest::from_params(&req.query, &filters, &names(STATE_SORT))?;
+    // A device given in any id form; one that is not in this environment matches nothing.
+    let device_id = match pr.filter("deviceId") {
+        None => None,
+        Some(raw) => {
+            let parsed = DeviceId::parse(raw).map_err(|e| ApiError::invalid("deviceId", e.to_string()))?;
+            Some(state.store.find_device(caller.client, &parsed)?.map(|d| d.id).unwrap_or_else(Uuid::nil))
+        }
+    };
+    let query = StateQuery {
+        owner: caller.client,
+        client_id: pr.uuid_filter("clientId")?,
+        module_id: pr.uuid_filter("moduleId")?,
+        device_id,
+        device_specification_id: pr.uuid_filter("deviceSpecificationId")?,
+        status: pr.filter("firmwareUpdateStatus").map(str::to_owned),
+        current_version: pr.filter("currentFirmwareVersion").map(str::to_owned),
+        target_version: pr.filter("targetFirmwareVersion").map(str::to_owned),
+        time: pr.time_window()?,
+        window: pr.window(STATE_SORT),
+    };
+    let items = state.store.list_states(&query)?;
+    Ok(Json(pr.page(items, &req.base, "/firmware/states")))
+}
+
+/// `PUT /firmware/states/{deviceId}/{moduleId}` with `{"targetFirmwareVersion": "2.0.0"}`, or
+/// `null` / no member to reset the target. Not in the reference: a simulator assumption.
+pub(crate) async fn set_target(
+    State(state): State<Arc<SimState>>,
+    caller: Caller,
+    Path((device, module)): Path<(String, String)>,
+    body: axum::body::Bytes,
+) -> Result<Json<FirmwareState>, ApiError> {
+    caller.require_firmware("firmware.update")?;
+    let device_ref = DeviceId::parse(&device).map_err(|e| ApiError::invalid("deviceId", e.to_string()))?;
+    let module_id = uuid_path("moduleId", &module)?;
+    let body = json_body(&body)?;
+    let target = str_field(&body, "targetFirmwareVersion")?;
+    let device = state
+        .store
+        .find_device(caller.client, &device_ref)?
+        .ok_or_else(|| ApiError::not_found(format!("no device {device_ref} in this environment")))?;
+    if state.store.state(caller.client, device.id, module_id)?.is_none() {
+        return Err(ApiError::not_found(format!("device {} has no firmware module {module_id}", device.id)));
+    }
+    if let Some(version) = target {
+        validate::firmware_version(version).map_err(|r| ApiError::invalid("targetFirmwareVersion", r))?;
+        let package = state.store.package_by_version(caller.client, module_id, version)?.ok_or_else(|| {
+            ApiError::invalid("targetFirmwareVersion", format!("module {module_id} has no package with version {version}"))
+        })?;
+        if package.firmware_file_name.is_none() {
+            return Err(ApiError::invalid(
+                "targetFirmwareVersion",
+                format!("package {} (version {version}) has no firmware file yet; upload it first", package.id),
+            ));
+        }
+    }
+    let now = state.clock.now();
+    // The device notices its new target within two simulated minutes.
+    let first_step = now + time::Duration::seconds(rand::thread_rng().gen_range(10..120));
+    state.store.set_target(caller.client, device.id, module_id, target, now, first_step)?;
+    Ok(Json(state.store.state(caller.client, device.id, module_id)?.expect("state exists")))
 }

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post, put};
 use axum::Router;
 
 use crate::error::{render_problems, ApiError};
@@ -20,6 +21,24 @@ pub(crate) fn router(state: Arc<SimState>) -> Router {
         .route("/api/v3/idp/oidc/token", post(auth::token))
         .route("/firmware/modules", get(firmware::list_modules))
         .route("/firmware/modules/{module_id}", get(firmware::get_module))
+        .route("/firmware/packages", get(firmware::list_packages).post(firmware::create_package))
+        .route(
+            "/firmware/packages/{package_id}",
+            get(firmware::get_package).put(firmware::update_package).delete(firmware::delete_package),
+        )
+        .route(
+            "/firmware/packages/{package_id}/firmware-file",
+            get(firmware::download_file).post(firmware::upload_file).layer(DefaultBodyLimit::disable()),
+        )
+        .route(
+            "/firmware/packages/{package_id}/release-notes-file",
+            get(firmware::download_file)
+                .post(firmware::upload_file)
+                .delete(firmware::delete_release_notes)
+                .layer(DefaultBodyLimit::disable()),
+        )
+        .route("/firmware/states", get(firmware::list_states))
+        .route("/firmware/states/{device_id}/{module_id}", put(firmware::set_target))
         .fallback(|| async { ApiError::not_found("no such operation in this API") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "this path does not accept that method")

@@ -1,0 +1,576 @@
+//! SQL of the firmware area: modules, packages, their files, and per-device firmware states.
+
+use dcs_model::{
+    FileAttributes, FirmwareDeviceSpecification, FirmwareModule, FirmwarePackage, FirmwareState, UpdateStatus,
+};
+use rusqlite::{params, OptionalExtension, Row};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::query::{Select, TimeWindow, Window};
+use super::{parse_ts, parse_uuid, ts, Store, StoreError};
+
+/// The filters and window of a module listing.
+#[derive(Debug, Clone, Default)]
+pub struct ModuleQuery {
+    pub owner: Uuid,
+    pub id: Option<Uuid>,
+    pub device_specification_id: Option<Uuid>,
+    pub client_id: Option<Uuid>,
+    /// `ORDER BY` terms, already checked against the allowed columns; empty means the
+    /// default order, `createdAt` ascending. `id` always breaks ties.
+    pub order_by: Vec<(&'static str, bool)>,
+    pub offset: u64,
+    pub limit: u64,
+}
+
+fn opt_ts(column: &'static str, v: Option<String>) -> Result<Option<OffsetDateTime>, StoreError> {
+    v.map(|s| parse_ts(column, s)).transpose()
+}
+
+const MODULE_COLUMNS: &str = "SELECT id, client_id, device_specification_id, name, firmware_version_attribute_name,
+        created_at, created_by, modified_at, modified_by FROM firmware_modules";
+
+fn module_row(r: &Row<'_>) -> rusqlite::Result<[Option<String>; 9]> {
+    Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?])
+}
+
+fn module_from(c: [Option<String>; 9]) -> Result<FirmwareModule, StoreError> {
+    let [id, client, spec, name, attr, created_at, created_by, modified_at, modified_by] = c;
+    Ok(FirmwareModule {
+        id: parse_uuid("firmware_modules.id", id.unwrap_or_default())?,
+        name: name.unwrap_or_default(),
+        firmware_version_attribute_name: attr.unwrap_or_default(),
+        device_specification_id: parse_uuid("firmware_modules.device_specification_id", spec.unwrap_or_default())?,
+        client_id: client.map(|c| parse_uuid("firmware_modules.client_id", c)).transpose()?,
+        created_at: opt_ts("firmware_modules.created_at", created_at)?,
+        created_by,
+        modified_at: opt_ts("firmware_modules.modified_at", modified_at)?,
+        modified_by,
+    })
+}
+
+/// Filters of a package listing (section 4.1).
+#[derive(Debug, Clone, Default)]
+pub struct PackageQuery {
+    pub owner: Uuid,
+    pub device_specification_id: Option<Uuid>,
+    pub module_id: Option<Uuid>,
+    pub client_id: Option<Uuid>,
+    pub window: Window,
+}
+
+const PACKAGE_COLUMNS: &str = "SELECT p.id, p.client_id, p.device_specification_id, p.module_id, p.firmware_version,
+        p.description, p.created_at, p.created_by, p.modified_at, p.modified_by,
+        (SELECT name FROM firmware_files f WHERE f.package_id = p.id AND f.kind = 'firmware'),
+        (SELECT name FROM firmware_files f WHERE f.package_id = p.id AND f.kind = 'release-notes')
+     FROM firmware_packages p";
+
+fn package_from(r: &Row<'_>) -> rusqlite::Result<Result<FirmwarePackage, StoreError>> {
+    let cols: [Option<String>; 12] = [
+        r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?,
+        r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?,
+    ];
+    Ok((|| {
+        let [id, client, spec, module, version, description, created_at, created_by, modified_at, modified_by, fw, rn] =
+            cols;
+        Ok(FirmwarePackage {
+            id: parse_uuid("firmware_packages.id", id.unwrap_or_default())?,
+            firmware_version: version.unwrap_or_default(),
+            client_id: client.map(|c| parse_uuid("firmware_packages.client_id", c)).transpose()?,
+            device_specification_id: parse_uuid("firmware_packages.device_specification_id", spec.unwrap_or_default())?,
+            module_id: parse_uuid("firmware_packages.module_id", module.unwrap_or_default())?,
+            description,
+            firmware_file_name: fw,
+            release_notes_file_name: rn,
+            created_at: opt_ts("firmware_packages.created_at", created_at)?,
+            created_by,
+            modified_at: opt_ts("firmware_packages.modified_at", modified_at)?,
+            modified_by,
+            embedded: None,
+        })
+    })())
+}
+
+/// Which file of a package.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Firmware,
+    ReleaseNotes,
+}
+
+impl FileKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileKind::Firmware => "firmware",
+            FileKind::ReleaseNotes => "release-notes",
+        }
+    }
+
+    /// `fileType` shown in the file attributes.
+    pub fn file_type(self) -> &'static str {
+        match self {
+            FileKind::Firmware => "FIRMWARE",
+            FileKind::ReleaseNotes => "RELEASE_NOTES",
+        }
+    }
+}
+
+/// A stored file: attributes plus where its bytes are.
+#[derive(Debug, Clone)]
+pub struct StoredFile {
+    pub attributes: FileAttributes,
+    pub sha256: String,
+    pub size: u64,
+    pub content: FileContent,
+}
+
+#[derive(Debug, Clone)]
+pub enum FileContent {
+    /// A file on disk, relative to the store's files folder.
+    Path(String),
+    Inline(Vec<u8>),
+}
+
+/// A new file to record (its bytes are already on disk or given inline).
+pub struct NewFile<'a> {
+    pub package_id: Uuid,
+    pub kind: FileKind,
+    pub name: &'a str,
+    pub content_type: &'a str,
+    pub sha256: &'a str,
+    pub size: u64,
+    pub content: FileContent,
+    pub by: &'a str,
+    pub at: OffsetDateTime,
+}
+
+/// Filters of a firmware-state listing.
+#[derive(Debug, Clone, Default)]
+pub struct StateQuery {
+    pub owner: Uuid,
+    pub client_id: Option<Uuid>,
+    pub module_id: Option<Uuid>,
+    pub device_id: Option<Uuid>,
+    pub device_specification_id: Option<Uuid>,
+    pub status: Option<String>,
+    pub current_version: Option<String>,
+    pub target_version: Option<String>,
+    pub time: TimeWindow,
+    pub window: Window,
+}
+
+const STATE_COLUMNS: &str = "SELECT device_id, module_id, device_specification_id, client_id, project_id,
+        current_version, target_version, target_modified_at, status, status_details, status_modified_at
+     FROM firmware_states";
+
+fn state_from(r: &Row<'_>) -> rusqlite::Result<Result<FirmwareState, StoreError>> {
+    let c: [Option<String>; 11] = [
+        r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?,
+        r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?,
+    ];
+    Ok((|| {
+        let [device, module, spec, client, project, current, target, target_at, status, details, status_at] = c;
+        Ok(FirmwareState {
+            device_id: parse_uuid("firmware_states.device_id", device.unwrap_or_default())?,
+            module_id: parse_uuid("firmware_states.module_id", module.unwrap_or_default())?,
+            device_specification_id: spec.map(|s| parse_uuid("firmware_states.device_specification_id", s)).transpose()?,
+            client_id: client.map(|s| parse_uuid("firmware_states.client_id", s)).transpose()?,
+            project_id: project.map(|s| parse_uuid("firmware_states.project_id", s)).transpose()?,
+            current_firmware_version: current,
+            target_firmware_version: target,
+            target_firmware_version_modified_at: opt_ts("firmware_states.target_modified_at", target_at)?,
+            firmware_update_status: status.as_deref().map(UpdateStatus::from),
+            firmware_update_status_details: details,
+            firmware_update_status_modified_at: opt_ts("firmware_states.status_modified_at", status_at)?,
+        })
+    })())
+}
+
+/// A state the device simulation must move on.
+#[derive(Debug, Clone)]
+pub struct DueStep {
+    pub device_id: Uuid,
+    pub module_id: Uuid,
+    pub status: String,
+    pub target: Option<String>,
+    pub attempts: i64,
+}
+
+impl Store {
+    /// Modules owned by `q.owner`, filtered, ordered and windowed. Returns up to `q.limit` rows.
+    pub fn list_modules(&self, q: &ModuleQuery) -> Result<Vec<FirmwareModule>, StoreError> {
+        let select = Select::new(MODULE_COLUMNS)
+            .eq("client_id", q.owner.to_string())
+            .eq_opt("id", q.id.map(|v| v.to_string()))
+            .eq_opt("device_specification_id", q.device_specification_id.map(|v| v.to_string()))
+            .eq_opt("client_id", q.client_id.map(|v| v.to_string()));
+        let sql = select.sql(&q.order_by, "created_at ASC", "id ASC", q.limit, q.offset);
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(select.args.iter()), module_row)?;
+        rows.map(|r| module_from(r?)).collect()
+    }
+
+    /// One module, if it exists and belongs to `owner`.
+    pub fn module(&self, owner: Uuid, id: Uuid) -> Result<Option<FirmwareModule>, StoreError> {
+        let found = self.list_modules(&ModuleQuery { owner, id: Some(id), limit: 1, ..Default::default() })?;
+        Ok(found.into_iter().next())
+    }
+
+    pub fn device_specification(&self, owner: Uuid, id: Uuid) -> Result<Option<FirmwareDeviceSpecification>, StoreError> {
+        let row = self
+            .conn()
+            .query_row(
+                "SELECT name FROM device_specifications WHERE id = ?1 AND client_id = ?2",
+                [id.to_string(), owner.to_string()],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()?;
+        Ok(row.map(|name| FirmwareDeviceSpecification { id, name, client_id: owner }))
+    }
+
+    pub fn list_packages(&self, q: &PackageQuery) -> Result<Vec<FirmwarePackage>, StoreError> {
+        let select = Select::new(PACKAGE_COLUMNS)
+            .eq("p.client_id", q.owner.to_string())
+            .eq_opt("p.device_specification_id", q.device_specification_id.map(|v| v.to_string()))
+            .eq_opt("p.module_id", q.module_id.map(|v| v.to_string()))
+            .eq_opt("p.client_id", q.client_id.map(|v| v.to_string()));
+        let w = &q.window;
+        let sql = select.sql(&w.order_by, "p.created_at ASC", "p.id ASC", w.limit, w.offset);
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(select.args.iter()), package_from)?;
+        rows.map(|r| r?).collect()
+    }
+
+    pub fn package(&self, owner: Uuid, id: Uuid) -> Result<Option<FirmwarePackage>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&format!("{PACKAGE_COLUMNS} WHERE p.id = ?1 AND p.client_id = ?2"))?;
+        let row = stmt.query_row([id.to_string(), owner.to_string()], package_from).optional()?;
+        row.transpose()
+    }
+
+    /// The package of `module_id` with `version`, if any.
+    pub fn package_by_version(&self, owner: Uuid, module_id: Uuid, version: &str) -> Result<Option<FirmwarePackage>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&format!(
+            "{PACKAGE_COLUMNS} WHERE p.module_id = ?1 AND p.firmware_version = ?2 AND p.client_id = ?3"
+        ))?;
+        let row = stmt.query_row([module_id.to_string(), version.to_owned(), owner.to_string()], package_from).optional()?;
+        row.transpose()
+    }
+
+    /// Inserts a package; `false` when the module already has that version.
+    pub fn insert_package(&self, p: &FirmwarePackage) -> Result<bool, StoreError> {
+        let created = p.created_at.expect("new packages carry createdAt");
+        let res = self.conn().execute(
+            "INSERT INTO firmware_packages (id, client_id, device_specification_id, module_id, firmware_version,
+                 description, created_at, created_by, modified_at, modified_by)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?7, ?8)",
+            params![
+                p.id.to_string(),
+                p.client_id.expect("new packages carry clientId").to_string(),
+                p.device_specification_id.to_string(),
+                p.module_id.to_string(),
+                p.firmware_version,
+                p.description,
+                ts(created),
+                p.created_by.clone().unwrap_or_default(),
+            ],
+        );
+        match res {
+            Ok(_) => Ok(true),
+            Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::ConstraintViolation => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub fn update_package_description(
+        &self,
+        owner: Uuid,
+        id: Uuid,
+        description: Option<&str>,
+        by: &str,
+        at: OffsetDateTime,
+    ) -> Result<bool, StoreError> {
+        let n = self.conn().execute(
+            "UPDATE firmware_packages SET description = ?1, modified_at = ?2, modified_by = ?3
+             WHERE id = ?4 AND client_id = ?5",
+            params![description, ts(at), by, id.to_string(), owner.to_string()],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Devices whose target is this package's version: a package in use is not deleted.
+    pub fn package_in_use(&self, p: &FirmwarePackage) -> Result<u64, StoreError> {
+        Ok(self.conn().query_row(
+            "SELECT COUNT(*) FROM firmware_states WHERE module_id = ?1 AND target_version = ?2
+               AND status IN ('PENDING', 'DOWNLOADING', 'INSTALLING')",
+            [p.module_id.to_string(), p.firmware_version.clone()],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Deletes a package and its files; returns the on-disk files to remove.
+    pub fn delete_package(&self, owner: Uuid, id: Uuid) -> Result<Option<Vec<String>>, StoreError> {
+        self.with_tx(|tx| {
+            let paths: Vec<String> = {
+                let mut stmt = tx.prepare("SELECT path FROM firmware_files WHERE package_id = ?1 AND path IS NOT NULL")?;
+                let rows = stmt.query_map([id.to_string()], |r| r.get(0))?;
+                rows.collect::<Result<_, _>>()?
+            };
+            tx.execute("DELETE FROM firmware_files WHERE package_id = ?1", [id.to_string()])?;
+            let n = tx.execute(
+                "DELETE FROM firmware_packages WHERE id = ?1 AND client_id = ?2",
+                [id.to_string(), owner.to_string()],
+            )?;
+            Ok((n == 1).then_some(paths))
+        })
+    }
+
+    pub fn file(&self, package_id: Uuid, kind: FileKind) -> Result<Option<StoredFile>, StoreError> {
+        let row = self
+            .conn()
+            .query_row(
+                "SELECT f.name, f.content_type, f.sha256, f.size, f.path, f.content, f.created_at, f.created_by,
+                        f.modified_at, f.modified_by, p.device_specification_id
+                 FROM firmware_files f JOIN firmware_packages p ON p.id = f.package_id
+                 WHERE f.package_id = ?1 AND f.kind = ?2",
+                [package_id.to_string(), kind.as_str().to_owned()],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, i64>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                        r.get::<_, Option<Vec<u8>>>(5)?,
+                        [r.get::<_, String>(6)?, r.get::<_, String>(7)?, r.get::<_, String>(8)?, r.get::<_, String>(9)?],
+                        r.get::<_, String>(10)?,
+                    ))
+                },
+            )
+            .optional()?;
+        row.map(|(name, content_type, sha256, size, path, content, [ca, cb, ma, mb], spec)| {
+            Ok(StoredFile {
+                attributes: FileAttributes {
+                    firmware_package_id: Some(package_id),
+                    name,
+                    content_type,
+                    file_type: Some(kind.file_type().to_owned()),
+                    device_specification_id: Some(parse_uuid("firmware_packages.device_specification_id", spec)?),
+                    created_at: Some(parse_ts("firmware_files.created_at", ca)?),
+                    created_by: Some(cb),
+                    modified_at: Some(parse_ts("firmware_files.modified_at", ma)?),
+                    modified_by: Some(mb),
+                },
+                sha256,
+                size: size as u64,
+                content: match path {
+                    Some(p) => FileContent::Path(p),
+                    None => FileContent::Inline(content.unwrap_or_default()),
+                },
+            })
+        })
+        .transpose()
+    }
+
+    /// Records a file. A firmware file is written once (returns `false` if one exists); release
+    /// notes replace the previous ones, whose on-disk path is returned for removal.
+    pub fn put_file(&self, f: &NewFile<'_>) -> Result<Result<Option<String>, ()>, StoreError> {
+        let (path, blob) = match &f.content {
+            FileContent::Path(p) => (Some(p.clone()), None),
+            FileContent::Inline(b) => (None, Some(b.clone())),
+        };
+        self.with_tx(|tx| {
+            let old: Option<Option<String>> = tx
+                .query_row(
+                    "SELECT path FROM firmware_files WHERE package_id = ?1 AND kind = ?2",
+                    [f.package_id.to_string(), f.kind.as_str().to_owned()],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if old.is_some() && f.kind == FileKind::Firmware {
+                return Ok(Err(()));
+            }
+            let created = tx
+                .query_row(
+                    "SELECT created_at, created_by FROM firmware_files WHERE package_id = ?1 AND kind = ?2",
+                    [f.package_id.to_string(), f.kind.as_str().to_owned()],
+                    |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+                )
+                .optional()?
+                .unwrap_or_else(|| (ts(f.at), f.by.to_owned()));
+            tx.execute(
+                "INSERT OR REPLACE INTO firmware_files (package_id, kind, name, content_type, sha256, size, path, content,
+                     created_at, created_by, modified_at, modified_by)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![
+                    f.package_id.to_string(),
+                    f.kind.as_str(),
+                    f.name,
+                    f.content_type,
+                    f.sha256,
+                    f.size as i64,
+                    path,
+                    blob,
+                    created.0,
+                    created.1,
+                    ts(f.at),
+                    f.by
+                ],
+            )?;
+            tx.execute(
+                "UPDATE firmware_packages SET modified_at = ?1, modified_by = ?2 WHERE id = ?3",
+                params![ts(f.at), f.by, f.package_id.to_string()],
+            )?;
+            Ok(Ok(old.flatten()))
+        })
+    }
+
+    /// Deletes the release notes; returns whether there were any, and their on-disk path.
+    pub fn delete_release_notes(&self, package_id: Uuid) -> Result<Option<Option<String>>, StoreError> {
+        self.with_tx(|tx| {
+            let old: Option<Option<String>> = tx
+                .query_row(
+                    "SELECT path FROM firmware_files WHERE package_id = ?1 AND kind = 'release-notes'",
+                    [package_id.to_string()],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            tx.execute("DELETE FROM firmware_files WHERE package_id = ?1 AND kind = 'release-notes'", [package_id.to_string()])?;
+            Ok(old)
+        })
+    }
+
+    pub fn list_states(&self, q: &StateQuery) -> Result<Vec<FirmwareState>, StoreError> {
+        let select = Select::new(STATE_COLUMNS)
+            .eq("client_id", q.owner.to_string())
+            .eq_opt("client_id", q.client_id.map(|v| v.to_string()))
+            .eq_opt("module_id", q.module_id.map(|v| v.to_string()))
+            .eq_opt("device_id", q.device_id.map(|v| v.to_string()))
+            .eq_opt("device_specification_id", q.device_specification_id.map(|v| v.to_string()))
+            .eq_opt("status", q.status.clone())
+            .eq_opt("current_version", q.current_version.clone())
+            .eq_opt("target_version", q.target_version.clone())
+            .time_window(&q.time);
+        let w = &q.window;
+        let sql = select.sql(&w.order_by, "device_id ASC", "module_id ASC", w.limit, w.offset);
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(select.args.iter()), state_from)?;
+        rows.map(|r| r?).collect()
+    }
+
+    pub fn state(&self, owner: Uuid, device_id: Uuid, module_id: Uuid) -> Result<Option<FirmwareState>, StoreError> {
+        let q = StateQuery {
+            owner,
+            device_id: Some(device_id),
+            module_id: Some(module_id),
+            window: Window { limit: 1, ..Default::default() },
+            ..Default::default()
+        };
+        Ok(self.list_states(&q)?.into_iter().next())
+    }
+
+    /// Sets (or with `None` resets) a target version. A new target starts an update at once
+    /// (`PENDING`, first step at `first_step`); a reset cancels one in progress.
+    pub fn set_target(
+        &self,
+        owner: Uuid,
+        device_id: Uuid,
+        module_id: Uuid,
+        target: Option<&str>,
+        now: OffsetDateTime,
+        first_step: OffsetDateTime,
+    ) -> Result<bool, StoreError> {
+        let now_s = ts(now);
+        let n = match target {
+            Some(version) => self.conn().execute(
+                "UPDATE firmware_states SET target_version = ?1, target_modified_at = ?2, modified_at = ?2,
+                     status = CASE WHEN current_version IS ?1 THEN 'SUCCEEDED' ELSE 'PENDING' END,
+                     status_details = CASE WHEN current_version IS ?1 THEN 'already on the target version' ELSE NULL END,
+                     status_modified_at = ?2,
+                     next_step_at = CASE WHEN current_version IS ?1 THEN NULL ELSE ?3 END
+                 WHERE device_id = ?4 AND module_id = ?5 AND client_id = ?6",
+                params![version, now_s, ts(first_step), device_id.to_string(), module_id.to_string(), owner.to_string()],
+            )?,
+            None => self.conn().execute(
+                "UPDATE firmware_states SET target_version = NULL, target_modified_at = ?1, modified_at = ?1,
+                     status = CASE WHEN status IN ('PENDING', 'DOWNLOADING', 'INSTALLING') THEN 'CANCELLED' ELSE status END,
+                     status_details = CASE WHEN status IN ('PENDING', 'DOWNLOADING', 'INSTALLING')
+                                           THEN 'target reset before the update finished' ELSE status_details END,
+                     status_modified_at = CASE WHEN status IN ('PENDING', 'DOWNLOADING', 'INSTALLING') THEN ?1
+                                               ELSE status_modified_at END,
+                     next_step_at = NULL
+                 WHERE device_id = ?2 AND module_id = ?3 AND client_id = ?4",
+                params![now_s, device_id.to_string(), module_id.to_string(), owner.to_string()],
+            )?,
+        };
+        Ok(n == 1)
+    }
+
+    /// Updates whose next step is due at `now` (simulated time), oldest first.
+    pub fn due_steps(&self, now: OffsetDateTime, limit: u64) -> Result<Vec<DueStep>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT device_id, module_id, status, target_version, attempts FROM firmware_states
+             WHERE next_step_at IS NOT NULL AND next_step_at <= ?1 ORDER BY next_step_at LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![ts(now), limit as i64], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, Option<String>>(3)?, r.get(4)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (device, module, status, target, attempts) = row?;
+            out.push(DueStep {
+                device_id: parse_uuid("firmware_states.device_id", device)?,
+                module_id: parse_uuid("firmware_states.module_id", module)?,
+                status,
+                target,
+                attempts,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Applies steps computed by the device simulation, in one transaction.
+    pub fn apply_steps(&self, steps: &[AppliedStep]) -> Result<(), StoreError> {
+        self.with_tx(|tx| {
+            let mut stmt = tx.prepare_cached(
+                "UPDATE firmware_states SET status = ?1, status_details = ?2, status_modified_at = ?3, modified_at = ?3,
+                     next_step_at = ?4, current_version = COALESCE(?5, current_version), attempts = attempts + ?6
+                 WHERE device_id = ?7 AND module_id = ?8",
+            )?;
+            for s in steps {
+                stmt.execute(params![
+                    s.status,
+                    s.details,
+                    ts(s.at),
+                    s.next_step_at.map(ts),
+                    s.new_current,
+                    s.attempt as i64,
+                    s.device_id.to_string(),
+                    s.module_id.to_string()
+                ])?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The outcome of one simulated update step.
+#[derive(Debug, Clone)]
+pub struct AppliedStep {
+    pub device_id: Uuid,
+    pub module_id: Uuid,
+    pub status: &'static str,
+    pub details: Option<String>,
+    pub at: OffsetDateTime,
+    pub next_step_at: Option<OffsetDateTime>,
+    /// Set when the device now runs a new version.
+    pub new_current: Option<String>,
+    /// 1 when this step ends an attempt.
+    pub attempt: u8,
+}

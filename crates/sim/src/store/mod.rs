@@ -1,0 +1,555 @@
+//! The simulator's state: one SQLite database, in a file (kept across restarts) or in memory.
+//! Uploaded files are streamed to a folder beside it, never held whole in memory.
+//!
+//! Timestamps are stored as fixed-width RFC 3339 UTC text (`2026-01-05T10:00:00.000Z`), so the
+//! text order is the time order and SQL can sort and filter on them directly.
+//!
+//! The SQL of each area lives in its own module: [`firmware`], [`devices`].
+
+pub mod devices;
+pub mod firmware;
+pub mod query;
+
+pub use firmware::ModuleQuery;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use dcs_model::FirmwareModule;
+use rusqlite::{params, Connection, OptionalExtension};
+use thiserror::Error;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("simulator database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("simulator database holds a malformed value in {column}: {value}")]
+    Malformed { column: &'static str, value: String },
+    #[error("simulator file storage: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS clients (
+    id          TEXT PRIMARY KEY,
+    name        TEXT NOT NULL,
+    reseller_id TEXT REFERENCES clients(id)
+);
+CREATE TABLE IF NOT EXISTS api_keys (
+    key_id              TEXT PRIMARY KEY,
+    secret              TEXT NOT NULL,
+    client_id           TEXT NOT NULL REFERENCES clients(id),
+    scopes              TEXT NOT NULL,
+    service_granted     INTEGER NOT NULL,
+    firmware_authorized INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS device_specifications (
+    id         TEXT PRIMARY KEY,
+    client_id  TEXT NOT NULL REFERENCES clients(id),
+    name       TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS firmware_modules (
+    id                                TEXT PRIMARY KEY,
+    client_id                         TEXT NOT NULL REFERENCES clients(id),
+    device_specification_id           TEXT NOT NULL REFERENCES device_specifications(id),
+    name                              TEXT NOT NULL,
+    firmware_version_attribute_name   TEXT NOT NULL,
+    created_at                        TEXT NOT NULL,
+    created_by                        TEXT NOT NULL,
+    modified_at                       TEXT NOT NULL,
+    modified_by                       TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS firmware_modules_client ON firmware_modules(client_id, created_at, id);
+CREATE TABLE IF NOT EXISTS firmware_packages (
+    id                      TEXT PRIMARY KEY,
+    client_id               TEXT NOT NULL REFERENCES clients(id),
+    device_specification_id TEXT NOT NULL REFERENCES device_specifications(id),
+    module_id               TEXT NOT NULL REFERENCES firmware_modules(id),
+    firmware_version        TEXT NOT NULL,
+    description             TEXT,
+    created_at              TEXT NOT NULL,
+    created_by              TEXT NOT NULL,
+    modified_at             TEXT NOT NULL,
+    modified_by             TEXT NOT NULL,
+    UNIQUE (module_id, firmware_version)
+);
+CREATE INDEX IF NOT EXISTS firmware_packages_client ON firmware_packages(client_id, created_at, id);
+CREATE TABLE IF NOT EXISTS firmware_files (
+    package_id   TEXT NOT NULL REFERENCES firmware_packages(id) ON DELETE CASCADE,
+    kind         TEXT NOT NULL CHECK (kind IN ('firmware', 'release-notes')),
+    name         TEXT NOT NULL,
+    content_type TEXT NOT NULL,
+    sha256       TEXT NOT NULL,
+    size         INTEGER NOT NULL,
+    -- Uploaded files live on disk (path relative to the files folder); seeded ones inline.
+    path         TEXT,
+    content      BLOB,
+    created_at   TEXT NOT NULL,
+    created_by   TEXT NOT NULL,
+    modified_at  TEXT NOT NULL,
+    modified_by  TEXT NOT NULL,
+    PRIMARY KEY (package_id, kind)
+);
+CREATE TABLE IF NOT EXISTS devices (
+    id                      TEXT PRIMARY KEY,
+    client_id               TEXT NOT NULL REFERENCES clients(id),
+    device_specification_id TEXT NOT NULL REFERENCES device_specifications(id),
+    project_id              TEXT NOT NULL,
+    name                    TEXT NOT NULL,
+    description             TEXT NOT NULL,
+    barcode                 TEXT NOT NULL,
+    connection              TEXT NOT NULL CHECK (connection IN ('lora', 'http', 'mqtt', 'sms')),
+    imei                    TEXT UNIQUE,
+    deveui                  TEXT UNIQUE,
+    metadata                TEXT NOT NULL,
+    created_at              TEXT NOT NULL,
+    modified_at             TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS devices_client ON devices(client_id, name);
+CREATE TABLE IF NOT EXISTS firmware_states (
+    device_id                TEXT NOT NULL REFERENCES devices(id),
+    module_id                TEXT NOT NULL REFERENCES firmware_modules(id),
+    client_id                TEXT NOT NULL,
+    device_specification_id  TEXT NOT NULL,
+    project_id               TEXT NOT NULL,
+    current_version          TEXT,
+    target_version           TEXT,
+    target_modified_at       TEXT,
+    status                   TEXT,
+    status_details           TEXT,
+    status_modified_at       TEXT,
+    created_at               TEXT NOT NULL,
+    modified_at              TEXT NOT NULL,
+    -- When the simulated device takes its next update step (simulated time), if updating.
+    next_step_at             TEXT,
+    -- Updates this device has attempted: varies the outcome of each attempt.
+    attempts                 INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (device_id, module_id)
+);
+CREATE INDEX IF NOT EXISTS firmware_states_client ON firmware_states(client_id, device_id, module_id);
+CREATE INDEX IF NOT EXISTS firmware_states_modified ON firmware_states(client_id, modified_at);
+CREATE INDEX IF NOT EXISTS firmware_states_due ON firmware_states(next_step_at) WHERE next_step_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"#;
+
+/// A client (tenant) of the service. A reseller's customers point to it by `reseller_id`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientRow {
+    pub id: Uuid,
+    pub name: String,
+    pub reseller_id: Option<Uuid>,
+}
+
+/// An API key: client id + secret, with what the identity platform granted it (section 5.2).
+#[derive(Debug, Clone)]
+pub struct ApiKeyRow {
+    pub key_id: String,
+    pub secret: String,
+    pub client_id: Uuid,
+    pub scopes: Vec<String>,
+    pub service_granted: bool,
+    pub firmware_authorized: bool,
+}
+
+pub struct Store {
+    conn: Mutex<Connection>,
+    files: FilesDir,
+}
+
+/// Where uploaded files go: beside the database file, or a temporary folder for an in-memory
+/// store (removed with it).
+enum FilesDir {
+    Kept(PathBuf),
+    Temporary(tempfile::TempDir),
+}
+
+impl FilesDir {
+    fn path(&self) -> &Path {
+        match self {
+            FilesDir::Kept(p) => p,
+            FilesDir::Temporary(t) => t.path(),
+        }
+    }
+}
+
+pub fn ts(t: OffsetDateTime) -> String {
+    // Fixed width and always UTC, so text order is time order.
+    let t = t.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.millisecond()
+    )
+}
+
+pub(crate) fn parse_ts(column: &'static str, s: String) -> Result<OffsetDateTime, StoreError> {
+    OffsetDateTime::parse(&s, &Rfc3339).map_err(|_| StoreError::Malformed { column, value: s })
+}
+
+pub(crate) fn parse_uuid(column: &'static str, s: String) -> Result<Uuid, StoreError> {
+    Uuid::parse_str(&s).map_err(|_| StoreError::Malformed { column, value: s })
+}
+
+impl Store {
+    pub fn open_in_memory() -> Result<Store, StoreError> {
+        let conn = Connection::open_in_memory()?;
+        Self::prepare(&conn)?;
+        Ok(Store { conn: Mutex::new(conn), files: FilesDir::Temporary(tempfile::tempdir()?) })
+    }
+
+    /// Opens (or creates) the database in `path`; uploaded files go to `<path>.files/`.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        Self::prepare(&conn)?;
+        let mut files = path.as_os_str().to_owned();
+        files.push(".files");
+        let files = PathBuf::from(files);
+        std::fs::create_dir_all(&files)?;
+        Ok(Store { conn: Mutex::new(conn), files: FilesDir::Kept(files) })
+    }
+
+    fn prepare(conn: &Connection) -> Result<(), StoreError> {
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(())
+    }
+
+    /// The folder uploaded files are streamed into.
+    pub fn files_dir(&self) -> &Path {
+        self.files.path()
+    }
+
+    /// Whether the demo data set has been written (a reopened file keeps its data).
+    pub fn is_seeded(&self) -> Result<bool, StoreError> {
+        Ok(self.meta("seed")?.is_some())
+    }
+
+    pub fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.conn().query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?)
+    }
+
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.conn().execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [key, value],
+        )?;
+        Ok(())
+    }
+
+    /// Empties every table and the files folder (the seed is written again by the caller).
+    pub fn clear(&self) -> Result<(), StoreError> {
+        let conn = self.conn();
+        conn.execute_batch(
+            "PRAGMA foreign_keys = OFF;
+             DELETE FROM firmware_states; DELETE FROM devices; DELETE FROM firmware_files;
+             DELETE FROM firmware_packages; DELETE FROM firmware_modules;
+             DELETE FROM device_specifications; DELETE FROM api_keys; DELETE FROM clients; DELETE FROM meta;
+             PRAGMA foreign_keys = ON;",
+        )?;
+        drop(conn);
+        for entry in std::fs::read_dir(self.files_dir())? {
+            let entry = entry?;
+            if entry.file_type()?.is_file() {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave SQLite half-written (each call is one
+        // statement or one transaction), so a poisoned lock is safe to keep using.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn with_tx<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    pub fn client(&self, id: Uuid) -> Result<Option<ClientRow>, StoreError> {
+        let row = self
+            .conn()
+            .query_row("SELECT id, name, reseller_id FROM clients WHERE id = ?1", [id.to_string()], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?))
+            })
+            .optional()?;
+        row.map(|(id, name, reseller)| {
+            Ok(ClientRow {
+                id: parse_uuid("clients.id", id)?,
+                name,
+                reseller_id: reseller.map(|r| parse_uuid("clients.reseller_id", r)).transpose()?,
+            })
+        })
+        .transpose()
+    }
+
+    /// All clients, resellers first, each group by name.
+    pub fn clients(&self) -> Result<Vec<ClientRow>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT id, name, reseller_id FROM clients ORDER BY reseller_id IS NOT NULL, name")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, name, reseller) = row?;
+            out.push(ClientRow {
+                id: parse_uuid("clients.id", id)?,
+                name,
+                reseller_id: reseller.map(|r| parse_uuid("clients.reseller_id", r)).transpose()?,
+            });
+        }
+        Ok(out)
+    }
+
+    pub fn api_key(&self, key_id: &str) -> Result<Option<ApiKeyRow>, StoreError> {
+        let row = self
+            .conn()
+            .query_row(
+                "SELECT key_id, secret, client_id, scopes, service_granted, firmware_authorized
+                 FROM api_keys WHERE key_id = ?1",
+                [key_id],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, bool>(4)?,
+                        r.get::<_, bool>(5)?,
+                    ))
+                },
+            )
+            .optional()?;
+        row.map(|(key_id, secret, client, scopes, service_granted, firmware_authorized)| {
+            Ok(ApiKeyRow {
+                key_id,
+                secret,
+                client_id: parse_uuid("api_keys.client_id", client)?,
+                scopes: scopes.split_whitespace().map(str::to_owned).collect(),
+                service_granted,
+                firmware_authorized,
+            })
+        })
+        .transpose()
+    }
+
+}
+
+/// Inserts used by the seed; kept here so all SQL lives in one file.
+pub(crate) mod insert {
+    use super::*;
+
+    pub fn client(tx: &rusqlite::Transaction<'_>, c: &ClientRow) -> Result<(), StoreError> {
+        tx.execute(
+            "INSERT INTO clients (id, name, reseller_id) VALUES (?1, ?2, ?3)",
+            params![c.id.to_string(), c.name, c.reseller_id.map(|r| r.to_string())],
+        )?;
+        Ok(())
+    }
+
+    pub fn api_key(tx: &rusqlite::Transaction<'_>, k: &ApiKeyRow) -> Result<(), StoreError> {
+        tx.execute(
+            "INSERT INTO api_keys (key_id, secret, client_id, scopes, service_granted, firmware_authorized)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                k.key_id,
+                k.secret,
+                k.client_id.to_string(),
+                k.scopes.join(" "),
+                k.service_granted,
+                k.firmware_authorized
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn device_specification(
+        tx: &rusqlite::Transaction<'_>,
+        id: Uuid,
+        client: Uuid,
+        name: &str,
+        created_at: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        tx.execute(
+            "INSERT INTO device_specifications (id, client_id, name, created_at) VALUES (?1, ?2, ?3, ?4)",
+            params![id.to_string(), client.to_string(), name, ts(created_at)],
+        )?;
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn package(
+        tx: &rusqlite::Transaction<'_>,
+        id: Uuid,
+        client: Uuid,
+        spec: Uuid,
+        module: Uuid,
+        version: &str,
+        description: Option<&str>,
+        at: OffsetDateTime,
+        by: &str,
+    ) -> Result<(), StoreError> {
+        tx.prepare_cached(
+            "INSERT INTO firmware_packages (id, client_id, device_specification_id, module_id, firmware_version,
+                 description, created_at, created_by, modified_at, modified_by)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?7, ?8)",
+        )?
+        .execute(params![
+            id.to_string(),
+            client.to_string(),
+            spec.to_string(),
+            module.to_string(),
+            version,
+            description,
+            ts(at),
+            by
+        ])?;
+        Ok(())
+    }
+
+    /// A seeded file, stored inline.
+    #[allow(clippy::too_many_arguments)]
+    pub fn inline_file(
+        tx: &rusqlite::Transaction<'_>,
+        package: Uuid,
+        kind: &str,
+        name: &str,
+        content_type: &str,
+        content: &[u8],
+        at: OffsetDateTime,
+        by: &str,
+    ) -> Result<(), StoreError> {
+        use sha2::Digest;
+        let sha = hex::encode(sha2::Sha256::digest(content));
+        tx.prepare_cached(
+            "INSERT INTO firmware_files (package_id, kind, name, content_type, sha256, size, path, content,
+                 created_at, created_by, modified_at, modified_by)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, ?7, ?8, ?9, ?8, ?9)",
+        )?
+        .execute(params![package.to_string(), kind, name, content_type, sha, content.len() as i64, content, ts(at), by])?;
+        Ok(())
+    }
+
+    pub fn device(tx: &rusqlite::Transaction<'_>, d: &super::devices::DeviceRow, at: OffsetDateTime) -> Result<(), StoreError> {
+        tx.prepare_cached(
+            "INSERT INTO devices (id, client_id, device_specification_id, project_id, name, description, barcode,
+                 connection, imei, deveui, metadata, created_at, modified_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)",
+        )?
+        .execute(params![
+            d.id.to_string(),
+            d.client_id.to_string(),
+            d.device_specification_id.to_string(),
+            d.project_id.to_string(),
+            d.name,
+            d.description,
+            d.barcode,
+            d.connection,
+            d.imei,
+            d.deveui,
+            d.metadata.to_string(),
+            ts(at)
+        ])?;
+        Ok(())
+    }
+
+    /// A seeded firmware state.
+    pub struct SeedState<'a> {
+        pub device: &'a super::devices::DeviceRow,
+        pub module: Uuid,
+        pub current: Option<&'a str>,
+        pub target: Option<&'a str>,
+        pub status: Option<&'a str>,
+        pub details: Option<&'a str>,
+        pub created: OffsetDateTime,
+        pub modified: OffsetDateTime,
+        pub next_step_at: Option<OffsetDateTime>,
+    }
+
+    pub fn state(tx: &rusqlite::Transaction<'_>, s: &SeedState<'_>) -> Result<(), StoreError> {
+        let d = s.device;
+        let touched = s.target.map(|_| ts(s.modified));
+        tx.prepare_cached(
+            "INSERT INTO firmware_states (device_id, module_id, client_id, device_specification_id, project_id,
+                 current_version, target_version, target_modified_at, status, status_details, status_modified_at,
+                 created_at, modified_at, next_step_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        )?
+        .execute(params![
+            d.id.to_string(),
+            s.module.to_string(),
+            d.client_id.to_string(),
+            d.device_specification_id.to_string(),
+            d.project_id.to_string(),
+            s.current,
+            s.target,
+            touched,
+            s.status,
+            s.details,
+            s.status.map(|_| ts(s.modified)),
+            ts(s.created),
+            ts(s.modified),
+            s.next_step_at.map(ts)
+        ])?;
+        Ok(())
+    }
+
+    pub fn module(tx: &rusqlite::Transaction<'_>, m: &FirmwareModule) -> Result<(), StoreError> {
+        let created = m.created_at.expect("seeded modules carry createdAt");
+        let modified = m.modified_at.unwrap_or(created);
+        tx.execute(
+            "INSERT INTO firmware_modules (id, client_id, device_specification_id, name,
+                 firmware_version_attribute_name, created_at, created_by, modified_at, modified_by)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                m.id.to_string(),
+                m.client_id.expect("seeded modules carry clientId").to_string(),
+                m.device_specification_id.to_string(),
+                m.name,
+                m.firmware_version_attribute_name,
+                ts(created),
+                m.created_by.clone().unwrap_or_default(),
+                ts(modified),
+                m.modified_by.clone().unwrap_or_default(),
+            ],
+        )?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_fixed_width_utc_and_sort_as_text() {
+        let a = time::macros::datetime!(2026-01-05 10:00:00.5 +02:00);
+        let b = time::macros::datetime!(2026-01-05 09:00:01 UTC);
+        assert_eq!(ts(a), "2026-01-05T08:00:00.500Z");
+        assert!(ts(a) < ts(b));
+        assert_eq!(parse_ts("t", ts(a)).unwrap(), a);
+    }
+}

@@ -1,0 +1,304 @@
+//! Firmware packages, files and states over real HTTP, and the simulated devices updating.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use dcs_sim::{RunningSim, SimOptions, Simulator};
+use reqwest::multipart::{Form, Part};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use sha2::Digest;
+
+const AUDIENCE: &str = "4dc82561-f65f-523g-dek9-6c79ec314f02";
+
+struct Env {
+    sim: Simulator,
+    _running: RunningSim,
+    base: String,
+    http: reqwest::Client,
+    token: String,
+}
+
+async fn env_with(opts: SimOptions) -> Env {
+    let sim = Simulator::new(opts).unwrap();
+    let running = sim.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    let base = running.base_url();
+    let http = reqwest::Client::new();
+    let key = sim.demo_key();
+    let body: Value = http
+        .post(format!("{base}/api/v3/idp/oidc/token"))
+        .json(&json!({"grant_type": "client_credentials", "audience": AUDIENCE, "client_id": key.key_id, "client_secret": key.secret}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = body["access_token"].as_str().unwrap().to_owned();
+    Env { sim, _running: running, base, http, token }
+}
+
+async fn env() -> Env {
+    env_with(SimOptions { devices_per_client: 40, ..Default::default() }).await
+}
+
+impl Env {
+    async fn get(&self, path: &str) -> (StatusCode, Value) {
+        let res = self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await.unwrap();
+        let status = res.status();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+    async fn send(&self, method: reqwest::Method, path: &str, body: Value) -> (StatusCode, Value) {
+        let res =
+            self.http.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token).json(&body).send().await.unwrap();
+        let status = res.status();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+    async fn upload(&self, package: &str, kind: &str, name: &str, bytes: Vec<u8>, checksum: Option<String>) -> (StatusCode, Value) {
+        let mut form = Form::new().part("file", Part::bytes(bytes).file_name(name.to_owned()).mime_str("application/octet-stream").unwrap());
+        if let Some(c) = checksum {
+            form = form.text("checksum", c);
+        }
+        let res = self
+            .http
+            .post(format!("{}/firmware/packages/{package}/{kind}", self.base))
+            .bearer_auth(&self.token)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        let status = res.status();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+    async fn first_module(&self) -> Value {
+        self.get("/firmware/modules?limit=1").await.1["items"][0].clone()
+    }
+}
+
+fn sha(bytes: &[u8]) -> String {
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+#[tokio::test]
+async fn package_lifecycle_with_the_single_file_rules() {
+    let e = env().await;
+    let module = e.first_module().await;
+    let body = json!({"deviceSpecificationId": module["deviceSpecificationId"], "moduleId": module["id"], "firmwareVersion": "9.9.9", "description": "Field test build"});
+    let (status, created) = e.send(reqwest::Method::POST, "/firmware/packages", body.clone()).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let id = created["id"].as_str().unwrap().to_owned();
+    assert_eq!(created["firmwareVersion"], "9.9.9");
+    assert!(created["createdBy"].as_str().unwrap().starts_with("principal/"));
+
+    let (status, dup) = e.send(reqwest::Method::POST, "/firmware/packages", body).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{dup}");
+
+    for (patch, field) in [
+        (json!({"firmwareVersion": "9 9"}), "firmwareVersion"),
+        (json!({"firmwareVersion": ""}), "firmwareVersion"),
+        (json!({"description": "x".repeat(301)}), "description"),
+        (json!({"moduleId": "nope"}), "moduleId"),
+        (json!({"deviceSpecificationId": uuid::Uuid::new_v4()}), "deviceSpecificationId"),
+    ] {
+        let mut b = json!({"deviceSpecificationId": module["deviceSpecificationId"], "moduleId": module["id"], "firmwareVersion": "9.9.10"});
+        for (k, v) in patch.as_object().unwrap() {
+            b[k] = v.clone();
+        }
+        let (status, p) = e.send(reqwest::Method::POST, "/firmware/packages", b).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{p}");
+        assert_eq!(p["invalidParams"][0]["name"], field, "{p}");
+    }
+
+    // Only the description changes; the fixed fields are refused if changed.
+    let (status, updated) =
+        e.send(reqwest::Method::PUT, &format!("/firmware/packages/{id}"), json!({"description": "Released to the field", "firmwareVersion": "9.9.9"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{updated}");
+    assert_eq!(updated["description"], "Released to the field");
+    let (status, p) = e.send(reqwest::Method::PUT, &format!("/firmware/packages/{id}"), json!({"firmwareVersion": "10.0"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(p["invalidParams"][0]["name"], "firmwareVersion");
+
+    // Embedding the module and the specification.
+    let (_, got) = e.get(&format!("/firmware/packages/{id}?embed=module&embed=deviceSpecification")).await;
+    assert_eq!(got["_embedded"]["module"]["id"], module["id"]);
+    assert_eq!(got["_embedded"]["deviceSpecification"]["id"], module["deviceSpecificationId"]);
+    let (status, _) = e.get(&format!("/firmware/packages/{id}?embed=colour")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (_, listed) = e.get(&format!("/firmware/packages?moduleId={}&embed=module,deviceSpecification&limit=1000", module["id"].as_str().unwrap())).await;
+    let items = listed["items"].as_array().unwrap();
+    assert!(items.iter().any(|p| p["id"] == id.as_str()));
+    assert!(items.iter().all(|p| p["moduleId"] == module["id"] && p["_embedded"]["module"]["id"] == module["id"]));
+
+    // The firmware file: once, verified, byte for byte.
+    let image: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let (status, p) = e.upload(&id, "firmware-file", "fw-9.9.9.bin", image.clone(), Some("ab".repeat(32))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "a wrong checksum is refused: {p}");
+    assert_eq!(p["invalidParams"][0]["name"], "checksum");
+    assert_eq!(e.get(&format!("/firmware/packages/{id}")).await.1.get("firmwareFileName"), None, "nothing stored");
+    assert_eq!(std::fs::read_dir(e.sim.store().files_dir()).unwrap().count(), 0, "no partial file left");
+
+    let (status, attrs) = e.upload(&id, "firmware-file", "fw-9.9.9.bin", image.clone(), Some(sha(&image).to_uppercase())).await;
+    assert_eq!(status, StatusCode::OK, "{attrs}");
+    assert_eq!(attrs["name"], "fw-9.9.9.bin");
+    assert_eq!(attrs["fileType"], "FIRMWARE");
+    assert_eq!(attrs["firmwarePackageId"], id.as_str());
+    let (status, _) = e.upload(&id, "firmware-file", "other.bin", vec![1, 2, 3], None).await;
+    assert_eq!(status, StatusCode::CONFLICT, "a firmware file is uploaded once");
+    let res = e.http.get(format!("{}/firmware/packages/{id}/firmware-file", e.base)).bearer_auth(&e.token).send().await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(res.headers()["content-disposition"].to_str().unwrap().contains("fw-9.9.9.bin"));
+    assert_eq!(res.bytes().await.unwrap().to_vec(), image);
+    let (status, p) = e.upload(&id, "firmware-file", "bad name!.bin", vec![1], None).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{p}");
+
+    // Release notes: replaced by each upload, downloadable, deletable.
+    let (status, _) = e.upload(&id, "release-notes-file", "notes.md", b"# one".to_vec(), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = e.upload(&id, "release-notes-file", "notes-v2.md", b"# two".to_vec(), Some(sha(b"# two"))).await;
+    assert_eq!(status, StatusCode::OK);
+    let notes = e.http.get(format!("{}/firmware/packages/{id}/release-notes-file", e.base)).bearer_auth(&e.token).send().await.unwrap();
+    assert_eq!(notes.bytes().await.unwrap().as_ref(), b"# two");
+    assert_eq!(e.get(&format!("/firmware/packages/{id}")).await.1["releaseNotesFileName"], "notes-v2.md");
+    assert_eq!(std::fs::read_dir(e.sim.store().files_dir()).unwrap().count(), 2, "the replaced notes were removed");
+    let del = |p: String| e.http.delete(format!("{}{p}", e.base)).bearer_auth(&e.token).send();
+    assert_eq!(del(format!("/firmware/packages/{id}/release-notes-file")).await.unwrap().status(), StatusCode::NO_CONTENT);
+    assert_eq!(del(format!("/firmware/packages/{id}/release-notes-file")).await.unwrap().status(), StatusCode::NOT_FOUND);
+
+    // Deleting the package removes it and its stored file.
+    assert_eq!(del(format!("/firmware/packages/{id}")).await.unwrap().status(), StatusCode::NO_CONTENT);
+    assert_eq!(e.get(&format!("/firmware/packages/{id}")).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(std::fs::read_dir(e.sim.store().files_dir()).unwrap().count(), 0);
+}
+
+#[tokio::test]
+async fn file_names_and_missing_parts_are_400s() {
+    let e = env().await;
+    let module = e.first_module().await;
+    let (_, p) = e
+        .send(reqwest::Method::POST, "/firmware/packages", json!({"deviceSpecificationId": module["deviceSpecificationId"], "moduleId": module["id"], "firmwareVersion": "7.0.0"}))
+        .await;
+    let id = p["id"].as_str().unwrap();
+    let (status, body) = e.upload(id, "firmware-file", "bad name!.bin", vec![1], None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["invalidParams"][0]["name"], "file");
+    let res = e
+        .http
+        .post(format!("{}/firmware/packages/{id}/firmware-file", e.base))
+        .bearer_auth(&e.token)
+        .multipart(Form::new().text("checksum", "00".repeat(32)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let (status, body) = e.upload(id, "firmware-file", "a.bin", vec![1], Some("xyz".into())).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["invalidParams"][0]["name"], "checksum");
+}
+
+#[tokio::test]
+async fn states_filter_by_any_device_id_form_and_updates_run_to_an_end() {
+    let e = env_with(SimOptions { devices_per_client: 40, speed: 5_000.0, ..Default::default() }).await;
+    let (status, page) = e.get("/firmware/states?limit=1000").await;
+    assert_eq!(status, StatusCode::OK);
+    let states = page["items"].as_array().unwrap().clone();
+    assert!(states.len() >= 40, "every device has a state per module");
+    let statuses: std::collections::HashSet<&str> = states.iter().filter_map(|s| s["firmwareUpdateStatus"].as_str()).collect();
+    assert!(statuses.contains("SUCCEEDED") && statuses.contains("FAILED"), "{statuses:?}");
+
+    // Filters: module, status, and the device in another id form.
+    let module = states[0]["moduleId"].as_str().unwrap();
+    let (_, by_module) = e.get(&format!("/firmware/states?moduleId={module}&limit=1000")).await;
+    assert!(by_module["items"].as_array().unwrap().iter().all(|s| s["moduleId"] == module));
+    let (_, failed) = e.get("/firmware/states?firmwareUpdateStatus=FAILED&limit=1000").await;
+    assert!(failed["items"].as_array().unwrap().iter().all(|s| s["firmwareUpdateStatus"] == "FAILED" && s["firmwareUpdateStatusDetails"].is_string()));
+    let owner = e.sim.demo_key().client_id;
+    let device_id: uuid::Uuid = states[0]["deviceId"].as_str().unwrap().parse().unwrap();
+    let device = e.sim.store().find_device(owner, &dcs_model::DeviceId::Uuid(device_id)).unwrap().unwrap();
+    let other_form = match (&device.imei, &device.deveui) {
+        (Some(imei), _) => format!("URN:DEV:IMEI:{imei}:"),
+        (_, Some(eui)) => format!("DevEUI:{}", eui.to_uppercase()),
+        _ => unreachable!(),
+    };
+    let (status, by_device) = e.get(&format!("/firmware/states?deviceId={}&limit=1000", urlencode(&other_form))).await;
+    assert_eq!(status, StatusCode::OK, "{by_device}");
+    let items = by_device["items"].as_array().unwrap();
+    assert!(!items.is_empty() && items.iter().all(|s| s["deviceId"] == device_id.to_string()));
+    let (status, bad) = e.get("/firmware/states?deviceId=imei:123").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(bad["invalidParams"][0]["name"], "deviceId");
+    let (status, _) = e.get("/firmware/states?modifiedSince=yesterday").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    // Set a target: the device moves through the statuses to an end.
+    let (_, packages) = e.get(&format!("/firmware/packages?moduleId={module}&limit=1000&sort=-createdAt")).await;
+    let oldest = packages["items"].as_array().unwrap().last().unwrap()["firmwareVersion"].as_str().unwrap().to_owned();
+    let path = format!("/firmware/states/{other_form}/{module}");
+    let (status, set) = e.send(reqwest::Method::PUT, &path, json!({"targetFirmwareVersion": oldest})).await;
+    assert_eq!(status, StatusCode::OK, "{set}");
+    assert_eq!(set["targetFirmwareVersion"], oldest.as_str());
+    let mut seen = vec![set["firmwareUpdateStatus"].as_str().unwrap().to_owned()];
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (_, s) = e.get(&format!("/firmware/states?deviceId={device_id}&moduleId={module}")).await;
+        let st = s["items"][0]["firmwareUpdateStatus"].as_str().unwrap().to_owned();
+        if seen.last() != Some(&st) {
+            seen.push(st.clone());
+        }
+        if st == "SUCCEEDED" {
+            assert_eq!(s["items"][0]["currentFirmwareVersion"], oldest.as_str());
+            break;
+        }
+        if st == "FAILED" {
+            assert!(s["items"][0]["firmwareUpdateStatusDetails"].is_string());
+            break;
+        }
+    }
+    let last = seen.last().unwrap().as_str();
+    assert!(last == "SUCCEEDED" || last == "FAILED", "the update ended: {seen:?}");
+    if seen[0] == "PENDING" {
+        assert!(seen.contains(&"DOWNLOADING".to_owned()), "{seen:?}");
+    }
+
+    // A version without a package, or a bad one, is refused; null resets the target.
+    let (status, p) = e.send(reqwest::Method::PUT, &path, json!({"targetFirmwareVersion": "99.0.0"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(p["invalidParams"][0]["name"], "targetFirmwareVersion");
+    let (status, reset) = e.send(reqwest::Method::PUT, &path, json!({"targetFirmwareVersion": null})).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(reset.get("targetFirmwareVersion").is_none(), "{reset}");
+    let (status, _) = e.send(reqwest::Method::PUT, &format!("/firmware/states/{}/{module}", uuid::Uuid::new_v4()), json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+fn urlencode(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+#[tokio::test]
+async fn a_data_file_keeps_everything_across_restarts_and_reset_restores_the_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("sim.db");
+    let opts = SimOptions { devices_per_client: 20, data: Some(data.clone()), seed: 3, ..Default::default() };
+    let id = {
+        let e = env_with(opts.clone()).await;
+        let module = e.first_module().await;
+        let (_, p) = e
+            .send(reqwest::Method::POST, "/firmware/packages", json!({"deviceSpecificationId": module["deviceSpecificationId"], "moduleId": module["id"], "firmwareVersion": "5.5.5"}))
+            .await;
+        let id = p["id"].as_str().unwrap().to_owned();
+        let (status, _) = e.upload(&id, "firmware-file", "keep.bin", vec![42; 1000], None).await;
+        assert_eq!(status, StatusCode::OK);
+        id
+    };
+    // Started again on the same file, with another seed: the data file wins.
+    let e = env_with(SimOptions { seed: 4, ..opts }).await;
+    let (status, p) = e.get(&format!("/firmware/packages/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(p["firmwareFileName"], "keep.bin");
+    let bytes = e.http.get(format!("{}/firmware/packages/{id}/firmware-file", e.base)).bearer_auth(&e.token).send().await.unwrap().bytes().await.unwrap();
+    assert_eq!(bytes.to_vec(), vec![42; 1000]);
+
+    e.sim.reset().unwrap();
+    assert_eq!(e.get(&format!("/firmware/packages/{id}")).await.0, StatusCode::NOT_FOUND);
+    assert!(!e.get("/firmware/modules").await.1["items"].as_array().unwrap().is_empty(), "the seed is back");
+}
