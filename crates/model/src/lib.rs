@@ -6,6 +6,7 @@
 
 #[macro_use]
 pub mod known;
+pub mod downlinks;
 pub mod duration;
 pub mod firmware;
 pub mod ids;

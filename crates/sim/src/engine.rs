@@ -11,7 +11,9 @@ use rand_chacha::ChaCha8Rng;
 use time::Duration;
 
 use crate::seed::FAILURES;
+use crate::store::downlinks::{DownlinkChange, DownlinkRow};
 use crate::store::firmware::AppliedStep;
+use time::OffsetDateTime;
 use crate::store::StoreError;
 use crate::SimState;
 
@@ -26,7 +28,7 @@ pub(crate) async fn run(state: Arc<SimState>) {
     loop {
         interval.tick().await;
         let st = state.clone();
-        match tokio::task::spawn_blocking(move || step(&st)).await {
+        match tokio::task::spawn_blocking(move || step(&st).and_then(|_| step_downlinks(&st))).await {
             Ok(Err(e)) => tracing::error!(error = %e, "device simulation step failed"),
             Err(e) => tracing::error!(error = %e, "device simulation panicked"),
             Ok(Ok(_)) => {}
@@ -89,4 +91,132 @@ pub(crate) fn step(state: &SimState) -> Result<usize, StoreError> {
         state.store.apply_steps(&steps)?;
     }
     Ok(n)
+}
+
+/// Moves every downlink whose step, cancellation or deadline is due. Returns how many changed.
+/// Each event happens at its own simulated time, in order, even when the engine runs late (at
+/// high speed one pass covers many simulated seconds): a step scheduled before the deadline
+/// is taken before the deadline is checked.
+pub(crate) fn step_downlinks(state: &SimState) -> Result<usize, StoreError> {
+    let now = state.clock.now();
+    let mut total = 0;
+    // Chains of events that all fall in this pass, a bounded number of rounds.
+    for _ in 0..16 {
+        let due = state.store.due_downlinks(now, BATCH)?;
+        if due.is_empty() {
+            break;
+        }
+        let changes: Vec<DownlinkChange> =
+            due.iter().map(|d| advance(state.opts.seed, d, d.next_step_at.unwrap_or(now).min(now))).collect();
+        state.store.apply_downlink_changes(&changes)?;
+        total += changes.len();
+    }
+    Ok(total)
+}
+
+fn is_final(kind: &str, status: &str) -> bool {
+    if kind == "actuator" {
+        matches!(status, "DELIVERED" | "FAILED" | "CANCELLED")
+    } else {
+        status == "DONE"
+    }
+}
+
+/// One step of one downlink (simulator assumptions ).
+fn advance(seed: u64, d: &DownlinkRow, now: OffsetDateTime) -> DownlinkChange {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (d.id.as_u128() as u64) ^ ((d.retry_count as u64) << 48));
+    rng.set_stream(d.status.len() as u64);
+    let flaky = d.device_id.as_u128() % 10 == 0;
+    let success = if flaky { 0.4 } else { 0.85 };
+    let later = |lo: i64, hi: i64, rng: &mut ChaCha8Rng| Some(now + Duration::seconds(rng.gen_range(lo..hi)));
+    let mut c = DownlinkChange {
+        id: d.id,
+        status: d.status.clone(),
+        retry_count: d.retry_count,
+        last_failure_reason: d.last_failure_reason.clone(),
+        next_step_at: None,
+        at: now,
+    };
+    let actuator = d.kind == "actuator";
+    let done = |c: &mut DownlinkChange, reason: Option<&str>| {
+        c.status = "DONE".to_owned();
+        c.last_failure_reason = reason.map(str::to_owned);
+        c.next_step_at = None;
+    };
+    if is_final(&d.kind, &d.status) {
+        return c;
+    }
+    // Cancellation: at once while queued; while executing only when forced.
+    if d.cancel > 0 {
+        let queued = matches!(d.status.as_str(), "PENDING" | "RETRY");
+        if queued || d.cancel == 2 {
+            if actuator {
+                c.status = "CANCELLED".to_owned();
+                c.last_failure_reason = Some("CANCELLED".to_owned());
+            } else {
+                done(&mut c, Some("CANCELLED"));
+            }
+            return c;
+        }
+    }
+    if now >= d.deadline_at {
+        if actuator {
+            c.status = "FAILED".to_owned();
+            c.last_failure_reason = Some("FEEDBACK_TIMEOUT".to_owned());
+        } else {
+            done(&mut c, Some(if d.kind == "http" { "TIMEOUT" } else { "FEEDBACK_TIMEOUT" }));
+        }
+        return c;
+    }
+    let wait_deadline = Some(d.deadline_at);
+    if actuator {
+        match d.status.as_str() {
+            "PENDING" | "RETRY" => {
+                c.status = "EXECUTING".to_owned();
+                c.next_step_at = later(2, 10, &mut rng);
+            }
+            "EXECUTING" if d.dry_run => c.status = "DELIVERED".to_owned(),
+            "EXECUTING" => {
+                c.status = "SENT_TO_CARRIER".to_owned();
+                c.next_step_at = later(5, 30, &mut rng);
+            }
+            _ if rng.gen_bool(success) => c.status = "DELIVERED".to_owned(),
+            _ if d.retry_count < d.retry_limit => {
+                c.status = "RETRY".to_owned();
+                c.retry_count += 1;
+                c.next_step_at = later(30, 90, &mut rng);
+            }
+            _ => {
+                c.status = "FAILED".to_owned();
+                c.last_failure_reason = Some("NOT_ACKNOWLEDGED_BY_DEVICE".to_owned());
+            }
+        }
+        return c;
+    }
+    match (d.kind.as_str(), d.status.as_str()) {
+        ("lora", "PENDING") if rng.gen_bool(0.02) => done(&mut c, Some("FAILED_TO_ENQUEUE_FOR_TRANSMISSION")),
+        ("sms", "PENDING") if rng.gen_bool(0.02) => done(&mut c, Some("FAILURE_TO_ENQUEUE_FOR_TRANSMISSION")),
+        (_, "PENDING") => {
+            c.status = "EXECUTING".to_owned();
+            c.next_step_at = later(2, 20, &mut rng);
+        }
+        (_, _) if d.dry_run => done(&mut c, None),
+        ("lora" | "sms", _) => {
+            if rng.gen_bool(success) {
+                done(&mut c, None);
+            } else if rng.gen_bool(0.1) {
+                done(&mut c, Some(if d.kind == "lora" { "FAILED_TO_TRANSMIT_TO_DEVICE" } else { "FAILURE_TO_TRANSMIT_TO_DEVICE" }));
+            } else if d.retry_count < d.retry_limit {
+                c.retry_count += 1;
+                c.next_step_at = later(20, 60, &mut rng);
+            } else {
+                done(&mut c, Some(if d.kind == "lora" { "NOT_ACKNOWLEDGED_BY_DEVICE" } else { "FEEDBACK_TIMEOUT" }));
+            }
+        }
+        ("mqtt", _) if !rng.gen_bool(success) && rng.gen_bool(0.5) => done(&mut c, Some("FAILED_TO_TRANSMIT_TO_DEVICE")),
+        // No delivery this time: nothing more happens until the deadline.
+        (_, _) if !rng.gen_bool(success) => c.next_step_at = wait_deadline,
+        (_, _) => done(&mut c, None),
+    }
+    c
 }

@@ -113,7 +113,7 @@ impl Simulator {
 
     /// Runs the simulated devices once: every step due by now (tests call this directly).
     pub fn step(&self) -> Result<usize, store::StoreError> {
-        engine::step(&self.state)
+        Ok(engine::step(&self.state)? + engine::step_downlinks(&self.state)?)
     }
 
     /// The API key of the demo reseller, which the built-in simulator profile uses.

@@ -198,6 +198,7 @@ pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), Sto
             }
 
             let projects = [uuid_from(&mut rng), uuid_from(&mut rng)];
+            let mut samples: Vec<DeviceRow> = Vec::new();
             for n in 0..devices_per_client {
                 serial += 1;
                 let (spec_id, spec_name, mods) = &catalogue[rng.gen_range(0..catalogue.len())];
@@ -219,6 +220,9 @@ pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), Sto
                 };
                 let created = EPOCH + Duration::minutes(rng.gen_range(0..60 * 24 * 30));
                 insert::device(tx, &device, created)?;
+                if samples.iter().filter(|d| d.connection == device.connection).count() < 8 {
+                    samples.push(device.clone());
+                }
                 for (module_id, versions) in mods {
                     let latest = versions[versions.len() - 1];
                     let previous = versions[versions.len() - 2];
@@ -243,6 +247,7 @@ pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), Sto
                     )?;
                 }
             }
+            seed_downlinks(tx, &mut rng, client.id, &samples)?;
         }
         Ok(())
     })
@@ -262,4 +267,86 @@ fn release_notes(module: &str, spec: &str, version: &str, i: usize) -> String {
     }
     notes.push_str("\n## Upgrade notes\n\nInstall over the air; the device restarts once.\n");
     notes
+}
+
+/// Downlinks in every status for a client's sample devices. Seeded downlinks that are not final
+/// wait (no next step) until cancelled: their device has not woken up.
+fn seed_downlinks(
+    tx: &rusqlite::Transaction<'_>,
+    rng: &mut ChaCha8Rng,
+    client: Uuid,
+    devices: &[DeviceRow],
+) -> Result<(), StoreError> {
+    use crate::store::downlinks::DownlinkRow;
+    use serde_json::json;
+    const ACTUATOR: &[(&str, Option<&str>)] = &[
+        ("DELIVERED", None), ("DELIVERED", None), ("DELIVERED", None), ("FAILED", Some("NOT_ACKNOWLEDGED_BY_DEVICE")),
+        ("FAILED", Some("FEEDBACK_TIMEOUT")), ("CANCELLED", Some("CANCELLED")), ("PENDING", None), ("EXECUTING", None),
+        ("SENT_TO_CARRIER", None), ("RETRY", None),
+    ];
+    let connection_outcomes = |kind: &str| -> Vec<(&'static str, Option<&'static str>)> {
+        let reasons: &[&'static str] = match kind {
+            "http" => &["CANCELLED", "TIMEOUT", "EVICTED"],
+            "lora" => &["CANCELLED", "FEEDBACK_TIMEOUT", "NOT_ACKNOWLEDGED_BY_DEVICE", "FAILED_TO_TRANSMIT_TO_DEVICE", "FAILED_TO_ENQUEUE_FOR_TRANSMISSION", "EVICTED"],
+            "sms" => &["CANCELLED", "FAILURE_TO_TRANSMIT_TO_DEVICE", "FAILURE_TO_ENQUEUE_FOR_TRANSMISSION", "FEEDBACK_TIMEOUT", "EVICTED"],
+            _ => &["CANCELLED", "FEEDBACK_TIMEOUT", "FAILED_TO_TRANSMIT_TO_DEVICE"],
+        };
+        let mut v = vec![("DONE", None), ("DONE", None), ("PENDING", None), ("EXECUTING", None)];
+        v.extend(reasons.iter().map(|r| ("DONE", Some(*r))));
+        v
+    };
+    let mut when = EPOCH + Duration::days(20);
+    let mut push = |tx: &rusqlite::Transaction<'_>, rng: &mut ChaCha8Rng, kind: &str, device: &DeviceRow, status: &str, reason: Option<&str>, body: serde_json::Value, reference: Option<String>, message: Option<serde_json::Value>| -> Result<(), StoreError> {
+        when += Duration::minutes(rng.gen_range(5..300));
+        let retry_limit = if matches!(kind, "actuator" | "lora" | "sms") { rng.gen_range(0..=3) } else { 0 };
+        let retry_limit = if status == "RETRY" { retry_limit.max(1) } else { retry_limit };
+        let retry_count = if status == "RETRY" { 1 } else if reason == Some("NOT_ACKNOWLEDGED_BY_DEVICE") { retry_limit } else { 0 };
+        let row = DownlinkRow {
+            id: uuid_from(rng),
+            kind: kind.to_owned(),
+            client_id: client,
+            device_id: device.id,
+            device_ref: if kind == "sms" { device.id.to_string() } else { device.network_id() },
+            network_id: device.network_id(),
+            external_reference: reference,
+            status: status.to_owned(),
+            body,
+            message,
+            retry_limit,
+            retry_count,
+            feedback_timeout: "PT1H".to_owned(),
+            dry_run: rng.gen_bool(0.1),
+            last_failure_reason: reason.map(str::to_owned),
+            cancel: 0,
+            next_step_at: None,
+            deadline_at: when + Duration::HOUR,
+            created_at: when,
+            modified_at: when + Duration::minutes(rng.gen_range(1..50)),
+        };
+        crate::store::downlinks::insert_in(tx, &row)
+    };
+    for (i, (status, reason)) in ACTUATOR.iter().cycle().take(30).enumerate() {
+        let device = &devices[i % devices.len()];
+        let interval = [300, 600, 900, 3600][i % 4];
+        let method = json!({"type": "setProperty", "deviceId": device.network_id(), "property": "reportingInterval", "value": interval});
+        let message = json!([{"bn": device.network_id(), "n": "reportingInterval", "v": interval}]);
+        push(tx, rng, "actuator", device, status, *reason, json!({"method": method}), Some(format!("job-{:04}", i + 1)), Some(message))?;
+    }
+    for kind in ["http", "lora", "mqtt", "sms"] {
+        let candidates: Vec<&DeviceRow> = devices.iter().filter(|d| d.connection == kind).collect();
+        if candidates.is_empty() {
+            continue;
+        }
+        for (i, (status, reason)) in connection_outcomes(kind).into_iter().enumerate() {
+            let device = candidates[i % candidates.len()];
+            let body = match kind {
+                "http" => json!({"message": {"senml": [{"n": "led", "vb": true}]}}),
+                "lora" => json!({"payloadHex": format!("01{:02x}", i), "fPort": 10, "confirmed": true}),
+                "mqtt" => json!({"topic": format!("devices/{}/commands", device.name), "payload": "{\"reboot\":true}", "qos": 1}),
+                _ => json!({"text": format!("CFG INTERVAL {}", 60 * (i + 1))}),
+            };
+            push(tx, rng, kind, device, status, reason, body, None, None)?;
+        }
+    }
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! The HTTP surface: one module per area of the reference.
 
 mod auth;
+mod downlinks;
 mod firmware;
 
 use std::sync::Arc;
@@ -39,12 +40,29 @@ pub(crate) fn router(state: Arc<SimState>) -> Router {
         )
         .route("/firmware/states", get(firmware::list_states))
         .route("/firmware/states/{device_id}/{module_id}", put(firmware::set_target))
+        .route("/downlinks", get(downlinks::list_actuator).post(downlinks::create_actuator))
+        .route("/downlinks/{id}", get(downlinks::get_actuator).delete(downlinks::cancel_actuator))
+        .merge(connection_downlinks())
         .fallback(|| async { ApiError::not_found("no such operation in this API") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "this path does not accept that method")
         })
         .layer(axum::middleware::from_fn(render_problems))
         .with_state(state)
+}
+
+/// `/{kind}/downlinks` for each connection-specific family.
+fn connection_downlinks() -> Router<Arc<SimState>> {
+    let mut r = Router::new();
+    for kind in dcs_model::downlinks::CONNECTION_KINDS {
+        r = r
+            .route(&format!("/{kind}/downlinks"), get(downlinks::list_connection).post(downlinks::create_connection))
+            .route(
+                &format!("/{kind}/downlinks/{{id}}"),
+                get(downlinks::get_connection).delete(downlinks::cancel_connection),
+            );
+    }
+    r
 }
 
 /// What every list handler needs from the request besides the caller: its query and base.

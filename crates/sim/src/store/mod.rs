@@ -7,6 +7,7 @@
 //! The SQL of each area lives in its own module: [`firmware`], [`devices`].
 
 pub mod devices;
+pub mod downlinks;
 pub mod firmware;
 pub mod query;
 
@@ -133,6 +134,36 @@ CREATE TABLE IF NOT EXISTS firmware_states (
 CREATE INDEX IF NOT EXISTS firmware_states_client ON firmware_states(client_id, device_id, module_id);
 CREATE INDEX IF NOT EXISTS firmware_states_modified ON firmware_states(client_id, modified_at);
 CREATE INDEX IF NOT EXISTS firmware_states_due ON firmware_states(next_step_at) WHERE next_step_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS downlinks (
+    id                  TEXT PRIMARY KEY,
+    -- 'actuator', or the connection kind: 'http', 'lora', 'mqtt', 'sms', 'digitalmatter'.
+    kind                TEXT NOT NULL,
+    client_id           TEXT NOT NULL REFERENCES clients(id),
+    device_id           TEXT NOT NULL,
+    -- The device as the caller named it, echoed back as `deviceId`.
+    device_ref          TEXT NOT NULL,
+    network_id          TEXT NOT NULL,
+    external_reference  TEXT,
+    status              TEXT NOT NULL,
+    -- The kind's own request fields (method, message, payload...), as sent.
+    body                TEXT NOT NULL,
+    message             TEXT,
+    retry_limit         INTEGER NOT NULL DEFAULT 0,
+    retry_count         INTEGER NOT NULL DEFAULT 0,
+    feedback_timeout    TEXT NOT NULL,
+    dry_run             INTEGER NOT NULL DEFAULT 0,
+    last_failure_reason TEXT,
+    -- 0 none, 1 cancel requested, 2 forced cancel requested.
+    cancel              INTEGER NOT NULL DEFAULT 0,
+    next_step_at        TEXT,
+    deadline_at         TEXT NOT NULL,
+    created_at          TEXT NOT NULL,
+    modified_at         TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS downlinks_list ON downlinks(client_id, kind, created_at, id);
+CREATE INDEX IF NOT EXISTS downlinks_due ON downlinks(next_step_at) WHERE next_step_at IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS downlinks_reference ON downlinks(client_id, external_reference)
+    WHERE kind = 'actuator' AND external_reference IS NOT NULL;
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -255,7 +286,7 @@ impl Store {
         let conn = self.conn();
         conn.execute_batch(
             "PRAGMA foreign_keys = OFF;
-             DELETE FROM firmware_states; DELETE FROM devices; DELETE FROM firmware_files;
+             DELETE FROM downlinks; DELETE FROM firmware_states; DELETE FROM devices; DELETE FROM firmware_files;
              DELETE FROM firmware_packages; DELETE FROM firmware_modules;
              DELETE FROM device_specifications; DELETE FROM api_keys; DELETE FROM clients; DELETE FROM meta;
              PRAGMA foreign_keys = ON;",

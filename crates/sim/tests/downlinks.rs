@@ -1,0 +1,236 @@
+//! Downlinks over real HTTP: bodies checked field by field, statuses moving on the simulated
+//! clock, cancellation, eviction, filters.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use dcs_sim::store::devices::DeviceRow;
+use dcs_sim::{RunningSim, SimOptions, Simulator};
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+const AUDIENCE: &str = "4dc82561-f65f-523g-dek9-6c79ec314f02";
+
+struct Env {
+    sim: Simulator,
+    _running: RunningSim,
+    base: String,
+    http: reqwest::Client,
+    token: String,
+}
+
+async fn env(speed: f64) -> Env {
+    let sim = Simulator::new(SimOptions { devices_per_client: 60, speed, ..Default::default() }).unwrap();
+    let running = sim.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    let base = running.base_url();
+    let http = reqwest::Client::new();
+    let key = sim.demo_key();
+    let body: Value = http
+        .post(format!("{base}/api/v3/idp/oidc/token"))
+        .json(&json!({"grant_type": "client_credentials", "audience": AUDIENCE, "client_id": key.key_id, "client_secret": key.secret}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    Env { token: body["access_token"].as_str().unwrap().to_owned(), sim, _running: running, base, http }
+}
+
+impl Env {
+    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let mut req = self.http.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let res = req.send().await.unwrap();
+        let status = res.status();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+    fn device(&self, connection: &str) -> DeviceRow {
+        let owner = self.sim.demo_key().client_id;
+        let (devices, _) = self.sim.store().beta_devices(owner, None, "name", true, 0, 1000).unwrap();
+        devices.into_iter().find(|d| d.connection == connection).unwrap()
+    }
+    /// Polls until the downlink's status is one of `finals`.
+    async fn until(&self, path: &str, finals: &[&str]) -> Value {
+        for _ in 0..100 {
+            let (_, d) = self.call(Method::GET, path, None).await;
+            if finals.contains(&d["status"].as_str().unwrap_or_default()) {
+                return d;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("{path} never reached {finals:?}");
+    }
+}
+
+#[tokio::test]
+async fn actuator_downlinks_check_each_field_and_run_to_a_final_status() {
+    let e = env(10_000.0).await;
+    let d = e.device("lora").network_id();
+    for method in [
+        json!({"type": "setProperty", "deviceId": d, "property": "reportingInterval", "value": 900}),
+        json!({"type": "invokeCommand", "deviceId": d, "command": "reboot", "parameters": {"delay": 5}}),
+        json!({"type": "senml", "deviceId": d, "records": [{"n": "led", "vb": true}]}),
+        json!({"type": "payloadHex", "deviceId": d, "payloadHex": "01AF", "port": 10}),
+    ] {
+        let (status, created) =
+            e.call(Method::POST, "/downlinks", Some(json!({"method": method, "retryLimit": 2, "feedbackTimeout": "PT15M"}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{created}");
+        assert_eq!(created["networkId"], d.as_str());
+        assert_eq!(created["status"], "PENDING");
+        assert_eq!(created["message"][0]["bn"], d.as_str(), "{created}");
+        assert_eq!(created["feedbackTimeout"], "PT15M");
+        let done = e.until(&format!("/downlinks/{}", created["id"].as_str().unwrap()), &["DELIVERED", "FAILED"]).await;
+        assert!(done["retryCount"].as_i64().unwrap() <= 2);
+    }
+
+    for (body, field) in [
+        (json!({}), "method"),
+        (json!({"method": {"type": "teleport", "deviceId": d}}), "method.type"),
+        (json!({"method": {"type": "setProperty", "deviceId": "imei:1"}}), "method.deviceId"),
+        (json!({"method": {"type": "setProperty", "deviceId": d}}), "method.property"),
+        (json!({"method": {"type": "payloadHex", "deviceId": d, "payloadHex": "ABC"}}), "method.payloadHex"),
+        (json!({"method": {"type": "senml", "deviceId": d, "records": []}}), "method.records"),
+        (json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "feedbackTimeout": "PT9M"}), "feedbackTimeout"),
+        (json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "feedbackTimeout": "10 minutes"}), "feedbackTimeout"),
+        (json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "retryLimit": 11}), "retryLimit"),
+        (json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "dryRun": "yes"}), "dryRun"),
+    ] {
+        let (status, p) = e.call(Method::POST, "/downlinks", Some(body)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{p}");
+        assert_eq!(p["invalidParams"][0]["name"], field, "{p}");
+    }
+
+    // externalReference is unique per client.
+    let body = json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "externalReference": "order-77"});
+    assert_eq!(e.call(Method::POST, "/downlinks", Some(body.clone())).await.0, StatusCode::CREATED);
+    assert_eq!(e.call(Method::POST, "/downlinks", Some(body)).await.0, StatusCode::CONFLICT);
+    // q finds it by the reference exactly, and by part of the network id.
+    let (_, by_ref) = e.call(Method::GET, "/downlinks?q=order-77", None).await;
+    assert_eq!(by_ref["items"].as_array().unwrap().len(), 1);
+    let (_, by_part) = e.call(Method::GET, &format!("/downlinks?q={}&limit=1000", &d[d.len() - 9..]), None).await;
+    assert!(!by_part["items"].as_array().unwrap().is_empty());
+    assert!(by_part["items"].as_array().unwrap().iter().all(|x| x["networkId"] == d.as_str()));
+    assert_eq!(e.call(Method::GET, "/downlinks?q=order-7", None).await.1["items"].as_array().unwrap().len(), 0, "the reference matches exactly");
+
+    // A dry run is delivered without the device.
+    let (_, dry) = e.call(Method::POST, "/downlinks", Some(json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "dryRun": true}))).await;
+    let done = e.until(&format!("/downlinks/{}", dry["id"].as_str().unwrap()), &["DELIVERED", "FAILED"]).await;
+    assert_eq!(done["status"], "DELIVERED");
+    assert_eq!(e.call(Method::GET, "/downlinks/not-a-known-id", None).await.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn cancellation_needs_forced_once_a_downlink_is_on_its_way() {
+    // Slow clock: steps happen only when the test says.
+    let e = env(0.001).await;
+    let d = e.device("mqtt").network_id();
+    let (_, created) = e.call(Method::POST, "/downlinks", Some(json!({"method": {"type": "invokeCommand", "deviceId": d, "command": "reboot"}}))).await;
+    let path = format!("/downlinks/{}", created["id"].as_str().unwrap());
+    assert_eq!(e.call(Method::DELETE, &format!("{path}?forced=maybe"), None).await.0, StatusCode::BAD_REQUEST);
+    assert_eq!(e.call(Method::DELETE, &path, None).await.0, StatusCode::ACCEPTED);
+    e.sim.step().unwrap();
+    let (_, after) = e.call(Method::GET, &path, None).await;
+    assert_eq!(after["status"], "CANCELLED");
+    assert_eq!(e.call(Method::DELETE, &path, None).await.0, StatusCode::CONFLICT, "final downlinks cannot be cancelled");
+
+    // A seeded downlink already executing: refused without forced, cancelled with it.
+    let (_, list) = e.call(Method::GET, "/downlinks?limit=1000", None).await;
+    let executing = list["items"].as_array().unwrap().iter().find(|x| x["status"] == "SENT_TO_CARRIER").unwrap().clone();
+    let path = format!("/downlinks/{}", executing["id"].as_str().unwrap());
+    let (status, p) = e.call(Method::DELETE, &path, None).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert!(p["detail"].as_str().unwrap().contains("forced=true"));
+    assert_eq!(e.call(Method::DELETE, &format!("{path}?forced=true"), None).await.0, StatusCode::ACCEPTED);
+    e.sim.step().unwrap();
+    assert_eq!(e.call(Method::GET, &path, None).await.1["status"], "CANCELLED");
+}
+
+#[tokio::test]
+async fn connection_specific_downlinks_per_kind() {
+    let e = env(10_000.0).await;
+    let lora = e.device("lora");
+    let mqtt = e.device("mqtt");
+    let sms = e.device("sms");
+    let http = e.device("http");
+    let cases = [
+        ("lora", json!({"deviceId": format!("deveui:{}", lora.deveui.clone().unwrap()), "feedbackTimeout": "PT10M", "payloadHex": "0102", "fPort": 5, "retryLimit": 3})),
+        ("mqtt", json!({"deviceId": mqtt.network_id(), "feedbackTimeout": "PT10M", "topic": "cmd/led", "payload": "on", "dryRun": true})),
+        ("sms", json!({"deviceId": sms.id.to_string(), "feedbackTimeout": "PT1H", "text": "PING"})),
+        ("http", json!({"deviceId": http.id.to_string(), "feedbackTimeout": "PT10M", "message": {"senml": [{"n": "led", "vb": true}]}})),
+    ];
+    for (kind, body) in cases {
+        let (status, created) = e.call(Method::POST, &format!("/{kind}/downlinks"), Some(body.clone())).await;
+        assert_eq!(status, StatusCode::CREATED, "{kind}: {created}");
+        assert_eq!(created["status"], "PENDING");
+        assert_eq!(created["deviceId"], body["deviceId"], "the device as given");
+        if kind == "sms" {
+            assert!(created["iccId"].as_str().unwrap().starts_with("8944"));
+        }
+        let done = e.until(&format!("/{kind}/downlinks/{}", created["id"].as_str().unwrap()), &["DONE"]).await;
+        if kind == "mqtt" {
+            assert!(done.get("lastFailureReason").is_none(), "a dry run succeeds: {done}");
+        }
+        // The list filters by device in any id form and by status.
+        let (status, listed) = e.call(Method::GET, &format!("/{kind}/downlinks?deviceId={}&status=DONE&limit=1000", url(&body["deviceId"])), None).await;
+        assert_eq!(status, StatusCode::OK, "{listed}");
+        assert!(listed["items"].as_array().unwrap().iter().any(|x| x["id"] == created["id"]));
+    }
+
+    // Field checks name the field.
+    for (kind, body, field) in [
+        ("lora", json!({"deviceId": lora.network_id(), "payloadHex": "01"}), "feedbackTimeout"),
+        ("lora", json!({"deviceId": lora.network_id(), "feedbackTimeout": "PT10M", "payloadHex": "0"}), "payloadHex"),
+        ("lora", json!({"deviceId": lora.network_id(), "feedbackTimeout": "PT10M", "payloadHex": "01", "fPort": 0}), "fPort"),
+        ("lora", json!({"deviceId": mqtt.network_id(), "feedbackTimeout": "PT10M", "payloadHex": "01"}), "deviceId"),
+        ("mqtt", json!({"deviceId": mqtt.network_id(), "feedbackTimeout": "PT10M", "topic": "a/#", "payload": "x"}), "topic"),
+        ("sms", json!({"deviceId": format!("urn:dev:imei:{}:", sms.imei.clone().unwrap()), "feedbackTimeout": "PT10M", "text": "x"}), "deviceId"),
+        ("http", json!({"deviceId": http.id.to_string(), "feedbackTimeout": "PT10M", "message": {}}), "message"),
+    ] {
+        let (status, p) = e.call(Method::POST, &format!("/{kind}/downlinks"), Some(body)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{kind}: {p}");
+        assert_eq!(p["invalidParams"][0]["name"], field, "{kind}: {p}");
+    }
+    assert_eq!(e.call(Method::GET, "/lora/downlinks?status=BUSY", None).await.0, StatusCode::BAD_REQUEST);
+    assert_eq!(e.call(Method::GET, "/mqtt/downlinks?status=BUSY", None).await.0, StatusCode::OK, "a free string on mqtt");
+    assert_eq!(e.call(Method::GET, "/lora/downlinks/not-a-uuid", None).await.0, StatusCode::BAD_REQUEST);
+}
+
+fn url(v: &Value) -> String {
+    url::form_urlencoded::byte_serialize(v.as_str().unwrap().as_bytes()).collect()
+}
+
+#[tokio::test]
+async fn a_full_queue_evicts_the_oldest_and_seeded_data_has_every_status() {
+    let e = env(0.001).await;
+    let lora = e.device("lora");
+    let mut ids = Vec::new();
+    for i in 0..11 {
+        let body = json!({"deviceId": lora.network_id(), "feedbackTimeout": "PT10M", "payloadHex": format!("{i:02x}")});
+        let (status, created) = e.call(Method::POST, "/lora/downlinks", Some(body)).await;
+        assert_eq!(status, StatusCode::CREATED);
+        ids.push(created["id"].as_str().unwrap().to_owned());
+    }
+    // The queue holds ten waiting downlinks; the oldest ones were evicted to make room.
+    let dev = url(&json!(lora.network_id()));
+    let (_, pending) = e.call(Method::GET, &format!("/lora/downlinks?deviceId={dev}&status=PENDING&limit=1000"), None).await;
+    let pending: Vec<&str> = pending["items"].as_array().unwrap().iter().map(|x| x["id"].as_str().unwrap()).collect();
+    assert_eq!(pending.len(), 10);
+    assert!(pending.contains(&ids[10].as_str()), "the newest is queued");
+    let (_, done) = e.call(Method::GET, &format!("/lora/downlinks?deviceId={dev}&status=DONE&limit=1000"), None).await;
+    assert!(done["items"].as_array().unwrap().iter().any(|x| x["lastFailureReason"] == "EVICTED"));
+
+    let (_, all) = e.call(Method::GET, "/downlinks?limit=1000", None).await;
+    let statuses: std::collections::HashSet<String> =
+        all["items"].as_array().unwrap().iter().map(|x| x["status"].as_str().unwrap().to_owned()).collect();
+    for s in ["PENDING", "EXECUTING", "SENT_TO_CARRIER", "CANCELLED", "RETRY", "DELIVERED", "FAILED"] {
+        assert!(statuses.contains(s), "seeded actuator downlinks include {s}: {statuses:?}");
+    }
+    for kind in ["http", "lora", "mqtt", "sms"] {
+        let (_, page) = e.call(Method::GET, &format!("/{kind}/downlinks?status=DONE&limit=1000"), None).await;
+        let reasons: Vec<&str> = page["items"].as_array().unwrap().iter().filter_map(|x| x["lastFailureReason"].as_str()).collect();
+        assert!(reasons.contains(&"CANCELLED"), "{kind}: {reasons:?}");
+    }
+}
