@@ -114,6 +114,18 @@ struct SimArgs {
     /// Devices of the reseller and of each customer in a new data set.
     #[arg(long, default_value_t = 1375)]
     devices_per_client: u32,
+    /// Fault injection: milliseconds added to every answer.
+    #[arg(long, default_value_t = 0)]
+    latency_ms: u64,
+    /// Fault injection: share of requests (0 to 1) answered 500/502/503/504.
+    #[arg(long, default_value_t = 0.0)]
+    error_rate: f64,
+    /// Fault injection: share of requests (0 to 1) whose connection is dropped.
+    #[arg(long, default_value_t = 0.0)]
+    drop_rate: f64,
+    /// Fault injection: requests per second accepted; bursts above get 429 with Retry-After.
+    #[arg(long)]
+    rate_limit: Option<u32>,
 }
 
 #[derive(Subcommand)]
@@ -194,7 +206,14 @@ async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
         speed: args.speed,
         data: args.data,
         devices_per_client: args.devices_per_client,
+        faults: dcs_sim::faults::Faults {
+            latency_ms: args.latency_ms,
+            error_rate: args.error_rate,
+            drop_rate: args.drop_rate,
+            rate_limit: args.rate_limit,
+        },
     };
+    opts.faults.check().map_err(|e| anyhow::anyhow!("--{}", e.replace("Rate", "-rate").replace("rateLimit", "rate-limit")))?;
     let sim = dcs_sim::Simulator::new(opts)?;
     let running = sim.spawn(SocketAddr::new(args.host, args.port)).await?;
     let key = sim.demo_key();
@@ -202,6 +221,8 @@ async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
     println!("  base URL and auth URL: {}", running.base_url());
     println!("  demo reseller API key: client id `{}`", key.key_id);
     println!("  its secret:            {}", key.secret);
+    println!("  control endpoints:     {0}/_sim/info, /_sim/reset, /_sim/clock, /_sim/faults", running.base_url());
+    println!("  per-request faults:    header X-Sim-Fault: latency=<ms>, status=<code>, drop, token-lifetime=<s>");
     println!("  (a simulator credential for local use only; press Ctrl-C to stop)");
     tokio::signal::ctrl_c().await?;
     running.shutdown().await;

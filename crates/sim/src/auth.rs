@@ -53,7 +53,12 @@ pub(crate) struct Claims {
     pub jti: String,
 }
 
-pub(crate) fn issue_token(state: &SimState, key: &crate::store::ApiKeyRow, now: u64) -> Result<String, ApiError> {
+pub(crate) fn issue_token(
+    state: &SimState,
+    key: &crate::store::ApiKeyRow,
+    now: u64,
+    lifetime: u64,
+) -> Result<String, ApiError> {
     let claims = Claims {
         iss: ISSUER.to_owned(),
         sub: key.client_id.to_string(),
@@ -62,7 +67,7 @@ pub(crate) fn issue_token(state: &SimState, key: &crate::store::ApiKeyRow, now: 
         scope: key.scopes.join(" "),
         fw: key.firmware_authorized,
         iat: now,
-        exp: now + state.opts.token_lifetime.as_secs(),
+        exp: now + lifetime,
         jti: Uuid::new_v4().to_string(),
     };
     jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret(&state.signing_key))

@@ -16,11 +16,13 @@ pub struct ApiError {
     pub status: StatusCode,
     pub detail: String,
     pub invalid_params: Vec<InvalidParam>,
+    /// Seconds, sent as `Retry-After` (429).
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, detail: impl Into<String>) -> Self {
-        ApiError { status, detail: detail.into(), invalid_params: Vec::new() }
+        ApiError { status, detail: detail.into(), invalid_params: Vec::new(), retry_after: None }
     }
 
     /// A 400 naming the parameter or field and the rule it broke.
@@ -30,6 +32,7 @@ impl ApiError {
             status: StatusCode::BAD_REQUEST,
             detail: format!("{name}: {reason}"),
             invalid_params: vec![InvalidParam { name: name.to_owned(), reason }],
+            retry_after: None,
         }
     }
 
@@ -78,9 +81,13 @@ pub async fn render_problems(req: Request<axum::body::Body>, next: Next) -> Resp
     let mut res = next.run(req).await;
     if let Some(err) = res.extensions_mut().remove::<ApiError>() {
         let status = err.status;
+        let retry_after = err.retry_after;
         let body = serde_json::to_vec(&err.into_problem(&uri)).unwrap_or_default();
         let mut out = (status, body).into_response();
         out.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        if let Some(secs) = retry_after {
+            out.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
         return out;
     }
     res

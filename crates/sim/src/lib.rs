@@ -11,6 +11,7 @@ mod auth;
 pub mod clock;
 mod engine;
 mod error;
+pub mod faults;
 mod paging;
 mod routes;
 pub mod seed;
@@ -41,6 +42,8 @@ pub struct SimOptions {
     pub data: Option<PathBuf>,
     /// Devices of the reseller and of each customer in the demo data set.
     pub devices_per_client: u32,
+    /// Faults applied to every request (changeable while running: `PUT /_sim/faults`).
+    pub faults: faults::Faults,
 }
 
 /// Speed of the demo: a ten-minute firmware update takes ten seconds.
@@ -54,6 +57,7 @@ impl Default for SimOptions {
             speed: 1.0,
             data: None,
             devices_per_client: 1375,
+            faults: faults::Faults::default(),
         }
     }
 }
@@ -64,6 +68,7 @@ pub(crate) struct SimState {
     pub opts: SimOptions,
     pub signing_key: Vec<u8>,
     pub clock: clock::SimClock,
+    pub faults: faults::FaultState,
 }
 
 /// A simulator instance, not yet listening.
@@ -96,7 +101,8 @@ impl Simulator {
         // Tokens are only meaningful to the simulator that issued them.
         let signing_key = seed::signing_key(opts.seed);
         let clock = clock::SimClock::new(opts.speed);
-        Ok(Simulator { state: Arc::new(SimState { store, opts, signing_key, clock }) })
+        let faults = faults::FaultState::new(opts.faults.clone());
+        Ok(Simulator { state: Arc::new(SimState { store, opts, signing_key, clock, faults }) })
     }
 
     /// Empties the state and writes the demo data set again (for test isolation).
@@ -104,6 +110,16 @@ impl Simulator {
         self.state.store.clear()?;
         seed::seed(&self.state.store, self.state.opts.seed, self.state.opts.devices_per_client)?;
         self.state.store.set_meta("seed", &self.state.opts.seed.to_string())
+    }
+
+    /// Replaces the faults applied to every request.
+    pub fn set_faults(&self, faults: faults::Faults) {
+        self.state.faults.set(faults)
+    }
+
+    /// Changes how fast simulated time runs.
+    pub fn set_speed(&self, speed: f64) {
+        self.state.clock.set_speed(speed)
     }
 
     /// The simulated time now.

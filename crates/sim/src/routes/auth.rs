@@ -18,7 +18,11 @@ pub const WRONG_KEY: &str = "Feature user does not exist anymore";
 /// Message of the identity platform for a key the service was not added to.
 pub const NO_SERVICE: &str = "Feature service does not exist anymore";
 
-pub(crate) async fn token(State(state): State<Arc<SimState>>, body: Bytes) -> Result<Json<TokenResponse>, ApiError> {
+pub(crate) async fn token(
+    State(state): State<Arc<SimState>>,
+    faults: Option<axum::Extension<crate::faults::RequestFaults>>,
+    body: Bytes,
+) -> Result<Json<TokenResponse>, ApiError> {
     let body: Value = serde_json::from_slice(&body)
         .map_err(|_| ApiError::invalid("body", "must be a JSON object with grant_type, audience, client_id, client_secret"))?;
     let field = |name: &str| -> Result<String, ApiError> {
@@ -47,12 +51,10 @@ pub(crate) async fn token(State(state): State<Arc<SimState>>, body: Bytes) -> Re
         return Err(ApiError::unauthorized(NO_SERVICE));
     }
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let access_token = issue_token(&state, &key, now)?;
-    Ok(Json(TokenResponse {
-        access_token,
-        token_type: "Bearer".to_owned(),
-        expires_in: state.opts.token_lifetime.as_secs(),
-    }))
+    // A short lifetime for this one token, if the request asks for it (fault injection).
+    let lifetime = faults.and_then(|f| f.token_lifetime).unwrap_or(state.opts.token_lifetime.as_secs());
+    let access_token = issue_token(&state, &key, now, lifetime)?;
+    Ok(Json(TokenResponse { access_token, token_type: "Bearer".to_owned(), expires_in: lifetime }))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

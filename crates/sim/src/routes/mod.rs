@@ -1,5 +1,6 @@
 //! The HTTP surface: one module per area of the reference.
 
+mod admin;
 mod auth;
 mod downlinks;
 mod firmware;
@@ -43,6 +44,13 @@ pub(crate) fn router(state: Arc<SimState>) -> Router {
         .route("/downlinks", get(downlinks::list_actuator).post(downlinks::create_actuator))
         .route("/downlinks/{id}", get(downlinks::get_actuator).delete(downlinks::cancel_actuator))
         .merge(connection_downlinks())
+        // Faults reach the service's operations, never the simulator's own control endpoints.
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), crate::faults::inject))
+        .route("/_sim/info", get(admin::info))
+        .route("/_sim/reset", post(admin::reset))
+        .route("/_sim/clock", put(admin::set_clock))
+        .route("/_sim/faults", get(admin::get_faults).put(admin::set_faults))
+        .route("/_sim/step", post(admin::step))
         .fallback(|| async { ApiError::not_found("no such operation in this API") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "this path does not accept that method")

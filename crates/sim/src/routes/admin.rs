@@ -1,0 +1,71 @@
+//! The simulator's own control endpoints under `/_sim/` (not part of the service): state
+//! inspection, reset, clock speed and faults. No token needed; the simulator listens on
+//! loopback unless told otherwise.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use serde_json::{json, Value};
+
+use crate::error::ApiError;
+use crate::faults::Faults;
+use crate::SimState;
+
+pub(crate) async fn info(State(state): State<Arc<SimState>>) -> Json<Value> {
+    Json(json!({
+        "seed": state.opts.seed,
+        "speed": state.clock.speed(),
+        "now": crate::store::ts(state.clock.now()),
+        "devicesPerClient": state.opts.devices_per_client,
+        "demoClientId": crate::seed::demo_reseller_key(state.opts.seed).key_id,
+        "faults": state.faults.get(),
+    }))
+}
+
+pub(crate) async fn reset(State(state): State<Arc<SimState>>) -> Result<StatusCode, ApiError> {
+    let st = state.clone();
+    tokio::task::spawn_blocking(move || -> Result<(), crate::store::StoreError> {
+        st.store.clear()?;
+        crate::seed::seed(&st.store, st.opts.seed, st.opts.devices_per_client)?;
+        st.store.set_meta("seed", &st.opts.seed.to_string())
+    })
+    .await
+    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+pub(crate) async fn set_clock(State(state): State<Arc<SimState>>, Json(body): Json<Value>) -> Result<Json<Value>, ApiError> {
+    let speed = body
+        .get("speed")
+        .and_then(Value::as_f64)
+        .filter(|s| *s > 0.0 && s.is_finite())
+        .ok_or_else(|| ApiError::invalid("speed", "must be a positive number"))?;
+    state.clock.set_speed(speed);
+    Ok(Json(json!({ "speed": speed, "now": crate::store::ts(state.clock.now()) })))
+}
+
+pub(crate) async fn get_faults(State(state): State<Arc<SimState>>) -> Json<Faults> {
+    Json(state.faults.get())
+}
+
+pub(crate) async fn set_faults(State(state): State<Arc<SimState>>, body: axum::body::Bytes) -> Result<Json<Faults>, ApiError> {
+    let faults: Faults = serde_json::from_slice(&body).map_err(|e| ApiError::invalid("body", e.to_string()))?;
+    faults.check().map_err(|e| {
+        let (name, reason) = e.split_once(": ").unwrap_or(("body", &e));
+        ApiError::invalid(name, reason)
+    })?;
+    state.faults.set(faults.clone());
+    Ok(Json(faults))
+}
+
+pub(crate) async fn step(State(state): State<Arc<SimState>>) -> Result<Json<Value>, ApiError> {
+    let st = state.clone();
+    let changed = tokio::task::spawn_blocking(move || -> Result<usize, crate::store::StoreError> {
+        Ok(crate::engine::step(&st)? + crate::engine::step_downlinks(&st)?)
+    })
+    .await
+    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    Ok(Json(json!({ "changed": changed })))
+}
