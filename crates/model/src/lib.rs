@@ -6,6 +6,7 @@
 
 #[macro_use]
 pub mod known;
+pub mod beta;
 pub mod duration;
 pub mod firmware;
 pub mod ids;
@@ -15,6 +16,7 @@ pub mod sort;
 pub mod validate;
 pub mod token;
 
+pub use beta::{BetaDevice, BetaDevicePage, BetaSortOrder, ContextSwitch};
 pub use firmware::{
     FileAttributes, FirmwareDeviceSpecification, FirmwareModule, FirmwarePackage, FirmwareState, PackageEmbedded,
     UpdateStatus,
