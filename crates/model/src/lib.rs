@@ -6,6 +6,7 @@
 
 #[macro_use]
 pub mod known;
+pub mod beta;
 pub mod downlinks;
 pub mod duration;
 pub mod firmware;
@@ -16,6 +17,7 @@ pub mod sort;
 pub mod validate;
 pub mod token;
 
+pub use beta::{BetaDevice, BetaDevicePage, BetaSortOrder, ContextSwitch};
 pub use firmware::{
     FileAttributes, FirmwareDeviceSpecification, FirmwareModule, FirmwarePackage, FirmwareState, PackageEmbedded,
     UpdateStatus,

@@ -15,6 +15,8 @@ use crate::SimState;
 
 /// Header a reseller sends to act in a customer's environment (section 5.4).
 pub const SECURITY_CONTEXT: &str = "service-security-context";
+/// Header of the deprecated sub-customer mode (section 4.5).
+pub const X_CLIENT_ID: &str = dcs_model::beta::X_CLIENT_ID;
 /// Issuer written into the simulator's tokens.
 const ISSUER: &str = "dcs-simulator";
 
@@ -78,8 +80,12 @@ pub(crate) fn issue_token(
 #[derive(Debug, Clone)]
 pub(crate) struct Caller {
     /// The client whose data this request reads and writes: the key's own client, or the
-    /// customer named in the security-context header.
+    /// customer named in the security-context header or the deprecated `x-client-id` header.
     pub client: Uuid,
+    /// The API key's own client, whatever the request acts for.
+    pub own: Uuid,
+    /// The API key the token was issued to (`azp`).
+    pub key_id: String,
     /// `principal/<uuid>` of the API key, for `createdBy` and `modifiedBy`.
     pub principal: String,
     scopes: Vec<String>,
@@ -111,17 +117,25 @@ impl FromRequestParts<Arc<SimState>> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &Arc<SimState>) -> Result<Self, Self::Rejection> {
+        // The beta API (`/api/...`) answers a bad token with a 302 to the token endpoint
+        // (section 4.5, simulator assumption); the new API with a 401 (section 7).
+        let beta = is_beta_path(parts.uri.path());
+        let refuse = |detail: &str| {
+            if beta {
+                ApiError::found(TOKEN_PATH, detail)
+            } else {
+                ApiError::unauthorized(detail)
+            }
+        };
         let value = parts
             .headers
             .get(header::AUTHORIZATION)
-            .ok_or_else(|| ApiError::unauthorized("no Authorization header; send `Authorization: Bearer <token>`"))?;
-        let value = value
-            .to_str()
-            .map_err(|_| ApiError::unauthorized("the Authorization header is not readable text"))?;
+            .ok_or_else(|| refuse("no Authorization header; send `Authorization: Bearer <token>`"))?;
+        let value = value.to_str().map_err(|_| refuse("the Authorization header is not readable text"))?;
         let token = value
             .strip_prefix("Bearer ")
             .or_else(|| value.strip_prefix("bearer "))
-            .ok_or_else(|| ApiError::unauthorized("the Authorization header is not of the form `Bearer <token>`"))?;
+            .ok_or_else(|| refuse("the Authorization header is not of the form `Bearer <token>`"))?;
 
         let mut validation = Validation::new(Algorithm::HS256);
         validation.set_audience(&[dcs_model::SERVICE_AUDIENCE]);
@@ -131,17 +145,19 @@ impl FromRequestParts<Arc<SimState>> for Caller {
             .map_err(|e| {
                 use jsonwebtoken::errors::ErrorKind;
                 match e.kind() {
-                    ErrorKind::ExpiredSignature => ApiError::unauthorized("the access token has expired; request a new one"),
-                    ErrorKind::InvalidSignature => ApiError::unauthorized("the access token was not issued by this service"),
-                    _ => ApiError::unauthorized("the access token is malformed"),
+                    ErrorKind::ExpiredSignature => refuse("the access token has expired; request a new one"),
+                    ErrorKind::InvalidSignature => refuse("the access token was not issued by this service"),
+                    _ => refuse("the access token is malformed"),
                 }
             })?
             .claims;
-        let own = Uuid::parse_str(&claims.sub).map_err(|_| ApiError::unauthorized("the access token is malformed"))?;
-        let client = security_context(parts, state, own)?;
+        let own = Uuid::parse_str(&claims.sub).map_err(|_| refuse("the access token is malformed"))?;
+        let client = acting_client(parts, state, own, &claims.azp)?;
         let principal = format!("principal/{}", Uuid::new_v5(&Uuid::NAMESPACE_OID, claims.azp.as_bytes()));
         Ok(Caller {
             client,
+            own,
+            key_id: claims.azp,
             principal,
             scopes: claims.scope.split_whitespace().map(str::to_owned).collect(),
             firmware: claims.fw,
@@ -149,6 +165,52 @@ impl FromRequestParts<Arc<SimState>> for Caller {
     }
 }
 
+/// Path of the token endpoint, where the beta API redirects a caller without a valid token.
+pub const TOKEN_PATH: &str = "/api/v3/idp/oidc/token";
+
+/// Whether `path` belongs to the deprecated beta API (`/api/...`, section 9).
+pub(crate) fn is_beta_path(path: &str) -> bool {
+    path.starts_with("/api/")
+}
+
+/// The client the request acts for: the key's own, or a customer named by the reseller
+/// header (section 5.4) or by the deprecated `x-client-id` header (section 4.5). At most one
+/// of the two may be sent.
+fn acting_client(parts: &Parts, state: &SimState, own: Uuid, key_id: &str) -> Result<Uuid, ApiError> {
+    let context = parts.headers.contains_key(SECURITY_CONTEXT);
+    let legacy = parts.headers.contains_key(X_CLIENT_ID);
+    match (context, legacy) {
+        (true, true) => Err(ApiError::invalid(
+            X_CLIENT_ID,
+            "send either `x-client-id` (deprecated) or `Service-Security-Context`, not both",
+        )),
+        (false, true) => legacy_client(parts, state, own, key_id),
+        _ => security_context(parts, state, own),
+    }
+}
+
+/// Checks the deprecated `x-client-id` header: the customer must be one the API key made the
+/// context-switch call for.
+fn legacy_client(parts: &Parts, state: &SimState, own: Uuid, key_id: &str) -> Result<Uuid, ApiError> {
+    let mut values = parts.headers.get_all(X_CLIENT_ID).iter();
+    let Some(value) = values.next() else { return Ok(own) };
+    if values.next().is_some() {
+        return Err(ApiError::invalid(X_CLIENT_ID, "only one x-client-id header per request is supported"));
+    }
+    let customer = value
+        .to_str()
+        .ok()
+        .and_then(|v| Uuid::parse_str(v.trim()).ok())
+        .ok_or_else(|| ApiError::invalid(X_CLIENT_ID, "must be the customer's UUID"))?;
+    if state.store.has_context_switch(key_id, own, customer)? {
+        Ok(customer)
+    } else {
+        Err(ApiError::forbidden(format!(
+            "the API key has no access to customer {customer} through x-client-id; make the context switch first \
+             (GET /api/v1/lifecycle/clients/{customer}/context-switch), or use Service-Security-Context"
+        )))
+    }
+}
 /// Checks the reseller header, if any, and returns the client the request acts for.
 fn security_context(parts: &Parts, state: &SimState, own: Uuid) -> Result<Uuid, ApiError> {
     let mut values = parts.headers.get_all(SECURITY_CONTEXT).iter();

@@ -18,11 +18,13 @@ pub struct ApiError {
     pub invalid_params: Vec<InvalidParam>,
     /// Seconds, sent as `Retry-After` (429).
     pub retry_after: Option<u64>,
+    /// `Location` header of the response (the beta API's 302 to the token endpoint).
+    pub location: Option<String>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, detail: impl Into<String>) -> Self {
-        ApiError { status, detail: detail.into(), invalid_params: Vec::new(), retry_after: None }
+        ApiError { status, detail: detail.into(), invalid_params: Vec::new(), retry_after: None, location: None }
     }
 
     /// A 400 naming the parameter or field and the rule it broke.
@@ -33,11 +35,18 @@ impl ApiError {
             detail: format!("{name}: {reason}"),
             invalid_params: vec![InvalidParam { name: name.to_owned(), reason }],
             retry_after: None,
+            location: None,
         }
     }
 
     pub fn unauthorized(detail: impl Into<String>) -> Self {
         Self::new(StatusCode::UNAUTHORIZED, detail)
+    }
+
+    /// A 302 to `location`: how the deprecated beta API answers a missing, invalid or expired
+    /// token (reference section 4.5). The body is still a problem document saying why.
+    pub fn found(location: &str, detail: impl Into<String>) -> Self {
+        ApiError { location: Some(location.to_owned()), ..Self::new(StatusCode::FOUND, detail) }
     }
 
     pub fn forbidden(detail: impl Into<String>) -> Self {
@@ -82,11 +91,15 @@ pub async fn render_problems(req: Request<axum::body::Body>, next: Next) -> Resp
     if let Some(err) = res.extensions_mut().remove::<ApiError>() {
         let status = err.status;
         let retry_after = err.retry_after;
+        let location = err.location.clone();
         let body = serde_json::to_vec(&err.into_problem(&uri)).unwrap_or_default();
         let mut out = (status, body).into_response();
         out.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
         if let Some(secs) = retry_after {
             out.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        if let Some(location) = location.and_then(|l| HeaderValue::from_str(&l).ok()) {
+            out.headers_mut().insert(header::LOCATION, location);
         }
         return out;
     }

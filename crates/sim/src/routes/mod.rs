@@ -2,6 +2,7 @@
 
 mod admin;
 mod auth;
+mod beta;
 mod downlinks;
 mod firmware;
 
@@ -21,6 +22,8 @@ use crate::SimState;
 pub(crate) fn router(state: Arc<SimState>) -> Router {
     Router::new()
         .route("/api/v3/idp/oidc/token", post(auth::token))
+        .route("/api/devices", get(beta::list_devices))
+        .route("/api/v1/lifecycle/clients/{client_id}/context-switch", get(beta::context_switch))
         .route("/firmware/modules", get(firmware::list_modules))
         .route("/firmware/modules/{module_id}", get(firmware::get_module))
         .route("/firmware/packages", get(firmware::list_packages).post(firmware::create_package))

@@ -4,11 +4,12 @@
 //! Timestamps are stored as fixed-width RFC 3339 UTC text (`2026-01-05T10:00:00.000Z`), so the
 //! text order is the time order and SQL can sort and filter on them directly.
 //!
-//! The SQL of each area lives in its own module: [`firmware`], [`devices`].
+//! The SQL of each area lives in its own module: [`firmware`], [`devices`], [`grants`].
 
 pub mod devices;
 pub mod downlinks;
 pub mod firmware;
+pub mod grants;
 pub mod query;
 
 pub use firmware::ModuleQuery;
@@ -164,6 +165,14 @@ CREATE INDEX IF NOT EXISTS downlinks_list ON downlinks(client_id, kind, created_
 CREATE INDEX IF NOT EXISTS downlinks_due ON downlinks(next_step_at) WHERE next_step_at IS NOT NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS downlinks_reference ON downlinks(client_id, external_reference)
     WHERE kind = 'actuator' AND external_reference IS NOT NULL;
+-- Deprecated sub-customer mode (section 4.5): API keys that made the context-switch call for
+-- a customer, and so may act for it with `x-client-id`.
+CREATE TABLE IF NOT EXISTS context_switch_grants (
+    key_id      TEXT NOT NULL REFERENCES api_keys(key_id),
+    customer_id TEXT NOT NULL REFERENCES clients(id),
+    granted_at  TEXT NOT NULL,
+    PRIMARY KEY (key_id, customer_id)
+);
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -286,7 +295,7 @@ impl Store {
         let conn = self.conn();
         conn.execute_batch(
             "PRAGMA foreign_keys = OFF;
-             DELETE FROM downlinks; DELETE FROM firmware_states; DELETE FROM devices; DELETE FROM firmware_files;
+             DELETE FROM context_switch_grants; DELETE FROM downlinks; DELETE FROM firmware_states; DELETE FROM devices; DELETE FROM firmware_files;
              DELETE FROM firmware_packages; DELETE FROM firmware_modules;
              DELETE FROM device_specifications; DELETE FROM api_keys; DELETE FROM clients; DELETE FROM meta;
              PRAGMA foreign_keys = ON;",
