@@ -234,3 +234,46 @@ async fn a_full_queue_evicts_the_oldest_and_seeded_data_has_every_status() {
         assert!(reasons.contains(&"CANCELLED"), "{kind}: {reasons:?}");
     }
 }
+
+#[tokio::test]
+async fn the_beta_actuator_endpoint_takes_senml_records() {
+    let e = env(10_000.0).await;
+    let lora = e.device("lora");
+    let urn = lora.network_id();
+    let post = |query: &str, accept: &str, body: Value| {
+        e.http
+            .post(format!("{}/api/actuator/downlinks{query}", e.base))
+            .bearer_auth(&e.token)
+            .header("Accept", accept.to_owned())
+            .json(&body)
+            .send()
+    };
+    const MEDIA: &str = "application/vnd.service.actuator.v1.response+json";
+    let res = post("?port=10&externalReference=beta-1", MEDIA, json!([{"bn": urn, "n": "payloadHex", "vs": "0A0B"}])).await.unwrap();
+    assert_eq!(res.status(), StatusCode::CREATED);
+    assert_eq!(res.headers()["content-type"], MEDIA);
+    let created: Value = res.json().await.unwrap();
+    assert_eq!(created[0]["networkId"], urn.as_str());
+    assert_eq!(created[0]["externalReference"], "beta-1");
+    assert_eq!(created[0]["method"]["port"], 10);
+    // It is an ordinary actuator downlink afterwards.
+    let path = format!("/downlinks/{}", created[0]["id"].as_str().unwrap());
+    assert_eq!(e.call(Method::GET, &path, None).await.0, StatusCode::OK);
+
+    for (query, accept, body, field) in [
+        ("?port=10", "application/json", json!([{"bn": urn, "n": "payloadHex", "vs": "0A"}]), "Accept"),
+        ("", MEDIA, json!([{"bn": urn, "n": "payloadHex", "vs": "0A"}]), "port"),
+        ("?port=300", MEDIA, json!([{"bn": urn, "n": "payloadHex", "vs": "0A"}]), "port"),
+        ("?port=10", MEDIA, json!({"bn": urn}), "body"),
+        ("?port=10", MEDIA, json!([{"bn": "urn:dev:imei:123456789012345:", "n": "payloadHex", "vs": "0A"}]), "[0].bn"),
+        ("?port=10", MEDIA, json!([{"bn": urn, "n": "temperature", "vs": "0A"}]), "[0].n"),
+        ("?port=10", MEDIA, json!([{"bn": urn, "n": "payloadHex", "vs": "XYZ"}]), "[0].vs"),
+    ] {
+        let res = post(query, accept, body).await.unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{field}");
+        let p: Value = res.json().await.unwrap();
+        assert_eq!(p["invalidParams"][0]["name"], field, "{p}");
+    }
+    let res = post("?port=10&externalReference=beta-1", MEDIA, json!([{"bn": urn, "n": "payloadHex", "vs": "0A"}])).await.unwrap();
+    assert_eq!(res.status(), StatusCode::CONFLICT);
+}

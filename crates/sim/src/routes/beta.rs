@@ -38,7 +38,7 @@ fn accepts(headers: &HeaderMap, media: &str) -> bool {
         .any(|item| item.eq_ignore_ascii_case(media))
 }
 
-fn require_accept(headers: &HeaderMap, media: &str) -> Result<(), ApiError> {
+pub(crate) fn require_accept(headers: &HeaderMap, media: &str) -> Result<(), ApiError> {
     if accepts(headers, media) {
         Ok(())
     } else {

@@ -581,3 +581,86 @@ pub(crate) async fn cancel_connection(
     let kind = kind_of(&uri);
     cancel(&state, &caller, &kind, &id, &req).await
 }
+
+/// Media type the beta actuator endpoint answers with and asks for in `Accept`.
+const BETA_ACTUATOR_MEDIA: &str = "application/vnd.service.actuator.v1.response+json";
+
+/// `POST /api/actuator/downlinks` (deprecated beta API, section 4.5): a JSON array of SenML
+/// records, each `{"bn": "urn:dev:deveui:<16 hex>:", "n": "payloadHex", "vs": "<hex>"}`, with
+/// `port` (LoRa FPort) and an optional `externalReference` in the query. Each record becomes
+/// an actuator downlink of the `payloadHex` variant; the answer (not shown in the reference) is
+/// `201` with the array of created downlinks (assumption A-55).
+pub(crate) async fn create_beta_actuator(
+    State(state): State<Arc<SimState>>,
+    caller: Caller,
+    headers: axum::http::HeaderMap,
+    req: ListRequest,
+    body: axum::body::Bytes,
+) -> Result<(StatusCode, [(axum::http::HeaderName, &'static str); 1], Json<Value>), ApiError> {
+    crate::routes::beta::require_accept(&headers, BETA_ACTUATOR_MEDIA)?;
+    let port = req
+        .query
+        .one("port")?
+        .ok_or_else(|| ApiError::invalid("port", "is required (the LoRa FPort, 1 to 223)"))?
+        .parse::<i64>()
+        .ok()
+        .filter(|p| (1..=223).contains(p))
+        .ok_or_else(|| ApiError::invalid("port", "must be a whole number from 1 to 223"))?;
+    let reference = req.query.one("externalReference")?.map(str::to_owned);
+    if reference.as_deref().is_some_and(|r| r.is_empty() || r.chars().count() > 100) {
+        return Err(ApiError::invalid("externalReference", "must be 1 to 100 characters"));
+    }
+    let records = match serde_json::from_slice::<Value>(&body) {
+        Ok(Value::Array(r)) if !r.is_empty() => r,
+        _ => return Err(ApiError::invalid("body", "must be a non-empty JSON array of SenML records")),
+    };
+    if reference.is_some() && records.len() > 1 {
+        return Err(ApiError::invalid("externalReference", "names one downlink: send one record with it"));
+    }
+    // Check every record before creating anything.
+    let mut planned = Vec::new();
+    for (i, r) in records.iter().enumerate() {
+        let field = |f: &str| format!("[{i}].{f}");
+        let r = r.as_object().ok_or_else(|| ApiError::invalid(&format!("[{i}]"), "must be a SenML record object"))?;
+        let bn = r.get("bn").and_then(Value::as_str).ok_or_else(|| ApiError::invalid(&field("bn"), "is required"))?;
+        match DeviceId::parse(bn) {
+            Ok(DeviceId::DevEui { urn: true, .. }) => {}
+            _ => return Err(ApiError::invalid(&field("bn"), "must be a DevEUI device URN, urn:dev:deveui:<16 hex>:")),
+        }
+        if r.get("n").and_then(Value::as_str) != Some("payloadHex") {
+            return Err(ApiError::invalid(&field("n"), "must be `payloadHex`"));
+        }
+        let vs = r.get("vs").and_then(Value::as_str).ok_or_else(|| ApiError::invalid(&field("vs"), "is required"))?;
+        hex_payload(vs, &field("vs"), 242)?;
+        let method = json!({"type": "payloadHex", "deviceId": bn, "payloadHex": vs, "port": port});
+        let (device, message) = check_method(&state, &caller, &method).map_err(|mut e| {
+            if let Some(p) = e.invalid_params.first_mut() {
+                p.name = field("bn");
+                e.detail = format!("{}: {}", p.name, p.reason);
+            }
+            e
+        })?;
+        planned.push((device, method, message));
+    }
+    let mut created = Vec::new();
+    for (device, method, message) in planned {
+        let row = new_row(
+            &state,
+            &caller,
+            "actuator",
+            &device,
+            device.network_id(),
+            json!({"method": method}),
+            0,
+            DEFAULT_FEEDBACK_TIMEOUT,
+            false,
+            reference.clone(),
+            Some(message),
+        );
+        if !state.store.insert_downlink(&row)? {
+            return Err(ApiError::new(StatusCode::CONFLICT, "externalReference is already used by another downlink of this client"));
+        }
+        created.push(actuator_json(&row));
+    }
+    Ok((StatusCode::CREATED, [(axum::http::header::CONTENT_TYPE, BETA_ACTUATOR_MEDIA)], Json(Value::Array(created))))
+}

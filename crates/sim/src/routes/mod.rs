@@ -23,6 +23,7 @@ pub(crate) fn router(state: Arc<SimState>) -> Router {
     Router::new()
         .route("/api/v3/idp/oidc/token", post(auth::token))
         .route("/api/devices", get(beta::list_devices))
+        .route("/api/actuator/downlinks", post(downlinks::create_beta_actuator))
         .route("/api/v1/lifecycle/clients/{client_id}/context-switch", get(beta::context_switch))
         .route("/firmware/modules", get(firmware::list_modules))
         .route("/firmware/modules/{module_id}", get(firmware::get_module))
