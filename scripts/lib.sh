@@ -4,7 +4,7 @@
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
 
-log() { printf '\033[1;34m==>\033[0m %s\n' "$*" >&2; }
+log() { printf '\033[1;34m==>\033[0m [%4ss] %s\n' "$SECONDS" "$*" >&2; }
 die() { printf '\033[1;31merror:\033[0m %s\n' "$*" >&2; exit 1; }
 
 as_root() {

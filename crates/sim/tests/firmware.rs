@@ -302,3 +302,57 @@ async fn a_data_file_keeps_everything_across_restarts_and_reset_restores_the_see
     assert_eq!(e.get(&format!("/firmware/packages/{id}")).await.0, StatusCode::NOT_FOUND);
     assert!(!e.get("/firmware/modules").await.1["items"].as_array().unwrap().is_empty(), "the seed is back");
 }
+
+#[tokio::test]
+async fn writes_for_a_customer_land_there_and_nowhere_else() {
+    let e = env().await;
+    let reseller = e.sim.demo_key().client_id;
+    let customer = e.sim.store().clients().unwrap().into_iter().find(|c| c.reseller_id == Some(reseller)).unwrap().id;
+    let ctx = format!("client:uuid:{customer}");
+    let as_customer = |method: reqwest::Method, path: &str| {
+        e.http.request(method, format!("{}{path}", e.base)).bearer_auth(&e.token).header("Service-Security-Context", ctx.clone())
+    };
+    let module: Value = as_customer(reqwest::Method::GET, "/firmware/modules?limit=1").send().await.unwrap().json().await.unwrap();
+    let m = &module["items"][0];
+    assert_eq!(m["clientId"], customer.to_string());
+    let res = as_customer(reqwest::Method::POST, "/firmware/packages")
+        .json(&json!({"deviceSpecificationId": m["deviceSpecificationId"], "moduleId": m["id"], "firmwareVersion": "3.3.3"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::CREATED);
+    let created: Value = res.json().await.unwrap();
+    assert_eq!(created["clientId"], customer.to_string());
+    let id = created["id"].as_str().unwrap();
+
+    // The reseller itself, and another customer, see nothing of it and cannot change it.
+    assert_eq!(e.get(&format!("/firmware/packages/{id}")).await.0, StatusCode::NOT_FOUND);
+    let (status, _) = e.send(reqwest::Method::PUT, &format!("/firmware/packages/{id}"), json!({"description": "x"})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let other = e.sim.store().clients().unwrap().into_iter().filter(|c| c.reseller_id == Some(reseller)).nth(1).unwrap().id;
+    let res = e
+        .http
+        .get(format!("{}/firmware/packages/{id}", e.base))
+        .bearer_auth(&e.token)
+        .header("Service-Security-Context", format!("client:uuid:{other}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    // Using the reseller's module for a customer's package is refused too.
+    let own = e.first_module().await;
+    let res = as_customer(reqwest::Method::POST, "/firmware/packages")
+        .json(&json!({"deviceSpecificationId": own["deviceSpecificationId"], "moduleId": own["id"], "firmwareVersion": "3.3.4"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+
+    // A customer's device cannot be targeted from the reseller's own environment.
+    let state: Value = as_customer(reqwest::Method::GET, "/firmware/states?limit=1").send().await.unwrap().json().await.unwrap();
+    let s = &state["items"][0];
+    let path = format!("/firmware/states/{}/{}", s["deviceId"].as_str().unwrap(), s["moduleId"].as_str().unwrap());
+    assert_eq!(e.send(reqwest::Method::PUT, &path, json!({"targetFirmwareVersion": null})).await.0, StatusCode::NOT_FOUND);
+    let (status, _) = e.send(reqwest::Method::POST, "/downlinks", json!({"method": {"type": "invokeCommand", "deviceId": s["deviceId"], "command": "reboot"}})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "the device is not in the reseller's environment");
+}
