@@ -6,6 +6,7 @@
 
 #[macro_use]
 pub mod known;
+pub mod bindings;
 pub mod duration;
 pub mod firmware;
 pub mod ids;
@@ -15,6 +16,10 @@ pub mod sort;
 pub mod validate;
 pub mod token;
 
+pub use bindings::{
+    BindingKind, HttpBinding, HttpBindingRequest, HttpBindingType, LoraBinding, LoraBindingRequest, LoraBindingStatus,
+    MqttBinding, MqttBindingRequest,
+};
 pub use firmware::{
     FileAttributes, FirmwareDeviceSpecification, FirmwareModule, FirmwarePackage, FirmwareState, PackageEmbedded,
     UpdateStatus,
