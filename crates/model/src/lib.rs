@@ -7,6 +7,7 @@
 #[macro_use]
 pub mod known;
 pub mod beta;
+pub mod bindings;
 pub mod downlinks;
 pub mod duration;
 pub mod firmware;
@@ -18,6 +19,10 @@ pub mod validate;
 pub mod token;
 
 pub use beta::{BetaDevice, BetaDevicePage, BetaSortOrder, ContextSwitch};
+pub use bindings::{
+    BindingKind, HttpBinding, HttpBindingRequest, HttpBindingType, LoraBinding, LoraBindingRequest, LoraBindingStatus,
+    MqttBinding, MqttBindingRequest,
+};
 pub use firmware::{
     FileAttributes, FirmwareDeviceSpecification, FirmwareModule, FirmwarePackage, FirmwareState, PackageEmbedded,
     UpdateStatus,

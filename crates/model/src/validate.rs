@@ -75,6 +75,19 @@ pub fn mqtt_password(s: &str) -> Result<(), String> {
     }
 }
 
+/// HTTP binding `sharedSecret` (its rule is not shown; the simulator's choice): 16 to 64
+/// printable ASCII characters, no spaces.
+pub fn shared_secret(s: &str) -> Result<(), String> {
+    let n = s.chars().count();
+    if !(16..=64).contains(&n) {
+        return Err(format!("must be 16 to 64 characters (got {n})"));
+    }
+    match s.chars().find(|c| !printable(*c) || *c == ' ') {
+        Some(bad) => Err(format!("may contain only printable ASCII characters other than space (found {bad:?})")),
+        None => Ok(()),
+    }
+}
+
 fn printable(c: char) -> bool {
     (' '..='~').contains(&c)
 }
@@ -119,5 +132,15 @@ mod tests {
         let e = mqtt_password("abcdefghijklmnopqrstuvwx").unwrap_err();
         assert!(e.contains("upper-case") && e.contains("digit") && e.contains("special"));
         assert!(mqtt_password("Ab1!").unwrap_err().contains("24"));
+    }
+
+    #[test]
+    fn shared_secrets_are_16_to_64_printable_characters() {
+        assert!(shared_secret("0123456789abcdef").is_ok());
+        assert!(shared_secret(&"~".repeat(64)).is_ok());
+        assert!(shared_secret("0123456789abcde").unwrap_err().contains("16 to 64"));
+        assert!(shared_secret(&"a".repeat(65)).is_err());
+        assert!(shared_secret("0123456789 abcdef").unwrap_err().contains("' '"));
+        assert!(shared_secret("0123456789abcdéf").is_err());
     }
 }

@@ -9,6 +9,7 @@ use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 use crate::auth::DemoKey;
+use crate::store::bindings::{self, BindingRow};
 use crate::store::devices::DeviceRow;
 use crate::store::insert::SeedState;
 use crate::store::{insert, ApiKeyRow, ClientRow, Store, StoreError};
@@ -143,6 +144,8 @@ pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), Sto
 
         let mut when = EPOCH;
         let mut serial: u64 = 0;
+        // Devices a connector binding may be seeded for, with their creation time.
+        let mut bindable: Vec<(DeviceRow, OffsetDateTime)> = Vec::new();
         for client in &clients {
             // Each client gets a seeded subset of the specifications, at least two.
             let mut specs: Vec<&(&str, &[(&str, &str)])> = SPECS.iter().collect();
@@ -223,6 +226,9 @@ pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), Sto
                 if samples.iter().filter(|d| d.connection == device.connection).count() < 8 {
                     samples.push(device.clone());
                 }
+                if device.connection != "sms" {
+                    bindable.push((device.clone(), created));
+                }
                 for (module_id, versions) in mods {
                     let latest = versions[versions.len() - 1];
                     let previous = versions[versions.len() - 2];
@@ -249,8 +255,71 @@ pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), Sto
             }
             seed_downlinks(tx, &mut rng, client.id, &samples)?;
         }
-        Ok(())
+        seed_bindings(tx, seed, &clients, &bindable)
     })
+}
+
+/// Connector bindings for about 60% of the lora, http and mqtt devices, each of its device's
+/// kind. Drawn from their own random stream, so the rest of the data set does not change.
+fn seed_bindings(
+    tx: &rusqlite::Transaction<'_>,
+    seed: u64,
+    clients: &[ClientRow],
+    devices: &[(DeviceRow, OffsetDateTime)],
+) -> Result<(), StoreError> {
+    let mut rng = rng_for(seed, 4);
+    let authors: Vec<(Uuid, String)> = clients.iter().map(|c| (c.id, format!("principal/{}", uuid_from(&mut rng)))).collect();
+    for (device, device_created) in devices {
+        if !rng.gen_bool(0.6) {
+            continue;
+        }
+        let Some(kind) = dcs_model::BindingKind::ALL.into_iter().find(|k| k.as_str() == device.connection) else {
+            continue;
+        };
+        let author = authors.iter().find(|(c, _)| *c == device.client_id).map(|(_, a)| a.as_str()).unwrap_or("principal/unknown");
+        let created = *device_created + Duration::minutes(rng.gen_range(10..60 * 24 * 20));
+        let mut b = BindingRow::new(kind, device.client_id, device.id, created, author);
+        b.id = uuid_from(&mut rng);
+        if rng.gen_bool(0.3) {
+            b.modified_at = created + Duration::minutes(rng.gen_range(1..60 * 24 * 30));
+        }
+        match kind {
+            dcs_model::BindingKind::Lora => {
+                b.application_server_id = Some(format!("{:016x}", rng.gen::<u64>()));
+                b.app_key = Some(format!("{:032x}", rng.gen::<u128>()));
+                b.join_from = Some(created);
+                let joins = device.deveui.as_deref().and_then(bindings::join_delay).is_some();
+                let active = joins && rng.gen_bool(0.75);
+                b.status = Some(if active { "ACTIVE" } else { "INVENTORY" }.to_owned());
+            }
+            dcs_model::BindingKind::Mqtt => {
+                b.username = Some(device.network_id());
+                b.password = Some(password(&mut rng));
+            }
+            dcs_model::BindingKind::Http => {
+                b.http_type = Some(if rng.gen_bool(0.5) { "http-streamline" } else { "http-senml" }.to_owned());
+                b.shared_secret = Some(secret(&mut rng, 32, SECRET_CHARS));
+            }
+        }
+        bindings::insert(tx, &b)?;
+    }
+    Ok(())
+}
+
+const SECRET_CHARS: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789-_.~!#$%*+=";
+
+fn secret(rng: &mut ChaCha8Rng, len: usize, alphabet: &[u8]) -> String {
+    (0..len).map(|_| char::from(alphabet[rng.gen_range(0..alphabet.len())])).collect()
+}
+
+/// An MQTT password of 28 characters with all four classes the reference asks for.
+fn password(rng: &mut ChaCha8Rng) -> String {
+    let mut chars: Vec<char> = secret(rng, 24, SECRET_CHARS).chars().collect();
+    for class in [&b"ABCDEFGHJKLMNPQRSTUVWXYZ"[..], b"abcdefghijkmnopqrstuvwxyz", b"23456789", b"-_.~!#$%*+="] {
+        chars.push(char::from(class[rng.gen_range(0..class.len())]));
+    }
+    chars.shuffle(rng);
+    chars.into_iter().collect()
 }
 
 fn release_notes(module: &str, spec: &str, version: &str, i: usize) -> String {

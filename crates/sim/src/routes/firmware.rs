@@ -18,7 +18,7 @@ use uuid::Uuid;
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::paging::{PageRequest, TIME_FILTERS};
-use crate::routes::ListRequest;
+use crate::routes::{json_body, names, str_field, uuid_path, ListRequest};
 use crate::store::firmware::{FileContent, FileKind, NewFile, PackageQuery, StateQuery};
 use crate::store::ModuleQuery;
 use crate::SimState;
@@ -53,14 +53,6 @@ const STATE_SORT: &[(&str, &str)] = &[
     ("firmwareUpdateStatusModifiedAt", "status_modified_at"),
     ("targetFirmwareVersionModifiedAt", "target_modified_at"),
 ];
-
-fn names(columns: &[(&'static str, &'static str)]) -> Vec<&'static str> {
-    columns.iter().map(|(n, _)| *n).collect()
-}
-
-fn uuid_path(name: &str, value: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(value).map_err(|_| ApiError::invalid(name, "must be a UUID"))
-}
 
 pub(crate) async fn list_modules(
     State(state): State<Arc<SimState>>,
@@ -166,21 +158,6 @@ pub(crate) async fn get_package(
 
 fn find_package(state: &SimState, caller: &Caller, id: Uuid) -> Result<FirmwarePackage, ApiError> {
     state.store.package(caller.client, id)?.ok_or_else(|| ApiError::not_found(format!("no firmware package {id}")))
-}
-
-fn json_body(body: &[u8]) -> Result<serde_json::Map<String, Value>, ApiError> {
-    match serde_json::from_slice::<Value>(body) {
-        Ok(Value::Object(m)) => Ok(m),
-        _ => Err(ApiError::invalid("body", "must be a JSON object")),
-    }
-}
-
-fn str_field<'a>(body: &'a serde_json::Map<String, Value>, name: &str) -> Result<Option<&'a str>, ApiError> {
-    match body.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(ApiError::invalid(name, "must be a string")),
-    }
 }
 
 fn required_uuid(body: &serde_json::Map<String, Value>, name: &str) -> Result<Uuid, ApiError> {

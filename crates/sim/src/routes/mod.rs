@@ -3,6 +3,7 @@
 mod admin;
 mod auth;
 mod beta;
+mod bindings;
 mod downlinks;
 mod firmware;
 
@@ -14,6 +15,9 @@ use axum::http::StatusCode;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post, put};
 use axum::Router;
+
+use serde_json::Value;
+use uuid::Uuid;
 
 use crate::error::{render_problems, ApiError};
 use crate::paging::{request_base, QueryParams};
@@ -45,6 +49,27 @@ pub(crate) fn router(state: Arc<SimState>) -> Router {
         )
         .route("/firmware/states", get(firmware::list_states))
         .route("/firmware/states/{device_id}/{module_id}", put(firmware::set_target))
+        .route("/lora/bindings", get(bindings::list::<bindings::Lora>).post(bindings::create::<bindings::Lora>))
+        .route(
+            "/lora/bindings/{binding_id}",
+            get(bindings::get::<bindings::Lora>)
+                .put(bindings::update::<bindings::Lora>)
+                .delete(bindings::delete::<bindings::Lora>),
+        )
+        .route("/http/bindings", get(bindings::list::<bindings::Http>).post(bindings::create::<bindings::Http>))
+        .route(
+            "/http/bindings/{binding_id}",
+            get(bindings::get::<bindings::Http>)
+                .put(bindings::update::<bindings::Http>)
+                .delete(bindings::delete::<bindings::Http>),
+        )
+        .route("/mqtt/bindings", get(bindings::list::<bindings::Mqtt>).post(bindings::create::<bindings::Mqtt>))
+        .route(
+            "/mqtt/bindings/{binding_id}",
+            get(bindings::get::<bindings::Mqtt>)
+                .put(bindings::update::<bindings::Mqtt>)
+                .delete(bindings::delete::<bindings::Mqtt>),
+        )
         .route("/downlinks", get(downlinks::list_actuator).post(downlinks::create_actuator))
         .route("/downlinks/{id}", get(downlinks::get_actuator).delete(downlinks::cancel_actuator))
         .merge(connection_downlinks())
@@ -88,5 +113,32 @@ impl<S: Send + Sync> FromRequestParts<S> for ListRequest {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         Ok(ListRequest { query: QueryParams::from_query(parts.uri.query()), base: request_base(parts) })
+    }
+}
+
+/// The field names of a sort allow-list.
+pub(crate) fn names(columns: &[(&'static str, &'static str)]) -> Vec<&'static str> {
+    columns.iter().map(|(n, _)| *n).collect()
+}
+
+/// A path segment that must be a UUID; a 400 naming `name` otherwise.
+pub(crate) fn uuid_path(name: &str, value: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(value).map_err(|_| ApiError::invalid(name, "must be a UUID"))
+}
+
+/// A request body that must be a JSON object.
+pub(crate) fn json_body(body: &[u8]) -> Result<serde_json::Map<String, Value>, ApiError> {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(m)) => Ok(m),
+        _ => Err(ApiError::invalid("body", "must be a JSON object")),
+    }
+}
+
+/// An optional string member of a body; `null` counts as absent.
+pub(crate) fn str_field<'a>(body: &'a serde_json::Map<String, Value>, name: &str) -> Result<Option<&'a str>, ApiError> {
+    match body.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(ApiError::invalid(name, "must be a string")),
     }
 }

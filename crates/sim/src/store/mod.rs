@@ -4,8 +4,10 @@
 //! Timestamps are stored as fixed-width RFC 3339 UTC text (`2026-01-05T10:00:00.000Z`), so the
 //! text order is the time order and SQL can sort and filter on them directly.
 //!
-//! The SQL of each area lives in its own module: [`firmware`], [`devices`], [`grants`].
+//! The SQL of each area lives in its own module: [`firmware`], [`devices`], [`downlinks`],
+//! [`bindings`], [`grants`].
 
+pub mod bindings;
 pub mod devices;
 pub mod downlinks;
 pub mod firmware;
@@ -173,6 +175,31 @@ CREATE TABLE IF NOT EXISTS context_switch_grants (
     granted_at  TEXT NOT NULL,
     PRIMARY KEY (key_id, customer_id)
 );
+-- Connector bindings of the three kinds in one table; the columns of the other kinds are NULL.
+CREATE TABLE IF NOT EXISTS connector_bindings (
+    id                    TEXT PRIMARY KEY,
+    kind                  TEXT NOT NULL CHECK (kind IN ('lora', 'http', 'mqtt')),
+    client_id             TEXT NOT NULL REFERENCES clients(id),
+    device_id             TEXT NOT NULL REFERENCES devices(id),
+    -- lora
+    status                TEXT,
+    application_server_id TEXT UNIQUE,
+    app_key               TEXT,
+    -- When the current keys were set: the simulated device joins some minutes later.
+    join_from             TEXT,
+    -- mqtt
+    username              TEXT,
+    password              TEXT,
+    -- http
+    http_type             TEXT,
+    shared_secret         TEXT,
+    created_at            TEXT NOT NULL,
+    created_by            TEXT NOT NULL,
+    modified_at           TEXT NOT NULL,
+    modified_by           TEXT NOT NULL,
+    UNIQUE (kind, device_id)
+);
+CREATE INDEX IF NOT EXISTS connector_bindings_client ON connector_bindings(client_id, kind, created_at, id);
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -295,7 +322,7 @@ impl Store {
         let conn = self.conn();
         conn.execute_batch(
             "PRAGMA foreign_keys = OFF;
-             DELETE FROM context_switch_grants; DELETE FROM downlinks; DELETE FROM firmware_states; DELETE FROM devices; DELETE FROM firmware_files;
+             DELETE FROM context_switch_grants; DELETE FROM connector_bindings; DELETE FROM downlinks; DELETE FROM firmware_states; DELETE FROM devices; DELETE FROM firmware_files;
              DELETE FROM firmware_packages; DELETE FROM firmware_modules;
              DELETE FROM device_specifications; DELETE FROM api_keys; DELETE FROM clients; DELETE FROM meta;
              PRAGMA foreign_keys = ON;",
