@@ -2,52 +2,22 @@
 //! 400s, 404s and 409s, the LoRa network-server sync, and isolation between a reseller and its
 //! customers.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use dcs_sim::store::bindings::join_delay;
 use dcs_sim::store::devices::DeviceRow;
-use dcs_sim::{RunningSim, SimOptions, Simulator};
+use dcs_sim::SimOptions;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-const AUDIENCE: &str = "4dc82561-f65f-523g-dek9-6c79ec314f02";
-
-struct Env {
-    sim: Simulator,
-    _running: RunningSim,
-    base: String,
-    http: reqwest::Client,
-    token: String,
-}
-
-async fn env_with(opts: SimOptions) -> Env {
-    let sim = Simulator::new(opts).unwrap();
-    let running = sim.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
-    let base = running.base_url();
-    let http = reqwest::Client::new();
-    let key = sim.demo_key();
-    let body: Value = http
-        .post(format!("{base}/api/v3/idp/oidc/token"))
-        .json(&json!({"grant_type": "client_credentials", "audience": AUDIENCE, "client_id": key.key_id, "client_secret": key.secret}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let token = body["access_token"].as_str().unwrap().to_owned();
-    Env { sim, _running: running, base, http, token }
-}
+mod common;
+use common::{start as env_with, urlencode, Env};
 
 async fn env() -> Env {
     env_with(SimOptions { devices_per_client: 40, ..Default::default() }).await
 }
 
-fn urlencode(s: &str) -> String {
-    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
-}
 
 impl Env {
     /// A request in the caller's own environment (`ctx` None) or a customer's.

@@ -1,40 +1,18 @@
 //! Downlinks over real HTTP: bodies checked field by field, statuses moving on the simulated
 //! clock, cancellation, eviction, filters.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use dcs_sim::store::devices::DeviceRow;
-use dcs_sim::{RunningSim, SimOptions, Simulator};
+use dcs_sim::SimOptions;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-const AUDIENCE: &str = "4dc82561-f65f-523g-dek9-6c79ec314f02";
-
-struct Env {
-    sim: Simulator,
-    _running: RunningSim,
-    base: String,
-    http: reqwest::Client,
-    token: String,
-}
+mod common;
+use common::{urlencode, Env};
 
 async fn env(speed: f64) -> Env {
-    let sim = Simulator::new(SimOptions { devices_per_client: 60, speed, ..Default::default() }).unwrap();
-    let running = sim.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
-    let base = running.base_url();
-    let http = reqwest::Client::new();
-    let key = sim.demo_key();
-    let body: Value = http
-        .post(format!("{base}/api/v3/idp/oidc/token"))
-        .json(&json!({"grant_type": "client_credentials", "audience": AUDIENCE, "client_id": key.key_id, "client_secret": key.secret}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    Env { token: body["access_token"].as_str().unwrap().to_owned(), sim, _running: running, base, http }
+    common::start(SimOptions { devices_per_client: 60, speed, ..Default::default() }).await
 }
 
 impl Env {
@@ -199,7 +177,7 @@ async fn connection_specific_downlinks_per_kind() {
 }
 
 fn url(v: &Value) -> String {
-    url::form_urlencoded::byte_serialize(v.as_str().unwrap().as_bytes()).collect()
+    urlencode(v.as_str().unwrap())
 }
 
 #[tokio::test]

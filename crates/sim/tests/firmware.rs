@@ -1,42 +1,15 @@
 //! Firmware packages, files and states over real HTTP, and the simulated devices updating.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
-use dcs_sim::{RunningSim, SimOptions, Simulator};
+use dcs_sim::SimOptions;
 use reqwest::multipart::{Form, Part};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use sha2::Digest;
 
-const AUDIENCE: &str = "4dc82561-f65f-523g-dek9-6c79ec314f02";
-
-struct Env {
-    sim: Simulator,
-    _running: RunningSim,
-    base: String,
-    http: reqwest::Client,
-    token: String,
-}
-
-async fn env_with(opts: SimOptions) -> Env {
-    let sim = Simulator::new(opts).unwrap();
-    let running = sim.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
-    let base = running.base_url();
-    let http = reqwest::Client::new();
-    let key = sim.demo_key();
-    let body: Value = http
-        .post(format!("{base}/api/v3/idp/oidc/token"))
-        .json(&json!({"grant_type": "client_credentials", "audience": AUDIENCE, "client_id": key.key_id, "client_secret": key.secret}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let token = body["access_token"].as_str().unwrap().to_owned();
-    Env { sim, _running: running, base, http, token }
-}
+mod common;
+use common::{start as env_with, urlencode, Env};
 
 async fn env() -> Env {
     env_with(SimOptions { devices_per_client: 40, ..Default::default() }).await
@@ -270,9 +243,6 @@ async fn states_filter_by_any_device_id_form_and_updates_run_to_an_end() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
-fn urlencode(s: &str) -> String {
-    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
-}
 
 #[tokio::test]
 async fn a_data_file_keeps_everything_across_restarts_and_reset_restores_the_seed() {

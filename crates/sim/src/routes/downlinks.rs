@@ -19,7 +19,7 @@ use uuid::Uuid;
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::paging::{PageRequest, TIME_FILTERS};
-use crate::routes::ListRequest;
+use crate::routes::{json_body, names, ListRequest};
 use crate::store::devices::DeviceRow;
 use crate::store::downlinks::{DownlinkQuery, DownlinkRow};
 use crate::store::ts;
@@ -43,10 +43,6 @@ const ACTUATOR_SORT: &[(&str, &str)] = &[
 ];
 const CONNECTION_SORT: &[(&str, &str)] =
     &[("createdAt", "created_at"), ("modifiedAt", "modified_at"), ("status", "status"), ("deviceId", "device_ref")];
-
-fn names(columns: &[(&'static str, &'static str)]) -> Vec<&'static str> {
-    columns.iter().map(|(n, _)| *n).collect()
-}
 
 fn rfc3339(t: time::OffsetDateTime) -> String {
     ts(t)
@@ -107,13 +103,6 @@ fn connection_json(d: &DownlinkRow) -> Value {
 /// The SIM card of a device, derived from its id (read-only `iccId`).
 fn icc_id(device: Uuid) -> String {
     format!("8944{:015}", device.as_u128() % 1_000_000_000_000_000)
-}
-
-fn object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
-    match serde_json::from_slice::<Value>(body) {
-        Ok(Value::Object(m)) => Ok(m),
-        _ => Err(ApiError::invalid("body", "must be a JSON object")),
-    }
 }
 
 fn opt_bool(body: &Map<String, Value>, name: &str) -> Result<bool, ApiError> {
@@ -232,7 +221,7 @@ pub(crate) async fn create_actuator(
     caller: Caller,
     body: axum::body::Bytes,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let body = object(&body)?;
+    let body = json_body(&body)?;
     let method = body.get("method").ok_or_else(|| ApiError::invalid("method", "is required"))?;
     let (device, message) = check_method(&state, &caller, method)?;
     let external_reference = match body.get("externalReference") {
@@ -385,7 +374,7 @@ pub(crate) async fn create_connection(
     body: axum::body::Bytes,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let kind = kind_of(&uri);
-    let body = object(&body)?;
+    let body = json_body(&body)?;
     let raw = string(&body, "deviceId", "deviceId")?;
     let device = if kind == "sms" {
         // A plain string on SMS, matched exactly against device UUIDs (assumption A-25).

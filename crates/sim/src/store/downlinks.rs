@@ -145,35 +145,15 @@ const INSERT: &str = "INSERT INTO downlinks (id, kind, client_id, device_id, dev
 impl Store {
     /// Inserts a downlink; `false` when its external reference is taken.
     pub fn insert_downlink(&self, d: &DownlinkRow) -> Result<bool, StoreError> {
-        let res = self.conn().execute(
-            INSERT,
-            params![
-                d.id.to_string(),
-                d.kind,
-                d.client_id.to_string(),
-                d.device_id.to_string(),
-                d.device_ref,
-                d.network_id,
-                d.external_reference,
-                d.status,
-                d.body.to_string(),
-                d.message.as_ref().map(Value::to_string),
-                d.retry_limit,
-                d.retry_count,
-                d.feedback_timeout,
-                d.dry_run,
-                d.last_failure_reason,
-                d.cancel,
-                d.next_step_at.map(ts),
-                ts(d.deadline_at),
-                ts(d.created_at),
-                ts(d.modified_at)
-            ],
-        );
+        let res = self.with_tx(|tx| insert_in(tx, d));
         match res {
             Ok(_) => Ok(true),
-            Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::ConstraintViolation => Ok(false),
-            Err(e) => Err(e.into()),
+            Err(StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _)))
+                if e.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e),
         }
     }
 
