@@ -133,6 +133,17 @@ pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), Sto
         insert::api_key(
             tx,
             &ApiKeyRow {
+                key_id: "sim-read-only".to_owned(),
+                secret: format!("{}-read-only", demo.secret),
+                client_id: reseller.id,
+                scopes: ["specification.read", "firmware.read", "device.read"].iter().map(|s| (*s).to_owned()).collect(),
+                service_granted: true,
+                firmware_authorized: true,
+            },
+        )?;
+        insert::api_key(
+            tx,
+            &ApiKeyRow {
                 key_id: "sim-no-firmware".to_owned(),
                 secret: format!("{}-no-firmware", demo.secret),
                 client_id: reseller.id,

@@ -264,3 +264,24 @@ async fn unknown_paths_and_methods_are_problems() {
     let (status, _) = problem(http.delete(format!("{base}/firmware/modules")).send().await.unwrap()).await;
     assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
 }
+
+#[tokio::test]
+async fn a_key_without_a_scope_gets_403_naming_it() {
+    let (sim, running, http) = start(SimOptions { devices_per_client: 10, ..Default::default() }).await;
+    let base = running.base_url();
+    let key = sim.demo_key();
+    let body: Value = token_for(&http, &base, "sim-read-only", &format!("{}-read-only", key.secret)).await.json().await.unwrap();
+    let token = body["access_token"].as_str().unwrap();
+    let modules: Value = http.get(format!("{base}/firmware/modules?limit=1")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+    let m = &modules["items"][0];
+    let res = http
+        .post(format!("{base}/firmware/packages"))
+        .bearer_auth(token)
+        .json(&json!({"deviceSpecificationId": m["deviceSpecificationId"], "moduleId": m["id"], "firmwareVersion": "1.0.1"}))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = problem(res).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(body["detail"].as_str().unwrap().contains("firmware.create"), "{body}");
+}
