@@ -92,7 +92,7 @@ ACCEPT="application/json, application/vnd.service.device.v1.response+json, appli
 START=$(date +%s)
 set +e
 PYTHONPATH="$ROOT/tests/contract${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=contract_hooks \
-"$ST" run "$URL/openapi.yaml" \
+"$ST" --config-file "$ROOT/tests/contract/schemathesis.toml" run "$URL/openapi.yaml" \
     --url "$URL" \
     --header "Authorization: Bearer $TOKEN" \
     --header "Accept: $ACCEPT" \
