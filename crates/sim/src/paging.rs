@@ -139,6 +139,9 @@ impl PageRequest {
         self.filter(name)
             .map(|v| {
                 time::OffsetDateTime::parse(v, &time::format_description::well_known::Rfc3339)
+                    // `9999-12-31T23:59:59-01:00` is valid RFC 3339 but past the last instant
+                    // the store's UTC form can hold: it stands for "after everything".
+                    .map(|t| t.checked_to_offset(time::UtcOffset::UTC).unwrap_or(time::PrimitiveDateTime::MAX.assume_utc()))
                     .map(crate::store::ts)
                     .map_err(|_| ApiError::invalid(name, "must be an RFC 3339 date-time, e.g. 2026-01-05T08:00:00Z"))
             })

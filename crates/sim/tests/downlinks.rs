@@ -255,3 +255,45 @@ async fn the_beta_actuator_endpoint_takes_senml_records() {
     let res = post("?port=10&externalReference=beta-1", MEDIA, json!([{"bn": urn, "n": "payloadHex", "vs": "0A"}])).await.unwrap();
     assert_eq!(res.status(), StatusCode::CONFLICT);
 }
+
+/// Found by the contract test: a `feedbackTimeout` whose deadline lies past year 9999 made the
+/// handler panic (the connection closed without an answer). The reference sets no maximum, so
+/// the downlink is accepted and simply never times out.
+#[tokio::test]
+async fn a_feedback_timeout_past_year_9999_is_accepted_not_a_crash() {
+    let e = env(1.0).await;
+    let mqtt = e.device("mqtt");
+    let (status, d) = e
+        .call(
+            Method::POST,
+            "/mqtt/downlinks",
+            Some(json!({"deviceId": mqtt.id.to_string(), "feedbackTimeout": "P3000000D", "topic": "t/1", "payload": "x"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{d}");
+    assert_eq!(d["feedbackTimeout"], "P3000000D");
+    let (status, _) = e.call(Method::GET, &format!("/mqtt/downlinks/{}", d["id"].as_str().unwrap()), None).await;
+    assert_eq!(status, StatusCode::OK);
+
+    let lora = e.device("lora");
+    let method = json!({"type": "payloadHex", "deviceId": lora.id.to_string(), "payloadHex": "01"});
+    let (status, d) =
+        e.call(Method::POST, "/downlinks", Some(json!({"method": method, "feedbackTimeout": "P999999999999DT23H"}))).await;
+    assert_eq!(status, StatusCode::CREATED, "{d}");
+}
+
+/// Found by the contract test: a time filter that is valid RFC 3339 but past the last instant
+/// in UTC (`9999-12-31T23:59:59-01:00`) made the list panic. It stands for "after everything".
+#[tokio::test]
+async fn time_filters_past_year_9999_in_utc_are_answered() {
+    let e = env(1.0).await;
+    let late = "9999-12-31T23:59:59-01:00";
+    for path in ["/downlinks", "/lora/downlinks", "/firmware/states"] {
+        let (status, page) = e.call(Method::GET, &format!("{path}?limit=1&createdBefore={late}"), None).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {page}");
+        assert_eq!(page["items"].as_array().unwrap().len(), 1, "{path}: everything is before it");
+        let (status, page) = e.call(Method::GET, &format!("{path}?modifiedSince={late}"), None).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {page}");
+        assert!(page["items"].as_array().unwrap().is_empty(), "{path}: nothing is after it");
+    }
+}

@@ -284,10 +284,20 @@ fn new_row(
         last_failure_reason: None,
         cancel: 0,
         next_step_at: Some(now + Duration::seconds(rand::thread_rng().gen_range(1..8))),
-        deadline_at: now + Duration::try_from(timeout).unwrap_or(Duration::HOUR),
+        deadline_at: deadline(now, timeout),
         created_at: now,
         modified_at: now,
     }
+}
+
+/// When a downlink created at `now` runs out of feedback time. A timeout past the last
+/// representable instant (`P3000000D`: valid, as the reference sets no maximum) means "never":
+/// the deadline is the end of year 9999 rather than an overflow.
+fn deadline(now: time::OffsetDateTime, timeout: StdDuration) -> time::OffsetDateTime {
+    Duration::try_from(timeout)
+        .ok()
+        .and_then(|d| now.checked_add(d))
+        .unwrap_or_else(|| time::PrimitiveDateTime::MAX.assume_utc())
 }
 
 /// Which family a connection-specific path is for: its first segment.

@@ -80,12 +80,21 @@ pub(crate) fn router(state: Arc<SimState>) -> Router {
         .route("/_sim/clock", put(admin::set_clock))
         .route("/_sim/faults", get(admin::get_faults).put(admin::set_faults))
         .route("/_sim/step", post(admin::step))
+        .route("/openapi.yaml", get(openapi))
         .fallback(|| async { ApiError::not_found("no such operation in this API") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "this path does not accept that method")
         })
         .layer(axum::middleware::from_fn(render_problems))
         .with_state(state)
+}
+
+/// The OpenAPI 3.1 document of the API as the simulator implements it.
+pub const OPENAPI_YAML: &str = include_str!("../../openapi.yaml");
+
+/// `GET /openapi.yaml`: the document, without a token and never faulted.
+async fn openapi() -> impl axum::response::IntoResponse {
+    ([(axum::http::header::CONTENT_TYPE, "application/yaml")], OPENAPI_YAML)
 }
 
 /// `/{kind}/downlinks` for each connection-specific family.
