@@ -74,15 +74,19 @@ ensure_tauri_driver() {
   cargo install tauri-driver --locked --version "^2" -q
 }
 
-ensure_e2e_python() {
+# Python packages of a test suite, installed into .venv when its requirements file changed.
+ensure_python_requirements() {
+  local req="$1" stamp="$VENV/.$2-requirements"
   ensure_venv
-  local stamp="$VENV/.e2e-requirements"
-  if ! cmp -s "$ROOT/tests/e2e/requirements.txt" "$stamp" 2>/dev/null; then
-    log "installing the end-to-end tests' Python packages"
-    "$VENV/bin/pip" install -q -r "$ROOT/tests/e2e/requirements.txt"
-    cp "$ROOT/tests/e2e/requirements.txt" "$stamp"
+  if ! cmp -s "$req" "$stamp" 2>/dev/null; then
+    log "installing the $2 tests' Python packages"
+    "$VENV/bin/pip" install -q -r "$req"
+    cp "$req" "$stamp"
   fi
 }
+
+ensure_e2e_python() { ensure_python_requirements "$ROOT/tests/e2e/requirements.txt" e2e; }
+ensure_contract_python() { ensure_python_requirements "$ROOT/tests/contract/requirements.txt" contract; }
 
 # Cargo flags every build of the app shares, so one build serves the tests and the app.
 APP_FEATURES=(--features dcs-app/custom-protocol)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Sets up what is missing and runs every test: UI unit tests, Rust unit and integration tests
-# (the keychain ones against a real gnome-keyring), and the end-to-end test of the real app
-# under Xvfb through tauri-driver. Usage: scripts/test.sh     (CI runs it through .ci/run)
+# Sets up what is missing and runs every test: UI unit tests, the simulator's contract test
+# (schemathesis against its OpenAPI document), Rust unit and integration tests (the keychain
+# ones against a real gnome-keyring), and the end-to-end test of the real app under Xvfb
+# through tauri-driver. Usage: scripts/test.sh     (CI runs it through .ci/run)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 started=$(date +%s)
@@ -11,6 +12,7 @@ ensure_rust
 ensure_ui_deps
 ensure_tauri_driver
 ensure_e2e_python
+ensure_contract_python
 
 # CI keeps the cargo target folder outside the fresh clone, so runs on one machine reuse it.
 if [ "${CI:-}" = true ] && [ -z "${CARGO_TARGET_DIR:-}" ]; then
@@ -35,6 +37,9 @@ if ! diff -u "$ROOT/ui/src/bindings.ts" "$fresh"; then
   die "ui/src/bindings.ts is stale: run target/debug/dcs-console --export-bindings ui/src/bindings.ts and commit it"
 fi
 rm -f "$fresh"
+
+log "contract: the simulator against its OpenAPI document (schemathesis)"
+bash "$ROOT/tests/contract/run.sh"
 
 # The rest runs in a private D-Bus session with an unlocked gnome-keyring and its own XDG
 # folders, so nothing touches the user's keychain, config or caches.
