@@ -19,7 +19,7 @@ use uuid::Uuid;
 
 use crate::error::{Error, Result};
 use crate::firmware::Firmware;
-use crate::model::{validate, FileAttributes};
+use crate::model::{validate, FileAttributes, Problem};
 
 /// Called with (bytes transferred so far, total bytes; 0 when the total is not known).
 pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
@@ -200,6 +200,23 @@ impl Firmware<'_> {
         let content_type = options.content_type.clone().unwrap_or_else(|| guess_content_type(&name).to_owned());
         validate::content_type(&content_type).map_err(|r| Error::invalid("contentType", r))?;
         let url = self.client.url(&kind.path(package))?;
+
+        // The package must exist, and a firmware file goes up once: asked first, so a file
+        // that cannot be stored is neither hashed nor sent (a service that answers 409 before
+        // reading the body may also break the connection, which would read as a network error).
+        let current = self.package(package, &[]).await?;
+        if kind == FileKind::Firmware {
+            if let Some(existing) = &current.firmware_file_name {
+                return Err(Error::Api {
+                    status: 409,
+                    problem: Problem::new(
+                        409,
+                        "Conflict",
+                        format!("package {package} already has its firmware file ({existing}); a firmware file is uploaded once and never replaced"),
+                    ),
+                });
+            }
+        }
 
         // First pass: the checksum.
         let (checksum, total) = sha256_file(path, transfer).await?;
