@@ -291,9 +291,13 @@ impl Firmware<'_> {
             transfer.report(0, total);
             let mut body = res.bytes_stream().map_err(|source| Error::Network { url: url.to_string(), source });
             loop {
+                if transfer.cancelled() {
+                    return Err(what());
+                }
                 let chunk = tokio::select! {
-                    c = body.next() => c,
+                    biased;
                     _ = transfer.wait_cancelled() => return Err(what()),
+                    c = body.next() => c,
                 };
                 let Some(chunk) = chunk else { break };
                 let chunk = chunk?;

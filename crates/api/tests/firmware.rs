@@ -197,6 +197,18 @@ async fn a_multi_megabyte_firmware_file_goes_up_and_comes_back_identical() {
     assert_eq!(*last.lock().unwrap(), (size as u64, size as u64));
     assert_eq!(std::fs::read(&target).unwrap(), bytes);
 
+    // A file that is not there, and a package that is not there.
+    let err = fw
+        .upload_release_notes(package.id, &dir.path().join("missing.md"), &UploadOptions::default(), &Transfer::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::LocalFile);
+    let err = fw
+        .upload_firmware_file(uuid::Uuid::new_v4(), &source, &UploadOptions::default(), &Transfer::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NotFound);
+
     // A firmware file is uploaded once: the second is a conflict.
     let err = fw.upload_firmware_file(package.id, &source, &UploadOptions::default(), &Transfer::default()).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::Conflict);
@@ -254,6 +266,20 @@ async fn cancelling_an_upload_midway_stores_nothing() {
     fw.upload_firmware_file(package.id, &source, &UploadOptions::default(), &Transfer::default()).await.unwrap();
     let down = fw.download_firmware_file(package.id, &dir.path().join("back.bin"), &Transfer::default()).await.unwrap();
     assert_eq!(down.sha256, sha256_hex(&bytes));
+
+    // A download cancelled midway (from its progress callback) leaves no file behind.
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    let transfer = Transfer::default().with_cancel(token).with_progress(move |done, total| {
+        if done > total / 4 {
+            cancel.cancel();
+        }
+    });
+    let target = dir.path().join("half.bin");
+    let err = fw.download_firmware_file(package.id, &target, &transfer).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Cancelled);
+    assert!(!target.exists());
+    assert!(!dir.path().join("half.bin.part").exists());
 
     // A download cancelled before it starts leaves no file behind.
     let token = CancellationToken::new();
