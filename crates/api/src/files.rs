@@ -56,6 +56,15 @@ pub struct Transfer {
     pub cancel: Option<CancellationToken>,
 }
 
+impl std::fmt::Debug for Transfer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transfer")
+            .field("progress", &self.progress.is_some())
+            .field("cancel", &self.cancel)
+            .finish()
+    }
+}
+
 impl Transfer {
     pub fn with_progress(mut self, progress: impl Fn(u64, u64) + Send + Sync + 'static) -> Transfer {
         self.progress = Some(Arc::new(progress));
