@@ -4,8 +4,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use dcs_model::Problem;
-use reqwest::{Method, StatusCode};
+use reqwest::{Method, RequestBuilder, StatusCode};
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use url::Url;
 use uuid::Uuid;
 
@@ -112,11 +113,11 @@ impl Client {
     /// Sends an authenticated JSON request and decodes the answer. On a 401 the token is
     /// renewed once and the request sent once more.
     pub(crate) async fn get_json<T: DeserializeOwned>(&self, url: Url) -> Result<T> {
-        let body = self.send(Method::GET, url.clone()).await?;
+        let body = self.send(Method::GET, url.clone(), &no_body).await?;
         serde_json::from_slice(&body).map_err(|e| Error::Protocol { url: url.to_string(), reason: e.to_string() })
     }
 
-    async fn send(&self, method: Method, url: Url) -> Result<Vec<u8>> {
+    async fn send(&self, method: Method, url: Url, body: &BodyFn<'_>) -> Result<Vec<u8>> {
         // The bearer token goes only to the configured service, never to a host a link names.
         if url.origin() != self.inner.config.base_url.origin() {
             return Err(Error::Protocol {
@@ -132,6 +133,7 @@ impl Client {
             if let Some(customer) = self.inner.config.customer {
                 req = req.header("Service-Security-Context", format!("client:uuid:{customer}"));
             }
+            req = body(req);
             let res = req.send().await.map_err(|source| Error::Network { url: url.to_string(), source })?;
             let status = res.status();
             tracing::debug!(%method, path = url.path(), status = status.as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "request");
@@ -145,6 +147,74 @@ impl Client {
                 return Err(problem_error(status.as_u16(), &body));
             }
             return Ok(body.to_vec());
+        }
+    }
+}
+
+// ---- Requests with bodies and streamed answers (firmware writes, uploads, downloads). ----
+//
+// Kept apart from the request loop above: JSON bodies go through that loop with a body
+// builder it calls on every attempt; streamed uploads and downloads use `send_streamed`.
+
+/// Adds a body (or anything else) to a request; called once per attempt.
+pub(crate) type BodyFn<'a> = dyn Fn(RequestBuilder) -> RequestBuilder + Send + Sync + 'a;
+
+fn no_body(req: RequestBuilder) -> RequestBuilder {
+    req
+}
+
+impl Client {
+    /// Sends `body` as JSON with `method` and decodes the JSON answer.
+    pub(crate) async fn send_json<B: Serialize + Sync, T: DeserializeOwned>(&self, method: Method, url: Url, body: &B) -> Result<T> {
+        let answer = self.send(method, url.clone(), &|req: RequestBuilder| req.json(body)).await?;
+        serde_json::from_slice(&answer).map_err(|e| Error::Protocol { url: url.to_string(), reason: e.to_string() })
+    }
+
+    /// `DELETE`, expecting no answer body worth reading.
+    pub(crate) async fn delete(&self, url: Url) -> Result<()> {
+        self.send(Method::DELETE, url, &no_body).await.map(|_| ())
+    }
+
+    /// One authenticated request whose successful answer is returned unread, so its body can be
+    /// streamed. `body` is called once per attempt. On a 401 the token is renewed and the
+    /// request sent once more only when `renew_on_401` is set: a streamed upload body can be
+    /// sent only once, and an upload creates something, so it is never repeated.
+    pub(crate) async fn send_streamed(
+        &self,
+        method: Method,
+        url: Url,
+        renew_on_401: bool,
+        mut body: impl FnMut(RequestBuilder) -> RequestBuilder,
+    ) -> Result<reqwest::Response> {
+        if url.origin() != self.inner.config.base_url.origin() {
+            return Err(Error::Protocol {
+                url: url.to_string(),
+                reason: "the link leads away from the service's base URL; refusing to send the token there".into(),
+            });
+        }
+        let mut renewed = !renew_on_401;
+        loop {
+            let token = self.token().await?;
+            let started = Instant::now();
+            let mut req = self.inner.http.request(method.clone(), url.clone()).bearer_auth(token.expose());
+            if let Some(customer) = self.inner.config.customer {
+                req = req.header("Service-Security-Context", format!("client:uuid:{customer}"));
+            }
+            let res = body(req).send().await.map_err(|source| Error::Network { url: url.to_string(), source })?;
+            let status = res.status();
+            tracing::debug!(%method, path = url.path(), status = status.as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "streamed request");
+            if status.is_success() {
+                return Ok(res);
+            }
+            let answer = res.bytes().await.map_err(|source| Error::Network { url: url.to_string(), source })?;
+            if status == StatusCode::UNAUTHORIZED {
+                self.inner.tokens.invalidate(&token).await;
+                if !renewed {
+                    renewed = true;
+                    continue;
+                }
+            }
+            return Err(problem_error(status.as_u16(), &answer));
         }
     }
 }

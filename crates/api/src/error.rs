@@ -31,6 +31,10 @@ pub enum ErrorCode {
     Network,
     /// The service answered something this client cannot read.
     Protocol,
+    /// The caller cancelled the operation (an upload or download) before it finished.
+    Cancelled,
+    /// A local file could not be read or written.
+    LocalFile,
 }
 
 #[derive(Debug, Error)]
@@ -47,6 +51,10 @@ pub enum Error {
     Network { url: String, #[source] source: reqwest::Error },
     #[error("unexpected answer from {url}: {reason}")]
     Protocol { url: String, reason: String },
+    #[error("{what} was cancelled")]
+    Cancelled { what: String },
+    #[error("{path}: {source}")]
+    LocalFile { path: String, #[source] source: std::io::Error },
 }
 
 fn describe(status: &u16, p: &Problem) -> String {
@@ -65,6 +73,8 @@ impl Error {
             Error::ServiceNotGranted { .. } => ErrorCode::ServiceNotGranted,
             Error::Network { .. } => ErrorCode::Network,
             Error::Protocol { .. } => ErrorCode::Protocol,
+            Error::Cancelled { .. } => ErrorCode::Cancelled,
+            Error::LocalFile { .. } => ErrorCode::LocalFile,
             Error::Api { status, .. } => match status {
                 400 => ErrorCode::BadRequest,
                 401 => ErrorCode::Unauthorized,
@@ -88,6 +98,10 @@ impl Error {
 
     pub(crate) fn invalid(field: &str, rule: impl Into<String>) -> Error {
         Error::InvalidInput { field: field.to_owned(), rule: rule.into() }
+    }
+
+    pub(crate) fn local_file(path: &std::path::Path, source: std::io::Error) -> Error {
+        Error::LocalFile { path: path.display().to_string(), source }
     }
 }
 

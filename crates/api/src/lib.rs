@@ -1,11 +1,12 @@
 //! Typed async client of the Device Connectivity Service.
 //!
-//! Layout follows the API's areas: [`firmware`] for section 4.1 (more areas join as they are
+//! Layout follows the API's areas: [`firmware`] for section 4.1 (its file transfers in [`files`]) (more areas join as they are
 //! built). Authentication ([`auth`]) and paging ([`paging`]) are layers every call goes through.
 
 pub mod auth;
 pub mod client;
 pub mod error;
+pub mod files;
 pub mod firmware;
 pub mod paging;
 pub mod secret;

@@ -32,6 +32,8 @@ pub fn exit_code(code: ErrorCode) -> u8 {
         ErrorCode::Server => 9,
         ErrorCode::Network => 10,
         ErrorCode::Protocol => 11,
+        ErrorCode::Cancelled => 12,
+        ErrorCode::LocalFile => 13,
     }
 }
 

@@ -1,0 +1,354 @@
+//! Firmware-file and release-notes uploads and downloads (reference section 4.1), streamed
+//! from and to disk: a file is never held whole in memory.
+//!
+//! An upload reads the file twice: once to compute its SHA-256 (sent as `checksum`, so the
+//! service can verify what arrived), once while sending it. Uploads create something and are
+//! never retried. Both directions report progress and can be cancelled.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::{StreamExt, TryStreamExt};
+use reqwest::multipart::{Form, Part};
+use reqwest::Method;
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::io::ReaderStream;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+use crate::error::{Error, Result};
+use crate::firmware::Firmware;
+use crate::model::{validate, FileAttributes, Problem};
+
+/// Called with (bytes transferred so far, total bytes; 0 when the total is not known).
+pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
+
+const CHUNK: usize = 64 * 1024;
+
+/// Which of a package's two files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Firmware,
+    ReleaseNotes,
+}
+
+impl FileKind {
+    fn path(self, package: Uuid) -> String {
+        match self {
+            FileKind::Firmware => format!("firmware/packages/{package}/firmware-file"),
+            FileKind::ReleaseNotes => format!("firmware/packages/{package}/release-notes-file"),
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            FileKind::Firmware => "firmware file",
+            FileKind::ReleaseNotes => "release-notes file",
+        }
+    }
+}
+
+/// How an upload or download runs: progress reports and cancellation.
+#[derive(Clone, Default)]
+pub struct Transfer {
+    pub progress: Option<Progress>,
+    pub cancel: Option<CancellationToken>,
+}
+
+impl std::fmt::Debug for Transfer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transfer")
+            .field("progress", &self.progress.is_some())
+            .field("cancel", &self.cancel)
+            .finish()
+    }
+}
+
+impl Transfer {
+    pub fn with_progress(mut self, progress: impl Fn(u64, u64) + Send + Sync + 'static) -> Transfer {
+        self.progress = Some(Arc::new(progress));
+        self
+    }
+
+    pub fn with_cancel(mut self, token: CancellationToken) -> Transfer {
+        self.cancel = Some(token);
+        self
+    }
+
+    fn report(&self, done: u64, total: u64) {
+        if let Some(p) = &self.progress {
+            p(done, total);
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// Resolves when cancelled; never when there is no token.
+    async fn wait_cancelled(&self) {
+        match &self.cancel {
+            Some(t) => t.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// What to send besides the bytes.
+#[derive(Debug, Clone, Default)]
+pub struct UploadOptions {
+    /// The name the service stores; by default the file's own name.
+    pub file_name: Option<String>,
+    /// By default guessed from the extension, else `application/octet-stream`.
+    pub content_type: Option<String>,
+}
+
+/// The result of a download.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Downloaded {
+    pub path: PathBuf,
+    pub size: u64,
+    /// SHA-256 of the bytes written, lower-case hex.
+    pub sha256: String,
+    /// From `Content-Disposition`, when the service sent it.
+    pub file_name: Option<String>,
+    pub content_type: Option<String>,
+}
+
+fn guess_content_type(name: &str) -> &'static str {
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    match ext.as_str() {
+        "md" => "text/markdown",
+        "txt" => "text/plain",
+        "html" | "htm" => "text/html",
+        "pdf" => "application/pdf",
+        "json" => "application/json",
+        "zip" => "application/zip",
+        "gz" => "application/gzip",
+        _ => "application/octet-stream",
+    }
+}
+
+/// SHA-256 of a file, read in chunks; with its size.
+pub async fn sha256_file(path: &Path, transfer: &Transfer) -> Result<(String, u64)> {
+    let mut file = tokio::fs::File::open(path).await.map_err(|e| Error::local_file(path, e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; CHUNK];
+    let mut size = 0u64;
+    loop {
+        if transfer.cancelled() {
+            return Err(Error::Cancelled { what: format!("reading {}", path.display()) });
+        }
+        let n = file.read(&mut buf).await.map_err(|e| Error::local_file(path, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        size += n as u64;
+    }
+    Ok((hex::encode(hasher.finalize()), size))
+}
+
+/// The `filename` of a `Content-Disposition: attachment; filename="..."` header.
+fn disposition_file_name(value: &str) -> Option<String> {
+    value.split(';').map(str::trim).find_map(|p| p.strip_prefix("filename=")).map(|n| n.trim_matches('"').to_owned())
+}
+
+impl Firmware<'_> {
+    /// Uploads a package's firmware file (once per package; a second is a conflict).
+    pub async fn upload_firmware_file(
+        &self,
+        package: Uuid,
+        path: &Path,
+        options: &UploadOptions,
+        transfer: &Transfer,
+    ) -> Result<FileAttributes> {
+        self.upload(FileKind::Firmware, package, path, options, transfer).await
+    }
+
+    /// Uploads (or replaces) a package's release-notes file.
+    pub async fn upload_release_notes(
+        &self,
+        package: Uuid,
+        path: &Path,
+        options: &UploadOptions,
+        transfer: &Transfer,
+    ) -> Result<FileAttributes> {
+        self.upload(FileKind::ReleaseNotes, package, path, options, transfer).await
+    }
+
+    /// Downloads a package's firmware file to `target`.
+    pub async fn download_firmware_file(&self, package: Uuid, target: &Path, transfer: &Transfer) -> Result<Downloaded> {
+        self.download(FileKind::Firmware, package, target, transfer).await
+    }
+
+    /// Downloads a package's most recent release-notes file to `target`.
+    pub async fn download_release_notes(&self, package: Uuid, target: &Path, transfer: &Transfer) -> Result<Downloaded> {
+        self.download(FileKind::ReleaseNotes, package, target, transfer).await
+    }
+
+    async fn upload(
+        &self,
+        kind: FileKind,
+        package: Uuid,
+        path: &Path,
+        options: &UploadOptions,
+        transfer: &Transfer,
+    ) -> Result<FileAttributes> {
+        // Refused before anything is read or sent.
+        let name = match &options.file_name {
+            Some(n) => n.clone(),
+            None => path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .ok_or_else(|| Error::invalid("file", "the path has no file name in UTF-8"))?
+                .to_owned(),
+        };
+        validate::file_name(&name).map_err(|r| Error::invalid("file", format!("file name {r}")))?;
+        let content_type = options.content_type.clone().unwrap_or_else(|| guess_content_type(&name).to_owned());
+        validate::content_type(&content_type).map_err(|r| Error::invalid("contentType", r))?;
+        let url = self.client.url(&kind.path(package))?;
+
+        // The package must exist, and a firmware file goes up once: asked first, so a file
+        // that cannot be stored is neither hashed nor sent (a service that answers 409 before
+        // reading the body may also break the connection, which would read as a network error).
+        let current = self.package(package, &[]).await?;
+        if kind == FileKind::Firmware {
+            if let Some(existing) = &current.firmware_file_name {
+                return Err(Error::Api {
+                    status: 409,
+                    problem: Problem::new(
+                        409,
+                        "Conflict",
+                        format!("package {package} already has its firmware file ({existing}); a firmware file is uploaded once and never replaced"),
+                    ),
+                });
+            }
+        }
+
+        // First pass: the checksum.
+        let (checksum, total) = sha256_file(path, transfer).await?;
+
+        // Second pass: the body, streamed from the file with progress and cancellation.
+        let file = tokio::fs::File::open(path).await.map_err(|e| Error::local_file(path, e))?;
+        let progress = transfer.clone();
+        let mut sent = 0u64;
+        progress.report(0, total);
+        let body = ReaderStream::with_capacity(file.take(total), CHUNK).map(move |chunk| {
+            if progress.cancelled() {
+                return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "upload cancelled"));
+            }
+            let chunk = chunk?;
+            sent += chunk.len() as u64;
+            progress.report(sent, total);
+            Ok::<_, std::io::Error>(chunk)
+        });
+        let part = Part::stream_with_length(reqwest::Body::wrap_stream(body), total)
+            .file_name(name)
+            .mime_str(&content_type)
+            .map_err(|e| Error::invalid("contentType", e.to_string()))?;
+        let mut form = Some(Form::new().part("file", part).text("checksum", checksum));
+
+        let what = || Error::Cancelled { what: format!("the upload of the {}", kind.what()) };
+        if transfer.cancelled() {
+            return Err(what());
+        }
+        // Never repeated: the body can be sent once, and the upload creates something.
+        let send = self.client.send_streamed(Method::POST, url.clone(), false, |req| match form.take() {
+            Some(form) => req.multipart(form),
+            None => req,
+        });
+        let res = tokio::select! {
+            res = send => res,
+            _ = transfer.wait_cancelled() => return Err(what()),
+        };
+        let res = match res {
+            Err(_) if transfer.cancelled() => return Err(what()),
+            other => other?,
+        };
+        let answer = tokio::select! {
+            b = res.bytes() => b.map_err(|source| Error::Network { url: url.to_string(), source })?,
+            _ = transfer.wait_cancelled() => return Err(what()),
+        };
+        serde_json::from_slice(&answer).map_err(|e| Error::Protocol { url: url.to_string(), reason: e.to_string() })
+    }
+
+    async fn download(&self, kind: FileKind, package: Uuid, target: &Path, transfer: &Transfer) -> Result<Downloaded> {
+        let url = self.client.url(&kind.path(package))?;
+        let what = || Error::Cancelled { what: format!("the download of the {}", kind.what()) };
+        let res = tokio::select! {
+            res = self.client.send_streamed(Method::GET, url.clone(), true, |req| req) => res?,
+            _ = transfer.wait_cancelled() => return Err(what()),
+        };
+        let header = |name: reqwest::header::HeaderName| {
+            res.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
+        };
+        let file_name = header(reqwest::header::CONTENT_DISPOSITION).as_deref().and_then(disposition_file_name);
+        let content_type = header(reqwest::header::CONTENT_TYPE);
+        let total = res.content_length().unwrap_or(0);
+
+        // Written next to the target and renamed at the end, so a failed or cancelled download
+        // leaves no partial file under the target's name.
+        let mut partial = target.as_os_str().to_owned();
+        partial.push(".part");
+        let partial = PathBuf::from(partial);
+        let outcome = async {
+            let mut out = tokio::fs::File::create(&partial).await.map_err(|e| Error::local_file(&partial, e))?;
+            let mut hasher = Sha256::new();
+            let mut size = 0u64;
+            transfer.report(0, total);
+            let mut body = res.bytes_stream().map_err(|source| Error::Network { url: url.to_string(), source });
+            loop {
+                if transfer.cancelled() {
+                    return Err(what());
+                }
+                let chunk = tokio::select! {
+                    biased;
+                    _ = transfer.wait_cancelled() => return Err(what()),
+                    c = body.next() => c,
+                };
+                let Some(chunk) = chunk else { break };
+                let chunk = chunk?;
+                hasher.update(&chunk);
+                out.write_all(&chunk).await.map_err(|e| Error::local_file(&partial, e))?;
+                size += chunk.len() as u64;
+                transfer.report(size, total);
+            }
+            out.flush().await.map_err(|e| Error::local_file(&partial, e))?;
+            out.sync_all().await.map_err(|e| Error::local_file(&partial, e))?;
+            if total != 0 && size != total {
+                return Err(Error::Protocol {
+                    url: url.to_string(),
+                    reason: format!("the download ended after {size} of {total} bytes"),
+                });
+            }
+            Ok((hex::encode(hasher.finalize()), size))
+        }
+        .await;
+        match outcome {
+            Ok((sha256, size)) => {
+                tokio::fs::rename(&partial, target).await.map_err(|e| Error::local_file(target, e))?;
+                Ok(Downloaded { path: target.to_owned(), size, sha256, file_name, content_type })
+            }
+            Err(e) => {
+                let _ = tokio::fs::remove_file(&partial).await;
+                Err(e)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_types_and_dispositions() {
+        assert_eq!(guess_content_type("notes.MD"), "text/markdown");
+        assert_eq!(guess_content_type("fw-1.0.bin"), "application/octet-stream");
+        assert_eq!(guess_content_type("noext"), "application/octet-stream");
+        assert_eq!(disposition_file_name("attachment; filename=\"fw.bin\"").as_deref(), Some("fw.bin"));
+        assert_eq!(disposition_file_name("attachment"), None);
+    }
+}
