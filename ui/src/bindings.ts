@@ -59,7 +59,11 @@ export type ErrorCode =
 /**  The service could not be reached. */
 "network" | 
 /**  The service answered something this client cannot read. */
-"protocol";
+"protocol" | 
+/**  The caller cancelled the operation (an upload or download) before it finished. */
+"cancelled" | 
+/**  A local file could not be read or written. */
+"local_file";
 
 /**  A part of a device whose firmware is managed by the service (section 2.1). */
 export type FirmwareModule = FirmwareModule_Serialize | FirmwareModule_Deserialize;
