@@ -4,13 +4,20 @@
 //! built). Authentication ([`auth`]) and paging ([`paging`]) are layers every call goes through.
 
 pub mod auth;
+pub mod beta;
+pub mod bindings;
+pub mod calls;
 pub mod client;
+pub mod downlinks;
 pub mod error;
 pub mod firmware;
 pub mod paging;
+pub mod retry;
 pub mod secret;
 
 pub use client::{Client, ClientConfig};
 pub use dcs_model as model;
+pub use calls::{Raw, TimeFilter};
 pub use error::{Error, ErrorCode};
+pub use retry::RetryPolicy;
 pub use secret::Secret;

@@ -1,0 +1,175 @@
+//! The retry layer against the simulator's fault injection: 5xx answers, 429
+//! storms with `Retry-After`, dropped connections, and tokens that expire during a scan.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use dcs_api::downlinks::{DownlinkMethod, NewDownlink};
+use dcs_api::firmware::ModuleFilter;
+use dcs_api::{Client, ClientConfig, ErrorCode, RetryPolicy, Secret};
+use dcs_sim::faults::Faults;
+use dcs_sim::store::downlinks::DownlinkQuery;
+use dcs_sim::store::query::Window;
+use dcs_sim::store::ModuleQuery;
+use dcs_sim::{DemoKey, RunningSim, SimOptions, Simulator};
+use futures::TryStreamExt;
+use uuid::Uuid;
+
+async fn start(opts: SimOptions) -> (Simulator, RunningSim) {
+    let sim = Simulator::new(SimOptions { devices_per_client: 20, ..opts }).unwrap();
+    let running = sim.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    (sim, running)
+}
+
+fn client_with(running: &RunningSim, key: &DemoKey, retry: RetryPolicy) -> Client {
+    let base = running.base_url();
+    let mut cfg = ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret.clone())).unwrap();
+    cfg.retry = retry;
+    Client::new(cfg).unwrap()
+}
+
+/// Quick retries, so the tests stay fast.
+fn fast() -> RetryPolicy {
+    RetryPolicy { base_delay: Duration::from_millis(5), max_delay: Duration::from_millis(50), ..RetryPolicy::default() }
+}
+
+fn held_modules(sim: &Simulator, owner: Uuid) -> Vec<dcs_api::model::FirmwareModule> {
+    sim.store().list_modules(&ModuleQuery { owner, limit: 10_000, ..Default::default() }).unwrap()
+}
+
+fn actuator_count(sim: &Simulator, owner: Uuid) -> usize {
+    let q = DownlinkQuery { owner, kind: "actuator".into(), window: Window { limit: 1_000_000, ..Default::default() }, ..Default::default() };
+    sim.store().list_downlinks(&q).unwrap().len()
+}
+
+async fn scan(c: &Client) -> dcs_api::error::Result<Vec<dcs_api::model::FirmwareModule>> {
+    c.firmware().modules(&ModuleFilter { limit: Some(1), ..Default::default() })?.try_collect().await
+}
+
+#[tokio::test]
+async fn a_full_scan_completes_despite_server_errors() {
+    let (sim, running) = start(SimOptions::default()).await;
+    let key = sim.demo_key();
+    let held = held_modules(&sim, key.client_id);
+    assert!(held.len() >= 4, "several pages: {}", held.len());
+    // The simulator's 5xx faults are 500, 502, 503 or 504 at random. 500 is not retried by
+    // default, so this policy adds it (the retry path is the same as for 503).
+    let policy = RetryPolicy { max_attempts: 10, retry_statuses: vec![500, 502, 503, 504], ..fast() };
+    let c = client_with(&running, &key, policy);
+    sim.set_faults(Faults { error_rate: 0.4, ..Default::default() });
+    let scanned = scan(&c).await.unwrap();
+    assert_eq!(scanned, held);
+}
+
+#[tokio::test]
+async fn only_502_503_504_are_retried_by_default_and_retries_are_bounded() {
+    let (sim, running) = start(SimOptions::default()).await;
+    let key = sim.demo_key();
+    let c = client_with(&running, &key, RetryPolicy { max_attempts: 3, ..fast() });
+    c.check_auth().await.unwrap();
+    sim.set_faults(Faults { error_rate: 1.0, ..Default::default() });
+    let started = Instant::now();
+    let err = scan(&c).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Server);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn a_full_scan_completes_through_a_429_storm() {
+    let (sim, running) = start(SimOptions::default()).await;
+    let key = sim.demo_key();
+    let held = held_modules(&sim, key.client_id);
+    sim.set_faults(Faults { rate_limit: Some(3), ..Default::default() });
+    let a = client_with(&running, &key, RetryPolicy { max_rate_limit_waits: 50, ..fast() });
+    let b = client_with(&running, &key, RetryPolicy { max_rate_limit_waits: 50, ..fast() });
+    // Two scans at once keep the bucket empty: many 429s, each waited out.
+    let (ra, rb) = tokio::join!(scan(&a), scan(&b));
+    assert_eq!(ra.unwrap(), held);
+    assert_eq!(rb.unwrap(), held);
+
+    // Without waits the storm is an error with its own code.
+    let none = client_with(&running, &key, RetryPolicy::none());
+    let mut saw_429 = false;
+    for _ in 0..10 {
+        if let Err(e) = scan(&none).await {
+            assert_eq!(e.code(), ErrorCode::RateLimited);
+            saw_429 = true;
+            break;
+        }
+    }
+    assert!(saw_429);
+}
+
+fn new_downlink(sim: &Simulator, owner: Uuid) -> NewDownlink {
+    let lora = sim.store().beta_devices(owner, None, "id", true, 0, 1000).unwrap().0.into_iter().find(|d| d.deveui.is_some()).unwrap();
+    NewDownlink::new(DownlinkMethod::payload_hex(&format!("deveui:{}", lora.deveui.unwrap()), "01", None))
+        .external_reference(&format!("fault-{}", Uuid::new_v4()))
+}
+
+#[tokio::test]
+async fn a_post_is_never_repeated_after_a_dropped_connection_or_a_5xx() {
+    let (sim, running) = start(SimOptions::default()).await;
+    let key = sim.demo_key();
+    // A generous policy: were POSTs retried, these tests would see it.
+    let c = client_with(&running, &key, RetryPolicy { max_attempts: 10, retry_statuses: vec![500, 502, 503, 504], ..fast() });
+    c.check_auth().await.unwrap();
+    let before = actuator_count(&sim, key.client_id);
+
+    sim.set_faults(Faults { drop_rate: 1.0, ..Default::default() });
+    let err = c.downlinks().create(&new_downlink(&sim, key.client_id)).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Network);
+    sim.set_faults(Faults { error_rate: 1.0, ..Default::default() });
+    let err = c.downlinks().create(&new_downlink(&sim, key.client_id)).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Server);
+    sim.set_faults(Faults::default());
+    assert_eq!(actuator_count(&sim, key.client_id), before, "nothing created");
+
+    // Half of the POSTs meet a fault: each creates zero or one downlink, never two, and the
+    // count of created ones is exactly the count of successes.
+    sim.set_faults(Faults { error_rate: 0.3, drop_rate: 0.3, ..Default::default() });
+    let mut ok = 0;
+    for _ in 0..12 {
+        let before_one = actuator_count(&sim, key.client_id);
+        let res = c.downlinks().create(&new_downlink(&sim, key.client_id)).await;
+        let made = actuator_count(&sim, key.client_id) - before_one;
+        match res {
+            Ok(_) => {
+                ok += 1;
+                assert_eq!(made, 1);
+            }
+            Err(e) => {
+                assert!(matches!(e.code(), ErrorCode::Network | ErrorCode::Server), "{e}");
+                assert!(made <= 1);
+            }
+        }
+    }
+    sim.set_faults(Faults::default());
+    assert!(actuator_count(&sim, key.client_id) - before >= ok);
+    assert!(actuator_count(&sim, key.client_id) - before <= 12);
+}
+
+#[tokio::test]
+async fn a_get_is_retried_after_a_dropped_connection() {
+    let (sim, running) = start(SimOptions::default()).await;
+    let key = sim.demo_key();
+    let held = held_modules(&sim, key.client_id);
+    let c = client_with(&running, &key, RetryPolicy { max_attempts: 10, ..fast() });
+    c.check_auth().await.unwrap();
+    sim.set_faults(Faults { drop_rate: 0.3, ..Default::default() });
+    assert_eq!(scan(&c).await.unwrap(), held);
+}
+
+#[tokio::test]
+async fn a_token_that_expires_during_a_long_scan_is_renewed() {
+    let (sim, running) = start(SimOptions { token_lifetime: Duration::from_secs(1), ..Default::default() }).await;
+    let key = sim.demo_key();
+    let held = held_modules(&sim, key.client_id);
+    let c = client_with(&running, &key, fast());
+    c.check_auth().await.unwrap();
+    // Each page takes longer than half a token's life: tokens expire in flight and between pages.
+    sim.set_faults(Faults { latency_ms: 400, ..Default::default() });
+    let started = Instant::now();
+    let scanned = scan(&c).await.unwrap();
+    assert_eq!(scanned, held);
+    assert!(started.elapsed() > Duration::from_secs(2), "the scan outlived several tokens");
+}
