@@ -85,3 +85,54 @@ impl Firmware<'_> {
         self.client.get_json(self.client.url(&format!("firmware/modules/{id}"))?).await
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Firmware states (`GET /firmware/states`): the documented parameters only.
+
+/// Fields `GET /firmware/states` sorts by (as the simulator implements them, A-41).
+pub const STATE_SORT_FIELDS: &[&str] = &[
+    "deviceId",
+    "moduleId",
+    "createdAt",
+    "modifiedAt",
+    "currentFirmwareVersion",
+    "targetFirmwareVersion",
+    "firmwareUpdateStatus",
+    "firmwareUpdateStatusModifiedAt",
+    "targetFirmwareVersionModifiedAt",
+];
+
+/// Filters and window of a firmware-state listing.
+#[derive(Debug, Clone, Default)]
+pub struct StateFilter {
+    /// Only devices owned by that client.
+    pub client_id: Option<Uuid>,
+    pub sort: Option<String>,
+    pub limit: Option<u32>,
+}
+
+impl StateFilter {
+    fn to_url(&self, client: &Client) -> Result<Url> {
+        let mut url = client.url("firmware/states")?;
+        {
+            let mut q = url.query_pairs_mut();
+            crate::calls::append_window(&mut q, self.limit, self.sort.as_deref(), STATE_SORT_FIELDS)?;
+            if let Some(id) = self.client_id {
+                q.append_pair("clientId", &id.to_string());
+            }
+        }
+        Ok(crate::calls::tidy(url))
+    }
+}
+
+impl Firmware<'_> {
+    /// The first page of firmware states, plus the URL of the next page.
+    pub async fn states_page(&self, filter: &StateFilter) -> Result<(Page<crate::model::FirmwareState>, Option<Url>)> {
+        paging::fetch_page(self.client, filter.to_url(self.client)?).await
+    }
+
+    /// Every firmware state, page after page.
+    pub fn states(&self, filter: &StateFilter) -> Result<impl Stream<Item = Result<crate::model::FirmwareState>>> {
+        Ok(paging::items(self.client.clone(), filter.to_url(self.client)?))
+    }
+}

@@ -140,6 +140,7 @@ async fn connection_downlinks_of_every_kind() {
             NewConnectionDownlink::digitalmatter(&natural_id(&http), "PT1H", json!({"command": "wake"}).as_object().unwrap().clone()),
         ),
     ];
+    let mut made_ids = Vec::new();
     for (kind, device_uuid, new) in cases {
         let api = c.downlinks().connection(kind);
         let made = api.create(&new).await.unwrap_or_else(|e| panic!("{kind}: {e}"));
@@ -161,8 +162,14 @@ async fn connection_downlinks_of_every_kind() {
         assert!(listed.iter().all(|d| d.status == Some(ConnectionDownlinkStatus::Pending)));
 
         api.cancel(id, true).await.unwrap();
+        made_ids.push((kind, id));
     }
     sim.step().unwrap();
+    for (kind, id) in made_ids {
+        let after = c.downlinks().connection(kind).get(id).await.unwrap();
+        assert_eq!(after.status, Some(ConnectionDownlinkStatus::Done), "{kind}");
+        assert_eq!(after.last_failure_reason, Some(dcs_api::model::downlinks::FailureReason::Cancelled), "{kind}");
+    }
     let (page, _) = c.downlinks().connection(ConnectionKind::Mqtt).page(&ConnectionDownlinkFilter::default()).await.unwrap();
     assert!(!page.items.is_empty());
 

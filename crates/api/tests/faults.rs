@@ -5,11 +5,12 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use dcs_api::downlinks::{DownlinkMethod, NewDownlink};
-use dcs_api::firmware::ModuleFilter;
+use dcs_api::firmware::{ModuleFilter, StateFilter};
 use dcs_api::{Client, ClientConfig, ErrorCode, RetryPolicy, Secret};
 use dcs_sim::faults::Faults;
 use dcs_sim::store::downlinks::DownlinkQuery;
 use dcs_sim::store::query::Window;
+use dcs_sim::store::firmware::StateQuery;
 use dcs_sim::store::ModuleQuery;
 use dcs_sim::{DemoKey, RunningSim, SimOptions, Simulator};
 use futures::TryStreamExt;
@@ -42,6 +43,18 @@ fn actuator_count(sim: &Simulator, owner: Uuid) -> usize {
     sim.store().list_downlinks(&q).unwrap().len()
 }
 
+/// The (device, module) keys of every firmware state, in the listing's default order. (The
+/// simulated devices may move on during a scan, so only the keys are compared.)
+fn held_states(sim: &Simulator, owner: Uuid) -> Vec<(Uuid, Uuid)> {
+    let q = StateQuery { owner, window: Window { limit: 1_000_000, ..Default::default() }, ..Default::default() };
+    sim.store().list_states(&q).unwrap().into_iter().map(|s| (s.device_id, s.module_id)).collect()
+}
+
+/// Every firmware state, ten to a page.
+async fn scan_states(c: &Client) -> dcs_api::error::Result<Vec<(Uuid, Uuid)>> {
+    c.firmware().states(&StateFilter { limit: Some(10), ..Default::default() })?.map_ok(|s| (s.device_id, s.module_id)).try_collect().await
+}
+
 async fn scan(c: &Client) -> dcs_api::error::Result<Vec<dcs_api::model::FirmwareModule>> {
     c.firmware().modules(&ModuleFilter { limit: Some(1), ..Default::default() })?.try_collect().await
 }
@@ -59,6 +72,8 @@ async fn a_full_scan_completes_despite_server_errors() {
     sim.set_faults(Faults { error_rate: 0.4, ..Default::default() });
     let scanned = scan(&c).await.unwrap();
     assert_eq!(scanned, held);
+    let states = scan_states(&c).await.unwrap();
+    assert_eq!(states, held_states(&sim, key.client_id));
 }
 
 #[tokio::test]
@@ -83,9 +98,9 @@ async fn a_full_scan_completes_through_a_429_storm() {
     let a = client_with(&running, &key, RetryPolicy { max_rate_limit_waits: 50, ..fast() });
     let b = client_with(&running, &key, RetryPolicy { max_rate_limit_waits: 50, ..fast() });
     // Two scans at once keep the bucket empty: many 429s, each waited out.
-    let (ra, rb) = tokio::join!(scan(&a), scan(&b));
+    let (ra, rb) = tokio::join!(scan(&a), scan_states(&b));
     assert_eq!(ra.unwrap(), held);
-    assert_eq!(rb.unwrap(), held);
+    assert_eq!(rb.unwrap(), held_states(&sim, key.client_id));
 
     // Without waits the storm is an error with its own code.
     let none = client_with(&running, &key, RetryPolicy::none());
@@ -172,4 +187,22 @@ async fn a_token_that_expires_during_a_long_scan_is_renewed() {
     let scanned = scan(&c).await.unwrap();
     assert_eq!(scanned, held);
     assert!(started.elapsed() > Duration::from_secs(2), "the scan outlived several tokens");
+}
+
+#[tokio::test]
+async fn a_post_waits_out_a_429_and_is_then_sent_once() {
+    let (sim, running) = start(SimOptions::default()).await;
+    let key = sim.demo_key();
+    let c = client_with(&running, &key, RetryPolicy { max_rate_limit_waits: 50, ..fast() });
+    c.check_auth().await.unwrap();
+    let before = actuator_count(&sim, key.client_id);
+    sim.set_faults(Faults { rate_limit: Some(2), ..Default::default() });
+    let news: Vec<_> = (0..6).map(|_| new_downlink(&sim, key.client_id)).collect();
+    let dl = c.downlinks();
+    let results = futures::future::join_all(news.iter().map(|n| dl.create(n))).await;
+    sim.set_faults(Faults::default());
+    for r in &results {
+        assert!(r.is_ok(), "{:?}", r.as_ref().err());
+    }
+    assert_eq!(actuator_count(&sim, key.client_id) - before, 6, "each POST created exactly one downlink");
 }
