@@ -598,7 +598,7 @@ fn str_field<'m>(f: &'m Map<String, Value>, name: &str) -> Result<&'m str> {
 }
 
 fn hex_payload(field: &str, s: &str, max_bytes: Option<usize>) -> Result<()> {
-    if s.is_empty() || s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if s.is_empty() || !s.len().is_multiple_of(2) || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(Error::invalid(field, "must be an even number of hex characters"));
     }
     if let Some(max) = max_bytes {

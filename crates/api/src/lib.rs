@@ -1,7 +1,9 @@
 //! Typed async client of the Device Connectivity Service.
 //!
-//! Layout follows the API's areas: [`firmware`] for section 4.1 (more areas join as they are
-//! built). Authentication ([`auth`]) and paging ([`paging`]) are layers every call goes through.
+//! Layout follows the API's areas: [`firmware`] for section 4.1, [`downlinks`] for 4.2 and 4.3,
+//! [`bindings`] for 4.4 and [`beta`] for the deprecated 4.5 (more areas join as they are built).
+//! Authentication ([`auth`]), retries ([`retry`]) and paging ([`paging`]) are layers every call
+//! goes through.
 
 pub mod auth;
 pub mod beta;

@@ -206,3 +206,51 @@ async fn a_post_waits_out_a_429_and_is_then_sent_once() {
     }
     assert_eq!(actuator_count(&sim, key.client_id) - before, 6, "each POST created exactly one downlink");
 }
+
+/// A log sink for one test: what the client's tracing wrote.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn retries_are_logged_with_method_path_attempt_and_reason_but_never_the_token() {
+    let captured = Captured::default();
+    let sink = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || sink.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let (sim, running) = start(SimOptions::default()).await;
+    let key = sim.demo_key();
+    let c = client_with(&running, &key, RetryPolicy { max_attempts: 3, retry_statuses: vec![500, 502, 503, 504], ..fast() });
+    c.check_auth().await.unwrap();
+    sim.set_faults(Faults { error_rate: 1.0, ..Default::default() });
+    assert!(scan(&c).await.is_err());
+    sim.set_faults(Faults { drop_rate: 1.0, ..Default::default() });
+    assert!(scan(&c).await.is_err());
+    sim.set_faults(Faults::default());
+
+    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let retry_lines: Vec<_> = logs.lines().filter(|l| l.contains("retrying")).collect();
+    assert_eq!(retry_lines.len(), 4, "two retries for each of the two scans: {logs}");
+    assert!(retry_lines.iter().any(|l| l.contains("connection error")), "{logs}");
+    assert!(retry_lines.iter().any(|l| l.contains("server error")), "{logs}");
+    for line in &retry_lines {
+        assert!(line.contains("method=GET") && line.contains("path=\"/firmware/modules\"") && line.contains("attempt="), "{line}");
+        assert!(line.contains("reason="), "{line}");
+    }
+    assert!(!logs.contains("eyJ") && !logs.contains("Bearer"), "no token in the logs");
+    assert!(!logs.contains(&key.secret), "no secret in the logs");
+}
