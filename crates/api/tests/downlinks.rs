@@ -334,14 +334,13 @@ async fn beta_devices_are_listed_page_by_page() {
     assert_eq!(page.total_elements, 40);
     let all = c.beta().all_devices(&BetaDeviceQuery { page_size: Some(7), ..Default::default() }).await.unwrap();
     assert_eq!(all.len(), 40);
-    let mut names: Vec<_> = all.iter().map(|d| d.name.clone()).collect();
+    let names: Vec<_> = all.iter().map(|d| d.name.clone()).collect();
     let sorted = {
         let mut s = names.clone();
         s.sort();
         s
     };
     assert_eq!(names, sorted, "by name, ascending by default");
-    names.dedup();
     let desc = c.beta().devices(&BetaDeviceQuery { sort_by: Some("uuid".into()), descending: Some(true), page_size: Some(1000), ..Default::default() }).await.unwrap();
     assert!(desc.content.windows(2).all(|w| w[0].uuid.to_string() >= w[1].uuid.to_string()));
     let err = c.beta().devices(&BetaDeviceQuery { sort_by: Some("colour".into()), ..Default::default() }).await.unwrap_err();
@@ -385,4 +384,22 @@ async fn the_x_client_id_mode_needs_a_context_switch_and_excludes_the_security_c
 
     let stranger = own.beta().context_switch(Uuid::new_v4()).await.unwrap_err();
     assert_eq!(stranger.code(), ErrorCode::Forbidden);
+}
+
+#[tokio::test]
+async fn a_refused_token_on_the_beta_api_is_a_302_not_followed_and_reported_as_unauthorized() {
+    let (sim, running) = start().await;
+    // Tokens from a simulator with another seed are foreign to this one.
+    let other = Simulator::new(SimOptions { seed: 2, devices_per_client: 1, ..Default::default() }).unwrap();
+    let other_running = other.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    let other_key = other.demo_key();
+    let cfg = ClientConfig::new(&running.base_url(), &other_running.base_url(), &other_key.key_id, Secret::new(other_key.secret.clone())).unwrap();
+    let c = Client::new(cfg).unwrap();
+    let err = c.beta().devices(&BetaDeviceQuery::default()).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Unauthorized, "{err}");
+    assert!(matches!(err, dcs_api::Error::Api { status: 302, .. }), "{err}");
+    // The new API answers the same token with a 401.
+    let err = c.downlinks().page(&DownlinkFilter::default()).await.unwrap_err();
+    assert!(matches!(err, dcs_api::Error::Api { status: 401, .. }), "{err}");
+    drop(sim);
 }
