@@ -37,6 +37,13 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Raw<T> {
     }
 }
 
+/// Serialises as the JSON the service sent (nothing lost, unknown members included).
+impl<T> Serialize for Raw<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.raw.serialize(s)
+    }
+}
+
 fn decode<T: DeserializeOwned>(url: &Url, body: &[u8]) -> Result<T> {
     serde_json::from_slice(body).map_err(|e| Error::Protocol { url: url.to_string(), reason: e.to_string() })
 }

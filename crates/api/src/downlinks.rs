@@ -553,6 +553,11 @@ impl ConnectionDownlinks<'_> {
         Ok(paging::items(self.client.clone(), filter.to_url(self.client, self.kind)?))
     }
 
+    /// Every page of this kind's downlinks.
+    pub fn pages(&self, filter: &ConnectionDownlinkFilter) -> Result<impl Stream<Item = Result<Page<Raw<ConnectionDownlink>>>>> {
+        Ok(paging::pages(self.client.clone(), filter.to_url(self.client, self.kind)?))
+    }
+
     pub async fn get(&self, id: Uuid) -> Result<Raw<ConnectionDownlink>> {
         self.client.get_json(self.client.url(&format!("{}/downlinks/{id}", self.kind))?).await
     }

@@ -173,6 +173,18 @@ async fn connection_downlinks_of_every_kind() {
     }
     let (page, _) = c.downlinks().connection(ConnectionKind::Mqtt).page(&ConnectionDownlinkFilter::default()).await.unwrap();
     assert!(!page.items.is_empty());
+    // Pages of three, and the raw JSON serialises back unchanged.
+    let pages: Vec<_> = c
+        .downlinks()
+        .connection(ConnectionKind::Lora)
+        .pages(&ConnectionDownlinkFilter { limit: Some(3), ..Default::default() })
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert!(pages.len() > 1 && pages.iter().all(|p| p.items.len() <= 3));
+    let first = &pages[0].items[0];
+    assert_eq!(serde_json::to_value(first).unwrap(), first.raw);
 
     // Kind-specific payload fields stay in the raw JSON.
     let lora_made = c
