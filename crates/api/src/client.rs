@@ -6,12 +6,12 @@ use std::time::Instant;
 use dcs_model::Problem;
 use reqwest::{Method, RequestBuilder, StatusCode};
 use serde::de::DeserializeOwned;
-use serde::Serialize;
 use url::Url;
 use uuid::Uuid;
 
 use crate::auth::{Credentials, TokenCache};
 use crate::error::{Error, Result};
+use crate::retry::{self, RetryPolicy};
 use crate::Secret;
 
 /// Everything needed to talk to one service environment as one API key.
@@ -26,6 +26,11 @@ pub struct ClientConfig {
     pub client_secret: Secret,
     /// Act in this customer's environment (reseller security context, section 5.4).
     pub customer: Option<Uuid>,
+    /// Deprecated sub-customer mode (section 4.5): send `x-client-id: <customer>` on every
+    /// call. Needs a context switch first; cannot be combined with `customer`.
+    pub x_client_id: Option<Uuid>,
+    /// When and how failed requests are sent again.
+    pub retry: RetryPolicy,
 }
 
 impl ClientConfig {
@@ -37,6 +42,8 @@ impl ClientConfig {
             client_id: client_id.to_owned(),
             client_secret,
             customer: None,
+            x_client_id: None,
+            retry: RetryPolicy::default(),
         })
     }
 }
@@ -69,8 +76,25 @@ pub struct Client {
 
 impl Client {
     pub fn new(config: ClientConfig) -> Result<Client> {
+        if config.customer.is_some() && config.x_client_id.is_some() {
+            return Err(Error::invalid(
+                "x-client-id",
+                "cannot be combined with the reseller customer (Service-Security-Context); choose one",
+            ));
+        }
         let http = reqwest::Client::builder()
             .user_agent(concat!("dcs-console/", env!("CARGO_PKG_VERSION")))
+            // The beta API answers a bad token with a 302 to the token endpoint: not a page to
+            // follow but a 401 in disguise (handled in the request loop).
+            .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                if attempt.url().path().ends_with("/api/v3/idp/oidc/token") {
+                    attempt.stop()
+                } else if attempt.previous().len() >= 10 {
+                    attempt.error("too many redirects")
+                } else {
+                    attempt.follow()
+                }
+            }))
             .build()
             .map_err(|source| Error::Network { url: config.base_url.to_string(), source })?;
         let token_url = config
@@ -113,11 +137,22 @@ impl Client {
     /// Sends an authenticated JSON request and decodes the answer. On a 401 the token is
     /// renewed once and the request sent once more.
     pub(crate) async fn get_json<T: DeserializeOwned>(&self, url: Url) -> Result<T> {
-        let body = self.send(Method::GET, url.clone(), &no_body).await?;
+        let body = self.send(Method::GET, url.clone()).await?;
         serde_json::from_slice(&body).map_err(|e| Error::Protocol { url: url.to_string(), reason: e.to_string() })
     }
 
-    async fn send(&self, method: Method, url: Url, body: &BodyFn<'_>) -> Result<Vec<u8>> {
+    async fn send(&self, method: Method, url: Url) -> Result<Vec<u8>> {
+        self.send_request(RequestSpec::new(method, url)).await
+    }
+
+    /// The request loop: one authenticated request, sent again as the retry policy allows.
+    ///
+    /// - 401 (and the beta API's 302): the token is renewed once and the request sent again.
+    /// - 429: waits for `Retry-After` and sends again, whatever the method (not processed).
+    /// - connection error, 502/503/504: sent again with backoff, but only GET, PUT and DELETE;
+    ///   a POST is never repeated (it may have been processed).
+    pub(crate) async fn send_request(&self, spec: RequestSpec) -> Result<Vec<u8>> {
+        let RequestSpec { method, url, body, accept } = spec;
         // The bearer token goes only to the configured service, never to a host a link names.
         if url.origin() != self.inner.config.base_url.origin() {
             return Err(Error::Protocol {
@@ -125,56 +160,116 @@ impl Client {
                 reason: "the link leads away from the service's base URL; refusing to send the token there".into(),
             });
         }
+        let policy = &self.inner.config.retry;
+        let idempotent = RetryPolicy::is_idempotent(&method);
+        let first_sent = Instant::now();
         let mut renewed = false;
+        let mut attempt: u32 = 1; // attempts made for connection errors and 5xx
+        let mut rate_limit_waits: u32 = 0;
+        // Whether a further backoff retry is allowed (count and total time), and its delay.
+        let backoff = |attempt: u32| -> Option<std::time::Duration> {
+            if attempt >= policy.max_attempts {
+                return None;
+            }
+            let delay = policy.backoff(attempt);
+            (first_sent.elapsed() + delay <= policy.max_total).then_some(delay)
+        };
         loop {
-            let token = self.token().await?;
+            let token = match self.token().await {
+                Ok(t) => t,
+                // Fetching a token creates nothing: a transient failure may be retried.
+                Err(e) if matches!(e.code(), crate::ErrorCode::Network | crate::ErrorCode::Server | crate::ErrorCode::RateLimited) => {
+                    match backoff(attempt) {
+                        Some(delay) => {
+                            tracing::warn!(%method, path = url.path(), attempt, reason = %e, delay_ms = delay.as_millis() as u64, "retrying: token request failed");
+                            tokio::time::sleep(delay).await;
+                            attempt += 1;
+                            continue;
+                        }
+                        None => return Err(e),
+                    }
+                }
+                Err(e) => return Err(e),
+            };
             let started = Instant::now();
             let mut req = self.inner.http.request(method.clone(), url.clone()).bearer_auth(token.expose());
             if let Some(customer) = self.inner.config.customer {
                 req = req.header("Service-Security-Context", format!("client:uuid:{customer}"));
             }
-            req = body(req);
-            let res = req.send().await.map_err(|source| Error::Network { url: url.to_string(), source })?;
-            let status = res.status();
+            if let Some(customer) = self.inner.config.x_client_id {
+                req = req.header(dcs_model::beta::X_CLIENT_ID, customer.to_string());
+            }
+            if let Some(accept) = accept {
+                req = req.header(reqwest::header::ACCEPT, accept);
+            }
+            if let Some(body) = &body {
+                req = req.header(reqwest::header::CONTENT_TYPE, "application/json").body(body.clone());
+            }
+            let sent = async {
+                let res = req.send().await?;
+                let status = res.status();
+                let headers = res.headers().clone();
+                let bytes = res.bytes().await?;
+                Ok::<_, reqwest::Error>((status, headers, bytes))
+            }
+            .await;
+            let (status, headers, bytes) = match sent {
+                Ok(answer) => answer,
+                Err(source) => {
+                    if idempotent {
+                        if let Some(delay) = backoff(attempt) {
+                            tracing::warn!(%method, path = url.path(), attempt, reason = %source, delay_ms = delay.as_millis() as u64, "retrying: connection error");
+                            tokio::time::sleep(delay).await;
+                            attempt += 1;
+                            continue;
+                        }
+                    }
+                    return Err(Error::Network { url: url.to_string(), source });
+                }
+            };
             tracing::debug!(%method, path = url.path(), status = status.as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "request");
-            let body = res.bytes().await.map_err(|source| Error::Network { url: url.to_string(), source })?;
-            if status == StatusCode::UNAUTHORIZED && !renewed {
+            let beta_bad_token = status == StatusCode::FOUND
+                && headers
+                    .get(reqwest::header::LOCATION)
+                    .and_then(|l| l.to_str().ok())
+                    .is_some_and(|l| l.ends_with("/api/v3/idp/oidc/token"));
+            if (status == StatusCode::UNAUTHORIZED || beta_bad_token) && !renewed {
+                tracing::info!(%method, path = url.path(), status = status.as_u16(), "token refused; renewing it and sending again");
                 self.inner.tokens.invalidate(&token).await;
                 renewed = true;
                 continue;
             }
-            if !status.is_success() {
-                return Err(problem_error(status.as_u16(), &body));
+            if status == StatusCode::TOO_MANY_REQUESTS && rate_limit_waits < policy.max_rate_limit_waits {
+                let wait = retry::retry_after(&headers).unwrap_or(std::time::Duration::from_secs(1));
+                if wait <= policy.max_retry_after {
+                    rate_limit_waits += 1;
+                    tracing::warn!(%method, path = url.path(), attempt = rate_limit_waits, reason = "429 rate limited", wait_s = wait.as_secs(), "retrying after Retry-After");
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
             }
-            return Ok(body.to_vec());
+            if idempotent && policy.retries_status(status.as_u16()) {
+                if let Some(delay) = backoff(attempt) {
+                    tracing::warn!(%method, path = url.path(), attempt, reason = status.as_u16(), delay_ms = delay.as_millis() as u64, "retrying: server error");
+                    tokio::time::sleep(delay).await;
+                    attempt += 1;
+                    continue;
+                }
+            }
+            if !status.is_success() {
+                return Err(problem_error(status.as_u16(), &bytes));
+            }
+            return Ok(bytes.to_vec());
         }
     }
 }
 
-// ---- Requests with bodies and streamed answers (firmware writes, uploads, downloads). ----
+// ---- Streamed requests (firmware-file uploads and downloads). ----
 //
-// Kept apart from the request loop above: JSON bodies go through that loop with a body
-// builder it calls on every attempt; streamed uploads and downloads use `send_streamed`.
-
-/// Adds a body (or anything else) to a request; called once per attempt.
-pub(crate) type BodyFn<'a> = dyn Fn(RequestBuilder) -> RequestBuilder + Send + Sync + 'a;
-
-fn no_body(req: RequestBuilder) -> RequestBuilder {
-    req
-}
+// Kept apart from the request loop above: a streamed upload body can be sent only once, so
+// these requests are never retried; downloads renew the token once on a 401.
 
 impl Client {
-    /// Sends `body` as JSON with `method` and decodes the JSON answer.
-    pub(crate) async fn send_json<B: Serialize + Sync, T: DeserializeOwned>(&self, method: Method, url: Url, body: &B) -> Result<T> {
-        let answer = self.send(method, url.clone(), &|req: RequestBuilder| req.json(body)).await?;
-        serde_json::from_slice(&answer).map_err(|e| Error::Protocol { url: url.to_string(), reason: e.to_string() })
-    }
-
-    /// `DELETE`, expecting no answer body worth reading.
-    pub(crate) async fn delete(&self, url: Url) -> Result<()> {
-        self.send(Method::DELETE, url, &no_body).await.map(|_| ())
-    }
-
     /// One authenticated request whose successful answer is returned unread, so its body can be
     /// streamed. `body` is called once per attempt. On a 401 the token is renewed and the
     /// request sent once more only when `renew_on_401` is set: a streamed upload body can be
@@ -200,6 +295,9 @@ impl Client {
             if let Some(customer) = self.inner.config.customer {
                 req = req.header("Service-Security-Context", format!("client:uuid:{customer}"));
             }
+            if let Some(customer) = self.inner.config.x_client_id {
+                req = req.header(dcs_model::beta::X_CLIENT_ID, customer.to_string());
+            }
             let res = body(req).send().await.map_err(|source| Error::Network { url: url.to_string(), source })?;
             let status = res.status();
             tracing::debug!(%method, path = url.path(), status = status.as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "streamed request");
@@ -216,6 +314,20 @@ impl Client {
             }
             return Err(problem_error(status.as_u16(), &answer));
         }
+    }
+}
+
+/// One request for the loop: method, URL, an optional JSON body and an optional `Accept`.
+pub(crate) struct RequestSpec {
+    pub method: Method,
+    pub url: Url,
+    pub body: Option<Vec<u8>>,
+    pub accept: Option<&'static str>,
+}
+
+impl RequestSpec {
+    pub fn new(method: Method, url: Url) -> RequestSpec {
+        RequestSpec { method, url, body: None, accept: None }
     }
 }
 

@@ -76,6 +76,9 @@ impl Error {
             Error::Cancelled { .. } => ErrorCode::Cancelled,
             Error::LocalFile { .. } => ErrorCode::LocalFile,
             Error::Api { status, .. } => match status {
+                // The beta API's "access token incorrect" (a 302 to the token endpoint, which
+                // the client does not follow).
+                302 => ErrorCode::Unauthorized,
                 400 => ErrorCode::BadRequest,
                 401 => ErrorCode::Unauthorized,
                 403 => ErrorCode::Forbidden,

@@ -1,7 +1,6 @@
 //! Firmware operations (reference section 4.1).
 
 use futures::Stream;
-use reqwest::Method;
 use serde::Serialize;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -328,7 +327,7 @@ impl Firmware<'_> {
     /// conflict.
     pub async fn create_package(&self, package: &NewPackage) -> Result<FirmwarePackage> {
         package.validate()?;
-        self.client.send_json(Method::POST, self.client.url("firmware/packages")?, package).await
+        self.client.post_json_as(self.client.url("firmware/packages")?, package).await
     }
 
     /// Changes a package's description (the only field that can change); `None` removes it.
@@ -338,17 +337,17 @@ impl Firmware<'_> {
             validate::description(d).map_err(|r| Error::invalid("description", r))?;
         }
         let body = serde_json::json!({ "description": description });
-        self.client.send_json(Method::PUT, self.client.url(&format!("firmware/packages/{id}"))?, &body).await
+        self.client.put_json_as(self.client.url(&format!("firmware/packages/{id}"))?, &body).await
     }
 
     /// Deletes a package and its files.
     pub async fn delete_package(&self, id: Uuid) -> Result<()> {
-        self.client.delete(self.client.url(&format!("firmware/packages/{id}"))?).await
+        self.client.delete_call(self.client.url(&format!("firmware/packages/{id}"))?).await
     }
 
     /// Deletes a package's release-notes file.
     pub async fn delete_release_notes(&self, package: Uuid) -> Result<()> {
-        self.client.delete(self.client.url(&format!("firmware/packages/{package}/release-notes-file"))?).await
+        self.client.delete_call(self.client.url(&format!("firmware/packages/{package}/release-notes-file"))?).await
     }
 
     // ---- Firmware states ----
@@ -381,6 +380,7 @@ impl Firmware<'_> {
             .pop_if_empty()
             .extend([device.to_string(), module.to_string()]);
         let body = serde_json::json!({ "targetFirmwareVersion": version });
-        self.client.send_json(Method::PUT, url, &body).await
+        self.client.put_json_as(url, &body).await
     }
 }
+

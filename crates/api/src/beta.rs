@@ -1,0 +1,92 @@
+//! The deprecated beta API (reference section 4.5): the paged device listing and the context
+//! switch of the sub-customer mode (`x-client-id`, set on [`crate::ClientConfig`]).
+
+use uuid::Uuid;
+
+use crate::error::{Error, Result};
+use crate::model::beta::{params, DEVICE_V1_MEDIA_TYPE};
+use crate::model::{BetaDevicePage, ContextSwitch};
+use crate::Client;
+
+/// Query of `GET /api/devices`; `None` leaves the service's default.
+#[derive(Debug, Clone, Default)]
+pub struct BetaDeviceQuery {
+    /// Zero-based page number.
+    pub current_page: Option<u32>,
+    /// 1 or more (default 20).
+    pub page_size: Option<u32>,
+    /// Case-sensitive partial match.
+    pub search: Option<String>,
+    /// e.g. `name` (default).
+    pub sort_by: Option<String>,
+    /// Ascending (default) or descending.
+    pub descending: Option<bool>,
+}
+
+/// The beta area.
+pub struct Beta<'a> {
+    client: &'a Client,
+}
+
+impl Client {
+    pub fn beta(&self) -> Beta<'_> {
+        Beta { client: self }
+    }
+}
+
+impl Beta<'_> {
+    /// One page of `GET /api/devices`.
+    pub async fn devices(&self, query: &BetaDeviceQuery) -> Result<BetaDevicePage> {
+        let mut url = self.client.url("api/devices")?;
+        {
+            let mut q = url.query_pairs_mut();
+            if let Some(p) = query.current_page {
+                q.append_pair(params::CURRENT_PAGE, &p.to_string());
+            }
+            if let Some(s) = query.page_size {
+                if s == 0 {
+                    return Err(Error::invalid(params::PAGE_SIZE, "must be at least 1"));
+                }
+                q.append_pair(params::PAGE_SIZE, &s.to_string());
+            }
+            if let Some(s) = &query.search {
+                q.append_pair(params::SEARCH, s);
+            }
+            if let Some(s) = &query.sort_by {
+                if s.is_empty() {
+                    return Err(Error::invalid(params::SORT_BY, "must not be empty"));
+                }
+                q.append_pair(params::SORT_BY, s);
+            }
+            if let Some(d) = query.descending {
+                q.append_pair(params::SORT_ORDER, if d { "DESC" } else { "ASC" });
+            }
+        }
+        let url = crate::calls::tidy(url);
+        self.client.get_json_accepting(url, DEVICE_V1_MEDIA_TYPE).await
+    }
+
+    /// Every device, page after page (page number paging, stopping at the last page).
+    pub async fn all_devices(&self, query: &BetaDeviceQuery) -> Result<Vec<crate::model::BetaDevice>> {
+        let mut q = query.clone();
+        let mut page_no = q.current_page.unwrap_or(0);
+        let mut out = Vec::new();
+        loop {
+            q.current_page = Some(page_no);
+            let page = self.devices(&q).await?;
+            let last = page.last || page.content.is_empty();
+            out.extend(page.content);
+            if last {
+                return Ok(out);
+            }
+            page_no += 1;
+        }
+    }
+
+    /// `GET /api/v1/lifecycle/clients/{clientId}/context-switch`: lets this API key act for
+    /// the customer in the deprecated `x-client-id` mode.
+    pub async fn context_switch(&self, customer: Uuid) -> Result<ContextSwitch> {
+        let url = self.client.url(&format!("api/v1/lifecycle/clients/{customer}/context-switch"))?;
+        self.client.get_json_accepting(url, "application/json").await
+    }
+}

@@ -1,0 +1,209 @@
+//! Connector bindings (reference sections 2.8, 4.4): `client.bindings().lora()` (and `http()`,
+//! `mqtt()`) list, get, create, update (full PUT) and delete. Field names not shown by the
+//! reference follow the simulator; the fields are checked with the model's validators.
+
+use std::marker::PhantomData;
+
+use futures::Stream;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use url::Url;
+use uuid::Uuid;
+
+use crate::calls::{self, TimeFilter};
+use crate::error::{Error, Result};
+use crate::model::validate;
+use crate::model::{
+    BindingKind, HttpBinding, HttpBindingRequest, HttpBindingType, LoraBinding, LoraBindingRequest, MqttBinding,
+    MqttBindingRequest, Page,
+};
+use crate::paging;
+use crate::Client;
+
+/// What differs between the binding kinds.
+pub trait BindingSpec {
+    const KIND: BindingKind;
+    type Binding: DeserializeOwned + 'static;
+    type Request: Serialize;
+    /// Checks a request body before it is sent.
+    fn validate(req: &Self::Request) -> Result<()>;
+    /// Extra sortable fields of the kind.
+    const SORT_FIELDS: &'static [&'static str];
+}
+
+pub struct Lora;
+pub struct Http;
+pub struct Mqtt;
+
+fn device(s: &str) -> Result<()> {
+    calls::device_id("deviceId", s).map(|_| ())
+}
+
+fn rule(field: &str, r: std::result::Result<(), String>) -> Result<()> {
+    r.map_err(|e| Error::invalid(field, e))
+}
+
+impl BindingSpec for Lora {
+    const KIND: BindingKind = BindingKind::Lora;
+    type Binding = LoraBinding;
+    type Request = LoraBindingRequest;
+    const SORT_FIELDS: &'static [&'static str] = &["createdAt", "modifiedAt", "deviceId", "id", "applicationServerId", "status"];
+    fn validate(r: &LoraBindingRequest) -> Result<()> {
+        device(&r.device_id)?;
+        rule("applicationServerId", validate::hex_exact(&r.application_server_id, 16))?;
+        rule("appKey", validate::hex_exact(&r.app_key, 32))
+    }
+}
+
+impl BindingSpec for Http {
+    const KIND: BindingKind = BindingKind::Http;
+    type Binding = HttpBinding;
+    type Request = HttpBindingRequest;
+    const SORT_FIELDS: &'static [&'static str] = &["createdAt", "modifiedAt", "deviceId", "id", "type"];
+    fn validate(r: &HttpBindingRequest) -> Result<()> {
+        device(&r.device_id)?;
+        if !r.binding_type.is_known() {
+            return Err(Error::invalid("type", "must be http-streamline or http-senml"));
+        }
+        rule("sharedSecret", validate::shared_secret(&r.shared_secret))
+    }
+}
+
+impl BindingSpec for Mqtt {
+    const KIND: BindingKind = BindingKind::Mqtt;
+    type Binding = MqttBinding;
+    type Request = MqttBindingRequest;
+    const SORT_FIELDS: &'static [&'static str] = &["createdAt", "modifiedAt", "deviceId", "id", "username"];
+    fn validate(r: &MqttBindingRequest) -> Result<()> {
+        device(&r.device_id)?;
+        rule("password", validate::mqtt_password(&r.password))
+    }
+}
+
+/// Filters and window of `GET /K/bindings`.
+#[derive(Debug, Clone, Default)]
+pub struct BindingFilter {
+    /// Only bindings of devices owned by this client.
+    pub client_id: Option<Uuid>,
+    /// Any of the seven device-id forms.
+    pub device_id: Option<String>,
+    pub time: TimeFilter,
+    /// HTTP only.
+    pub binding_type: Option<HttpBindingType>,
+    /// MQTT only: exact equality.
+    pub username: Option<String>,
+    pub sort: Option<String>,
+    pub limit: Option<u32>,
+}
+
+impl BindingFilter {
+    fn to_url<S: BindingSpec>(&self, client: &Client) -> Result<Url> {
+        let kind = S::KIND;
+        let mut url = client.url(kind.path())?;
+        {
+            let mut q = url.query_pairs_mut();
+            calls::append_window(&mut q, self.limit, self.sort.as_deref(), S::SORT_FIELDS)?;
+            if let Some(c) = self.client_id {
+                q.append_pair("clientId", &c.to_string());
+            }
+            if let Some(d) = &self.device_id {
+                q.append_pair("deviceId", &calls::device_id("deviceId", d)?);
+            }
+            if let Some(t) = &self.binding_type {
+                if kind != BindingKind::Http {
+                    return Err(Error::invalid("type", "filters HTTP bindings only"));
+                }
+                if !t.is_known() {
+                    return Err(Error::invalid("type", "must be http-streamline or http-senml"));
+                }
+                q.append_pair("type", t.as_str());
+            }
+            if let Some(u) = &self.username {
+                if kind != BindingKind::Mqtt {
+                    return Err(Error::invalid("username", "filters MQTT bindings only"));
+                }
+                q.append_pair("username", u);
+            }
+            self.time.append(&mut q)?;
+        }
+        Ok(calls::tidy(url))
+    }
+}
+
+/// The binding area of the API.
+pub struct Bindings<'a> {
+    client: &'a Client,
+}
+
+impl Client {
+    pub fn bindings(&self) -> Bindings<'_> {
+        Bindings { client: self }
+    }
+}
+
+impl<'a> Bindings<'a> {
+    pub fn lora(&self) -> KindBindings<'a, Lora> {
+        KindBindings { client: self.client, kind: PhantomData }
+    }
+    pub fn http(&self) -> KindBindings<'a, Http> {
+        KindBindings { client: self.client, kind: PhantomData }
+    }
+    pub fn mqtt(&self) -> KindBindings<'a, Mqtt> {
+        KindBindings { client: self.client, kind: PhantomData }
+    }
+}
+
+/// `/K/bindings` of one kind.
+pub struct KindBindings<'a, S> {
+    client: &'a Client,
+    kind: PhantomData<S>,
+}
+
+impl<S: BindingSpec> KindBindings<'_, S> {
+    fn item_url(&self, id: Uuid) -> Result<Url> {
+        self.client.url(&format!("{}/{id}", S::KIND.path()))
+    }
+
+    pub async fn page(&self, filter: &BindingFilter) -> Result<(Page<S::Binding>, Option<Url>)> {
+        paging::fetch_page(self.client, filter.to_url::<S>(self.client)?).await
+    }
+
+    pub async fn page_at(&self, link: &Url) -> Result<(Page<S::Binding>, Option<Url>)> {
+        paging::fetch_page(self.client, link.clone()).await
+    }
+
+    /// Every binding, page after page.
+    pub fn list(&self, filter: &BindingFilter) -> Result<impl Stream<Item = Result<S::Binding>>> {
+        Ok(paging::items(self.client.clone(), filter.to_url::<S>(self.client)?))
+    }
+
+    pub async fn get(&self, id: Uuid) -> Result<S::Binding> {
+        self.client.get_json(self.item_url(id)?).await
+    }
+
+    pub async fn create(&self, req: &S::Request) -> Result<S::Binding> {
+        S::validate(req)?;
+        self.client.post_json_as(self.client.url(S::KIND.path())?, req).await
+    }
+
+    /// Full replacement.
+    pub async fn update(&self, id: Uuid, req: &S::Request) -> Result<S::Binding> {
+        S::validate(req)?;
+        self.client.put_json_as(self.item_url(id)?, req).await
+    }
+
+    pub async fn delete(&self, id: Uuid) -> Result<()> {
+        self.client.delete_call(self.item_url(id)?).await
+    }
+}
+
+impl KindBindings<'_, Lora> {
+    /// A LoRa binding; with `sync` the latest state is first fetched from the network server.
+    pub async fn get_synced(&self, id: Uuid, sync: bool) -> Result<LoraBinding> {
+        let mut url = self.item_url(id)?;
+        if sync {
+            url.query_pairs_mut().append_pair("sync", "true");
+        }
+        self.client.get_json(url).await
+    }
+}
