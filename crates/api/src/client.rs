@@ -152,6 +152,24 @@ impl Client {
     /// - connection error, 502/503/504: sent again with backoff, but only GET, PUT and DELETE;
     ///   a POST is never repeated (it may have been processed).
     pub(crate) async fn send_request(&self, spec: RequestSpec) -> Result<Vec<u8>> {
+        use tracing::Instrument;
+        // One span per request: method, path, final status, retries, duration (never the token).
+        let span = tracing::info_span!(
+            "request",
+            method = %spec.method,
+            path = %spec.url.path(),
+            status = tracing::field::Empty,
+            retries = tracing::field::Empty,
+            duration_ms = tracing::field::Empty,
+        );
+        let started = Instant::now();
+        let out = self.request_loop(spec).instrument(span.clone()).await;
+        span.record("duration_ms", started.elapsed().as_millis() as u64);
+        tracing::debug!(parent: &span, ok = out.is_ok(), "request finished");
+        out
+    }
+
+    async fn request_loop(&self, spec: RequestSpec) -> Result<Vec<u8>> {
         let RequestSpec { method, url, body, accept } = spec;
         // The bearer token goes only to the configured service, never to a host a link names.
         if url.origin() != self.inner.config.base_url.origin() {
@@ -227,7 +245,10 @@ impl Client {
                     return Err(Error::Network { url: url.to_string(), source });
                 }
             };
-            tracing::debug!(%method, path = url.path(), status = status.as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "request");
+            tracing::debug!(%method, path = url.path(), status = status.as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "answer");
+            let span = tracing::Span::current();
+            span.record("status", status.as_u16());
+            span.record("retries", (attempt - 1) + rate_limit_waits + u32::from(renewed));
             let beta_bad_token = status == StatusCode::FOUND
                 && headers
                     .get(reqwest::header::LOCATION)

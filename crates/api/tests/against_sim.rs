@@ -110,3 +110,21 @@ async fn page_links_to_another_host_are_refused_so_the_token_stays_home() {
     let err = c.firmware().modules_page_at(&evil).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::Protocol);
 }
+
+#[tokio::test]
+async fn concurrent_first_requests_share_one_token_and_later_ones_reuse_it() {
+    let (sim, running) = start().await;
+    let key = sim.demo_key();
+    let c = client(&running, &key.key_id, &key.secret);
+    let before = sim.tokens_issued();
+    let calls = (0..20).map(|_| {
+        let c = c.clone();
+        async move { c.firmware().modules_page(&ModuleFilter::default()).await.map(|_| ()) }
+    });
+    for r in futures::future::join_all(calls).await {
+        r.unwrap();
+    }
+    assert_eq!(sim.tokens_issued() - before, 1, "one token fetch for twenty concurrent first requests");
+    c.firmware().modules_page(&ModuleFilter::default()).await.unwrap();
+    assert_eq!(sim.tokens_issued() - before, 1, "the cached token is reused");
+}

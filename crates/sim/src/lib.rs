@@ -69,6 +69,8 @@ pub(crate) struct SimState {
     pub signing_key: Vec<u8>,
     pub clock: clock::SimClock,
     pub faults: faults::FaultState,
+    /// Access tokens issued so far (to check that clients share and reuse tokens).
+    pub tokens_issued: std::sync::atomic::AtomicU64,
 }
 
 /// A simulator instance, not yet listening.
@@ -102,7 +104,9 @@ impl Simulator {
         let signing_key = seed::signing_key(opts.seed);
         let clock = clock::SimClock::new(opts.speed);
         let faults = faults::FaultState::new(opts.faults.clone());
-        Ok(Simulator { state: Arc::new(SimState { store, opts, signing_key, clock, faults }) })
+        Ok(Simulator {
+            state: Arc::new(SimState { store, opts, signing_key, clock, faults, tokens_issued: Default::default() }),
+        })
     }
 
     /// Empties the state and writes the demo data set again (for test isolation).
@@ -120,6 +124,11 @@ impl Simulator {
     /// Changes how fast simulated time runs.
     pub fn set_speed(&self, speed: f64) {
         self.state.clock.set_speed(speed)
+    }
+
+    /// How many access tokens this simulator has issued.
+    pub fn tokens_issued(&self) -> u64 {
+        self.state.tokens_issued.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The simulated time now.

@@ -21,6 +21,7 @@ pub(crate) async fn info(State(state): State<Arc<SimState>>) -> Json<Value> {
         "devicesPerClient": state.opts.devices_per_client,
         "demoClientId": crate::seed::demo_reseller_key(state.opts.seed).key_id,
         "faults": state.faults.get(),
+        "tokensIssued": state.tokens_issued.load(std::sync::atomic::Ordering::Relaxed),
     }))
 }
 

@@ -54,6 +54,7 @@ pub(crate) async fn token(
     // A short lifetime for this one token, if the request asks for it (fault injection).
     let lifetime = faults.and_then(|f| f.token_lifetime).unwrap_or(state.opts.token_lifetime.as_secs());
     let access_token = issue_token(&state, &key, now, lifetime)?;
+    state.tokens_issued.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Ok(Json(TokenResponse { access_token, token_type: "Bearer".to_owned(), expires_in: lifetime }))
 }
 
