@@ -4,7 +4,10 @@
 use uuid::Uuid;
 
 use crate::error::{Error, Result};
-use crate::model::beta::{params, DEVICE_V1_MEDIA_TYPE};
+use crate::calls::Raw;
+use crate::downlinks::ActuatorDownlink;
+use crate::model::beta::{params, ACTUATOR_V1_MEDIA_TYPE, DEVICE_V1_MEDIA_TYPE};
+use crate::model::DeviceId;
 use crate::model::{BetaDevicePage, ContextSwitch};
 use crate::Client;
 
@@ -88,5 +91,49 @@ impl Beta<'_> {
     pub async fn context_switch(&self, customer: Uuid) -> Result<ContextSwitch> {
         let url = self.client.url(&format!("api/v1/lifecycle/clients/{customer}/context-switch"))?;
         self.client.get_json_accepting(url, "application/json").await
+    }
+
+    /// `POST /api/actuator/downlinks`: one hex payload per LoRa device (DevEUI), sent on LoRa
+    /// FPort `port`; each becomes an actuator downlink. `external_reference` names a single
+    /// payload's downlink. Checked before sending; never retried (it creates downlinks).
+    pub async fn actuator_downlinks(
+        &self,
+        payloads: &[(DeviceId, String)],
+        port: u8,
+        external_reference: Option<&str>,
+    ) -> Result<Vec<Raw<ActuatorDownlink>>> {
+        if payloads.is_empty() {
+            return Err(Error::invalid("payloads", "give at least one device and payload"));
+        }
+        if !(1..=223).contains(&port) {
+            return Err(Error::invalid("port", "must be a LoRa FPort from 1 to 223"));
+        }
+        if let Some(r) = external_reference {
+            if r.is_empty() || r.chars().count() > 100 {
+                return Err(Error::invalid("externalReference", "must be 1 to 100 characters"));
+            }
+            if payloads.len() > 1 {
+                return Err(Error::invalid("externalReference", "names one downlink: give a single payload with it"));
+            }
+        }
+        let mut records = Vec::with_capacity(payloads.len());
+        for (i, (device, hex)) in payloads.iter().enumerate() {
+            let DeviceId::DevEui { hex: eui, .. } = device else {
+                return Err(Error::invalid(&format!("payloads[{i}].device"), "must be a LoRa device given by its DevEUI"));
+            };
+            if hex.is_empty() || hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(Error::invalid(&format!("payloads[{i}].payloadHex"), "must be an even number of hex characters"));
+            }
+            records.push(serde_json::json!({"bn": format!("urn:dev:deveui:{eui}:"), "n": "payloadHex", "vs": hex}));
+        }
+        let mut url = self.client.url("api/actuator/downlinks")?;
+        {
+            let mut q = url.query_pairs_mut();
+            q.append_pair("port", &port.to_string());
+            if let Some(r) = external_reference {
+                q.append_pair("externalReference", r);
+            }
+        }
+        self.client.post_json_accepting(url, &records, ACTUATOR_V1_MEDIA_TYPE).await
     }
 }

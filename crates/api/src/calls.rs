@@ -53,6 +53,17 @@ fn encode<B: Serialize>(body: &B) -> Result<Vec<u8>> {
 }
 
 impl Client {
+    /// POST with a vendor `Accept` (the beta API).
+    pub(crate) async fn post_json_accepting<B: Serialize, T: DeserializeOwned>(
+        &self,
+        url: Url,
+        body: &B,
+        accept: &'static str,
+    ) -> Result<T> {
+        let spec = RequestSpec { body: Some(encode(body)?), accept: Some(accept), ..RequestSpec::new(Method::POST, url.clone()) };
+        decode(&url, &self.send_request(spec).await?)
+    }
+
     pub(crate) async fn post_json_as<B: Serialize, T: DeserializeOwned>(&self, url: Url, body: &B) -> Result<T> {
         let spec = RequestSpec { body: Some(encode(body)?), ..RequestSpec::new(Method::POST, url.clone()) };
         decode(&url, &self.send_request(spec).await?)

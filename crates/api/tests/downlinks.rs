@@ -416,3 +416,31 @@ async fn a_refused_token_on_the_beta_api_is_a_302_not_followed_and_reported_as_u
     assert!(matches!(err, dcs_api::Error::Api { status: 401, .. }), "{err}");
     drop(sim);
 }
+
+#[tokio::test]
+async fn beta_actuator_downlinks_are_checked_then_created() {
+    let sim = Simulator::new(SimOptions { devices_per_client: 30, ..Default::default() }).unwrap();
+    let running = sim.spawn(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    let key = sim.demo_key();
+    let base = running.base_url();
+    let c = dcs_api::Client::new(dcs_api::ClientConfig::new(&base, &base, &key.key_id, dcs_api::Secret::new(key.secret.clone())).unwrap()).unwrap();
+    let (devices, _) = sim.store().beta_devices(key.client_id, None, "name", true, 0, 1000).unwrap();
+    let lora = devices.iter().find(|d| d.connection == "lora").unwrap();
+    let eui = dcs_api::model::DeviceId::parse(&format!("deveui:{}", lora.deveui.clone().unwrap())).unwrap();
+    let created = c.beta().actuator_downlinks(&[(eui.clone(), "0A0B".into())], 12, Some("beta-client-1")).await.unwrap();
+    assert_eq!(created.len(), 1);
+    assert_eq!(created[0].raw["networkId"], lora.network_id());
+    assert_eq!(created[0].raw["externalReference"], "beta-client-1");
+    // Refused before sending (a wrong secret would fail otherwise).
+    let wrong = dcs_api::Client::new(dcs_api::ClientConfig::new(&base, &base, &key.key_id, dcs_api::Secret::new("nope")).unwrap()).unwrap();
+    let imei = dcs_api::model::DeviceId::parse("imei:123456789012345").unwrap();
+    for (payloads, port, field) in [
+        (vec![(eui.clone(), "0A".to_owned())], 0u8, "port"),
+        (vec![(imei, "0A".to_owned())], 5, "payloads[0].device"),
+        (vec![(eui.clone(), "ABC".to_owned())], 5, "payloads[0].payloadHex"),
+    ] {
+        let err = wrong.beta().actuator_downlinks(&payloads, port, None).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidInput);
+        assert!(err.to_string().starts_with(field), "{err}");
+    }
+}

@@ -10,6 +10,8 @@ use uuid::Uuid;
 
 /// The vendor media type `GET /api/devices` requires in `Accept` and answers with.
 pub const DEVICE_V1_MEDIA_TYPE: &str = "application/vnd.service.device.v1.response+json";
+/// `Accept` of `POST /api/actuator/downlinks`, and the media type of its answer.
+pub const ACTUATOR_V1_MEDIA_TYPE: &str = "application/vnd.service.actuator.v1.response+json";
 
 /// The header of the deprecated sub-customer mode: `x-client-id: <customer_id>`.
 pub const X_CLIENT_ID: &str = "x-client-id";
