@@ -275,12 +275,14 @@ async fn main() -> ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let Cli { service, json, yes, command } = cli;
     match command {
+        // The simulator keeps running when whoever read its banner goes away.
         Command::Sim(args) => return run_sim(args, json).await,
         Command::Completions { shell } => {
+            quiet_on_closed_pipe();
             clap_complete::generate(shell, &mut Cli::command(), "dcs", &mut std::io::stdout());
             return Ok(());
         }
-        _ => {}
+        _ => quiet_on_closed_pipe(),
     }
     let ctx = connect(&service, json, yes).await?;
     match command {
@@ -299,6 +301,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Sim(_) | Command::Completions { .. } => unreachable!("handled above"),
+    }
+}
+
+/// `dcs ... | head` ends quietly, as command-line tools do, instead of panicking on a closed
+/// pipe. Not for `dcs sim`, which keeps running when whoever read its banner goes away.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restores the default action of a signal; no handler of ours is replaced.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
@@ -414,13 +426,25 @@ async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
     let sim = dcs_sim::Simulator::new(opts)?;
     let running = sim.spawn(SocketAddr::new(args.host, args.port)).await?;
     let key = sim.demo_key();
-    println!("Simulator of the Device Connectivity Service listening on {}", running.base_url());
-    println!("  base URL and auth URL: {}", running.base_url());
-    println!("  demo reseller API key: client id `{}`", key.key_id);
-    println!("  its secret:            {}", key.secret);
-    println!("  control endpoints:     {0}/_sim/info, /_sim/reset, /_sim/clock, /_sim/faults", running.base_url());
-    println!("  per-request faults:    header X-Sim-Fault: latency=<ms>, status=<code>, drop, token-lifetime=<s>");
-    println!("  (a simulator credential for local use only; press Ctrl-C to stop)");
+    // Written without panicking on a closed stdout: a parent that read the first line and
+    // went away must not end the simulator.
+    let banner = [
+        format!("Simulator of the Device Connectivity Service listening on {}", running.base_url()),
+        format!("  base URL and auth URL: {}", running.base_url()),
+        format!("  demo reseller API key: client id `{}`", key.key_id),
+        format!("  its secret:            {}", key.secret),
+        format!("  control endpoints:     {0}/_sim/info, /_sim/reset, /_sim/clock, /_sim/faults", running.base_url()),
+        "  per-request faults:    header X-Sim-Fault: latency=<ms>, status=<code>, drop, token-lifetime=<s>".to_owned(),
+        "  (a simulator credential for local use only; press Ctrl-C to stop)".to_owned(),
+    ];
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        for line in banner {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = out.flush();
+    }
     tokio::signal::ctrl_c().await?;
     running.shutdown().await;
     Ok(())
