@@ -341,7 +341,7 @@ pub trait CreateArgs: Args {
 }
 
 fn hex_bytes(field: &str, s: &str) -> anyhow::Result<Vec<u8>> {
-    if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !s.len().is_multiple_of(2) || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(invalid(field, "must be an even number of hex characters"));
     }
     Ok((0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("checked hex")).collect())
