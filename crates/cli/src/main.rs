@@ -1,17 +1,23 @@
 //! `dcs`: the command-line client of the Device Connectivity Service, on the same core as the
 //! desktop app. With no service configured it talks to an in-process simulator.
 
+mod bindings;
+mod downlinks;
+mod firmware;
 mod output;
+mod prompt;
 
+use std::io::IsTerminal;
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand};
-use dcs_api::firmware::ModuleFilter;
-use dcs_api::{Client, ClientConfig, Secret};
-use futures::TryStreamExt;
+use clap::{Args, CommandFactory, Parser, Subcommand};
+use dcs_api::beta::BetaDeviceQuery;
+use dcs_api::{Client, ClientConfig, Secret, TimeFilter};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
 use uuid::Uuid;
 
 #[derive(Parser)]
@@ -19,13 +25,17 @@ use uuid::Uuid;
 #[command(after_help = "Examples:\n  \
     dcs firmware modules list                     # against an in-process simulator\n  \
     dcs sim --port 8080 --seed 7                  # run the simulator for other tools\n  \
-    DCS_CLIENT_SECRET=... dcs --base-url http://127.0.0.1:8080 --client-id sim-reseller firmware modules list --json")]
+    DCS_CLIENT_SECRET=... dcs --base-url http://127.0.0.1:8080 --client-id sim-reseller firmware modules list --json\n  \
+    dcs completions bash > ~/.local/share/bash-completion/completions/dcs")]
 struct Cli {
     #[command(flatten)]
     service: ServiceArgs,
     /// Print machine-readable JSON on stdout (errors go to stderr as JSON too).
     #[arg(long, global = true)]
     json: bool,
+    /// Answer yes to confirmations (needed for destructive commands when stdin is not a terminal).
+    #[arg(long, short = 'y', global = true)]
+    yes: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -39,12 +49,15 @@ struct ServiceArgs {
     /// Address of the identity platform ({auth_url}); defaults to the base address.
     #[arg(long, env = "DCS_AUTH_URL", global = true)]
     auth_url: Option<String>,
-    /// API key id.
+    /// API key id (its secret is read from DCS_CLIENT_SECRET).
     #[arg(long, env = "DCS_CLIENT_ID", global = true)]
     client_id: Option<String>,
     /// Act for this customer (reseller security context), by UUID.
     #[arg(long, global = true)]
     customer: Option<Uuid>,
+    /// Deprecated sub-customer mode: send `x-client-id: <customer>` (after `dcs beta context-switch`).
+    #[arg(long, global = true, conflicts_with = "customer")]
+    x_client_id: Option<Uuid>,
 }
 
 #[derive(Subcommand)]
@@ -52,38 +65,146 @@ enum Command {
     /// Firmware modules, packages, files and states.
     Firmware {
         #[command(subcommand)]
-        command: FirmwareCommand,
+        command: firmware::FirmwareCommand,
+    },
+    /// Downlinks: actuator-style, and per connection kind (http, lora, mqtt, sms, digitalmatter).
+    Downlinks {
+        #[command(subcommand)]
+        command: downlinks::DownlinksCommand,
+    },
+    /// Connector bindings of devices (lora, http, mqtt).
+    Bindings {
+        #[command(subcommand)]
+        command: bindings::BindingsCommand,
+    },
+    /// The deprecated beta API: device listing and the sub-customer context switch.
+    Beta {
+        #[command(subcommand)]
+        command: BetaCommand,
+    },
+    /// Credentials.
+    Auth {
+        #[command(subcommand)]
+        command: AuthCommand,
+    },
+    /// Print a shell completion script on stdout.
+    #[command(after_help = "Example:\n  dcs completions zsh > ~/.zfunc/_dcs")]
+    Completions {
+        shell: clap_complete::Shell,
     },
     /// Run the simulator of the service until interrupted.
+    #[command(after_help = "Example:\n  dcs sim --port 8080 --seed 7 --speed 60")]
     Sim(SimArgs),
 }
 
 #[derive(Subcommand)]
-enum FirmwareCommand {
-    /// Firmware modules.
-    Modules {
+enum BetaCommand {
+    /// Beta devices.
+    Devices {
         #[command(subcommand)]
-        command: ModulesCommand,
+        command: BetaDevicesCommand,
+    },
+    /// Let this API key act for a customer in the deprecated `x-client-id` mode.
+    #[command(after_help = "Example:\n  dcs beta context-switch 0f4c2a1e-7d0b-4c55-9a8e-3b1d2c4e5f60\n  \
+        dcs --x-client-id 0f4c2a1e-7d0b-4c55-9a8e-3b1d2c4e5f60 beta devices list")]
+    ContextSwitch { customer: Uuid },
+}
+
+#[derive(Subcommand)]
+enum BetaDevicesCommand {
+    /// One page of devices (zero-based), or every page with --all.
+    #[command(after_help = "Example:\n  dcs beta devices list --page-size 50 --search sensor --sort-by name --descending")]
+    List {
+        /// Zero-based page number.
+        #[arg(long)]
+        page: Option<u32>,
+        /// Devices per page (default 20).
+        #[arg(long)]
+        page_size: Option<u32>,
+        /// Case-sensitive partial match.
+        #[arg(long)]
+        search: Option<String>,
+        /// Sort field, e.g. `name`.
+        #[arg(long)]
+        sort_by: Option<String>,
+        /// Sort in descending order.
+        #[arg(long)]
+        descending: bool,
+        /// Fetch every page.
+        #[arg(long, conflicts_with = "page")]
+        all: bool,
     },
 }
 
 #[derive(Subcommand)]
-enum ModulesCommand {
-    /// List every module, following pages.
-    List {
-        /// Only modules of this device specification.
-        #[arg(long)]
-        device_specification_id: Option<Uuid>,
-        /// Only modules whose device specification this client owns.
-        #[arg(long)]
-        client_id_filter: Option<Uuid>,
-        /// Sort fields, `-` for descending, e.g. `-createdAt,name`.
-        #[arg(long)]
-        sort: Option<String>,
-        /// Page size used while fetching.
-        #[arg(long)]
-        limit: Option<u32>,
-    },
+enum AuthCommand {
+    /// Fetch a token with the configured key; prints OK or the identity platform's refusal.
+    #[command(after_help = "Example:\n  DCS_CLIENT_SECRET=... dcs --base-url https://dcs.example --client-id my-key auth check")]
+    Check,
+}
+
+/// The four time filters of list operations, as RFC 3339 timestamps.
+#[derive(Args, Clone, Default)]
+pub struct TimeArgs {
+    /// Only items created strictly before, e.g. 2024-05-01T00:00:00Z.
+    #[arg(long, value_parser = parse_time)]
+    created_before: Option<OffsetDateTime>,
+    /// Only items created at or after.
+    #[arg(long, value_parser = parse_time)]
+    created_since: Option<OffsetDateTime>,
+    /// Only items modified strictly before.
+    #[arg(long, value_parser = parse_time)]
+    modified_before: Option<OffsetDateTime>,
+    /// Only items modified at or after.
+    #[arg(long, value_parser = parse_time)]
+    modified_since: Option<OffsetDateTime>,
+}
+
+impl TimeArgs {
+    pub fn filter(&self) -> TimeFilter {
+        TimeFilter {
+            created_before: self.created_before,
+            created_since: self.created_since,
+            modified_before: self.modified_before,
+            modified_since: self.modified_since,
+        }
+    }
+}
+
+pub fn parse_time(s: &str) -> Result<OffsetDateTime, String> {
+    OffsetDateTime::parse(s, &Rfc3339).map_err(|e| format!("must be an RFC 3339 timestamp such as 2024-05-01T00:00:00Z ({e})"))
+}
+
+/// An input error of the client's kind (exit code 2), raised by the CLI before any request.
+pub fn invalid(field: &str, rule: impl Into<String>) -> anyhow::Error {
+    dcs_api::Error::InvalidInput { field: field.to_owned(), rule: rule.into() }.into()
+}
+
+/// Parses a JSON argument, naming the field on failure.
+pub fn json_arg(field: &str, s: &str) -> anyhow::Result<serde_json::Value> {
+    serde_json::from_str(s).map_err(|e| invalid(field, format!("must be valid JSON ({e})")))
+}
+
+/// What one command runs with: the client, output mode, and who it acts for.
+pub struct Ctx {
+    pub client: Client,
+    pub json: bool,
+    pub yes: bool,
+    /// "customer <uuid>" or "your own environment".
+    pub scope: String,
+    _sim: Option<dcs_console::simulator::Embedded>,
+}
+
+impl Ctx {
+    /// Asks before a destructive command (see [`prompt::confirm`]).
+    pub fn confirm(&self, action: &str) -> anyhow::Result<()> {
+        prompt::confirm(&format!("{action} in {}", self.scope), self.yes)
+    }
+
+    /// Whether progress bars and spinners may be drawn.
+    pub fn interactive(&self) -> bool {
+        !self.json && std::io::stdout().is_terminal() && std::io::stderr().is_terminal()
+    }
 }
 
 #[derive(Args)]
@@ -152,39 +273,127 @@ async fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
-    match cli.command {
-        Command::Sim(args) => run_sim(args, cli.json).await,
-        Command::Firmware { command: FirmwareCommand::Modules { command } } => {
-            let (client, _sim) = connect(&cli.service).await?;
-            match command {
-                ModulesCommand::List { device_specification_id, client_id_filter, sort, limit } => {
-                    let filter =
-                        ModuleFilter { device_specification_id, client_id: client_id_filter, sort, limit };
-                    let modules: Vec<_> = client.firmware().modules(&filter)?.try_collect().await?;
-                    output::modules(&modules, cli.json)
-                }
+    let Cli { service, json, yes, command } = cli;
+    match command {
+        // The simulator keeps running when whoever read its banner goes away.
+        Command::Sim(args) => return run_sim(args, json).await,
+        Command::Completions { shell } => {
+            quiet_on_closed_pipe();
+            clap_complete::generate(shell, &mut Cli::command(), "dcs", &mut std::io::stdout());
+            return Ok(());
+        }
+        _ => quiet_on_closed_pipe(),
+    }
+    let ctx = connect(&service, json, yes).await?;
+    match command {
+        Command::Firmware { command } => firmware::run(&ctx, command).await,
+        Command::Downlinks { command } => downlinks::run(&ctx, command).await,
+        Command::Bindings { command } => bindings::run(&ctx, command).await,
+        Command::Beta { command } => run_beta(&ctx, command).await,
+        Command::Auth { command: AuthCommand::Check } => {
+            ctx.client.check_auth().await?;
+            let c = ctx.client.config();
+            if json {
+                output::print_json(&serde_json::json!({ "ok": true, "clientId": c.client_id, "authUrl": c.auth_url.as_str() }))
+            } else {
+                println!("OK: API key `{}` got a token from {}", c.client_id, c.auth_url);
+                Ok(())
             }
+        }
+        Command::Sim(_) | Command::Completions { .. } => unreachable!("handled above"),
+    }
+}
+
+/// `dcs ... | head` ends quietly, as command-line tools do, instead of panicking on a closed
+/// pipe. Not for `dcs sim`, which keeps running when whoever read its banner goes away.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restores the default action of a signal; no handler of ours is replaced.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+async fn run_beta(ctx: &Ctx, command: BetaCommand) -> anyhow::Result<()> {
+    match command {
+        BetaCommand::Devices { command: BetaDevicesCommand::List { page, page_size, search, sort_by, descending, all } } => {
+            let query = BetaDeviceQuery {
+                current_page: page,
+                page_size,
+                search,
+                sort_by,
+                descending: descending.then_some(true),
+            };
+            let (devices, footer) = if all {
+                (ctx.client.beta().all_devices(&query).await?, None)
+            } else {
+                let p = ctx.client.beta().devices(&query).await?;
+                let footer = format!(
+                    "page {} of {} ({} devices in all){}",
+                    p.number,
+                    p.total_pages,
+                    p.total_elements,
+                    if p.last { String::new() } else { format!("; next: --page {}", p.number + 1) }
+                );
+                if ctx.json {
+                    return output::print_json(&p);
+                }
+                (p.content, Some(footer))
+            };
+            if ctx.json {
+                return output::print_json(&devices);
+            }
+            output::table(
+                &["UUID", "NAME", "DEVICE SPECIFICATION", "BARCODE"],
+                devices
+                    .iter()
+                    .map(|d| vec![d.uuid.to_string(), d.name.clone(), d.device_specification_uuid.to_string(), output::opt(&d.barcode)])
+                    .collect(),
+            );
+            if let Some(f) = footer {
+                eprintln!("{f}");
+            }
+            Ok(())
+        }
+        BetaCommand::ContextSwitch { customer } => {
+            let switched = ctx.client.beta().context_switch(customer).await?;
+            if ctx.json {
+                return output::print_json(&switched);
+            }
+            println!(
+                "customer {}: {}",
+                switched.client_id,
+                if switched.granted { "granted; use --x-client-id with it" } else { "not granted" }
+            );
+            Ok(())
         }
     }
 }
 
 /// A client for the configured service, or for a fresh in-process simulator when none is.
-async fn connect(args: &ServiceArgs) -> anyhow::Result<(Client, Option<dcs_console::simulator::Embedded>)> {
+async fn connect(args: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<Ctx> {
+    let scope = match (args.customer, args.x_client_id) {
+        (Some(c), _) => format!("customer {c}"),
+        (None, Some(c)) => format!("sub-customer {c} (x-client-id)"),
+        (None, None) => "your own environment".to_owned(),
+    };
     let Some(base) = &args.base_url else {
         let mut embedded = dcs_console::simulator::start(dcs_sim::SimOptions::default()).await?;
-        if let Some(customer) = args.customer {
+        if args.customer.is_some() || args.x_client_id.is_some() {
             let mut config = embedded.client.config().clone();
-            config.customer = Some(customer);
+            config.customer = args.customer;
+            config.x_client_id = args.x_client_id;
             embedded.client = Client::new(config)?;
         }
-        return Ok((embedded.client.clone(), Some(embedded)));
+        return Ok(Ctx { client: embedded.client.clone(), json, yes, scope, _sim: Some(embedded) });
     };
     let client_id = args.client_id.as_deref().context("--client-id (or DCS_CLIENT_ID) is required with --base-url")?;
     let secret = std::env::var("DCS_CLIENT_SECRET")
         .context("DCS_CLIENT_SECRET must hold the API key's secret when --base-url is given")?;
     let mut config = ClientConfig::new(base, args.auth_url.as_deref().unwrap_or(base), client_id, Secret::new(secret))?;
     config.customer = args.customer;
-    Ok((Client::new(config)?, None))
+    config.x_client_id = args.x_client_id;
+    Ok(Ctx { client: Client::new(config)?, json, yes, scope, _sim: None })
 }
 
 async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
@@ -217,13 +426,25 @@ async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
     let sim = dcs_sim::Simulator::new(opts)?;
     let running = sim.spawn(SocketAddr::new(args.host, args.port)).await?;
     let key = sim.demo_key();
-    println!("Simulator of the Device Connectivity Service listening on {}", running.base_url());
-    println!("  base URL and auth URL: {}", running.base_url());
-    println!("  demo reseller API key: client id `{}`", key.key_id);
-    println!("  its secret:            {}", key.secret);
-    println!("  control endpoints:     {0}/_sim/info, /_sim/reset, /_sim/clock, /_sim/faults", running.base_url());
-    println!("  per-request faults:    header X-Sim-Fault: latency=<ms>, status=<code>, drop, token-lifetime=<s>");
-    println!("  (a simulator credential for local use only; press Ctrl-C to stop)");
+    // Written without panicking on a closed stdout: a parent that read the first line and
+    // went away must not end the simulator.
+    let banner = [
+        format!("Simulator of the Device Connectivity Service listening on {}", running.base_url()),
+        format!("  base URL and auth URL: {}", running.base_url()),
+        format!("  demo reseller API key: client id `{}`", key.key_id),
+        format!("  its secret:            {}", key.secret),
+        format!("  control endpoints:     {0}/_sim/info, /_sim/reset, /_sim/clock, /_sim/faults", running.base_url()),
+        "  per-request faults:    header X-Sim-Fault: latency=<ms>, status=<code>, drop, token-lifetime=<s>".to_owned(),
+        "  (a simulator credential for local use only; press Ctrl-C to stop)".to_owned(),
+    ];
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        for line in banner {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = out.flush();
+    }
     tokio::signal::ctrl_c().await?;
     running.shutdown().await;
     Ok(())

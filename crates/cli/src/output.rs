@@ -1,22 +1,85 @@
 //! What `dcs` prints: tables for people, JSON for scripts, errors on stderr with an exit code
 //! per category.
 
+use std::fmt::Display;
 use std::process::ExitCode;
 
 use dcs_api::model::FirmwareModule;
 use dcs_api::{Error, ErrorCode};
+use serde::Serialize;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
 
 pub fn modules(modules: &[FirmwareModule], json: bool) -> anyhow::Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(modules)?);
-        return Ok(());
+        return print_json(&modules);
     }
-    let name_w = modules.iter().map(|m| m.name.len()).max().unwrap_or(4).max(4);
-    println!("{:<36}  {:<name_w$}  {:<36}  ATTRIBUTE", "ID", "NAME", "DEVICE SPECIFICATION");
-    for m in modules {
-        println!("{:<36}  {:<name_w$}  {:<36}  {}", m.id, m.name, m.device_specification_id, m.firmware_version_attribute_name);
-    }
+    table(
+        &["ID", "NAME", "DEVICE SPECIFICATION", "ATTRIBUTE"],
+        modules
+            .iter()
+            .map(|m| {
+                vec![
+                    m.id.to_string(),
+                    m.name.clone(),
+                    m.device_specification_id.to_string(),
+                    m.firmware_version_attribute_name.clone(),
+                ]
+            })
+            .collect(),
+    );
     Ok(())
+}
+
+/// Pretty JSON on stdout.
+pub fn print_json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+/// A table with a header line; columns as wide as their widest cell, the last one unpadded.
+pub fn table(headers: &[&str], rows: Vec<Vec<String>>) {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in &rows {
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let last = cells.len() - 1;
+        let mut out = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i == last {
+                out.push_str(cell);
+            } else {
+                out.push_str(cell);
+                out.push_str(&" ".repeat(widths[i] - cell.chars().count() + 2));
+            }
+        }
+        println!("{}", out.trim_end());
+    };
+    line(headers.to_vec());
+    for row in &rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+}
+
+/// A list of `name: value` lines for one resource.
+pub fn fields(pairs: &[(&str, String)]) {
+    let w = pairs.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    for (k, v) in pairs {
+        println!("{:<w$}  {}", format!("{k}:"), v, w = w + 1);
+    }
+}
+
+/// An optional value, `-` when absent.
+pub fn opt<T: Display>(v: &Option<T>) -> String {
+    v.as_ref().map(ToString::to_string).unwrap_or_else(|| "-".into())
+}
+
+/// An optional timestamp in RFC 3339, `-` when absent.
+pub fn ts(v: &Option<OffsetDateTime>) -> String {
+    v.and_then(|t| t.format(&Rfc3339).ok()).unwrap_or_else(|| "-".into())
 }
 
 /// Exit code of each error category, stable for scripts.

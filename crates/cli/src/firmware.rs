@@ -1,0 +1,506 @@
+//! `dcs firmware ...`: modules, packages, their files, and firmware states (section 4.1).
+
+use std::path::PathBuf;
+
+use clap::{ArgGroup, Subcommand, ValueEnum};
+use dcs_api::files::{Transfer, UploadOptions};
+use dcs_api::firmware::{Embed, ModuleFilter, NewPackage, PackageFilter, StateFilter};
+use dcs_api::model::{DeviceId, FirmwarePackage, FirmwareState, UpdateStatus};
+use futures::{StreamExt, TryStreamExt};
+use indicatif::{ProgressBar, ProgressStyle};
+use time::OffsetDateTime;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+use crate::output::{self, opt, ts};
+use crate::{invalid, parse_time, Ctx};
+
+#[derive(Subcommand)]
+pub enum FirmwareCommand {
+    /// Firmware modules.
+    Modules {
+        #[command(subcommand)]
+        command: ModulesCommand,
+    },
+    /// Firmware packages: one version of one module.
+    Packages {
+        #[command(subcommand)]
+        command: PackagesCommand,
+    },
+    /// A package's firmware file and release notes: upload and download.
+    Files {
+        #[command(subcommand)]
+        command: FilesCommand,
+    },
+    /// A package's release-notes file.
+    ReleaseNotes {
+        #[command(subcommand)]
+        command: ReleaseNotesCommand,
+    },
+    /// Firmware states: one module on one device.
+    States {
+        #[command(subcommand)]
+        command: StatesCommand,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ModulesCommand {
+    /// List every module, following pages.
+    #[command(after_help = "Example:\n  dcs firmware modules list --sort -createdAt,name --json")]
+    List {
+        /// Only modules of this device specification.
+        #[arg(long)]
+        device_specification_id: Option<Uuid>,
+        /// Only modules whose device specification this client owns.
+        #[arg(long)]
+        client_id_filter: Option<Uuid>,
+        /// Sort fields, `-` for descending, e.g. `-createdAt,name`.
+        #[arg(long)]
+        sort: Option<String>,
+        /// Page size used while fetching.
+        #[arg(long)]
+        limit: Option<u32>,
+    },
+    /// One module.
+    #[command(after_help = "Example:\n  dcs firmware modules get 3f0e8f4c-5b1a-4d2e-9c8b-7a6f5e4d3c2b")]
+    Get { id: Uuid },
+}
+
+/// Related resources a package answer can embed.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum EmbedArg {
+    #[value(name = "module")]
+    Module,
+    #[value(name = "deviceSpecification")]
+    DeviceSpecification,
+}
+
+fn embeds(e: &[EmbedArg]) -> Vec<Embed> {
+    e.iter()
+        .map(|e| match e {
+            EmbedArg::Module => Embed::Module,
+            EmbedArg::DeviceSpecification => Embed::DeviceSpecification,
+        })
+        .collect()
+}
+
+#[derive(Subcommand)]
+pub enum PackagesCommand {
+    /// List every package, following pages.
+    #[command(after_help = "Example:\n  dcs firmware packages list --module-id 3f0e8f4c-5b1a-4d2e-9c8b-7a6f5e4d3c2b --embed module --sort -createdAt")]
+    List {
+        #[arg(long)]
+        device_specification_id: Option<Uuid>,
+        #[arg(long)]
+        module_id: Option<Uuid>,
+        /// Only packages of this client.
+        #[arg(long)]
+        client_id_filter: Option<Uuid>,
+        /// Related resources to include: module, deviceSpecification (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        embed: Vec<EmbedArg>,
+        /// Sort fields, `-` for descending, e.g. `-createdAt,firmwareVersion`.
+        #[arg(long)]
+        sort: Option<String>,
+        /// Page size used while fetching.
+        #[arg(long)]
+        limit: Option<u32>,
+    },
+    /// One package.
+    #[command(after_help = "Example:\n  dcs firmware packages get 9b2d... --embed module,deviceSpecification")]
+    Get {
+        id: Uuid,
+        /// Related resources to include: module, deviceSpecification (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        embed: Vec<EmbedArg>,
+    },
+    /// Create a package (a version of a module).
+    #[command(after_help = "Example:\n  dcs firmware packages create --device-specification-id 5c1e... --module-id 3f0e... \\\n      --firmware-version 1.4.0 --description 'Fixes the sleep timer'")]
+    Create {
+        #[arg(long)]
+        device_specification_id: Uuid,
+        #[arg(long)]
+        module_id: Uuid,
+        /// The version, e.g. 1.4.0.
+        #[arg(long)]
+        firmware_version: String,
+        #[arg(long)]
+        description: Option<String>,
+    },
+    /// Change a package's description (the only field that can change).
+    #[command(group(ArgGroup::new("change").required(true).args(["description", "clear_description"])))]
+    #[command(after_help = "Example:\n  dcs firmware packages update 9b2d... --description 'Fixes the sleep timer'")]
+    Update {
+        id: Uuid,
+        #[arg(long)]
+        description: Option<String>,
+        /// Remove the description.
+        #[arg(long)]
+        clear_description: bool,
+    },
+    /// Delete a package and its files (asks first; --yes to skip).
+    #[command(after_help = "Example:\n  dcs firmware packages delete 9b2d... --yes")]
+    Delete { id: Uuid },
+}
+
+#[derive(Subcommand)]
+pub enum FilesCommand {
+    /// Upload a package's firmware file (once per package), or its release notes.
+    #[command(after_help = "Example:\n  dcs firmware files upload 9b2d... ./fw-1.4.0.bin\n  dcs firmware files upload 9b2d... ./NOTES.md --release-notes")]
+    Upload {
+        package: Uuid,
+        path: PathBuf,
+        /// Upload the release-notes file instead of the firmware file.
+        #[arg(long)]
+        release_notes: bool,
+        /// The file name the service stores (default: the file's own name).
+        #[arg(long)]
+        file_name: Option<String>,
+        /// Content type (default: guessed from the extension).
+        #[arg(long)]
+        content_type: Option<String>,
+    },
+    /// Download a package's firmware file (or release notes) and print its SHA-256.
+    #[command(after_help = "Example:\n  dcs firmware files download 9b2d... ./fw.bin")]
+    Download {
+        package: Uuid,
+        path: PathBuf,
+        /// Download the release-notes file instead of the firmware file.
+        #[arg(long)]
+        release_notes: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ReleaseNotesCommand {
+    /// Delete a package's release-notes file (asks first; --yes to skip).
+    #[command(after_help = "Example:\n  dcs firmware release-notes delete 9b2d... --yes")]
+    Delete { package: Uuid },
+}
+
+#[derive(Subcommand)]
+pub enum StatesCommand {
+    /// List firmware states: one page, or every page with --all.
+    #[command(after_help = "Examples:\n  dcs firmware states list --module-id 3f0e... --status FAILED --all\n  \
+        dcs firmware states list --limit 100 --page-url '<the next link printed before>'")]
+    List(StatesListArgs),
+    /// Set the version a device's module should update to, or --reset it (asks first).
+    #[command(group(ArgGroup::new("target").required(true).args(["version", "reset"])))]
+    #[command(after_help = "Examples:\n  dcs firmware states set-target deveui:70b3d57ed0000001 3f0e... 1.4.0\n  \
+        dcs firmware states set-target imei:350000000000001 3f0e... --reset --yes")]
+    SetTarget {
+        /// The device, in any of the id forms (UUID, deveui:..., imei:..., ...).
+        device_id: String,
+        module_id: Uuid,
+        /// A version with an uploaded firmware file.
+        version: Option<String>,
+        /// Clear the target version.
+        #[arg(long)]
+        reset: bool,
+    },
+}
+
+#[derive(clap::Args)]
+pub struct StatesListArgs {
+    /// Only devices owned by this client.
+    #[arg(long)]
+    client_id_filter: Option<Uuid>,
+    #[arg(long)]
+    module_id: Option<Uuid>,
+    /// A device in any id form.
+    #[arg(long)]
+    device_id: Option<String>,
+    #[arg(long)]
+    device_specification_id: Option<Uuid>,
+    /// Update status, e.g. PENDING, DOWNLOADING, INSTALLING, SUCCEEDED, FAILED.
+    #[arg(long = "status")]
+    firmware_update_status: Option<String>,
+    #[arg(long)]
+    current_firmware_version: Option<String>,
+    #[arg(long)]
+    target_firmware_version: Option<String>,
+    #[arg(long, value_parser = parse_time)]
+    created_before: Option<OffsetDateTime>,
+    #[arg(long, value_parser = parse_time)]
+    created_since: Option<OffsetDateTime>,
+    #[arg(long, value_parser = parse_time)]
+    modified_before: Option<OffsetDateTime>,
+    #[arg(long, value_parser = parse_time)]
+    modified_since: Option<OffsetDateTime>,
+    /// Sort fields, `-` for descending, e.g. `-modifiedAt`.
+    #[arg(long)]
+    sort: Option<String>,
+    /// Page size.
+    #[arg(long)]
+    limit: Option<u32>,
+    /// Follow every page.
+    #[arg(long, conflicts_with = "page_url")]
+    all: bool,
+    /// Fetch the page at this `next` link (printed after a page).
+    #[arg(long)]
+    page_url: Option<url::Url>,
+}
+
+pub async fn run(ctx: &Ctx, command: FirmwareCommand) -> anyhow::Result<()> {
+    let fw = ctx.client.firmware();
+    match command {
+        FirmwareCommand::Modules { command } => match command {
+            ModulesCommand::List { device_specification_id, client_id_filter, sort, limit } => {
+                let filter = ModuleFilter { device_specification_id, client_id: client_id_filter, sort, limit };
+                let modules: Vec<_> = fw.modules(&filter)?.try_collect().await?;
+                output::modules(&modules, ctx.json)
+            }
+            ModulesCommand::Get { id } => {
+                let m = fw.module(id).await?;
+                output::modules(std::slice::from_ref(&m), ctx.json)
+            }
+        },
+        FirmwareCommand::Packages { command } => match command {
+            PackagesCommand::List { device_specification_id, module_id, client_id_filter, embed, sort, limit } => {
+                let filter =
+                    PackageFilter { device_specification_id, module_id, client_id: client_id_filter, embed: embeds(&embed), sort, limit };
+                let packages: Vec<_> = fw.packages(&filter)?.try_collect().await?;
+                packages_out(&packages, ctx.json)
+            }
+            PackagesCommand::Get { id, embed } => package_out(&fw.package(id, &embeds(&embed)).await?, ctx.json),
+            PackagesCommand::Create { device_specification_id, module_id, firmware_version, description } => {
+                let mut new = NewPackage::new(device_specification_id, module_id, firmware_version);
+                new.description = description;
+                new.validate()?;
+                package_out(&fw.create_package(&new).await?, ctx.json)
+            }
+            PackagesCommand::Update { id, description, clear_description: _ } => {
+                package_out(&fw.update_package_description(id, description.as_deref()).await?, ctx.json)
+            }
+            PackagesCommand::Delete { id } => {
+                ctx.confirm(&format!("Delete firmware package {id} and its files"))?;
+                fw.delete_package(id).await?;
+                done(ctx, &format!("deleted package {id}"), serde_json::json!({ "deleted": id }))
+            }
+        },
+        FirmwareCommand::Files { command } => files(ctx, command).await,
+        FirmwareCommand::ReleaseNotes { command: ReleaseNotesCommand::Delete { package } } => {
+            ctx.confirm(&format!("Delete the release-notes file of package {package}"))?;
+            fw.delete_release_notes(package).await?;
+            done(ctx, &format!("deleted the release notes of package {package}"), serde_json::json!({ "deleted": package }))
+        }
+        FirmwareCommand::States { command } => match command {
+            StatesCommand::List(args) => states_list(ctx, args).await,
+            StatesCommand::SetTarget { device_id, module_id, version, reset: _ } => {
+                let device = DeviceId::parse(&device_id).map_err(|e| invalid("deviceId", e.to_string()))?;
+                if let Some(v) = &version {
+                    dcs_api::model::validate::firmware_version(v).map_err(|r| invalid("targetFirmwareVersion", r))?;
+                }
+                let what = match &version {
+                    Some(v) => format!("Set the target firmware of module {module_id} on device {device_id} to {v}"),
+                    None => format!("Reset the target firmware of module {module_id} on device {device_id}"),
+                };
+                ctx.confirm(&what)?;
+                let state = fw.set_target(&device, module_id, version.as_deref()).await?;
+                states_out(&[state], ctx.json)
+            }
+        },
+    }
+}
+
+/// A confirmation for people, or a small JSON object for scripts.
+fn done(ctx: &Ctx, text: &str, json: serde_json::Value) -> anyhow::Result<()> {
+    if ctx.json {
+        output::print_json(&json)
+    } else {
+        println!("{text}");
+        Ok(())
+    }
+}
+
+fn packages_out(packages: &[FirmwarePackage], json: bool) -> anyhow::Result<()> {
+    if json {
+        return output::print_json(packages);
+    }
+    output::table(
+        &["ID", "VERSION", "MODULE", "FIRMWARE FILE", "RELEASE NOTES", "DESCRIPTION"],
+        packages
+            .iter()
+            .map(|p| {
+                vec![
+                    p.id.to_string(),
+                    p.firmware_version.clone(),
+                    p.module_id.to_string(),
+                    opt(&p.firmware_file_name),
+                    opt(&p.release_notes_file_name),
+                    opt(&p.description),
+                ]
+            })
+            .collect(),
+    );
+    Ok(())
+}
+
+fn package_out(p: &FirmwarePackage, json: bool) -> anyhow::Result<()> {
+    if json {
+        return output::print_json(p);
+    }
+    let mut pairs = vec![
+        ("id", p.id.to_string()),
+        ("firmware version", p.firmware_version.clone()),
+        ("module", p.module_id.to_string()),
+        ("device specification", p.device_specification_id.to_string()),
+        ("client", opt(&p.client_id)),
+        ("description", opt(&p.description)),
+        ("firmware file", opt(&p.firmware_file_name)),
+        ("release notes", opt(&p.release_notes_file_name)),
+        ("created", format!("{} by {}", ts(&p.created_at), opt(&p.created_by))),
+        ("modified", format!("{} by {}", ts(&p.modified_at), opt(&p.modified_by))),
+    ];
+    if let Some(e) = &p.embedded {
+        if let Some(m) = &e.module {
+            pairs.push(("module name", m.name.clone()));
+        }
+        if let Some(d) = &e.device_specification {
+            pairs.push(("device spec (embedded)", serde_json::to_string(d)?));
+        }
+    }
+    output::fields(&pairs);
+    Ok(())
+}
+
+fn states_out(states: &[FirmwareState], json: bool) -> anyhow::Result<()> {
+    if json {
+        return output::print_json(states);
+    }
+    output::table(
+        &["DEVICE", "MODULE", "CURRENT", "TARGET", "STATUS", "STATUS CHANGED"],
+        states
+            .iter()
+            .map(|s| {
+                vec![
+                    s.device_id.to_string(),
+                    s.module_id.to_string(),
+                    opt(&s.current_firmware_version),
+                    opt(&s.target_firmware_version),
+                    opt(&s.firmware_update_status),
+                    ts(&s.firmware_update_status_modified_at),
+                ]
+            })
+            .collect(),
+    );
+    Ok(())
+}
+
+async fn states_list(ctx: &Ctx, a: StatesListArgs) -> anyhow::Result<()> {
+    let fw = ctx.client.firmware();
+    let filter = StateFilter {
+        client_id: a.client_id_filter,
+        module_id: a.module_id,
+        device_id: a.device_id,
+        device_specification_id: a.device_specification_id,
+        firmware_update_status: a.firmware_update_status.as_deref().map(UpdateStatus::from),
+        current_firmware_version: a.current_firmware_version,
+        target_firmware_version: a.target_firmware_version,
+        created_before: a.created_before,
+        created_since: a.created_since,
+        modified_before: a.modified_before,
+        modified_since: a.modified_since,
+        sort: a.sort,
+        limit: a.limit,
+    };
+    if a.all {
+        let spinner = if ctx.interactive() { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
+        spinner.set_message("fetching firmware states");
+        spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+        let mut stream = std::pin::pin!(fw.states(&filter)?);
+        let mut all = Vec::new();
+        while let Some(s) = stream.next().await {
+            all.push(s?);
+            if all.len() % 50 == 0 {
+                spinner.set_message(format!("fetched {} firmware states", all.len()));
+            }
+        }
+        spinner.finish_and_clear();
+        return states_out(&all, ctx.json);
+    }
+    let (page, next) = match &a.page_url {
+        Some(link) => fw.states_page_at(link).await?,
+        None => fw.states_page(&filter).await?,
+    };
+    if ctx.json {
+        return output::print_json(&serde_json::json!({ "items": page.items, "next": next.as_ref().map(|u| u.as_str()) }));
+    }
+    states_out(&page.items, false)?;
+    if let Some(next) = next {
+        eprintln!("more: --page-url '{next}' (or --all)");
+    }
+    Ok(())
+}
+
+async fn files(ctx: &Ctx, command: FilesCommand) -> anyhow::Result<()> {
+    let fw = ctx.client.firmware();
+    let cancel = CancellationToken::new();
+    let watcher = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        })
+    };
+    let bar = if ctx.interactive() { ProgressBar::new(0) } else { ProgressBar::hidden() };
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    let transfer = {
+        let bar = bar.clone();
+        Transfer::default().with_cancel(cancel.clone()).with_progress(move |done, total| {
+            if total != 0 {
+                bar.set_length(total);
+            }
+            bar.set_position(done);
+        })
+    };
+    let result = match command {
+        FilesCommand::Upload { package, path, release_notes, file_name, content_type } => {
+            bar.set_message(if release_notes { "uploading release notes" } else { "uploading" });
+            let options = UploadOptions { file_name, content_type };
+            let attrs = if release_notes {
+                fw.upload_release_notes(package, &path, &options, &transfer).await
+            } else {
+                fw.upload_firmware_file(package, &path, &options, &transfer).await
+            };
+            bar.finish_and_clear();
+            attrs.map_err(anyhow::Error::from).and_then(|attrs| {
+                if ctx.json {
+                    output::print_json(&attrs)
+                } else {
+                    println!("uploaded {} ({}) to package {package}", attrs.name, attrs.content_type);
+                    Ok(())
+                }
+            })
+        }
+        FilesCommand::Download { package, path, release_notes } => {
+            bar.set_message(if release_notes { "downloading release notes" } else { "downloading" });
+            let got = if release_notes {
+                fw.download_release_notes(package, &path, &transfer).await
+            } else {
+                fw.download_firmware_file(package, &path, &transfer).await
+            };
+            bar.finish_and_clear();
+            got.map_err(anyhow::Error::from).and_then(|d| {
+                if ctx.json {
+                    output::print_json(&serde_json::json!({
+                        "path": d.path, "size": d.size, "sha256": d.sha256,
+                        "fileName": d.file_name, "contentType": d.content_type,
+                    }))
+                } else {
+                    println!("{}  {}", d.sha256, d.path.display());
+                    eprintln!("{} bytes{}", d.size, d.file_name.map(|n| format!(", stored as {n}")).unwrap_or_default());
+                    Ok(())
+                }
+            })
+        }
+    };
+    watcher.abort();
+    result
+}

@@ -1,0 +1,379 @@
+//! Every command group of `dcs`, run as a user runs it against `dcs sim` in a child process.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Output, Stdio};
+
+use assert_cmd::cargo::CommandCargoExt;
+use dcs_sim::store::devices::DeviceRow;
+use dcs_sim::{SimOptions, Simulator};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+const DEVICES: u32 = 40;
+
+fn dcs() -> Command {
+    let mut c = Command::cargo_bin("dcs").unwrap();
+    for var in ["DCS_BASE_URL", "DCS_AUTH_URL", "DCS_CLIENT_ID", "DCS_CLIENT_SECRET"] {
+        c.env_remove(var);
+    }
+    c.stdin(Stdio::null());
+    c
+}
+
+struct SimProcess(Child);
+
+impl Drop for SimProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `dcs sim` on a free port, and what it takes to talk to it.
+struct Env {
+    _sim: SimProcess,
+    /// Kept open: the simulator prints more lines, and a closed pipe would end it.
+    _stdout: BufReader<std::process::ChildStdout>,
+    url: String,
+    secret: String,
+    /// The same data set, in this process, to look devices up.
+    local: Simulator,
+}
+
+impl Env {
+    fn start(seed: u64) -> Env {
+        let mut child = dcs()
+            .args(["sim", "--port", "0", "--seed", &seed.to_string(), "--devices-per-client", &DEVICES.to_string(), "--speed", "1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        stdout.read_line(&mut first).unwrap();
+        let url = first.trim().rsplit(' ').next().unwrap().to_owned();
+        assert!(url.starts_with("http://127.0.0.1:"), "{first}");
+        let local = Simulator::new(SimOptions { seed, devices_per_client: DEVICES, ..Default::default() }).unwrap();
+        let secret = local.demo_key().secret.clone();
+        Env { _sim: SimProcess(child), _stdout: stdout, url, secret, local }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = dcs();
+        c.args(["--base-url", &self.url, "--client-id", "sim-reseller"]).args(args).env("DCS_CLIENT_SECRET", &self.secret);
+        c
+    }
+
+    /// Runs and expects success; returns stdout as JSON (`--json` is added).
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.cmd(args).arg("--json").output().unwrap();
+        assert!(out.status.success(), "dcs {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("dcs {args:?}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    fn devices(&self) -> Vec<DeviceRow> {
+        let owner = self.local.demo_key().client_id;
+        self.local.store().beta_devices(owner, None, "id", true, 0, 10_000).unwrap().0
+    }
+
+    fn device(&self, connection: &str) -> DeviceRow {
+        self.devices().into_iter().find(|d| d.connection == connection).unwrap_or_else(|| panic!("no {connection} device"))
+    }
+}
+
+fn natural_id(d: &DeviceRow) -> String {
+    match (&d.deveui, &d.imei) {
+        (Some(e), _) => format!("deveui:{e}"),
+        (None, Some(i)) => format!("imei:{i}"),
+        _ => d.id.to_string(),
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn s(v: &Value) -> &str {
+    v.as_str().unwrap_or_else(|| panic!("not a string: {v}"))
+}
+
+/// A package of a module of the demo reseller, made for the test with a unique version.
+fn new_package(env: &Env, version: &str) -> (Value, Value) {
+    let modules = env.json(&["firmware", "modules", "list"]);
+    let m = modules[0].clone();
+    let p = env.json(&[
+        "firmware", "packages", "create",
+        "--device-specification-id", s(&m["deviceSpecificationId"]),
+        "--module-id", s(&m["id"]),
+        "--firmware-version", version,
+        "--description", "made by the CLI test",
+    ]);
+    (m, p)
+}
+
+#[test]
+fn packages_are_created_updated_and_deleted() {
+    let env = Env::start(11);
+    let (m, p) = new_package(&env, "9.8.7");
+    assert_eq!(p["firmwareVersion"], "9.8.7");
+    assert_eq!(p["moduleId"], m["id"]);
+    let id = s(&p["id"]).to_owned();
+
+    let got = env.json(&["firmware", "packages", "get", &id, "--embed", "module,deviceSpecification"]);
+    assert_eq!(got["_embedded"]["module"]["id"], m["id"]);
+
+    let updated = env.json(&["firmware", "packages", "update", &id, "--description", "changed"]);
+    assert_eq!(updated["description"], "changed");
+    let cleared = env.json(&["firmware", "packages", "update", &id, "--clear-description"]);
+    assert!(cleared.get("description").is_none_or(Value::is_null), "{cleared}");
+
+    let listed = env.json(&["firmware", "packages", "list", "--module-id", s(&m["id"])]);
+    assert!(listed.as_array().unwrap().iter().any(|x| x["id"] == p["id"]));
+
+    // Without --yes and with no terminal to ask on: refused, nothing deleted.
+    let refused = env.run(&["firmware", "packages", "delete", &id]);
+    assert!(!refused.status.success());
+    assert!(stderr(&refused).contains("without --yes"), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("your own environment"), "{}", stderr(&refused));
+    env.json(&["firmware", "packages", "get", &id]);
+
+    let deleted = env.run(&["firmware", "packages", "delete", &id, "--yes"]);
+    assert!(deleted.status.success(), "{}", stderr(&deleted));
+    let gone = env.run(&["firmware", "packages", "get", &id]);
+    assert_eq!(gone.status.code(), Some(5), "not found exits with 5");
+
+    // Bad input: refused before any request, naming the field.
+    let bad = env.run(&["firmware", "packages", "create", "--device-specification-id", s(&m["deviceSpecificationId"]), "--module-id", s(&m["id"]), "--firmware-version", ""]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("firmwareVersion"), "{}", stderr(&bad));
+}
+
+#[test]
+fn a_firmware_file_goes_up_and_comes_down_with_the_same_sha256() {
+    let env = Env::start(12);
+    let (_, p) = new_package(&env, "7.7.7");
+    let id = s(&p["id"]).to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("fw-7.7.7.bin");
+    let bytes: Vec<u8> = (0..300_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    std::fs::File::create(&src).unwrap().write_all(&bytes).unwrap();
+    let expected = hex(&Sha256::digest(&bytes));
+
+    let up = env.run(&["firmware", "files", "upload", &id, src.to_str().unwrap()]);
+    assert!(up.status.success(), "{}", stderr(&up));
+    assert!(String::from_utf8_lossy(&up.stdout).contains("fw-7.7.7.bin"));
+    // A firmware file goes up once.
+    let again = env.run(&["firmware", "files", "upload", &id, src.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(6), "{}", stderr(&again));
+
+    let dst = dir.path().join("down.bin");
+    let down = env.run(&["firmware", "files", "download", &id, dst.to_str().unwrap()]);
+    assert!(down.status.success(), "{}", stderr(&down));
+    let printed = String::from_utf8(down.stdout).unwrap();
+    assert_eq!(printed.split_whitespace().next(), Some(expected.as_str()), "{printed}");
+    assert_eq!(std::fs::read(&dst).unwrap(), bytes);
+
+    // Release notes: up, down as JSON, deleted with --yes.
+    let notes = dir.path().join("NOTES.md");
+    std::fs::write(&notes, "# 7.7.7\n").unwrap();
+    let up = env.run(&["firmware", "files", "upload", &id, notes.to_str().unwrap(), "--release-notes"]);
+    assert!(up.status.success(), "{}", stderr(&up));
+    let got = env.json(&["firmware", "files", "download", &id, dir.path().join("n.md").to_str().unwrap(), "--release-notes"]);
+    assert_eq!(got["sha256"], hex(&Sha256::digest(b"# 7.7.7\n")));
+    let del = env.run(&["firmware", "release-notes", "delete", &id, "--yes"]);
+    assert!(del.status.success(), "{}", stderr(&del));
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[test]
+fn states_are_listed_with_filters_and_a_target_is_set() {
+    let env = Env::start(13);
+    let packages = env.json(&["firmware", "packages", "list"]);
+    let p = packages.as_array().unwrap().iter().find(|p| p["firmwareFileName"].is_string()).expect("a package with a file");
+    let module = s(&p["moduleId"]);
+
+    let page = env.json(&["firmware", "states", "list", "--module-id", module, "--limit", "3"]);
+    let items = page["items"].as_array().unwrap();
+    assert!(!items.is_empty() && items.len() <= 3);
+    assert!(items.iter().all(|i| i["moduleId"] == p["moduleId"]));
+    if let Some(next) = page["next"].as_str() {
+        let more = env.json(&["firmware", "states", "list", "--page-url", next]);
+        assert!(more["items"].as_array().is_some());
+    }
+    let failed = env.json(&["firmware", "states", "list", "--status", "FAILED", "--all", "--limit", "50"]);
+    assert!(failed.as_array().unwrap().iter().all(|i| i["firmwareUpdateStatus"] == "FAILED"));
+
+    let device = s(&items[0]["deviceId"]).to_owned();
+    let refused = env.run(&["firmware", "states", "set-target", &device, module, s(&p["firmwareVersion"])]);
+    assert!(!refused.status.success(), "set-target asks first");
+    let set = env.json(&["firmware", "states", "set-target", &device, module, s(&p["firmwareVersion"]), "--yes"]);
+    assert_eq!(set[0]["targetFirmwareVersion"], p["firmwareVersion"]);
+    let reset = env.json(&["firmware", "states", "set-target", &device, module, "--reset", "--yes"]);
+    assert!(reset[0].get("targetFirmwareVersion").is_none_or(Value::is_null), "{reset}");
+
+    let bad = env.run(&["firmware", "states", "set-target", "bogus", module, "1.0.0", "--yes"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("deviceId"), "{}", stderr(&bad));
+}
+
+#[test]
+fn actuator_downlinks_are_created_read_and_cancelled() {
+    let env = Env::start(14);
+    let lora = natural_id(&env.device("lora"));
+    let reference = format!("cli-{}", Uuid::new_v4());
+    let made = env.json(&[
+        "downlinks", "create", "--method-type", "payloadHex", "--device-id", &lora, "--payload-hex", "0a0b", "--port", "5",
+        "--retry-limit", "2", "--feedback-timeout", "PT1H", "--external-reference", &reference,
+    ]);
+    assert_eq!(made["status"], "PENDING");
+    assert_eq!(made["method"]["type"], "payloadHex");
+    let id = s(&made["id"]).to_owned();
+
+    let got = env.json(&["downlinks", "get", &id]);
+    assert_eq!(got["externalReference"], reference.as_str());
+    let found = env.json(&["downlinks", "list", "--q", &reference]);
+    assert_eq!(found.as_array().unwrap().len(), 1);
+    let table = env.run(&["downlinks", "get", &id]);
+    assert!(String::from_utf8_lossy(&table.stdout).contains(&reference));
+
+    let dry = env.json(&["downlinks", "create", "--method-type", "setProperty", "--device-id", &lora, "--property", "interval", "--value", "60", "--dry-run"]);
+    assert_eq!(dry["dryRun"], true);
+
+    let cancel = env.run(&["downlinks", "cancel", &id]);
+    assert!(cancel.status.success(), "{}", stderr(&cancel));
+    let forced = env.run(&["downlinks", "cancel", &id, "--forced"]);
+    assert!(!forced.status.success(), "a forced cancel asks first");
+    assert!(stderr(&forced).contains("without --yes"));
+
+    let missing = env.run(&["downlinks", "create", "--method-type", "setProperty", "--device-id", &lora, "--value", "1"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("method.property"), "{}", stderr(&missing));
+}
+
+#[test]
+fn a_bad_feedback_timeout_is_refused_before_sending() {
+    let out = dcs()
+        .args(["downlinks", "create", "--method-type", "setProperty", "--device-id", "imei:350000000000001", "--property", "x", "--value", "1", "--feedback-timeout", "PT5M", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "invalid_input");
+    assert!(s(&err["error"]["message"]).starts_with("feedbackTimeout:"), "{err}");
+
+    let out = dcs().args(["downlinks", "lora", "create", "--device-id", "deveui:70b3d57ed0000001", "--feedback-timeout", "1h", "--payload-hex", "0a"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("feedbackTimeout"), "{}", stderr(&out));
+}
+
+#[test]
+fn connection_downlinks_are_created_listed_and_cancelled() {
+    let env = Env::start(15);
+    let lora = natural_id(&env.device("lora"));
+    let made = env.json(&["downlinks", "lora", "create", "--device-id", &lora, "--feedback-timeout", "PT1H", "--payload-hex", "0a0b", "--f-port", "2", "--retry-limit", "1"]);
+    let id = s(&made["id"]).to_owned();
+    assert_eq!(made["fPort"], 2);
+    let got = env.json(&["downlinks", "lora", "get", &id]);
+    assert_eq!(got["id"], made["id"]);
+    let listed = env.json(&["downlinks", "lora", "list", "--device-id", &lora]);
+    assert!(listed.as_array().unwrap().iter().any(|d| d["id"] == made["id"]));
+    let cancel = env.run(&["downlinks", "lora", "cancel", &id]);
+    assert!(cancel.status.success(), "{}", stderr(&cancel));
+
+    let mqtt = natural_id(&env.device("mqtt"));
+    let m = env.json(&["downlinks", "mqtt", "create", "--device-id", &mqtt, "--feedback-timeout", "PT1H", "--topic", "cmd/led", "--payload", "on", "--qos", "1"]);
+    assert_eq!(m["topic"], "cmd/led");
+}
+
+#[test]
+fn mqtt_bindings_are_created_listed_and_deleted() {
+    let env = Env::start(16);
+    let bound = env.json(&["bindings", "mqtt", "list"]);
+    let bound: Vec<String> = bound.as_array().unwrap().iter().map(|b| s(&b["deviceId"]).to_owned()).collect();
+    let dev = env.devices().into_iter().find(|d| d.connection == "mqtt" && !bound.contains(&d.id.to_string())).expect("an unbound MQTT device");
+    let made = env.json(&["bindings", "mqtt", "create", "--device-id", &natural_id(&dev), "--password", "Abcdefghijklmnopqrstuv1!"]);
+    let id = s(&made["id"]).to_owned();
+    let listed = env.json(&["bindings", "mqtt", "list", "--username", s(&made["username"])]);
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    assert_eq!(listed[0]["id"], made["id"]);
+    let updated = env.json(&["bindings", "mqtt", "update", &id, "--device-id", &natural_id(&dev), "--password", "Zyxwvutsrqponmlkjihgfe9#"]);
+    assert_eq!(updated["id"], made["id"]);
+
+    let refused = env.run(&["bindings", "mqtt", "delete", &id]);
+    assert!(!refused.status.success());
+    let deleted = env.run(&["bindings", "mqtt", "delete", &id, "--yes"]);
+    assert!(deleted.status.success(), "{}", stderr(&deleted));
+    assert_eq!(env.run(&["bindings", "mqtt", "get", &id]).status.code(), Some(5));
+
+    let bad = env.run(&["bindings", "mqtt", "create", "--device-id", &natural_id(&dev), "--password", "short"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("password"), "{}", stderr(&bad));
+}
+
+#[test]
+fn beta_devices_are_listed() {
+    let env = Env::start(17);
+    let page = env.json(&["beta", "devices", "list", "--page-size", "5"]);
+    assert_eq!(page["content"].as_array().unwrap().len(), 5);
+    let all = env.json(&["beta", "devices", "list", "--page-size", "25", "--all"]);
+    assert_eq!(all.as_array().unwrap().len(), env.devices().len());
+    let table = env.run(&["beta", "devices", "list", "--page-size", "3"]);
+    assert_eq!(String::from_utf8_lossy(&table.stdout).lines().count(), 4);
+}
+
+#[test]
+fn auth_check_says_ok_or_why_not() {
+    let env = Env::start(18);
+    let ok = env.run(&["auth", "check"]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    let text = String::from_utf8_lossy(&ok.stdout);
+    assert!(text.starts_with("OK"), "{text}");
+    assert!(!text.contains("eyJ"), "the token is never printed");
+
+    let wrong = env.cmd(&["auth", "check"]).env("DCS_CLIENT_SECRET", "wrong").output().unwrap();
+    assert_eq!(wrong.status.code(), Some(3));
+    assert!(stderr(&wrong).contains("identity platform"), "{}", stderr(&wrong));
+}
+
+#[test]
+fn completions_are_printed_for_each_shell() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = dcs().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("dcs") && text.contains("set-target"), "{shell}");
+    }
+}
+
+#[test]
+fn every_leaf_command_has_an_example() {
+    for args in [
+        &["firmware", "packages", "create"][..],
+        &["firmware", "files", "upload"],
+        &["firmware", "states", "set-target"],
+        &["downlinks", "create"],
+        &["downlinks", "sms", "create"],
+        &["bindings", "lora", "create"],
+        &["beta", "devices", "list"],
+        &["auth", "check"],
+    ] {
+        let out = dcs().args(args).arg("--help").output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("Example"), "{args:?}: {text}");
+    }
+}
+
+#[test]
+fn customer_and_x_client_id_exclude_each_other() {
+    let u = Uuid::new_v4().to_string();
+    let out = dcs().args(["--customer", &u, "--x-client-id", &u, "auth", "check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
