@@ -49,9 +49,13 @@ struct ServiceArgs {
     /// Address of the identity platform ({auth_url}); defaults to the base address.
     #[arg(long, env = "DCS_AUTH_URL", global = true)]
     auth_url: Option<String>,
-    /// API key id (its secret is read from DCS_CLIENT_SECRET).
+    /// API key id (its secret comes from DCS_CLIENT_SECRET, or the keychain with --profile).
     #[arg(long, env = "DCS_CLIENT_ID", global = true)]
     client_id: Option<String>,
+    /// Profile whose secret is kept in the OS keychain (`dcs auth set-secret --profile NAME`).
+    /// Used when DCS_CLIENT_SECRET is not set.
+    #[arg(long, env = "DCS_PROFILE", global = true)]
+    profile: Option<String>,
     /// Act for this customer (reseller security context), by UUID.
     #[arg(long, global = true)]
     customer: Option<Uuid>,
@@ -141,6 +145,14 @@ enum AuthCommand {
     /// Fetch a token with the configured key; prints OK or the identity platform's refusal.
     #[command(after_help = "Example:\n  DCS_CLIENT_SECRET=... dcs --base-url https://dcs.example --client-id my-key auth check")]
     Check,
+    /// Store a profile's API key secret in the OS keychain, read from standard input (never
+    /// from the command line, never written to a file).
+    #[command(after_help = "Example:\n  dcs auth set-secret --profile prod        # then type or paste the secret\n  \
+        dcs --profile prod --base-url https://dcs.example --client-id my-key auth check")]
+    SetSecret,
+    /// Remove a profile's secret from the OS keychain.
+    #[command(after_help = "Example:\n  dcs auth forget --profile prod")]
+    Forget,
 }
 
 /// The four time filters of list operations, as RFC 3339 timestamps.
@@ -277,6 +289,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match command {
         // The simulator keeps running when whoever read its banner goes away.
         Command::Sim(args) => return run_sim(args, json).await,
+        Command::Auth { command: AuthCommand::SetSecret } => return set_secret(&service),
+        Command::Auth { command: AuthCommand::Forget } => {
+            let profile = service.profile.as_deref().context("--profile (or DCS_PROFILE) names the profile to forget")?;
+            dcs_console::Keychain.delete_secret(profile)?;
+            eprintln!("dcs: the secret of profile `{profile}` is no longer in the keychain");
+            return Ok(());
+        }
         Command::Completions { shell } => {
             quiet_on_closed_pipe();
             clap_complete::generate(shell, &mut Cli::command(), "dcs", &mut std::io::stdout());
@@ -300,7 +319,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 Ok(())
             }
         }
-        Command::Sim(_) | Command::Completions { .. } => unreachable!("handled above"),
+        Command::Sim(_)
+        | Command::Completions { .. }
+        | Command::Auth { command: AuthCommand::SetSecret | AuthCommand::Forget } => unreachable!("handled above"),
     }
 }
 
@@ -388,12 +409,39 @@ async fn connect(args: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<Ct
         return Ok(Ctx { client: embedded.client.clone(), json, yes, scope, _sim: Some(embedded) });
     };
     let client_id = args.client_id.as_deref().context("--client-id (or DCS_CLIENT_ID) is required with --base-url")?;
-    let secret = std::env::var("DCS_CLIENT_SECRET")
-        .context("DCS_CLIENT_SECRET must hold the API key's secret when --base-url is given")?;
-    let mut config = ClientConfig::new(base, args.auth_url.as_deref().unwrap_or(base), client_id, Secret::new(secret))?;
+    let secret = match (std::env::var("DCS_CLIENT_SECRET"), &args.profile) {
+        (Ok(s), _) => Secret::new(s),
+        (Err(_), Some(profile)) => dcs_console::Keychain.secret(profile)?.with_context(|| {
+            format!("the keychain holds no secret for profile `{profile}`; store it with `dcs auth set-secret --profile {profile}`")
+        })?,
+        (Err(_), None) => anyhow::bail!(
+            "the API key's secret is needed with --base-url: set DCS_CLIENT_SECRET, or keep it in the keychain with --profile"
+        ),
+    };
+    let mut config = ClientConfig::new(base, args.auth_url.as_deref().unwrap_or(base), client_id, secret)?;
     config.customer = args.customer;
     config.x_client_id = args.x_client_id;
     Ok(Ctx { client: Client::new(config)?, json, yes, scope, _sim: None })
+}
+
+/// Reads a secret from standard input (without echo on a terminal) into the keychain.
+fn set_secret(args: &ServiceArgs) -> anyhow::Result<()> {
+    use std::io::{BufRead, IsTerminal};
+    let profile = args.profile.as_deref().context("--profile (or DCS_PROFILE) names the profile the secret is for")?;
+    let secret = if std::io::stdin().is_terminal() {
+        rpassword::prompt_password(format!("Secret of the API key for profile `{profile}`: "))?
+    } else {
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line)?;
+        line
+    };
+    let secret = secret.trim_end_matches(['\r', '\n']);
+    if secret.is_empty() {
+        anyhow::bail!("secret: is empty; nothing was stored");
+    }
+    dcs_console::Keychain.set_secret(profile, &Secret::new(secret))?;
+    eprintln!("dcs: the secret of profile `{profile}` is in the OS keychain");
+    Ok(())
 }
 
 async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {

@@ -111,3 +111,37 @@ fn errors_go_to_stderr_with_an_exit_code_per_category() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--client-id"));
 }
+
+/// Needs a Secret Service: the test command runs it inside a D-Bus session with gnome-keyring.
+#[test]
+fn a_profiles_secret_lives_in_the_keychain_and_is_used_from_there() {
+    use std::io::Write;
+    let (_sim, url) = spawn_sim(1);
+    let profile = format!("cli-test-{}", std::process::id());
+    let mut set = dcs()
+        .args(["auth", "set-secret", "--profile", &profile])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    writeln!(set.stdin.take().unwrap(), "{}", demo_secret(1)).unwrap();
+    let out = set.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // No DCS_CLIENT_SECRET: the secret comes from the keychain.
+    let check = dcs()
+        .args(["--profile", &profile, "--base-url", &url, "--client-id", "sim-reseller", "auth", "check"])
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    assert!(!String::from_utf8_lossy(&check.stdout).contains(&demo_secret(1)), "the secret is never printed");
+
+    assert!(dcs().args(["auth", "forget", "--profile", &profile]).output().unwrap().status.success());
+    let gone = dcs()
+        .args(["--profile", &profile, "--base-url", &url, "--client-id", "sim-reseller", "auth", "check"])
+        .output()
+        .unwrap();
+    assert!(!gone.status.success());
+    assert!(String::from_utf8_lossy(&gone.stderr).contains("dcs auth set-secret"), "{}", String::from_utf8_lossy(&gone.stderr));
+}
