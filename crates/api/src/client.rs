@@ -61,6 +61,21 @@ fn parse_base(field: &str, s: &str) -> Result<Url> {
     Ok(url)
 }
 
+impl Client {
+    /// A request with the bearer token and the customer context of the configuration (the
+    /// reseller header, or the deprecated `x-client-id`).
+    fn authorized(&self, method: Method, url: Url, token: &Secret) -> RequestBuilder {
+        let mut req = self.inner.http.request(method, url).bearer_auth(token.expose());
+        if let Some(customer) = self.inner.config.customer {
+            req = req.header("Service-Security-Context", format!("client:uuid:{customer}"));
+        }
+        if let Some(customer) = self.inner.config.x_client_id {
+            req = req.header(dcs_model::beta::X_CLIENT_ID, customer.to_string());
+        }
+        req
+    }
+}
+
 struct Inner {
     http: reqwest::Client,
     config: ClientConfig,
@@ -210,13 +225,7 @@ impl Client {
                 Err(e) => return Err(e),
             };
             let started = Instant::now();
-            let mut req = self.inner.http.request(method.clone(), url.clone()).bearer_auth(token.expose());
-            if let Some(customer) = self.inner.config.customer {
-                req = req.header("Service-Security-Context", format!("client:uuid:{customer}"));
-            }
-            if let Some(customer) = self.inner.config.x_client_id {
-                req = req.header(dcs_model::beta::X_CLIENT_ID, customer.to_string());
-            }
+            let mut req = self.authorized(method.clone(), url.clone(), &token);
             if let Some(accept) = accept {
                 req = req.header(reqwest::header::ACCEPT, accept);
             }
@@ -312,13 +321,7 @@ impl Client {
         loop {
             let token = self.token().await?;
             let started = Instant::now();
-            let mut req = self.inner.http.request(method.clone(), url.clone()).bearer_auth(token.expose());
-            if let Some(customer) = self.inner.config.customer {
-                req = req.header("Service-Security-Context", format!("client:uuid:{customer}"));
-            }
-            if let Some(customer) = self.inner.config.x_client_id {
-                req = req.header(dcs_model::beta::X_CLIENT_ID, customer.to_string());
-            }
+            let req = self.authorized(method.clone(), url.clone(), &token);
             let res = body(req).send().await.map_err(|source| Error::Network { url: url.to_string(), source })?;
             let status = res.status();
             tracing::debug!(%method, path = url.path(), status = status.as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "streamed request");

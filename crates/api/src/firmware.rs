@@ -8,7 +8,7 @@ use url::Url;
 use uuid::Uuid;
 
 use crate::error::{Error, Result};
-use crate::model::{validate, DeviceId, FirmwarePackage, FirmwareModule, FirmwareState, Page, SortSpec, UpdateStatus};
+use crate::model::{validate, DeviceId, FirmwarePackage, FirmwareModule, FirmwareState, Page, UpdateStatus};
 use crate::paging;
 use crate::Client;
 
@@ -33,25 +33,6 @@ pub const STATE_SORT_FIELDS: &[&str] = &[
     "targetFirmwareVersionModifiedAt",
 ];
 
-/// Appends `limit` and `sort` after checking them.
-fn window(
-    q: &mut url::form_urlencoded::Serializer<'_, url::UrlQuery<'_>>,
-    limit: Option<u32>,
-    sort: Option<&str>,
-    allowed: &[&str],
-) -> Result<()> {
-    if let Some(limit) = limit {
-        if limit == 0 {
-            return Err(Error::invalid("limit", "must be at least 1"));
-        }
-        q.append_pair("limit", &limit.to_string());
-    }
-    if let Some(sort) = sort {
-        let spec = SortSpec::parse(sort, allowed).map_err(|e| Error::invalid("sort", e.to_string()))?;
-        q.append_pair("sort", &spec.to_string());
-    }
-    Ok(())
-}
 
 fn drop_empty_query(mut url: Url) -> Url {
     if url.query() == Some("") {
@@ -104,7 +85,7 @@ impl PackageFilter {
         let mut url = client.url("firmware/packages")?;
         {
             let mut q = url.query_pairs_mut();
-            window(&mut q, self.limit, self.sort.as_deref(), PACKAGE_SORT_FIELDS)?;
+            crate::calls::append_window(&mut q, self.limit, self.sort.as_deref(), PACKAGE_SORT_FIELDS)?;
             for (name, id) in [
                 ("deviceSpecificationId", self.device_specification_id),
                 ("moduleId", self.module_id),
@@ -180,7 +161,7 @@ impl StateFilter {
         let mut url = client.url("firmware/states")?;
         {
             let mut q = url.query_pairs_mut();
-            window(&mut q, self.limit, self.sort.as_deref(), STATE_SORT_FIELDS)?;
+            crate::calls::append_window(&mut q, self.limit, self.sort.as_deref(), STATE_SORT_FIELDS)?;
             for (name, id) in [
                 ("clientId", self.client_id),
                 ("moduleId", self.module_id),
@@ -242,16 +223,7 @@ impl ModuleFilter {
         let mut url = client.url("firmware/modules")?;
         {
             let mut q = url.query_pairs_mut();
-            if let Some(limit) = self.limit {
-                if limit == 0 {
-                    return Err(Error::invalid("limit", "must be at least 1"));
-                }
-                q.append_pair("limit", &limit.to_string());
-            }
-            if let Some(sort) = &self.sort {
-                let spec = SortSpec::parse(sort, MODULE_SORT_FIELDS).map_err(|e| Error::invalid("sort", e.to_string()))?;
-                q.append_pair("sort", &spec.to_string());
-            }
+            crate::calls::append_window(&mut q, self.limit, self.sort.as_deref(), MODULE_SORT_FIELDS)?;
             if let Some(id) = self.device_specification_id {
                 q.append_pair("deviceSpecificationId", &id.to_string());
             }
