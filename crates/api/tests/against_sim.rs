@@ -128,3 +128,19 @@ async fn concurrent_first_requests_share_one_token_and_later_ones_reuse_it() {
     c.firmware().modules_page(&ModuleFilter::default()).await.unwrap();
     assert_eq!(sim.tokens_issued() - before, 1, "the cached token is reused");
 }
+
+#[tokio::test]
+async fn a_base_url_with_a_path_prefix_keeps_it_for_every_call_and_link() {
+    // The simulator mounted under /gateway/dcs, as behind an API gateway.
+    let sim = Simulator::new(SimOptions { devices_per_client: 20, ..Default::default() }).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = axum::Router::new().nest("/gateway/dcs", sim.router());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let base = format!("http://{addr}/gateway/dcs");
+    let key = sim.demo_key();
+    let c = Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret.clone())).unwrap()).unwrap();
+    let streamed: Vec<_> =
+        c.firmware().modules(&ModuleFilter { limit: Some(2), ..Default::default() }).unwrap().try_collect().await.unwrap();
+    assert_eq!(streamed, held_modules(&sim, key.client_id), "every page reached through the prefixed links");
+}

@@ -121,7 +121,18 @@ impl<S: Send + Sync> FromRequestParts<S> for ListRequest {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(ListRequest { query: QueryParams::from_query(parts.uri.query()), base: request_base(parts) })
+        // Mounted under a prefix (a gateway, or a nested router), links keep the prefix.
+        let original = parts.extensions.get::<axum::extract::OriginalUri>().map(|u| u.path().to_owned());
+        let prefix = original
+            .as_deref()
+            .and_then(|o| o.strip_suffix(parts.uri.path()))
+            .unwrap_or("")
+            .trim_end_matches('/')
+            .to_owned();
+        Ok(ListRequest {
+            query: QueryParams::from_query(parts.uri.query()),
+            base: format!("{}{prefix}", request_base(parts)),
+        })
     }
 }
 
