@@ -1,53 +1,23 @@
 //! The deprecated beta API over real HTTP: the paged device listing, its Accept and token
 //! checks, the context switch and the deprecated `x-client-id` sub-customer mode.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
-use dcs_sim::{RunningSim, SimOptions, Simulator};
+use dcs_sim::{SimOptions, Simulator};
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-const AUDIENCE: &str = "4dc82561-f65f-523g-dek9-6c79ec314f02";
+mod common;
+use common::{start as env_with, token_for as token_of, urlencode as url_encode, Env};
+
 const DEVICE_V1: &str = "application/vnd.service.device.v1.response+json";
 const TOKEN_PATH: &str = "/api/v3/idp/oidc/token";
 const DEVICES: u64 = 40;
 
-struct Env {
-    sim: Simulator,
-    _running: RunningSim,
-    base: String,
-    /// Never follows redirects, so the beta API's 302s are seen as they are.
-    http: reqwest::Client,
-    token: String,
-}
-
-async fn token_of(http: &reqwest::Client, base: &str, id: &str, secret: &str) -> String {
-    let res = http
-        .post(format!("{base}/api/v3/idp/oidc/token"))
-        .json(&json!({"grant_type": "client_credentials", "audience": AUDIENCE, "client_id": id, "client_secret": secret}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), StatusCode::OK);
-    let body: Value = res.json().await.unwrap();
-    body["access_token"].as_str().unwrap().to_owned()
-}
-
-async fn env_with(opts: SimOptions) -> Env {
-    let sim = Simulator::new(opts).unwrap();
-    let running = sim.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
-    let base = running.base_url();
-    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    let key = sim.demo_key();
-    let token = token_of(&http, &base, &key.key_id, &key.secret).await;
-    Env { sim, _running: running, base, http, token }
-}
-
 async fn env() -> Env {
-    env_with(SimOptions { devices_per_client: DEVICES as u32, ..Default::default() }).await
+    common::start(SimOptions { devices_per_client: DEVICES as u32, ..Default::default() }).await
 }
 
 impl Env {
@@ -206,9 +176,6 @@ async fn search_is_a_case_sensitive_partial_match_on_name_description_and_barcod
     assert_eq!((none["first"].as_bool(), none["last"].as_bool()), (Some(true), Some(true)));
 }
 
-fn url_encode(s: &str) -> String {
-    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
-}
 
 #[tokio::test]
 async fn sorting_by_each_field_both_ways() {

@@ -22,7 +22,8 @@ pub async fn start(opts: SimOptions) -> Env {
     let sim = Simulator::new(opts).unwrap();
     let running = sim.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
     let base = running.base_url();
-    let http = reqwest::Client::new();
+    // Never follows redirects, so the beta API's 302s are seen as they are.
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let token = demo_token(&sim, &http, &base).await;
     Env { sim, running, base, http, token }
 }
@@ -30,15 +31,19 @@ pub async fn start(opts: SimOptions) -> Env {
 /// A token for the demo reseller's key.
 pub async fn demo_token(sim: &Simulator, http: &reqwest::Client, base: &str) -> String {
     let key = sim.demo_key();
-    let body: Value = http
+    token_for(http, base, &key.key_id, &key.secret).await
+}
+
+/// A token for any API key of the simulator.
+pub async fn token_for(http: &reqwest::Client, base: &str, id: &str, secret: &str) -> String {
+    let res = http
         .post(format!("{base}/api/v3/idp/oidc/token"))
-        .json(&json!({"grant_type": "client_credentials", "audience": AUDIENCE, "client_id": key.key_id, "client_secret": key.secret}))
+        .json(&json!({"grant_type": "client_credentials", "audience": AUDIENCE, "client_id": id, "client_secret": secret}))
         .send()
         .await
-        .unwrap()
-        .json()
-        .await
         .unwrap();
+    assert_eq!(res.status(), reqwest::StatusCode::OK, "token for {id}");
+    let body: Value = res.json().await.unwrap();
     body["access_token"].as_str().expect("a token").to_owned()
 }
 
