@@ -264,7 +264,7 @@ pub(crate) async fn delete_package(
     }
     if let Some(paths) = state.store.delete_package(caller.client, id)? {
         for p in paths {
-            let _ = tokio::fs::remove_file(state.store.files_dir().join(p)).await;
+            discard_stored(&state, &p).await;
         }
     }
     Ok(StatusCode::NO_CONTENT)
@@ -311,6 +311,17 @@ pub(crate) async fn download_file(
         h.insert(header::CONTENT_DISPOSITION, v);
     }
     Ok(res)
+}
+
+/// Removes a stored file that is no longer referenced (deleted package, replaced or deleted
+/// release notes). A file already gone is not an error.
+async fn discard_stored(state: &SimState, relative: &str) {
+    let path = state.store.files_dir().join(relative);
+    if let Err(e) = tokio::fs::remove_file(&path).await {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            tracing::warn!(path = %path.display(), error = %e, "could not remove a stored file");
+        }
+    }
 }
 
 /// Removes a partly written upload if the request fails or is dropped.
@@ -412,7 +423,7 @@ pub(crate) async fn upload_file(
         Ok(replaced) => {
             temp.0 = None; // Kept: it is the stored file now.
             if let Some(old) = replaced {
-                let _ = tokio::fs::remove_file(state.store.files_dir().join(old)).await;
+                discard_stored(&state, &old).await;
             }
             let stored = state.store.file(id, kind)?.ok_or_else(|| ApiError::not_found("file vanished"))?;
             Ok(Json(stored.attributes))
@@ -439,7 +450,7 @@ pub(crate) async fn delete_release_notes(
         None => Err(ApiError::not_found(format!("package {id} has no release notes"))),
         Some(path) => {
             if let Some(p) = path {
-                let _ = tokio::fs::remove_file(state.store.files_dir().join(p)).await;
+                discard_stored(&state, &p).await;
             }
             Ok(StatusCode::NO_CONTENT)
         }
