@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use dcs_model::{TokenRequest, TokenResponse};
+use serde::Serialize;
 use tokio::sync::Mutex;
 use url::Url;
 
@@ -63,6 +64,43 @@ impl TokenCache {
     }
 }
 
+/// What a fresh token says, for a "test connection" button: never the token itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct TokenCheck {
+    /// `token_type` of the answer (`Bearer`).
+    pub token_type: String,
+    /// `expires_in` of the answer, in seconds.
+    pub expires_in: u64,
+    /// The token's `scope` claim split into scopes, when the token is a JWT that carries one
+    /// (read for display only, not verified: the service verifies it).
+    pub scopes: Option<Vec<String>>,
+    /// The token's `sub` claim (the tenant), when readable.
+    pub subject: Option<String>,
+}
+
+/// Exchanges the key for a new token (bypassing the cache) and reports what it says.
+pub(crate) async fn check(http: &reqwest::Client, creds: &Credentials<'_>) -> Result<TokenCheck> {
+    let fetched = fetch(http, creds).await?;
+    let claims = jwt_claims(&fetched.access_token);
+    let claim = |name: &str| claims.as_ref().and_then(|c| c.get(name)).and_then(|v| v.as_str()).map(str::to_owned);
+    Ok(TokenCheck {
+        token_type: fetched.token_type.clone(),
+        expires_in: fetched.expires_in,
+        scopes: claim("scope").map(|s| s.split_whitespace().map(str::to_owned).collect()),
+        subject: claim("sub"),
+    })
+}
+
+/// The payload of a JWT, decoded without verification; `None` for anything else.
+fn jwt_claims(token: &str) -> Option<serde_json::Map<String, serde_json::Value>> {
+    use base64::Engine;
+    let payload = token.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload.trim_end_matches('=')).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
 async fn fetch(http: &reqwest::Client, creds: &Credentials<'_>) -> Result<TokenResponse> {
     let url = creds.token_url.as_str().to_owned();
     let body = TokenRequest {
@@ -97,6 +135,17 @@ async fn fetch(http: &reqwest::Client, creds: &Credentials<'_>) -> Result<TokenR
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_claims_of_a_jwt_and_nothing_of_other_tokens() {
+        use base64::Engine;
+        let enc = |v: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v);
+        let jwt = format!("{}.{}.sig", enc(r#"{"alg":"HS256"}"#), enc(r#"{"sub":"t-1","scope":"a b"}"#));
+        let claims = jwt_claims(&jwt).unwrap();
+        assert_eq!(claims["scope"], "a b");
+        assert!(jwt_claims("opaque-token").is_none());
+        assert!(jwt_claims("a.!!!.c").is_none());
+    }
 
     #[test]
     fn renews_ahead_of_expiry_but_never_immediately() {

@@ -128,6 +128,19 @@ impl Client {
         self.token().await.map(|_| ())
     }
 
+    /// Exchanges the key for a new token, whatever is cached, and reports what the token says
+    /// (type, lifetime, scopes): the "test connection" of a profile. The token is not kept.
+    pub async fn test_credentials(&self) -> Result<crate::auth::TokenCheck> {
+        let c = &self.inner.config;
+        let creds = Credentials {
+            token_url: &self.inner.token_url,
+            audience: &c.audience,
+            client_id: &c.client_id,
+            client_secret: &c.client_secret,
+        };
+        crate::auth::check(&self.inner.http, &creds).await
+    }
+
     async fn token(&self) -> Result<Secret> {
         let c = &self.inner.config;
         let creds = Credentials {

@@ -1,8 +1,14 @@
-//! What the desktop app and the `dcs` command line share above the API client.
+//! What the desktop app and the `dcs` command line share above the API client: profiles and
+//! their config file, the OS keychain, connecting a profile as a customer, and the embedded
+//! simulator.
 
+pub mod config;
 pub mod keychain;
 pub mod profile;
+pub mod session;
 pub mod simulator;
 
+pub use config::{Config, ConfigError, ConfigStore};
 pub use keychain::{Keychain, KeychainError};
-pub use profile::{Profile, SIMULATOR_PROFILE};
+pub use profile::{Customer, FieldError, Profile, SIMULATOR_PROFILE};
+pub use session::{Acting, SessionError};

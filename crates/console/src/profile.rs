@@ -1,35 +1,266 @@
-//! Profiles: which service environment to talk to and as which API key. No secret is ever part
-//! of a profile; the secret of a profile lives in the OS keychain under the profile's name.
+//! Profiles: which service environment to talk to, as which API key, and for which customers.
+//! No secret is ever part of a profile; the secret of a profile lives in the OS keychain under
+//! the profile's name (see [`crate::keychain`]).
 
+use dcs_api::model::SERVICE_AUDIENCE;
 use serde::{Deserialize, Serialize};
+use uuid::Uuid;
 
 /// Name of the built-in profile that talks to the embedded simulator.
 pub const SIMULATOR_PROFILE: &str = "simulator";
 
+/// Longest profile name; it also names the keychain entry.
+pub const MAX_NAME: usize = 64;
+/// Longest customer label.
+pub const MAX_LABEL: usize = 100;
+
+/// A customer a reseller profile may act for, with a label people recognise.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct Customer {
+    pub id: Uuid,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct Profile {
     pub name: String,
-    /// `None` for the built-in simulator profile: its address is known only once it runs.
+    /// `{base_url}`. `None` only for the built-in simulator profile, whose address is known
+    /// once it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
+    /// `{auth_url}` of the identity platform; the base URL when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_url: Option<String>,
+    /// The API key id.
     pub client_id: String,
+    /// The application id tokens are requested for (section 5.3).
+    #[serde(default = "default_audience")]
     pub audience: String,
+    /// Customers this profile acts for as a reseller (section 5.4).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub customers: Vec<Customer>,
+    /// Deprecated: act for customers with `x-client-id` after a context switch (section 4.5)
+    /// instead of the security-context header. Off unless asked for.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deprecated_sub_customer_mode: bool,
+}
+
+fn default_audience() -> String {
+    SERVICE_AUDIENCE.to_owned()
+}
+
+/// One refused value of a profile: the field (`customers[2].label` for nested ones) and the
+/// rule it breaks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct FieldError {
+    pub field: String,
+    pub rule: String,
+}
+
+impl FieldError {
+    fn new(field: impl Into<String>, rule: impl Into<String>) -> FieldError {
+        FieldError { field: field.into(), rule: rule.into() }
+    }
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.rule)
+    }
+}
+
+impl From<FieldError> for dcs_api::Error {
+    fn from(e: FieldError) -> Self {
+        dcs_api::Error::InvalidInput { field: e.field, rule: e.rule }
+    }
 }
 
 impl Profile {
-    /// The built-in profile: the demo reseller's key on the embedded simulator.
-    pub fn simulator(client_id: &str) -> Profile {
+    /// The built-in profile: the demo reseller's key on the embedded simulator, with the
+    /// simulator's customers.
+    pub fn simulator(client_id: &str, customers: Vec<Customer>) -> Profile {
         Profile {
             name: SIMULATOR_PROFILE.to_owned(),
             base_url: None,
             auth_url: None,
             client_id: client_id.to_owned(),
-            audience: dcs_api::model::SERVICE_AUDIENCE.to_owned(),
+            audience: default_audience(),
+            customers,
+            deprecated_sub_customer_mode: false,
         }
     }
 
     pub fn is_simulator(&self) -> bool {
         self.base_url.is_none()
+    }
+
+    /// Every rule a stored profile must meet, all broken ones at once so a form can mark each
+    /// field. Empty when the profile is valid.
+    pub fn check(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        if let Err(e) = check_name(&self.name) {
+            errors.push(e);
+        }
+        match &self.base_url {
+            None => errors.push(FieldError::new("baseUrl", "is required")),
+            Some(url) => errors.extend(check_url("baseUrl", url).err()),
+        }
+        if let Some(url) = &self.auth_url {
+            errors.extend(check_url("authUrl", url).err());
+        }
+        errors.extend(check_token_value("clientId", &self.client_id).err());
+        errors.extend(check_token_value("audience", &self.audience).err());
+        for (i, c) in self.customers.iter().enumerate() {
+            let label = c.label.trim();
+            if label.is_empty() {
+                errors.push(FieldError::new(format!("customers[{i}].label"), "is required"));
+            } else if label.chars().count() > MAX_LABEL {
+                errors.push(FieldError::new(format!("customers[{i}].label"), format!("must be at most {MAX_LABEL} characters")));
+            } else if self.customers[..i].iter().any(|o| o.label.trim().eq_ignore_ascii_case(label)) {
+                errors.push(FieldError::new(format!("customers[{i}].label"), "is already used by another customer of this profile"));
+            }
+            if c.id.is_nil() {
+                errors.push(FieldError::new(format!("customers[{i}].id"), "must be the customer's UUID, not the nil UUID"));
+            } else if self.customers[..i].iter().any(|o| o.id == c.id) {
+                errors.push(FieldError::new(format!("customers[{i}].id"), "is listed twice"));
+            }
+        }
+        errors
+    }
+
+    /// The customer named by `s`: its UUID, or its label (any case) from this profile's list.
+    /// A UUID not in the list is accepted (the service decides whether the key may act for it).
+    pub fn resolve_customer(&self, s: &str) -> Result<Customer, FieldError> {
+        let s = s.trim();
+        if let Ok(id) = Uuid::parse_str(s) {
+            let label = self.customers.iter().find(|c| c.id == id).map(|c| c.label.clone()).unwrap_or_default();
+            return Ok(Customer { id, label });
+        }
+        self.customers.iter().find(|c| c.label.eq_ignore_ascii_case(s)).cloned().ok_or_else(|| {
+            let known: Vec<&str> = self.customers.iter().map(|c| c.label.as_str()).collect();
+            FieldError::new(
+                "customer",
+                if known.is_empty() {
+                    format!("must be a customer UUID (profile `{}` lists no customers by label)", self.name)
+                } else {
+                    format!("must be a customer UUID or one of the labels of profile `{}`: {}", self.name, known.join(", "))
+                },
+            )
+        })
+    }
+}
+
+/// Profile names: 1 to 64 letters, digits, `-`, `_` or `.`, starting with a letter or digit;
+/// `simulator` is the built-in profile's.
+pub fn check_name(name: &str) -> Result<(), FieldError> {
+    let rule = |r: &str| Err(FieldError::new("name", r));
+    if name.is_empty() {
+        return rule("is required");
+    }
+    if name.chars().count() > MAX_NAME {
+        return rule("must be at most 64 characters");
+    }
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        || !name.starts_with(|c: char| c.is_ascii_alphanumeric())
+    {
+        return rule("may hold only letters, digits, `-`, `_` and `.`, and must start with a letter or digit");
+    }
+    if name.eq_ignore_ascii_case(SIMULATOR_PROFILE) {
+        return rule("`simulator` is the built-in profile's name");
+    }
+    Ok(())
+}
+
+fn check_url(field: &str, s: &str) -> Result<(), FieldError> {
+    match url::Url::parse(s.trim()) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {
+            if u.query().is_some() || u.fragment().is_some() {
+                Err(FieldError::new(field, "must not carry a query or fragment"))
+            } else {
+                Ok(())
+            }
+        }
+        Ok(_) => Err(FieldError::new(field, "must be an http or https address such as https://dcs.example.com")),
+        Err(e) => Err(FieldError::new(field, format!("must be an absolute http(s) address ({e})"))),
+    }
+}
+
+fn check_token_value(field: &str, s: &str) -> Result<(), FieldError> {
+    if s.trim().is_empty() {
+        Err(FieldError::new(field, "is required"))
+    } else if s.chars().any(char::is_whitespace) {
+        Err(FieldError::new(field, "must not contain spaces"))
+    } else if s.chars().count() > 200 {
+        Err(FieldError::new(field, "must be at most 200 characters"))
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prod() -> Profile {
+        Profile {
+            name: "prod".into(),
+            base_url: Some("https://dcs.example.com/api".into()),
+            auth_url: None,
+            client_id: "key-1".into(),
+            audience: SERVICE_AUDIENCE.into(),
+            customers: vec![Customer { id: Uuid::from_u128(7), label: "Northwind".into() }],
+            deprecated_sub_customer_mode: false,
+        }
+    }
+
+    #[test]
+    fn a_complete_profile_is_valid() {
+        assert_eq!(prod().check(), vec![]);
+    }
+
+    #[test]
+    fn every_broken_field_is_named_with_its_rule() {
+        let mut p = prod();
+        p.name = "my prod".into();
+        p.base_url = Some("ftp://x".into());
+        p.auth_url = Some("not a url".into());
+        p.client_id = " ".into();
+        p.customers.push(Customer { id: Uuid::from_u128(7), label: "northwind".into() });
+        let fields: Vec<String> = p.check().into_iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["name", "baseUrl", "authUrl", "clientId", "customers[1].label", "customers[1].id"]);
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("eu-prod_2.a").is_ok());
+        for bad in ["", "-x", "a b", "ä", "Simulator", &"x".repeat(65)] {
+            assert!(check_name(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn a_customer_is_found_by_uuid_or_label() {
+        let p = prod();
+        assert_eq!(p.resolve_customer("NORTHWIND").unwrap().id, Uuid::from_u128(7));
+        let listed = p.resolve_customer(&Uuid::from_u128(7).to_string()).unwrap();
+        assert_eq!(listed.label, "Northwind");
+        let other = p.resolve_customer(&Uuid::from_u128(8).to_string()).unwrap();
+        assert_eq!((other.id, other.label.as_str()), (Uuid::from_u128(8), ""));
+        let e = p.resolve_customer("Contoso").unwrap_err();
+        assert_eq!(e.field, "customer");
+        assert!(e.rule.contains("Northwind"), "{}", e.rule);
+    }
+
+    #[test]
+    fn the_audience_defaults_to_the_services_application_id() {
+        let p: Profile = serde_json::from_str(r#"{"name":"a","baseUrl":"https://x","clientId":"k"}"#).unwrap();
+        assert_eq!(p.audience, SERVICE_AUDIENCE);
+        assert!(!p.deprecated_sub_customer_mode);
     }
 }

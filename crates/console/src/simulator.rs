@@ -6,7 +6,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use dcs_api::{Client, ClientConfig, Secret};
 use dcs_sim::{RunningSim, SimOptions, Simulator};
 
-use crate::Profile;
+use crate::{Customer, Profile};
 
 /// A running embedded simulator and a client logged in as its demo reseller.
 pub struct Embedded {
@@ -35,5 +35,16 @@ pub async fn start(opts: SimOptions) -> Result<Embedded, EmbedError> {
     let base = running.base_url();
     let config = ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret.clone()))?;
     let client = Client::new(config)?;
-    Ok(Embedded { profile: Profile::simulator(&key.key_id), sim, running, client })
+    let customers = customers(&sim, key.client_id)?;
+    Ok(Embedded { profile: Profile::simulator(&key.key_id, customers), sim, running, client })
+}
+
+/// The demo reseller's customers, labelled with their names, for the built-in profile.
+fn customers(sim: &Simulator, reseller: uuid::Uuid) -> Result<Vec<Customer>, EmbedError> {
+    let clients = sim.store().clients().map_err(|e| EmbedError::Start(e.to_string()))?;
+    Ok(clients
+        .into_iter()
+        .filter(|c| c.reseller_id == Some(reseller))
+        .map(|c| Customer { id: c.id, label: c.name })
+        .collect())
 }

@@ -1,0 +1,96 @@
+//! Connecting a profile: its secret from the keychain, the client for its service, and the
+//! customer it acts for. The app and `dcs` both go through here, so both send the same
+//! headers for the same choice.
+
+use dcs_api::auth::TokenCheck;
+use dcs_api::{Client, ClientConfig, Secret};
+use thiserror::Error;
+use uuid::Uuid;
+
+use crate::keychain::{Keychain, KeychainError};
+use crate::profile::{Customer, Profile};
+
+#[derive(Debug, Error)]
+pub enum SessionError {
+    #[error(transparent)]
+    Keychain(#[from] KeychainError),
+    #[error(
+        "the keychain holds no secret for profile `{0}`; store it (in the app's profile editor, or \
+         `dcs auth set-secret --profile {0}`)"
+    )]
+    NoSecret(String),
+    #[error(transparent)]
+    Api(#[from] dcs_api::Error),
+    #[error(
+        "the service did not grant this API key access to customer {0} in the deprecated sub-customer \
+         mode (context switch refused); turn the mode off to use the security-context header"
+    )]
+    SwitchRefused(Uuid),
+}
+
+/// Who requests act for: the profile's own environment, or one customer's (section 5.4).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Acting {
+    #[default]
+    Yourself,
+    Customer(Customer),
+}
+
+impl Acting {
+    pub fn customer_id(&self) -> Option<Uuid> {
+        match self {
+            Acting::Yourself => None,
+            Acting::Customer(c) => Some(c.id),
+        }
+    }
+
+    /// How confirmations name it: "customer Northwind (uuid)" or "your own environment".
+    pub fn describe(&self) -> String {
+        match self {
+            Acting::Yourself => "your own environment".to_owned(),
+            Acting::Customer(c) if c.label.is_empty() => format!("customer {}", c.id),
+            Acting::Customer(c) => format!("customer {} ({})", c.label, c.id),
+        }
+    }
+}
+
+/// The secret of a stored profile, from the OS keychain.
+pub fn stored_secret(profile: &str) -> Result<Secret, SessionError> {
+    Keychain.secret(profile)?.ok_or_else(|| SessionError::NoSecret(profile.to_owned()))
+}
+
+/// The client configuration of `profile` at `base_url` (the profile's own, or the running
+/// simulator's for the built-in one), acting as `acting`: the security-context header, or in
+/// the deprecated mode `x-client-id`.
+pub fn client_config(profile: &Profile, base_url: &str, secret: Secret, acting: &Acting) -> Result<ClientConfig, dcs_api::Error> {
+    let auth_url = profile.auth_url.as_deref().unwrap_or(base_url);
+    let mut config = ClientConfig::new(base_url, auth_url, &profile.client_id, secret)?;
+    config.audience = profile.audience.clone();
+    if profile.deprecated_sub_customer_mode {
+        config.x_client_id = acting.customer_id();
+    } else {
+        config.customer = acting.customer_id();
+    }
+    Ok(config)
+}
+
+/// A client for `profile` acting as `acting`. In the deprecated sub-customer mode the context
+/// switch (needed once per key and customer) is made first, with the key's own context.
+pub async fn connect(profile: &Profile, base_url: &str, secret: Secret, acting: &Acting) -> Result<Client, SessionError> {
+    let config = client_config(profile, base_url, secret, acting)?;
+    if let (true, Some(customer)) = (profile.deprecated_sub_customer_mode, acting.customer_id()) {
+        let mut own = config.clone();
+        own.x_client_id = None;
+        let switched = Client::new(own)?.beta().context_switch(customer).await?;
+        if !switched.granted {
+            return Err(SessionError::SwitchRefused(customer));
+        }
+    }
+    Ok(Client::new(config)?)
+}
+
+/// Exchanges the profile's key for a fresh token and says what it holds (never the token).
+pub async fn test_connection(profile: &Profile, base_url: &str, secret: Secret) -> Result<TokenCheck, SessionError> {
+    let client = Client::new(client_config(profile, base_url, secret, &Acting::Yourself)?)?;
+    Ok(client.test_credentials().await?)
+}
