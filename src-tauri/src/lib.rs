@@ -12,7 +12,20 @@ pub use error::CommandError;
 
 /// Every command the UI may call, with its types, for tauri-specta.
 fn specta_builder() -> Builder<tauri::Wry> {
-    Builder::<tauri::Wry>::new().commands(collect_commands![commands::app_info, commands::list_modules])
+    Builder::<tauri::Wry>::new().commands(collect_commands![
+        commands::app_info,
+        commands::act_as,
+        commands::activate_profile,
+        commands::profiles::list_profiles,
+        commands::profiles::check_profile,
+        commands::profiles::save_profile,
+        commands::profiles::delete_profile,
+        commands::profiles::test_profile,
+        commands::profiles::test_stored_profile,
+        commands::firmware::list_modules,
+        commands::firmware::check_package,
+        commands::firmware::create_package,
+    ])
 }
 
 /// Writes the TypeScript bindings (commands and types) to `path`.
@@ -37,7 +50,7 @@ pub fn run() {
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
-            let state = tauri::async_runtime::block_on(state::AppState::start())?;
+            let state = tauri::async_runtime::block_on(state::AppState::start()).map_err(|e| e.message)?;
             app.manage(state);
             Ok(())
         })

@@ -1,32 +1,171 @@
-//! What the app holds between commands: the client of the active profile (and, for the
-//! built-in profile, the simulator it runs in-process).
+//! What the app holds between commands: the profiles file, the active session (profile,
+//! customer and client), and the embedded simulator once the built-in profile has been used.
+//! A session is replaced whole when the profile or customer changes; commands that are
+//! running finish on the session they started with.
 
-use dcs_api::Client;
+use std::sync::Arc;
+
+use dcs_api::{Client, Secret};
+use dcs_console::session::{self, Acting};
 use dcs_console::simulator::{self, Embedded};
-use dcs_console::Profile;
+use dcs_console::{ConfigStore, Profile, SIMULATOR_PROFILE};
+use tokio::sync::{Mutex, RwLock};
 
-pub struct AppState {
-    pub client: Client,
+use crate::error::{AppCode, CommandError};
+
+/// The profile in use and the client acting for its chosen customer.
+pub struct Session {
     pub profile: Profile,
+    pub acting: Acting,
+    pub client: Client,
     /// Base address of the service the client talks to.
     pub base_url: String,
-    /// The embedded simulator, kept alive for the app's lifetime.
-    pub simulator: Option<Embedded>,
+}
+
+impl Session {
+    pub fn simulator(&self) -> bool {
+        self.profile.is_simulator()
+    }
+
+    /// Refuses a write confirmed for another customer than the one now active (the user may
+    /// have switched between the confirmation and the click reaching Rust).
+    pub fn check_acting_for(&self, confirmed: Option<uuid::Uuid>) -> Result<(), CommandError> {
+        if confirmed != self.acting.customer_id() {
+            return Err(CommandError::app(
+                AppCode::ContextChanged,
+                format!("the active customer changed to {} after you confirmed; nothing was sent", self.acting.describe()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A service error, explained in terms of the active customer where it concerns it.
+    pub fn err(&self, e: dcs_api::Error) -> CommandError {
+        CommandError::acting(e, &self.acting)
+    }
+}
+
+pub struct AppState {
+    pub config: ConfigStore,
+    session: RwLock<Arc<Session>>,
+    embedded: Mutex<Option<Embedded>>,
+    /// Why the app did not open with the default profile, or could not read the profiles file.
+    pub notice: std::sync::Mutex<Option<String>>,
+}
+
+fn sim_options() -> dcs_sim::SimOptions {
+    let seed = std::env::var("DCS_SIM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    dcs_sim::SimOptions { seed, speed: dcs_sim::DEMO_SPEED, ..Default::default() }
 }
 
 impl AppState {
-    /// With no configuration: start the simulator on a free loopback port with the demo data.
-    pub async fn start() -> Result<AppState, simulator::EmbedError> {
-        let seed = std::env::var("DCS_SIM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
-        let embedded =
-            simulator::start(dcs_sim::SimOptions { seed, speed: dcs_sim::DEMO_SPEED, ..Default::default() }).await?;
-        let base_url = embedded.running.base_url();
-        tracing::info!(%base_url, "embedded simulator started");
-        Ok(AppState {
-            client: embedded.client.clone(),
-            profile: embedded.profile.clone(),
-            base_url,
-            simulator: Some(embedded),
-        })
+    /// Opens the default profile of the profiles file; the built-in simulator profile when
+    /// there is none or it cannot be used (the reason is kept as a notice for the UI).
+    pub async fn start() -> Result<AppState, CommandError> {
+        let config = ConfigStore::locate()?;
+        let mut notice = None;
+        let default = match config.load() {
+            Ok(c) => c.default_profile,
+            Err(e) => {
+                notice = Some(format!("{e}. The file was left as it is; the app uses the built-in simulator profile."));
+                None
+            }
+        };
+        let embedded = Mutex::new(None);
+        let placeholder = AppState { config, session: RwLock::new(Arc::new(Self::unconnected())), embedded, notice: Default::default() };
+        let first = match default {
+            Some(name) => match placeholder.connect(&name, Acting::Yourself).await {
+                Ok(s) => s,
+                Err(e) => {
+                    notice = Some(format!("The default profile `{name}` could not be opened: {}. Using the simulator.", e.message));
+                    placeholder.connect(SIMULATOR_PROFILE, Acting::Yourself).await?
+                }
+            },
+            None => placeholder.connect(SIMULATOR_PROFILE, Acting::Yourself).await?,
+        };
+        *placeholder.session.write().await = Arc::new(first);
+        *placeholder.notice.lock().unwrap() = notice;
+        Ok(placeholder)
+    }
+
+    /// Stand-in before the first connection; never used for a request.
+    fn unconnected() -> Session {
+        let profile = Profile::simulator("", Vec::new());
+        let config = dcs_api::ClientConfig::new("http://127.0.0.1:9/", "http://127.0.0.1:9/", "", Secret::new(""))
+            .expect("a fixed, valid address");
+        Session { profile, acting: Acting::Yourself, client: Client::new(config).expect("a valid config"), base_url: String::new() }
+    }
+
+    pub async fn session(&self) -> Arc<Session> {
+        self.session.read().await.clone()
+    }
+
+    /// The running embedded simulator's address, its profile and secret, starting it first if
+    /// the built-in profile has not been used yet.
+    async fn simulator(&self) -> Result<(String, Profile, Secret), CommandError> {
+        let mut slot = self.embedded.lock().await;
+        if slot.is_none() {
+            let started = simulator::start(sim_options())
+                .await
+                .map_err(|e| CommandError::app(AppCode::Config, format!("the built-in simulator could not start: {e}")))?;
+            tracing::info!(base_url = %started.running.base_url(), "embedded simulator started");
+            *slot = Some(started);
+        }
+        let e = slot.as_ref().expect("started above");
+        Ok((e.running.base_url(), e.profile.clone(), Secret::new(e.sim.demo_key().secret)))
+    }
+
+    /// The profile `name` with what it takes to reach it: its address and its secret.
+    pub async fn resolve(&self, name: &str) -> Result<(Profile, String, Secret), CommandError> {
+        if name == SIMULATOR_PROFILE {
+            let (base, profile, secret) = self.simulator().await?;
+            return Ok((profile, base, secret));
+        }
+        let config = self.config.load()?;
+        let profile = config.profile(name).cloned().ok_or_else(|| dcs_console::ConfigError::UnknownProfile(name.to_owned()))?;
+        let base = profile.base_url.clone().expect("stored profiles have a base URL");
+        let secret = session::stored_secret(name)?;
+        Ok((profile, base, secret))
+    }
+
+    async fn connect(&self, name: &str, acting: Acting) -> Result<Session, CommandError> {
+        let (profile, base_url, secret) = self.resolve(name).await?;
+        let client = session::connect(&profile, &base_url, secret, &acting).await.map_err(|e| match e {
+            dcs_console::SessionError::Api(a) => CommandError::acting(a, &acting),
+            other => other.into(),
+        })?;
+        Ok(Session { profile, acting, client, base_url })
+    }
+
+    /// Makes `name` the active profile, acting as itself, and the default of the profiles file.
+    pub async fn activate(&self, name: &str) -> Result<Arc<Session>, CommandError> {
+        let next = Arc::new(self.connect(name, Acting::Yourself).await?);
+        self.config.update(|c| c.set_default(name))?;
+        *self.session.write().await = next.clone();
+        *self.notice.lock().unwrap() = None;
+        tracing::info!(profile = name, "profile activated");
+        Ok(next)
+    }
+
+    /// Acts for `customer` (one of the profile's, or any UUID) or, with `None`, as yourself.
+    pub async fn act_as(&self, customer: Option<uuid::Uuid>) -> Result<Arc<Session>, CommandError> {
+        let current = self.session().await;
+        let acting = match customer {
+            None => Acting::Yourself,
+            Some(id) => Acting::Customer(current.profile.resolve_customer(&id.to_string())?),
+        };
+        let next = Arc::new(self.connect(&current.profile.name, acting).await?);
+        *self.session.write().await = next.clone();
+        tracing::info!(profile = %next.profile.name, acting = %next.acting.describe(), "customer switched");
+        Ok(next)
+    }
+
+    /// After the active profile was edited or removed: reopen it (as itself), or fall back to
+    /// the simulator when it is gone.
+    pub async fn reload_active(&self, removed: bool) -> Result<Arc<Session>, CommandError> {
+        let name = if removed { SIMULATOR_PROFILE.to_owned() } else { self.session().await.profile.name.clone() };
+        let next = Arc::new(self.connect(&name, Acting::Yourself).await?);
+        *self.session.write().await = next.clone();
+        Ok(next)
     }
 }

@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -160,3 +161,39 @@ def service_token(base_url: str, key: dict) -> str:
     )
     with urllib.request.urlopen(req, timeout=10) as res:
         return json.load(res)["access_token"]
+
+
+@pytest.fixture
+def sim_process():
+    """`dcs sim` in its own process on a free port, with the same seed: a service the app
+    reaches over real HTTP through a profile. Yields its base URL and /_sim/info."""
+    proc = subprocess.Popen(
+        [str(DCS), "sim", "--port", "0", "--seed", SEED, "--devices-per-client", "50"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        first = proc.stdout.readline().strip()
+        base_url = first.rsplit(" ", 1)[-1]
+        assert base_url.startswith("http://127.0.0.1:"), first
+        with urllib.request.urlopen(base_url + "/_sim/info", timeout=10) as res:
+            info = json.load(res)
+        yield base_url, info
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def service_get_as(base_url: str, path: str, token: str, customer: str | None):
+    """GET as the reseller itself or, with `customer`, in that customer's environment. Returns
+    (status, body)."""
+    req = urllib.request.Request(base_url.rstrip("/") + path)
+    req.add_header("Authorization", f"Bearer {token}")
+    if customer:
+        req.add_header("Service-Security-Context", f"client:uuid:{customer}")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as res:
+            return res.status, json.load(res)
+    except urllib.error.HTTPError as e:
+        return e.code, json.load(e)

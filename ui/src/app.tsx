@@ -1,8 +1,9 @@
-import { useEffect, useState } from "preact/hooks";
-import { Header } from "./components/Header";
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { ActingBanner, Header } from "./components/Header";
 import { Nav, type Area, AREAS } from "./components/Nav";
 import { StatusBar } from "./components/StatusBar";
 import { ipc, errorMessage, type AppInfo } from "./ipc";
+import { SessionContext } from "./session";
 import { FirmwareView } from "./views/firmware/FirmwareView";
 import { PlannedView } from "./views/planned/PlannedView";
 import { SettingsView } from "./views/settings/SettingsView";
@@ -29,16 +30,28 @@ export function App() {
     setArea(a);
   };
 
+  const session = useMemo(() => ({ info, update: setInfo }), [info]);
+  // Lists belong to one profile and customer: a switch remounts the screen so it loads afresh.
+  const scope = info ? `${info.profile}|${info.acting?.id ?? ""}` : "";
+
   return (
-    <div class="shell">
-      <Header info={info} />
-      <Nav current={area} onSelect={go} />
-      <main class="content" id="main" tabIndex={-1}>
-        {area === "firmware" && <FirmwareView />}
-        {area === "settings" && <SettingsView info={info} error={infoError} />}
-        {area !== "firmware" && area !== "settings" && <PlannedView area={area} />}
-      </main>
-      <StatusBar info={info} error={infoError} />
-    </div>
+    <SessionContext.Provider value={session}>
+      <div class={info?.acting ? "shell shell-acting" : "shell"}>
+        <Header />
+        <ActingBanner />
+        <Nav current={area} onSelect={go} />
+        <main class="content" id="main" tabIndex={-1} key={scope}>
+          {info?.notice && (
+            <div class="notice" role="status" data-testid="notice">
+              {info.notice}
+            </div>
+          )}
+          {info && area === "firmware" && <FirmwareView />}
+          {area === "settings" && <SettingsView error={infoError} />}
+          {area !== "firmware" && area !== "settings" && <PlannedView area={area} />}
+        </main>
+        <StatusBar info={info} error={infoError} />
+      </div>
+    </SessionContext.Provider>
   );
 }

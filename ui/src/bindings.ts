@@ -6,24 +6,106 @@ import { invoke as __TAURI_INVOKE } from "@tauri-apps/api/core";
 
 /** Commands */
 export const commands = {
-	appInfo: () => __TAURI_INVOKE<AppInfo>("app_info"),
+	appInfo: () => typedError<AppInfo_Serialize, CommandError_Serialize>(__TAURI_INVOKE("app_info")),
+	/**  Acts for `customer` of the active profile, or with `null` as the profile's own environment. */
+	actAs: (customer: string | null) => typedError<AppInfo_Serialize, CommandError_Serialize>(__TAURI_INVOKE("act_as", { customer })),
+	/**  Opens another profile (as itself) and makes it the default for the app and `dcs`. */
+	activateProfile: (name: string) => typedError<AppInfo_Serialize, CommandError_Serialize>(__TAURI_INVOKE("activate_profile", { name })),
+	listProfiles: () => typedError<ProfileList_Serialize, CommandError_Serialize>(__TAURI_INVOKE("list_profiles")),
+	/**
+	 *  Every rule the profile breaks, for marking the form's fields as the user types. A new
+	 *  profile's name must also be free.
+	 */
+	checkProfile: (draft: ProfileDraft, isNew: boolean) => typedError<FieldError[], CommandError_Serialize>(__TAURI_INVOKE("check_profile", { draft, isNew })),
+	/**
+	 *  Saves a new or edited profile: the secret into the keychain first, then the profiles file;
+	 *  if the file cannot be written the keychain is put back as it was.
+	 */
+	saveProfile: (request: SaveProfile_Deserialize) => typedError<ProfileSummary_Serialize, CommandError_Serialize>(__TAURI_INVOKE("save_profile", { request })),
+	/**
+	 *  Removes a profile and its keychain secret; the app falls back to the simulator if it was
+	 *  the active one.
+	 */
+	deleteProfile: (name: string) => typedError<AppInfo_Serialize, CommandError_Serialize>(__TAURI_INVOKE("delete_profile", { name })),
+	/**
+	 *  Exchanges the key of the profile in the form for a token and reports what the identity
+	 *  platform said: the token's type, lifetime and scopes, or its refusal in plain words.
+	 */
+	testProfile: (request: TestProfile_Deserialize) => typedError<TokenCheck_Serialize, CommandError_Serialize>(__TAURI_INVOKE("test_profile", { request })),
+	/**  Tests a stored profile (or the built-in one) with its stored secret. */
+	testStoredProfile: (name: string) => typedError<TokenCheck_Serialize, CommandError_Serialize>(__TAURI_INVOKE("test_stored_profile", { name })),
 	listModules: (request: ModulePageRequest_Deserialize) => typedError<ModulePage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("list_modules", { request })),
+	/**  Every rule the new package breaks (section 2.2), for the form as the user types. */
+	checkPackage: (request: CreatePackage_Deserialize) => __TAURI_INVOKE<FieldError[]>("check_package", { request }),
+	createPackage: (request: CreatePackage_Deserialize) => typedError<FirmwarePackage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("create_package", { request })),
 };
 
 /* Types */
-/**  What the header and the status bar show. */
-export type AppInfo = {
+/**  Failures of the app itself, beside the client's [`ErrorCode`]s. */
+export type AppCode = 
+/**  The OS keychain is missing, locked or refused access. */
+"keychain" | 
+/**  The stored profile has no secret in the keychain. */
+"no_secret" | 
+/**  The profiles file could not be read or written, or the profile does not exist. */
+"config" | 
+/**  The active profile or customer changed after the user confirmed a write; nothing was sent. */
+"context_changed" | 
+/**  The service refused to act for the chosen customer (reseller context, section 5.4). */
+"customer_refused";
+
+/**
+ *  What the header and the status bar show: the active profile, the service, and the
+ *  customer requests act for.
+ */
+export type AppInfo = AppInfo_Serialize | AppInfo_Deserialize;
+
+/**
+ *  What the header and the status bar show: the active profile, the service, and the
+ *  customer requests act for.
+ */
+export type AppInfo_Deserialize = {
 	version: string,
 	profile: string,
 	/**  True when the active service is the embedded simulator. */
 	simulator: boolean,
 	baseUrl: string,
+	/**  Customers of the active profile the switcher offers. */
+	customers: Customer[],
+	/**  The customer requests act for; `None`: the profile's own environment. */
+	acting?: Customer | null,
+	/**  The profile acts for customers with the deprecated `x-client-id` mode. */
+	deprecatedSubCustomerMode: boolean,
+	/**  Why the app did not open as configured, if it did not. */
+	notice?: string | null,
 };
+
+/**
+ *  What the header and the status bar show: the active profile, the service, and the
+ *  customer requests act for.
+ */
+export type AppInfo_Serialize = {
+	version: string,
+	profile: string,
+	/**  True when the active service is the embedded simulator. */
+	simulator: boolean,
+	baseUrl: string,
+	/**  Customers of the active profile the switcher offers. */
+	customers: Customer[],
+	/**  The customer requests act for; `None`: the profile's own environment. */
+	acting: Customer | null,
+	/**  The profile acts for customers with the deprecated `x-client-id` mode. */
+	deprecatedSubCustomerMode: boolean,
+	/**  Why the app did not open as configured, if it did not. */
+	notice: string | null,
+};
+
+export type Code = ErrorCode | AppCode;
 
 export type CommandError = CommandError_Serialize | CommandError_Deserialize;
 
 export type CommandError_Deserialize = {
-	code: ErrorCode,
+	code: Code,
 	message: string,
 	/**  The field or parameter the error concerns, when it concerns one. */
 	field?: string | null,
@@ -32,12 +114,53 @@ export type CommandError_Deserialize = {
 };
 
 export type CommandError_Serialize = {
-	code: ErrorCode,
+	code: Code,
 	message: string,
 	/**  The field or parameter the error concerns, when it concerns one. */
 	field: string | null,
 	status: number | null,
 	problem: Problem_Serialize | null,
+};
+
+/**
+ *  A package to create, and the customer the user confirmed it for (`null`: their own
+ *  environment); refused unchanged if that is no longer the active one.
+ */
+export type CreatePackage = CreatePackage_Serialize | CreatePackage_Deserialize;
+
+/**
+ *  A package to create, and the customer the user confirmed it for (`null`: their own
+ *  environment); refused unchanged if that is no longer the active one.
+ */
+export type CreatePackage_Deserialize = {
+	deviceSpecificationId: string,
+	moduleId: string,
+	firmwareVersion: string,
+	description?: string | null,
+	actingFor?: string | null,
+};
+
+/**
+ *  A package to create, and the customer the user confirmed it for (`null`: their own
+ *  environment); refused unchanged if that is no longer the active one.
+ */
+export type CreatePackage_Serialize = {
+	deviceSpecificationId: string,
+	moduleId: string,
+	firmwareVersion: string,
+	description: string | null,
+	actingFor: string | null,
+};
+
+/**  A customer a reseller profile may act for, with a label people recognise. */
+export type Customer = {
+	id: string,
+	label: string,
+};
+
+export type CustomerDraft = {
+	id: string,
+	label: string,
 };
 
 /**  Stable categories of failure. */
@@ -64,6 +187,22 @@ export type ErrorCode =
 "cancelled" | 
 /**  A local file could not be read or written. */
 "local_file";
+
+/**
+ *  One refused value of a profile: the field (`customers[2].label` for nested ones) and the
+ *  rule it breaks.
+ */
+export type FieldError = {
+	field: string,
+	rule: string,
+};
+
+/**  A device specification as the firmware API shows it (section 2.3). */
+export type FirmwareDeviceSpecification = {
+	id: string,
+	name: string,
+	clientId: string,
+};
 
 /**  A part of a device whose firmware is managed by the service (section 2.1). */
 export type FirmwareModule = FirmwareModule_Serialize | FirmwareModule_Deserialize;
@@ -92,6 +231,43 @@ export type FirmwareModule_Serialize = {
 	createdBy?: string,
 	modifiedAt?: string,
 	modifiedBy?: string,
+};
+
+/**  A firmware package: one version of one module (section 2.2). */
+export type FirmwarePackage = FirmwarePackage_Serialize | FirmwarePackage_Deserialize;
+
+/**  A firmware package: one version of one module (section 2.2). */
+export type FirmwarePackage_Deserialize = {
+	id: string,
+	firmwareVersion: string,
+	clientId?: string | null,
+	deviceSpecificationId: string,
+	moduleId: string,
+	description?: string | null,
+	firmwareFileName?: string | null,
+	releaseNotesFileName?: string | null,
+	createdAt?: string | null,
+	createdBy?: string | null,
+	modifiedAt?: string | null,
+	modifiedBy?: string | null,
+	_embedded?: PackageEmbedded_Deserialize | null,
+};
+
+/**  A firmware package: one version of one module (section 2.2). */
+export type FirmwarePackage_Serialize = {
+	id: string,
+	firmwareVersion: string,
+	clientId?: string,
+	deviceSpecificationId: string,
+	moduleId: string,
+	description?: string,
+	firmwareFileName?: string,
+	releaseNotesFileName?: string,
+	createdAt?: string,
+	createdBy?: string,
+	modifiedAt?: string,
+	modifiedBy?: string,
+	_embedded?: PackageEmbedded_Serialize,
 };
 
 /**  One parameter that broke a rule: `name` is the field or query parameter, `reason` the rule. */
@@ -142,6 +318,21 @@ export type ModulePage_Serialize = {
 	next: string | null,
 };
 
+/**  What `embed` adds to a package. */
+export type PackageEmbedded = PackageEmbedded_Serialize | PackageEmbedded_Deserialize;
+
+/**  What `embed` adds to a package. */
+export type PackageEmbedded_Deserialize = {
+	deviceSpecification?: FirmwareDeviceSpecification | null,
+	module?: FirmwareModule_Deserialize | null,
+};
+
+/**  What `embed` adds to a package. */
+export type PackageEmbedded_Serialize = {
+	deviceSpecification?: FirmwareDeviceSpecification,
+	module?: FirmwareModule_Serialize,
+};
+
 /**  A problem document; `type` defaults to `about:blank` as RFC 9457 says. */
 export type Problem = Problem_Serialize | Problem_Deserialize;
 
@@ -165,6 +356,195 @@ export type Problem_Serialize = {
 	instance?: string,
 	/**  Extension member naming each invalid parameter and the rule it broke. */
 	invalidParams?: InvalidParam[],
+};
+
+export type Profile = Profile_Serialize | Profile_Deserialize;
+
+/**
+ *  A profile as a form holds it: every field as typed, ids not yet parsed. Turned into a
+ *  [`Profile`] with every broken rule named, so a form can mark its fields.
+ */
+export type ProfileDraft = {
+	name: string,
+	baseUrl: string,
+	/**  Empty: the base URL. */
+	authUrl: string,
+	clientId: string,
+	/**  Empty: the service's application id. */
+	audience: string,
+	customers: CustomerDraft[],
+	deprecatedSubCustomerMode: boolean,
+};
+
+export type ProfileList = ProfileList_Serialize | ProfileList_Deserialize;
+
+export type ProfileList_Deserialize = {
+	profiles: ProfileSummary_Deserialize[],
+	/**  Where the profiles file is. */
+	configPath: string,
+	/**  Why the profiles file could not be read, if it could not. */
+	configError?: string | null,
+};
+
+export type ProfileList_Serialize = {
+	profiles: ProfileSummary_Serialize[],
+	/**  Where the profiles file is. */
+	configPath: string,
+	/**  Why the profiles file could not be read, if it could not. */
+	configError: string | null,
+};
+
+export type ProfileSummary = ProfileSummary_Serialize | ProfileSummary_Deserialize;
+
+export type ProfileSummary_Deserialize = {
+	profile: Profile_Deserialize,
+	/**  The profile as the editor's form holds it. */
+	draft: ProfileDraft,
+	builtin: boolean,
+	active: boolean,
+	isDefault: boolean,
+	secret: SecretState,
+};
+
+export type ProfileSummary_Serialize = {
+	profile: Profile_Serialize,
+	/**  The profile as the editor's form holds it. */
+	draft: ProfileDraft,
+	builtin: boolean,
+	active: boolean,
+	isDefault: boolean,
+	secret: SecretState,
+};
+
+export type Profile_Deserialize = {
+	name: string,
+	/**
+	 *  `{base_url}`. `None` only for the built-in simulator profile, whose address is known
+	 *  once it runs.
+	 */
+	baseUrl?: string | null,
+	/**  `{auth_url}` of the identity platform; the base URL when absent. */
+	authUrl?: string | null,
+	/**  The API key id. */
+	clientId: string,
+	/**  The application id tokens are requested for (section 5.3). */
+	audience?: string,
+	/**  Customers this profile acts for as a reseller (section 5.4). */
+	customers?: Customer[],
+	/**
+	 *  Deprecated: act for customers with `x-client-id` after a context switch (section 4.5)
+	 *  instead of the security-context header. Off unless asked for.
+	 */
+	deprecatedSubCustomerMode?: boolean,
+};
+
+export type Profile_Serialize = {
+	name: string,
+	/**
+	 *  `{base_url}`. `None` only for the built-in simulator profile, whose address is known
+	 *  once it runs.
+	 */
+	baseUrl?: string,
+	/**  `{auth_url}` of the identity platform; the base URL when absent. */
+	authUrl?: string,
+	/**  The API key id. */
+	clientId: string,
+	/**  The application id tokens are requested for (section 5.3). */
+	audience: string,
+	/**  Customers this profile acts for as a reseller (section 5.4). */
+	customers?: Customer[],
+	/**
+	 *  Deprecated: act for customers with `x-client-id` after a context switch (section 4.5)
+	 *  instead of the security-context header. Off unless asked for.
+	 */
+	deprecatedSubCustomerMode?: boolean,
+};
+
+/**  A profile to save and, when the user typed one, its new secret. No `Debug`: it holds a secret. */
+export type SaveProfile = SaveProfile_Serialize | SaveProfile_Deserialize;
+
+/**  A profile to save and, when the user typed one, its new secret. No `Debug`: it holds a secret. */
+export type SaveProfile_Deserialize = {
+	draft: ProfileDraft,
+	/**  Goes straight into the OS keychain; empty or absent keeps the stored one. */
+	secret?: string | null,
+	isNew: boolean,
+};
+
+/**  A profile to save and, when the user typed one, its new secret. No `Debug`: it holds a secret. */
+export type SaveProfile_Serialize = {
+	draft: ProfileDraft,
+	/**  Goes straight into the OS keychain; empty or absent keeps the stored one. */
+	secret: string | null,
+	isNew: boolean,
+};
+
+/**  Whether a profile's secret is in the keychain; never the secret. */
+export type SecretState = 
+/**  In the OS keychain. */
+{ state: "stored" } | 
+/**  Not in the keychain: the profile cannot connect until one is saved. */
+{ state: "missing" } | 
+/**  The built-in profile's key is the simulator's own. */
+{ state: "builtin" } | 
+/**  The keychain could not be asked. */
+{ state: "unavailable"; message: string };
+
+/**
+ *  A profile to test as it stands in the form, with the secret the user typed, or the stored
+ *  one. No `Debug`: it holds a secret.
+ */
+export type TestProfile = TestProfile_Serialize | TestProfile_Deserialize;
+
+/**
+ *  A profile to test as it stands in the form, with the secret the user typed, or the stored
+ *  one. No `Debug`: it holds a secret.
+ */
+export type TestProfile_Deserialize = {
+	draft: ProfileDraft,
+	secret?: string | null,
+};
+
+/**
+ *  A profile to test as it stands in the form, with the secret the user typed, or the stored
+ *  one. No `Debug`: it holds a secret.
+ */
+export type TestProfile_Serialize = {
+	draft: ProfileDraft,
+	secret: string | null,
+};
+
+/**  What a fresh token says, for a "test connection" button: never the token itself. */
+export type TokenCheck = TokenCheck_Serialize | TokenCheck_Deserialize;
+
+/**  What a fresh token says, for a "test connection" button: never the token itself. */
+export type TokenCheck_Deserialize = {
+	/**  `token_type` of the answer (`Bearer`). */
+	tokenType: string,
+	/**  `expires_in` of the answer, in seconds (capped at `u32::MAX`, some 136 years). */
+	expiresIn: number,
+	/**
+	 *  The token's `scope` claim split into scopes, when the token is a JWT that carries one
+	 *  (read for display only, not verified: the service verifies it).
+	 */
+	scopes?: string[] | null,
+	/**  The token's `sub` claim (the tenant), when readable. */
+	subject?: string | null,
+};
+
+/**  What a fresh token says, for a "test connection" button: never the token itself. */
+export type TokenCheck_Serialize = {
+	/**  `token_type` of the answer (`Bearer`). */
+	tokenType: string,
+	/**  `expires_in` of the answer, in seconds (capped at `u32::MAX`, some 136 years). */
+	expiresIn: number,
+	/**
+	 *  The token's `scope` claim split into scopes, when the token is a JWT that carries one
+	 *  (read for display only, not verified: the service verifies it).
+	 */
+	scopes: string[] | null,
+	/**  The token's `sub` claim (the tenant), when readable. */
+	subject: string | null,
 };
 
 /* Tauri Specta runtime */

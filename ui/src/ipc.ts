@@ -4,13 +4,25 @@
 import * as b from "./bindings";
 import { commands } from "./bindings";
 
-// What Rust sends (the "Serialize" phase of each generated type) under plain names.
-export type AppInfo = b.AppInfo;
-export type ErrorCode = b.ErrorCode;
+// What Rust sends (the "Serialize" phase of each generated type) under plain names, and what
+// it accepts (the "Deserialize" phase) where the two differ.
+export type AppInfo = b.AppInfo_Serialize;
+export type Code = b.Code;
 export type CommandError = b.CommandError_Serialize;
+export type Customer = b.Customer;
+export type FieldError = b.FieldError;
 export type FirmwareModule = b.FirmwareModule_Serialize;
+export type FirmwarePackage = b.FirmwarePackage_Serialize;
+export type CreatePackage = b.CreatePackage_Deserialize;
 export type ModulePage = b.ModulePage_Serialize;
 export type ModulePageRequest = b.ModulePageRequest_Deserialize;
+export type Profile = b.Profile_Serialize;
+export type ProfileDraft = b.ProfileDraft;
+export type CustomerDraft = b.CustomerDraft;
+export type ProfileList = b.ProfileList_Serialize;
+export type ProfileSummary = b.ProfileSummary_Serialize;
+export type SecretState = b.SecretState;
+export type TokenCheck = b.TokenCheck_Serialize;
 
 /** A failed command: carries the serialised CommandError so views can branch on `code`. */
 export class IpcError extends Error {
@@ -18,8 +30,12 @@ export class IpcError extends Error {
     super(detail.message);
     this.name = "IpcError";
   }
-  get code(): ErrorCode {
+  get code(): Code {
     return this.detail.code;
+  }
+  /** The form field the error concerns, if any. */
+  get field(): string | null {
+    return this.detail.field;
   }
 }
 
@@ -32,8 +48,19 @@ async function unwrap<T>(call: Promise<Result<T>>): Promise<T> {
 }
 
 export const ipc = {
-  appInfo: () => commands.appInfo(),
+  appInfo: () => unwrap(commands.appInfo()),
+  actAs: (customer: string | null) => unwrap(commands.actAs(customer)),
+  activateProfile: (name: string) => unwrap(commands.activateProfile(name)),
+  listProfiles: () => unwrap(commands.listProfiles()),
+  checkProfile: (draft: ProfileDraft, isNew: boolean) => unwrap(commands.checkProfile(draft, isNew)),
+  saveProfile: (draft: ProfileDraft, secret: string | null, isNew: boolean) =>
+    unwrap(commands.saveProfile({ draft, secret, isNew })),
+  deleteProfile: (name: string) => unwrap(commands.deleteProfile(name)),
+  testProfile: (draft: ProfileDraft, secret: string | null) => unwrap(commands.testProfile({ draft, secret })),
+  testStoredProfile: (name: string) => unwrap(commands.testStoredProfile(name)),
   listModules: (request: ModulePageRequest) => unwrap(commands.listModules(request)),
+  checkPackage: (request: CreatePackage) => commands.checkPackage(request),
+  createPackage: (request: CreatePackage) => unwrap(commands.createPackage(request)),
 };
 
 /** A message for people from anything a command may throw. */

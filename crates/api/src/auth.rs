@@ -71,8 +71,8 @@ impl TokenCache {
 pub struct TokenCheck {
     /// `token_type` of the answer (`Bearer`).
     pub token_type: String,
-    /// `expires_in` of the answer, in seconds.
-    pub expires_in: u64,
+    /// `expires_in` of the answer, in seconds (capped at `u32::MAX`, some 136 years).
+    pub expires_in: u32,
     /// The token's `scope` claim split into scopes, when the token is a JWT that carries one
     /// (read for display only, not verified: the service verifies it).
     pub scopes: Option<Vec<String>>,
@@ -87,7 +87,7 @@ pub(crate) async fn check(http: &reqwest::Client, creds: &Credentials<'_>) -> Re
     let claim = |name: &str| claims.as_ref().and_then(|c| c.get(name)).and_then(|v| v.as_str()).map(str::to_owned);
     Ok(TokenCheck {
         token_type: fetched.token_type.clone(),
-        expires_in: fetched.expires_in,
+        expires_in: u32::try_from(fetched.expires_in).unwrap_or(u32::MAX),
         scopes: claim("scope").map(|s| s.split_whitespace().map(str::to_owned).collect()),
         subject: claim("sub"),
     })

@@ -10,5 +10,5 @@ pub mod simulator;
 
 pub use config::{Config, ConfigError, ConfigStore};
 pub use keychain::{Keychain, KeychainError};
-pub use profile::{Customer, FieldError, Profile, SIMULATOR_PROFILE};
+pub use profile::{Customer, CustomerDraft, FieldError, Profile, ProfileDraft, SIMULATOR_PROFILE};
 pub use session::{Acting, SessionError};

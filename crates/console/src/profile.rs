@@ -156,6 +156,84 @@ impl Profile {
     }
 }
 
+/// A profile as a form holds it: every field as typed, ids not yet parsed. Turned into a
+/// [`Profile`] with every broken rule named, so a form can mark its fields.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileDraft {
+    pub name: String,
+    pub base_url: String,
+    /// Empty: the base URL.
+    pub auth_url: String,
+    pub client_id: String,
+    /// Empty: the service's application id.
+    pub audience: String,
+    pub customers: Vec<CustomerDraft>,
+    pub deprecated_sub_customer_mode: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct CustomerDraft {
+    pub id: String,
+    pub label: String,
+}
+
+impl ProfileDraft {
+    /// The profile, or every rule it breaks (all at once, in field order).
+    pub fn parse(&self) -> Result<Profile, Vec<FieldError>> {
+        let mut id_errors = Vec::new();
+        let customers = self
+            .customers
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Customer {
+                id: Uuid::parse_str(c.id.trim()).unwrap_or_else(|_| {
+                    id_errors.push(FieldError::new(
+                        format!("customers[{i}].id"),
+                        "must be the customer's UUID, such as 0f4c2a1e-7d0b-4c55-9a8e-3b1d2c4e5f60",
+                    ));
+                    Uuid::nil()
+                }),
+                label: c.label.trim().to_owned(),
+            })
+            .collect();
+        let optional = |s: &str| Some(s.trim().to_owned()).filter(|s| !s.is_empty());
+        let profile = Profile {
+            name: self.name.trim().to_owned(),
+            base_url: Some(self.base_url.trim().to_owned()),
+            auth_url: optional(&self.auth_url),
+            client_id: self.client_id.trim().to_owned(),
+            audience: optional(&self.audience).unwrap_or_else(default_audience),
+            customers,
+            deprecated_sub_customer_mode: self.deprecated_sub_customer_mode,
+        };
+        let mut errors: Vec<FieldError> =
+            profile.check().into_iter().filter(|e| !id_errors.iter().any(|i| i.field == e.field)).collect();
+        errors.extend(id_errors);
+        if errors.is_empty() {
+            Ok(profile)
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// The form's view of a stored profile.
+    pub fn of(p: &Profile) -> ProfileDraft {
+        ProfileDraft {
+            name: p.name.clone(),
+            base_url: p.base_url.clone().unwrap_or_default(),
+            auth_url: p.auth_url.clone().unwrap_or_default(),
+            client_id: p.client_id.clone(),
+            audience: p.audience.clone(),
+            customers: p.customers.iter().map(|c| CustomerDraft { id: c.id.to_string(), label: c.label.clone() }).collect(),
+            deprecated_sub_customer_mode: p.deprecated_sub_customer_mode,
+        }
+    }
+}
+
 /// Profile names: 1 to 64 letters, digits, `-`, `_` or `.`, starting with a letter or digit;
 /// `simulator` is the built-in profile's.
 pub fn check_name(name: &str) -> Result<(), FieldError> {
@@ -178,6 +256,9 @@ pub fn check_name(name: &str) -> Result<(), FieldError> {
 }
 
 fn check_url(field: &str, s: &str) -> Result<(), FieldError> {
+    if s.trim().is_empty() {
+        return Err(FieldError::new(field, "is required"));
+    }
     match url::Url::parse(s.trim()) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {
             if u.query().is_some() || u.fragment().is_some() {
@@ -234,6 +315,21 @@ mod tests {
         p.customers.push(Customer { id: Uuid::from_u128(7), label: "northwind".into() });
         let fields: Vec<String> = p.check().into_iter().map(|e| e.field).collect();
         assert_eq!(fields, ["name", "baseUrl", "authUrl", "clientId", "customers[1].label", "customers[1].id"]);
+    }
+
+    #[test]
+    fn a_draft_becomes_a_profile_or_names_every_broken_field() {
+        let draft = ProfileDraft::of(&prod());
+        assert_eq!(draft.parse(), Ok(prod()));
+        let mut blank_audience = draft.clone();
+        blank_audience.audience = " ".into();
+        blank_audience.auth_url = "".into();
+        assert_eq!(blank_audience.parse().unwrap().audience, SERVICE_AUDIENCE);
+        let mut bad = draft;
+        bad.customers.push(CustomerDraft { id: "not-a-uuid".into(), label: "".into() });
+        bad.base_url = "".into();
+        let fields: Vec<String> = bad.parse().unwrap_err().into_iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["baseUrl", "customers[1].label", "customers[1].id"]);
     }
 
     #[test]

@@ -93,6 +93,8 @@ async fn per_run_faults_and_control_endpoints() {
     assert_eq!(http.get(&url).bearer_auth(&token).send().await.unwrap().status().as_u16() / 100, 5);
     let info: Value = http.get(format!("{base}/_sim/info")).send().await.unwrap().json().await.unwrap();
     assert_eq!(info["faults"]["errorRate"], 1.0);
+    let names: Vec<&str> = info["customers"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 3, "the demo reseller's customers are listed: {names:?}");
     let res = http.put(format!("{base}/_sim/faults")).json(&json!({"errorRate": 2})).send().await.unwrap();
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
     let res = http.put(format!("{base}/_sim/faults")).json(&json!({"colour": 1})).send().await.unwrap();

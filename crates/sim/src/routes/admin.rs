@@ -13,8 +13,16 @@ use crate::error::ApiError;
 use crate::faults::Faults;
 use crate::SimState;
 
-pub(crate) async fn info(State(state): State<Arc<SimState>>) -> Json<Value> {
-    Json(json!({
+pub(crate) async fn info(State(state): State<Arc<SimState>>) -> Result<Json<Value>, ApiError> {
+    let reseller = crate::seed::reseller_id(state.opts.seed);
+    let customers: Vec<Value> = state
+        .store
+        .clients()?
+        .into_iter()
+        .filter(|c| c.reseller_id == Some(reseller))
+        .map(|c| json!({ "id": c.id, "name": c.name }))
+        .collect();
+    Ok(Json(json!({
         "seed": state.opts.seed,
         "speed": state.clock.speed(),
         "now": crate::store::ts(state.clock.now()),
@@ -22,7 +30,9 @@ pub(crate) async fn info(State(state): State<Arc<SimState>>) -> Json<Value> {
         "demoClientId": crate::seed::demo_reseller_key(state.opts.seed).key_id,
         "faults": state.faults.get(),
         "tokensIssued": state.tokens_issued.load(std::sync::atomic::Ordering::Relaxed),
-    }))
+        "resellerId": reseller,
+        "customers": customers,
+    })))
 }
 
 pub(crate) async fn reset(State(state): State<Arc<SimState>>) -> Result<StatusCode, ApiError> {

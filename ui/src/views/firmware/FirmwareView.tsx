@@ -2,7 +2,8 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Empty, ErrorBox, Loading } from "../../components/States";
 import { formatTimestamp, shortId, toggleSort } from "../../lib/format";
 import { Pager, type PagerState } from "../../lib/pager";
-import { ipc, type FirmwareModule } from "../../ipc";
+import { ipc, type FirmwareModule, type FirmwarePackage } from "../../ipc";
+import { NewPackageDialog } from "./NewPackage";
 
 const COLUMNS: { field: string | null; label: string }[] = [
   { field: "name", label: "Name" },
@@ -10,6 +11,7 @@ const COLUMNS: { field: string | null; label: string }[] = [
   { field: "deviceSpecificationId", label: "Device specification" },
   { field: "createdAt", label: "Created (UTC)" },
   { field: "modifiedAt", label: "Modified (UTC)" },
+  { field: null, label: "" },
 ];
 
 /** Firmware modules of the active profile: first page at once, more on scroll. */
@@ -18,6 +20,8 @@ export function FirmwareView() {
   const pager = useMemo(() => new Pager<FirmwareModule>(async () => ({ items: [], next: null })), []);
   const [state, setState] = useState<PagerState<FirmwareModule>>(pager.snapshot);
   const sentinel = useRef<HTMLTableRowElement>(null);
+  const [creatingFor, setCreatingFor] = useState<FirmwareModule | null>(null);
+  const [created, setCreated] = useState<{ pkg: FirmwarePackage; module: string } | null>(null);
 
   useEffect(() => pager.subscribe(setState), [pager]);
 
@@ -49,6 +53,22 @@ export function FirmwareView() {
         </span>
       </div>
 
+      {created && (
+        <div class="result result-ok" role="status" data-testid="package-created">
+          Created package <strong>{created.pkg.firmwareVersion}</strong> of {created.module}{" "}
+          <code>{created.pkg.id}</code>
+        </div>
+      )}
+      {creatingFor && (
+        <NewPackageDialog
+          module={creatingFor}
+          onClose={() => setCreatingFor(null)}
+          onCreated={(pkg) => {
+            setCreated({ pkg, module: creatingFor.name });
+            setCreatingFor(null);
+          }}
+        />
+      )}
       {state.status === "loading" && <Loading label="Loading firmware modules…" />}
       {state.status === "error" && <ErrorBox error={state.error} onRetry={() => pager.reload()} />}
       {(state.status === "ready" || state.status === "loadingMore") && state.items.length === 0 && (
@@ -92,6 +112,17 @@ export function FirmwareView() {
                   </td>
                   <td>{formatTimestamp(m.createdAt)}</td>
                   <td>{formatTimestamp(m.modifiedAt)}</td>
+                  <td class="actions-cell">
+                    <button
+                      type="button"
+                      class="button button-small"
+                      onClick={() => setCreatingFor(m)}
+                      data-testid="new-package"
+                      aria-label={`New package of ${m.name}`}
+                    >
+                      New package
+                    </button>
+                  </td>
                 </tr>
               ))}
               {!state.done && (

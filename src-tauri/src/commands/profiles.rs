@@ -1,0 +1,224 @@
+//! The profile editor: list, check as the user types, save (the secret straight into the OS
+//! keychain), delete, and test a connection. Secrets travel only from the web view to Rust,
+//! never back: a profile's answer says whether a secret is stored, not what it is.
+
+use dcs_api::auth::TokenCheck;
+use dcs_api::Secret;
+use dcs_console::session;
+use dcs_console::{FieldError, Keychain, Profile, ProfileDraft, SIMULATOR_PROFILE};
+use serde::{Deserialize, Serialize};
+use tauri::State;
+
+use super::AppInfo;
+use crate::error::CommandError;
+use crate::state::AppState;
+
+/// Whether a profile's secret is in the keychain; never the secret.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum SecretState {
+    /// In the OS keychain.
+    Stored,
+    /// Not in the keychain: the profile cannot connect until one is saved.
+    Missing,
+    /// The built-in profile's key is the simulator's own.
+    Builtin,
+    /// The keychain could not be asked.
+    Unavailable { message: String },
+}
+
+#[derive(Debug, Clone, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileSummary {
+    pub profile: Profile,
+    /// The profile as the editor's form holds it.
+    pub draft: ProfileDraft,
+    pub builtin: bool,
+    pub active: bool,
+    pub is_default: bool,
+    pub secret: SecretState,
+}
+
+#[derive(Debug, Clone, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileList {
+    pub profiles: Vec<ProfileSummary>,
+    /// Where the profiles file is.
+    pub config_path: String,
+    /// Why the profiles file could not be read, if it could not.
+    pub config_error: Option<String>,
+}
+
+fn secret_state(name: &str) -> SecretState {
+    match Keychain.secret(name) {
+        Ok(Some(_)) => SecretState::Stored,
+        Ok(None) => SecretState::Missing,
+        Err(e) => SecretState::Unavailable { message: e.to_string() },
+    }
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn list_profiles(state: State<'_, AppState>) -> Result<ProfileList, CommandError> {
+    let active = state.session().await;
+    let (config, config_error) = match state.config.load() {
+        Ok(c) => (c, None),
+        Err(e) => (Default::default(), Some(e.to_string())),
+    };
+    let builtin = if active.simulator() { active.profile.clone() } else { state.resolve(SIMULATOR_PROFILE).await?.0 };
+    let mut profiles = vec![ProfileSummary {
+        draft: ProfileDraft::of(&builtin),
+        active: active.simulator(),
+        is_default: config.default_profile.is_none(),
+        profile: builtin,
+        builtin: true,
+        secret: SecretState::Builtin,
+    }];
+    for p in &config.profiles {
+        profiles.push(ProfileSummary {
+            active: !active.simulator() && active.profile.name == p.name,
+            is_default: config.default_profile.as_deref() == Some(p.name.as_str()),
+            secret: secret_state(&p.name),
+            draft: ProfileDraft::of(p),
+            profile: p.clone(),
+            builtin: false,
+        });
+    }
+    Ok(ProfileList { profiles, config_path: state.config.path().display().to_string(), config_error })
+}
+
+/// Every rule the profile breaks, for marking the form's fields as the user types. A new
+/// profile's name must also be free.
+#[tauri::command]
+#[specta::specta]
+pub async fn check_profile(state: State<'_, AppState>, draft: ProfileDraft, is_new: bool) -> Result<Vec<FieldError>, CommandError> {
+    let mut errors = draft.parse().err().unwrap_or_default();
+    if is_new && !errors.iter().any(|e| e.field == "name") && state.config.load()?.profile(draft.name.trim()).is_some() {
+        errors.insert(0, FieldError { field: "name".into(), rule: "is already the name of another profile".into() });
+    }
+    Ok(errors)
+}
+
+/// The draft as a profile, or its first broken rule as an error naming the field.
+fn parse(draft: &ProfileDraft) -> Result<Profile, CommandError> {
+    draft.parse().map_err(|errors| errors.into_iter().next().expect("a refused draft names a rule").into())
+}
+
+/// A profile to save and, when the user typed one, its new secret. No `Debug`: it holds a secret.
+#[derive(Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SaveProfile {
+    pub draft: ProfileDraft,
+    /// Goes straight into the OS keychain; empty or absent keeps the stored one.
+    pub secret: Option<String>,
+    pub is_new: bool,
+}
+
+fn typed_secret(secret: Option<String>) -> Option<Secret> {
+    secret.filter(|s| !s.is_empty()).map(Secret::new)
+}
+
+/// Saves a new or edited profile: the secret into the keychain first, then the profiles file;
+/// if the file cannot be written the keychain is put back as it was.
+#[tauri::command]
+#[specta::specta]
+pub async fn save_profile(state: State<'_, AppState>, request: SaveProfile) -> Result<ProfileSummary, CommandError> {
+    let SaveProfile { draft, secret, is_new } = request;
+    let profile = parse(&draft)?;
+    let config = state.config.load()?;
+    let exists = config.profile(&profile.name).is_some();
+    if is_new && exists {
+        return Err(CommandError::invalid("name", "is already the name of another profile"));
+    }
+    let secret = typed_secret(secret);
+    let previous = Keychain.secret(&profile.name)?;
+    if secret.is_none() && previous.is_none() {
+        return Err(CommandError::invalid("secret", "is required: the API key's secret is kept in the OS keychain"));
+    }
+    if let Some(s) = &secret {
+        Keychain.set_secret(&profile.name, s)?;
+    }
+    if let Err(e) = state.config.update(|c| c.put(profile.clone(), !is_new)) {
+        if secret.is_some() {
+            let restored = match &previous {
+                Some(old) => Keychain.set_secret(&profile.name, old),
+                None => Keychain.delete_secret(&profile.name),
+            };
+            if let Err(k) = restored {
+                tracing::error!(profile = %profile.name, error = %k, "could not restore the keychain after a failed save");
+            }
+        }
+        return Err(e.into());
+    }
+    tracing::info!(profile = %profile.name, new = is_new, secret_changed = secret.is_some(), "profile saved");
+    let active = state.session().await;
+    if active.profile.name == profile.name && !active.simulator() {
+        state.reload_active(false).await?;
+    }
+    let default = state.config.load()?.default_profile;
+    Ok(ProfileSummary {
+        draft: ProfileDraft::of(&profile),
+        active: active.profile.name == profile.name,
+        is_default: default.as_deref() == Some(profile.name.as_str()),
+        secret: secret_state(&profile.name),
+        profile,
+        builtin: false,
+    })
+}
+
+/// Removes a profile and its keychain secret; the app falls back to the simulator if it was
+/// the active one.
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_profile(state: State<'_, AppState>, name: String) -> Result<AppInfo, CommandError> {
+    if name == SIMULATOR_PROFILE {
+        return Err(CommandError::invalid("name", "the built-in simulator profile cannot be removed"));
+    }
+    state.config.update(|c| c.remove(&name))?;
+    Keychain.delete_secret(&name)?;
+    tracing::info!(profile = %name, "profile removed");
+    let active = state.session().await;
+    let s = if active.profile.name == name && !active.simulator() { state.reload_active(true).await? } else { active };
+    Ok(super::info(&state, &s))
+}
+
+/// A profile to test as it stands in the form, with the secret the user typed, or the stored
+/// one. No `Debug`: it holds a secret.
+#[derive(Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TestProfile {
+    pub draft: ProfileDraft,
+    pub secret: Option<String>,
+}
+
+/// Exchanges the key of the profile in the form for a token and reports what the identity
+/// platform said: the token's type, lifetime and scopes, or its refusal in plain words.
+#[tauri::command]
+#[specta::specta]
+pub async fn test_profile(request: TestProfile) -> Result<TokenCheck, CommandError> {
+    let TestProfile { draft, secret } = request;
+    let profile = draft.parse().or_else(|errors| match errors.into_iter().find(|e| e.field != "name") {
+        // An unsaved profile may be tested before it has a good name.
+        None => parse(&ProfileDraft { name: "unsaved".into(), ..draft.clone() }),
+        Some(e) => Err(CommandError::from(e)),
+    })?;
+    let secret = match typed_secret(secret) {
+        Some(s) => s,
+        None => session::stored_secret(&profile.name).map_err(|e| match e {
+            dcs_console::SessionError::NoSecret(_) => {
+                CommandError::invalid("secret", "type the API key's secret to test a profile that has none stored")
+            }
+            other => other.into(),
+        })?,
+    };
+    let base = profile.base_url.clone().expect("a parsed profile has a base URL");
+    Ok(session::test_connection(&profile, &base, secret).await?)
+}
+
+/// Tests a stored profile (or the built-in one) with its stored secret.
+#[tauri::command]
+#[specta::specta]
+pub async fn test_stored_profile(state: State<'_, AppState>, name: String) -> Result<TokenCheck, CommandError> {
+    let (profile, base, secret) = state.resolve(&name).await?;
+    Ok(session::test_connection(&profile, &base, secret).await?)
+}

@@ -1,0 +1,206 @@
+"""Profiles, the keychain and the customer switcher, end to end: a profile is created in the
+app against a simulator in another process (real HTTP), its secret lands in gnome-keyring and
+nowhere else, switching customers changes the lists, a write lands at the chosen customer and
+nowhere else, and no command answer of the whole run carries a secret or a token."""
+
+import json
+import re
+import subprocess
+import uuid
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from conftest import screenshot, service_get_as, service_token
+
+JWT = re.compile(r"eyJ[\w-]+\.[\w-]+\.[\w-]*")
+
+
+def css(driver, selector):
+    return driver.find_element(By.CSS_SELECTOR, selector)
+
+
+def wait_css(driver, selector, timeout=20):
+    return WebDriverWait(driver, timeout).until(lambda d: d.find_element(By.CSS_SELECTOR, selector))
+
+
+def click(driver, selector, within=None):
+    """Clicks an element once scrolled into view (forms run below the fold)."""
+    el = (within or driver).find_element(By.CSS_SELECTOR, selector)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", el)
+    WebDriverWait(driver, 10).until(lambda d: el.is_displayed() and el.is_enabled())
+    el.click()
+    return el
+
+
+def wait_text(driver, selector, text, timeout=10):
+    """The element's text once it contains `text` (inline checks answer a moment after typing)."""
+    return WebDriverWait(driver, timeout).until(
+        lambda d: next((e.text for e in d.find_elements(By.CSS_SELECTOR, selector) if text in e.text), False)
+    )
+
+
+def type_into(driver, field_id, text):
+    el = wait_css(driver, f"#{field_id}", 10)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", el)
+    WebDriverWait(driver, 10).until(lambda d: el.is_displayed() and el.is_enabled())
+    el.clear()
+    el.send_keys(text)
+
+
+def module_names(driver):
+    def loaded(d):
+        if d.find_elements(By.CSS_SELECTOR, "[data-testid=loading]"):
+            return False
+        errors = d.find_elements(By.CSS_SELECTOR, "[data-testid=error]")
+        if errors:
+            return ["ERROR: " + errors[0].text]
+        return [c.text for c in d.find_elements(By.CSS_SELECTOR, "[data-testid=module-name]")] or False
+
+    try:
+        return WebDriverWait(driver, 30).until(loaded)
+    except Exception:
+        driver.save_screenshot("/tmp/debug.png")
+        print("BODY:", driver.execute_script("return document.body.innerText"))
+        raise
+
+
+def all_module_names(base_url, token, customer):
+    names, path = [], "/firmware/modules?sort=name&limit=1000"
+    while path:
+        status, page = service_get_as(base_url, path, token, customer)
+        assert status == 200, page
+        names += [m["name"] for m in page["items"]]
+        path = page.get("next")
+        if path and path.startswith("http"):
+            path = path[len(base_url.rstrip("/")) :]
+    return names
+
+
+def switch_customer(driver, label):
+    Select(css(driver, "[data-testid=customer-switcher]")).select_by_visible_text(label)
+
+    def switched(d):
+        banners = d.find_elements(By.CSS_SELECTOR, "[data-testid=acting-banner]")
+        if label.startswith("Yourself"):
+            return not banners
+        return bool(banners) and label in banners[0].text
+
+    WebDriverWait(driver, 20).until(switched)
+
+
+def test_profile_keychain_and_customer_switching(app, sim_process, demo_key, tmp_path, artifacts):
+    base_url, info = sim_process
+    first, second = info["customers"][0], info["customers"][1]
+    secret = demo_key["clientSecret"]
+    name = f"e2e-{uuid.uuid4().hex[:8]}"
+
+    # Record every command answer from here on (the recorder is opt-in and needs a fresh page).
+    module_names(app)
+    app.execute_script("localStorage.setItem('dcs.recordIpc', '1'); location.reload();")
+    module_names(app)
+    assert app.execute_script("return Array.isArray(window.__dcsIpcLog)")
+
+    # A new profile: a broken address is named inline and nothing is saved.
+    click(app, "[data-testid=nav-settings]")
+    wait_css(app, "[data-testid=add-profile]")
+    click(app, "[data-testid=add-profile]")
+    wait_css(app, "[data-testid=profile-editor]")
+    type_into(app, "name", name)
+    type_into(app, "clientId", demo_key["clientId"])
+    type_into(app, "baseUrl", "ftp://nowhere")
+    wait_text(app, "[data-testid=error-baseUrl]", "http or https")
+    type_into(app, "baseUrl", base_url)
+    WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=error-baseUrl]"))
+    for i, c in enumerate([first, second]):
+        click(app, "[data-testid=add-customer]")
+        type_into(app, f"customers-{i}-label", c["name"])
+        type_into(app, f"customers-{i}-id", c["id"])
+    stranger = str(uuid.uuid4())
+    click(app, "[data-testid=add-customer]")
+    type_into(app, "customers-2-label", "Stranger Ltd")
+    type_into(app, "customers-2-id", "not-a-uuid")
+    wait_text(app, "[data-testid=error-customers-2-id]", "UUID")
+    type_into(app, "customers-2-id", stranger)
+
+    # Testing with a wrong secret shows the identity platform's refusal in plain words.
+    type_into(app, "secret", "wrong-secret")
+    click(app, "[data-testid=test-connection]")
+    result = wait_text(app, "[data-testid=test-result]", "client id or secret is wrong", 20)
+    assert "Feature user does not exist anymore" in result
+    type_into(app, "secret", secret)
+    click(app, "[data-testid=test-connection]")
+    assert "firmware.read" in wait_text(app, "[data-testid=test-result]", "Connected", 20)
+    screenshot(app, artifacts / "profile-editor.png")
+    click(app, "[data-testid=save-profile]")
+    row = wait_css(app, f"[data-testid=profile-row][data-name='{name}']")
+    assert "In the OS keychain" in row.text
+
+    # The secret is in gnome-keyring, and the profiles file holds everything but the secret.
+    found = subprocess.run(
+        ["secret-tool", "lookup", "service", "dcs-console", "username", f"profile:{name}"], capture_output=True, text=True
+    )
+    assert found.returncode == 0 and found.stdout.strip() == secret
+    config = (tmp_path / "config" / "dcs-console" / "config.toml").read_text()
+    assert name in config and base_url in config and first["id"] in config
+    assert secret not in config and "wrong-secret" not in config
+
+    # Use it: the header names it and offers its customers.
+    click(app, "[data-testid=use-profile]", row)
+    WebDriverWait(app, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid=profile]").text == name)
+    screenshot(app, artifacts / "profiles.png")
+
+    token = service_token(base_url, demo_key)
+    click(app, "[data-testid=nav-firmware]")
+    own = module_names(app)
+    assert own == all_module_names(base_url, token, None)
+
+    # Acting for a customer: the band shows it, the list is that customer's.
+    switch_customer(app, first["name"])
+    as_first = module_names(app)
+    assert as_first == all_module_names(base_url, token, first["id"])
+    assert as_first != own
+    banner = css(app, "[data-testid=acting-banner]")
+    assert first["name"] in banner.text and first["id"] in banner.text
+    screenshot(app, artifacts / "acting-for-customer.png")
+
+    # A write asks first, naming the customer, and lands there and nowhere else.
+    first_row = app.find_elements(By.CSS_SELECTOR, "[data-testid=module-row]")[0]
+    module_id = first_row.get_attribute("data-id")
+    click(app, "[data-testid=new-package]", first_row)
+    wait_css(app, "[data-testid=new-package-dialog]")
+    type_into(app, "firmwareVersion", "bad version!")
+    wait_text(app, "[data-testid=error-firmwareVersion]", "letters")
+    type_into(app, "firmwareVersion", "9.9.9-e2e")
+    WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=error-firmwareVersion]"))
+    click(app, "[data-testid=create-package]")
+    acting = wait_text(app, "[data-testid=confirm-acting]", first["name"])
+    assert first["id"] in acting and name in acting
+    screenshot(app, artifacts / "confirm-write.png")
+    click(app, "[data-testid=confirm-ok]")
+    created = wait_css(app, "[data-testid=package-created]")
+    package_id = created.find_element(By.CSS_SELECTOR, "code").text
+
+    status, pkg = service_get_as(base_url, f"/firmware/packages/{package_id}", token, first["id"])
+    assert status == 200 and pkg["firmwareVersion"] == "9.9.9-e2e" and pkg["moduleId"] == module_id
+    for elsewhere in (None, second["id"]):
+        status, _ = service_get_as(base_url, f"/firmware/packages/{package_id}", token, elsewhere)
+        assert status == 404, f"the package is visible as {elsewhere or 'the reseller itself'}"
+
+    # A customer this key is not reseller of: the service's refusal, said in words.
+    switch_customer(app, "Stranger Ltd")
+    refused = module_names(app)
+    assert refused[0].startswith("ERROR:") and "refused to act for customer Stranger Ltd" in refused[0], refused
+    screenshot(app, artifacts / "customer-refused.png")
+    switch_customer(app, f"Yourself ({name})")
+    assert module_names(app) == own
+
+    # No command answer of the run carried the secret, a typed secret, or a token.
+    log = app.execute_script("return window.__dcsIpcLog")
+    commands = {e["cmd"] for e in log}
+    for expected in ["listProfiles", "checkProfile", "testProfile", "saveProfile", "activateProfile", "actAs", "createPackage", "listModules"]:
+        assert expected in commands, f"{expected} was not exercised: {sorted(commands)}"
+    dump = json.dumps(log)
+    assert secret not in dump and "wrong-secret" not in dump
+    assert not JWT.search(dump), "a token reached the web view"
+    assert token.split(".")[1] not in dump

@@ -1,0 +1,80 @@
+import type { ComponentChildren } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import type { Customer } from "../ipc";
+import { actingLabel } from "../lib/forms";
+
+export type ConfirmRequest = {
+  title: string;
+  /** What will happen, in a sentence or a list. */
+  body: ComponentChildren;
+  /** Label of the button that goes ahead, e.g. "Create package". */
+  confirmLabel: string;
+  /** Whom a write to the service acts for; omit for local actions (profiles). */
+  acting?: { profile: string; customer: Customer | null };
+  danger?: boolean;
+};
+
+/**
+ * A modal that asks before a write: says what will happen and for whom, and resolves to true
+ * only when the user confirms. Escape and Cancel resolve to false.
+ */
+export function useConfirm(): [ComponentChildren, (r: ConfirmRequest) => Promise<boolean>] {
+  const [request, setRequest] = useState<ConfirmRequest | null>(null);
+  const resolver = useRef<((ok: boolean) => void) | null>(null);
+  const dialog = useRef<HTMLDialogElement>(null);
+
+  useEffect(() => {
+    const d = dialog.current;
+    if (request && d && !d.open) d.showModal();
+  }, [request]);
+
+  const finish = (ok: boolean) => {
+    dialog.current?.close();
+    setRequest(null);
+    resolver.current?.(ok);
+    resolver.current = null;
+  };
+
+  const ask = (r: ConfirmRequest) =>
+    new Promise<boolean>((resolve) => {
+      resolver.current?.(false);
+      resolver.current = resolve;
+      setRequest(r);
+    });
+
+  const element = request && (
+    <dialog
+      ref={dialog}
+      class="dialog"
+      data-testid="confirm-dialog"
+      aria-labelledby="confirm-title"
+      onCancel={(e) => {
+        e.preventDefault();
+        finish(false);
+      }}
+    >
+      <h2 id="confirm-title">{request.title}</h2>
+      <div class="dialog-body">{request.body}</div>
+      {request.acting && (
+        <p class={request.acting.customer ? "dialog-acting acting" : "dialog-acting"} data-testid="confirm-acting">
+          Acts for <strong>{actingLabel(request.acting.customer)}</strong> with profile{" "}
+          <strong>{request.acting.profile}</strong>.
+        </p>
+      )}
+      <div class="dialog-actions">
+        <button type="button" class="button" onClick={() => finish(false)} data-testid="confirm-cancel">
+          Cancel
+        </button>
+        <button
+          type="button"
+          class={request.danger ? "button button-danger" : "button button-primary"}
+          onClick={() => finish(true)}
+          data-testid="confirm-ok"
+        >
+          {request.confirmLabel}
+        </button>
+      </div>
+    </dialog>
+  );
+  return [element, ask];
+}

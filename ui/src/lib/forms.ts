@@ -1,0 +1,42 @@
+// Form helpers that are not layout: field errors by name, and describing who a write acts for.
+
+import type { Customer, FieldError } from "../ipc";
+import { IpcError } from "../ipc";
+
+/** `[{field, rule}]` from a check command as `{field: "field: rule"}`, first rule per field. */
+export function byField(errors: FieldError[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of errors) if (!(e.field in out)) out[e.field] = e.rule;
+  return out;
+}
+
+/**
+ * Splits a failed save into what belongs next to a field of the form (`fields`) and what
+ * belongs to the form as a whole (`general`).
+ */
+export function placeError(e: unknown, known: string[]): { fields: Record<string, string>; general: unknown } {
+  if (e instanceof IpcError && e.field) {
+    const rule = e.code === "invalid_input" ? e.message.replace(new RegExp(`^${escape(e.field)}: `), "") : e.message;
+    if (known.includes(e.field)) return { fields: { [e.field]: rule }, general: null };
+  }
+  return { fields: {}, general: e };
+}
+
+function escape(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** How confirmations and banners name where a write lands. */
+export function actingLabel(acting: Customer | null): string {
+  if (!acting) return "your own environment";
+  return acting.label ? `customer ${acting.label} (${acting.id})` : `customer ${acting.id}`;
+}
+
+/** A token lifetime in seconds as words: `3600` → `1 h`, `90` → `1 min 30 s`. */
+export function formatLifetime(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  const parts = [h && `${h} h`, m && `${m} min`, s && `${s} s`].filter(Boolean);
+  return parts.length ? parts.join(" ") : "0 s";
+}
