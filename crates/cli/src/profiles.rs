@@ -412,7 +412,9 @@ fn remove(name: &str, json: bool, yes: bool) -> anyhow::Result<()> {
     // The secret first: a failure leaves the profile, never a secret no profile refers to.
     Keychain.delete_secret(name)?;
     config.remove(name)?;
-    store.save(&config).map_err(|e| anyhow::Error::from(e).context(format!("the secret of profile `{name}` was removed from the keychain, but the profile was not")))?;
+    store.save(&config).map_err(|e| {
+        anyhow::Error::from(e).context(format!("the secret of profile `{name}` left the keychain, but the profile could not be removed"))
+    })?;
     if json {
         return output::print_json(&serde_json::json!({ "removed": name }));
     }
