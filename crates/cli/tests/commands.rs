@@ -366,6 +366,10 @@ fn every_leaf_command_has_an_example() {
         &["bindings", "lora", "create"],
         &["beta", "devices", "list"],
         &["auth", "check"],
+        &["profile", "add"],
+        &["profile", "edit"],
+        &["profile", "test"],
+        &["profile", "use"],
     ] {
         let out = dcs().args(args).arg("--help").output().unwrap();
         let text = String::from_utf8(out.stdout).unwrap();
