@@ -5,6 +5,7 @@ mod bindings;
 mod downlinks;
 mod firmware;
 mod output;
+mod profiles;
 mod prompt;
 
 use std::io::IsTerminal;
@@ -13,9 +14,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use dcs_api::beta::BetaDeviceQuery;
-use dcs_api::{Client, ClientConfig, Secret, TimeFilter};
+use dcs_api::{Client, Secret, TimeFilter};
+use dcs_console::session::{self, Acting};
+use dcs_console::{Config, ConfigStore, Profile, SIMULATOR_PROFILE};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -23,7 +26,9 @@ use uuid::Uuid;
 #[derive(Parser)]
 #[command(name = "dcs", version, about = "Command-line client of the Device Connectivity Service")]
 #[command(after_help = "Examples:\n  \
-    dcs firmware modules list                     # against an in-process simulator\n  \
+    dcs firmware modules list                     # the default profile, else an in-process simulator\n  \
+    dcs profile add prod --base-url https://dcs.example --client-id my-key --customer 'Northwind=<uuid>'\n  \
+    dcs --profile prod --customer Northwind firmware packages list\n  \
     dcs sim --port 8080 --seed 7                  # run the simulator for other tools\n  \
     DCS_CLIENT_SECRET=... dcs --base-url http://127.0.0.1:8080 --client-id sim-reseller firmware modules list --json\n  \
     dcs completions bash > ~/.local/share/bash-completion/completions/dcs")]
@@ -40,25 +45,26 @@ struct Cli {
     command: Command,
 }
 
-/// Which service to talk to. With no --base-url, an in-process simulator is started.
+/// Which service to talk to: a stored profile (`dcs profile`), or one given here ad hoc. With
+/// neither, the default profile, else an in-process simulator.
 #[derive(Args)]
 struct ServiceArgs {
-    /// Base address of the service ({base_url}).
+    /// Base address of the service ({base_url}); overrides the profile's.
     #[arg(long, env = "DCS_BASE_URL", global = true)]
     base_url: Option<String>,
-    /// Address of the identity platform ({auth_url}); defaults to the base address.
+    /// Address of the identity platform ({auth_url}); defaults to the base address. Overrides the profile's.
     #[arg(long, env = "DCS_AUTH_URL", global = true)]
     auth_url: Option<String>,
-    /// API key id (its secret comes from DCS_CLIENT_SECRET, or the keychain with --profile).
+    /// API key id; overrides the profile's. Its secret comes from DCS_CLIENT_SECRET, else the keychain.
     #[arg(long, env = "DCS_CLIENT_ID", global = true)]
     client_id: Option<String>,
-    /// Profile whose secret is kept in the OS keychain (`dcs auth set-secret --profile NAME`).
-    /// Used when DCS_CLIENT_SECRET is not set.
+    /// Stored profile to use (`dcs profile list`; `simulator` is the built-in one): its service, API
+    /// key, customers and mode, with the secret from the OS keychain unless DCS_CLIENT_SECRET is set.
     #[arg(long, env = "DCS_PROFILE", global = true)]
     profile: Option<String>,
-    /// Act for this customer (reseller security context), by UUID.
-    #[arg(long, global = true)]
-    customer: Option<Uuid>,
+    /// Act for this customer (reseller security context): its UUID, or its label in the profile.
+    #[arg(long, global = true, value_name = "LABEL|UUID")]
+    customer: Option<String>,
     /// Deprecated sub-customer mode: send `x-client-id: <customer>` (after `dcs beta context-switch`).
     #[arg(long, global = true, conflicts_with = "customer")]
     x_client_id: Option<Uuid>,
@@ -85,6 +91,11 @@ enum Command {
     Beta {
         #[command(subcommand)]
         command: BetaCommand,
+    },
+    /// Profiles: service, API key (secret in the OS keychain), customers; shared with the app.
+    Profile {
+        #[command(subcommand)]
+        command: profiles::ProfileCommand,
     },
     /// Credentials.
     Auth {
@@ -202,7 +213,7 @@ pub struct Ctx {
     pub client: Client,
     pub json: bool,
     pub yes: bool,
-    /// "customer <uuid>" or "your own environment".
+    /// "customer <label> (<uuid>)", "sub-customer <uuid> (x-client-id)" or "your own environment".
     pub scope: String,
     _sim: Option<dcs_console::simulator::Embedded>,
 }
@@ -276,19 +287,25 @@ async fn main() -> ExitCode {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("DCS_LOG").unwrap_or_else(|_| "warn".into()))
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let json = cli.json;
-    match run(cli).await {
+    match run(cli, &matches).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => output::report_error(&e, json),
     }
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
+async fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
     let Cli { service, json, yes, command } = cli;
     match command {
         // The simulator keeps running when whoever read its banner goes away.
         Command::Sim(args) => return run_sim(args, json).await,
+        Command::Profile { command } => {
+            quiet_on_closed_pipe();
+            let leaf = matches.subcommand_matches("profile").and_then(|m| m.subcommand()).map(|(_, m)| m);
+            return profiles::run(command, leaf, &service, json, yes).await;
+        }
         Command::Auth { command: AuthCommand::SetSecret } => return set_secret(&service),
         Command::Auth { command: AuthCommand::Forget } => {
             let profile = service.profile.as_deref().context("--profile (or DCS_PROFILE) names the profile to forget")?;
@@ -304,7 +321,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         _ => quiet_on_closed_pipe(),
     }
     let ctx = connect(&service, json, yes).await?;
-    match command {
+    let acting_for = (ctx.scope != Acting::Yourself.describe()).then(|| ctx.scope.clone());
+    let done = match command {
         Command::Firmware { command } => firmware::run(&ctx, command).await,
         Command::Downlinks { command } => downlinks::run(&ctx, command).await,
         Command::Bindings { command } => bindings::run(&ctx, command).await,
@@ -321,7 +339,31 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Sim(_)
         | Command::Completions { .. }
+        | Command::Profile { .. }
         | Command::Auth { command: AuthCommand::SetSecret | AuthCommand::Forget } => unreachable!("handled above"),
+    };
+    done.map_err(|e| name_the_customer(e, acting_for.as_deref()))
+}
+
+/// A refusal while acting for a customer (a 403, or a 400 about the customer header) says which
+/// customer, by label too: the service's own message may name only the UUID, or nothing.
+fn name_the_customer(e: anyhow::Error, acting_for: Option<&str>) -> anyhow::Error {
+    let Some(scope) = acting_for else { return e };
+    let about_customer = match output::api_error(&e) {
+        Some(dcs_api::Error::Api { status: 403, .. }) => true,
+        Some(dcs_api::Error::Api { status: 400, problem }) => {
+            let names_header = |s: &str| {
+                let s = s.to_ascii_lowercase();
+                s.contains("security-context") || s.contains("x-client-id")
+            };
+            problem.detail.as_deref().is_some_and(names_header) || problem.invalid_params.iter().any(|p| names_header(&p.name))
+        }
+        _ => matches!(e.downcast_ref::<session::SessionError>(), Some(session::SessionError::SwitchRefused(_))),
+    };
+    if about_customer {
+        e.context(format!("refused while acting for {scope}"))
+    } else {
+        e
     }
 }
 
@@ -391,43 +433,135 @@ async fn run_beta(ctx: &Ctx, command: BetaCommand) -> anyhow::Result<()> {
     }
 }
 
-/// A client for the configured service, or for a fresh in-process simulator when none is.
-async fn connect(args: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<Ctx> {
-    let scope = match (args.customer, args.x_client_id) {
-        (Some(c), _) => format!("customer {c}"),
-        (None, Some(c)) => format!("sub-customer {c} (x-client-id)"),
-        (None, None) => "your own environment".to_owned(),
-    };
-    let Some(base) = &args.base_url else {
-        let mut embedded = dcs_console::simulator::start(dcs_sim::SimOptions::default()).await?;
-        if args.customer.is_some() || args.x_client_id.is_some() {
-            let mut config = embedded.client.config().clone();
-            config.customer = args.customer;
-            config.x_client_id = args.x_client_id;
-            embedded.client = Client::new(config)?;
-        }
-        return Ok(Ctx { client: embedded.client.clone(), json, yes, scope, _sim: Some(embedded) });
-    };
-    let client_id = args.client_id.as_deref().context("--client-id (or DCS_CLIENT_ID) is required with --base-url")?;
-    let secret = match (std::env::var("DCS_CLIENT_SECRET"), &args.profile) {
-        (Ok(s), _) => Secret::new(s),
-        (Err(_), Some(profile)) => dcs_console::Keychain.secret(profile)?.with_context(|| {
-            format!("the keychain holds no secret for profile `{profile}`; store it with `dcs auth set-secret --profile {profile}`")
-        })?,
-        (Err(_), None) => anyhow::bail!(
-            "the API key's secret is needed with --base-url: set DCS_CLIENT_SECRET, or keep it in the keychain with --profile"
-        ),
-    };
-    let mut config = ClientConfig::new(base, args.auth_url.as_deref().unwrap_or(base), client_id, secret)?;
-    config.customer = args.customer;
-    config.x_client_id = args.x_client_id;
-    Ok(Ctx { client: Client::new(config)?, json, yes, scope, _sim: None })
+/// Name of a profile made of command-line options alone (`--base-url` without `--profile`).
+const AD_HOC: &str = "(command line)";
+
+/// The shared config file, or an empty one when the system has no config folder.
+pub fn load_config() -> anyhow::Result<Config> {
+    match ConfigStore::locate() {
+        Ok(store) => Ok(store.load()?),
+        Err(dcs_console::ConfigError::NoConfigDir) => Ok(Config::default()),
+        Err(e) => Err(e.into()),
+    }
 }
 
-/// Reads a secret from standard input (without echo on a terminal) into the keychain.
+/// The error for a profile name that is not stored: exit code 2, naming the ones that are.
+pub fn unknown_profile(field: &str, name: &str, config: &Config) -> anyhow::Error {
+    let known: Vec<&str> = config.profiles.iter().map(|p| p.name.as_str()).chain([SIMULATOR_PROFILE]).collect();
+    invalid(field, format!("there is no profile `{name}` (profiles: {}; see `dcs profile list`)", known.join(", ")))
+}
+
+/// The secret of a profile: DCS_CLIENT_SECRET when set, else the OS keychain's.
+pub fn secret_of(profile: &str) -> anyhow::Result<Secret> {
+    match std::env::var("DCS_CLIENT_SECRET") {
+        Ok(s) => Ok(Secret::new(s)),
+        Err(_) => Ok(session::stored_secret(profile)?),
+    }
+}
+
+/// The built-in profile's simulator, in this process; `small` when only its profile is needed.
+pub async fn embedded_simulator(small: bool) -> anyhow::Result<dcs_console::simulator::Embedded> {
+    let opts = dcs_sim::SimOptions { devices_per_client: if small { 1 } else { dcs_sim::SimOptions::default().devices_per_client }, ..Default::default() };
+    Ok(dcs_console::simulator::start(opts).await?)
+}
+
+/// A client for the chosen profile (`--profile`, else ad hoc options, else the default profile,
+/// else a fresh in-process simulator), acting for `--customer` as the profile's mode says.
+async fn connect(args: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<Ctx> {
+    let needs_config = match args.profile.as_deref() {
+        Some(name) => name != SIMULATOR_PROFILE,
+        None => args.base_url.is_none(),
+    };
+    let config = if needs_config { load_config()? } else { Config::default() };
+    let name = match &args.profile {
+        Some(name) => Some(name.clone()),
+        None if args.base_url.is_none() => config.default_profile.clone(),
+        None => None,
+    };
+    let (profile, base, secret, sim) = match name.as_deref() {
+        None | Some(SIMULATOR_PROFILE) if args.base_url.is_none() => {
+            let embedded = embedded_simulator(false).await?;
+            let secret = Secret::new(embedded.sim.demo_key().secret);
+            (embedded.profile.clone(), embedded.running.base_url(), secret, Some(embedded))
+        }
+        Some(SIMULATOR_PROFILE) => {
+            return Err(invalid("profile", "the built-in `simulator` profile runs in this process and takes no --base-url"))
+        }
+        _ => {
+            let mut profile = match name.as_deref() {
+                Some(n) => match config.profile(n) {
+                    Some(p) => p.clone(),
+                    // Only a keychain secret under this name; the rest comes from the options.
+                    None if args.base_url.is_some() => ad_hoc(n),
+                    None => return Err(unknown_profile("profile", n, &config)),
+                },
+                None => ad_hoc(AD_HOC),
+            };
+            if let Some(url) = &args.base_url {
+                profile.base_url = Some(url.clone());
+            }
+            if let Some(url) = &args.auth_url {
+                profile.auth_url = Some(url.clone());
+            }
+            if let Some(id) = &args.client_id {
+                profile.client_id = id.clone();
+            }
+            if profile.client_id.is_empty() {
+                anyhow::bail!("--client-id (or DCS_CLIENT_ID) is required with --base-url");
+            }
+            let secret = match &name {
+                Some(n) => secret_of(n)?,
+                None => Secret::new(std::env::var("DCS_CLIENT_SECRET").map_err(|_| {
+                    anyhow::anyhow!(
+                        "the API key's secret is needed with --base-url: set DCS_CLIENT_SECRET, or use a profile (`dcs profile add`)"
+                    )
+                })?),
+            };
+            let base = profile.base_url.clone().context("the profile has no base URL")?;
+            (profile, base, secret, None)
+        }
+    };
+    let acting = match &args.customer {
+        Some(c) => Acting::Customer(profile.resolve_customer(c).map_err(dcs_api::Error::from)?),
+        None => Acting::Yourself,
+    };
+    let client = match args.x_client_id {
+        // Deprecated and ad hoc, as before profiles: the header alone, no context switch.
+        Some(customer) => {
+            let mut config = session::client_config(&profile, &base, secret, &Acting::Yourself)?;
+            config.x_client_id = Some(customer);
+            Client::new(config)?
+        }
+        None => {
+            let scope = acting.describe();
+            session::connect(&profile, &base, secret, &acting).await.map_err(|e| name_the_customer(e.into(), Some(&scope)))?
+        }
+    };
+    let scope = match args.x_client_id {
+        Some(c) => format!("sub-customer {c} (x-client-id)"),
+        None => acting.describe(),
+    };
+    Ok(Ctx { client, json, yes, scope, _sim: sim })
+}
+
+/// A profile of command-line options alone: no customers, the default audience and mode.
+fn ad_hoc(name: &str) -> Profile {
+    Profile { name: name.to_owned(), ..Profile::simulator("", Vec::new()) }
+}
+
+/// Reads a profile's secret from standard input (without echo on a terminal) into the keychain.
 fn set_secret(args: &ServiceArgs) -> anyhow::Result<()> {
-    use std::io::{BufRead, IsTerminal};
     let profile = args.profile.as_deref().context("--profile (or DCS_PROFILE) names the profile the secret is for")?;
+    let secret = read_secret(profile)?;
+    dcs_console::Keychain.set_secret(profile, &secret)?;
+    eprintln!("dcs: the secret of profile `{profile}` is in the OS keychain");
+    Ok(())
+}
+
+/// Reads the API key secret of `profile`: typed without echo on a terminal, else one line of
+/// standard input. Never from the command line, so it stays out of shell history and `ps`.
+pub fn read_secret(profile: &str) -> anyhow::Result<Secret> {
+    use std::io::BufRead;
     let secret = if std::io::stdin().is_terminal() {
         rpassword::prompt_password(format!("Secret of the API key for profile `{profile}`: "))?
     } else {
@@ -437,11 +571,9 @@ fn set_secret(args: &ServiceArgs) -> anyhow::Result<()> {
     };
     let secret = secret.trim_end_matches(['\r', '\n']);
     if secret.is_empty() {
-        anyhow::bail!("secret: is empty; nothing was stored");
+        return Err(invalid("secret", "is empty; nothing was stored"));
     }
-    dcs_console::Keychain.set_secret(profile, &Secret::new(secret))?;
-    eprintln!("dcs: the secret of profile `{profile}` is in the OS keychain");
-    Ok(())
+    Ok(Secret::new(secret))
 }
 
 async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use dcs_api::model::FirmwareModule;
 use dcs_api::{Error, ErrorCode};
+use dcs_console::{ConfigError, SessionError};
 use serde::Serialize;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -100,9 +101,30 @@ pub fn exit_code(code: ErrorCode) -> u8 {
     }
 }
 
+/// The client's error in `e`, also when it came through connecting a profile.
+pub fn api_error(e: &anyhow::Error) -> Option<&Error> {
+    e.downcast_ref::<Error>().or_else(|| match e.downcast_ref::<SessionError>() {
+        Some(SessionError::Api(api)) => Some(api),
+        _ => None,
+    })
+}
+
+/// The category of `e`: the client's, or that of a profile's refusal (a bad value, an unknown
+/// or existing name, a customer the deprecated context switch was refused for).
+fn category(e: &anyhow::Error) -> Option<ErrorCode> {
+    if let Some(api) = api_error(e) {
+        return Some(api.code());
+    }
+    match (e.downcast_ref::<SessionError>(), e.downcast_ref::<ConfigError>()) {
+        (Some(SessionError::SwitchRefused(_)), _) => Some(ErrorCode::Forbidden),
+        (_, Some(ConfigError::Invalid(_) | ConfigError::UnknownProfile(_) | ConfigError::Exists(_))) => Some(ErrorCode::InvalidInput),
+        _ => None,
+    }
+}
+
 pub fn report_error(e: &anyhow::Error, json: bool) -> ExitCode {
-    let api = e.downcast_ref::<Error>();
-    let code = api.map(Error::code);
+    let api = api_error(e);
+    let code = category(e);
     if json {
         let body = serde_json::json!({
             "error": {

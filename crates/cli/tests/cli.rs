@@ -10,9 +10,11 @@ use serde_json::Value;
 
 fn dcs() -> Command {
     let mut c = Command::cargo_bin("dcs").unwrap();
-    for var in ["DCS_BASE_URL", "DCS_AUTH_URL", "DCS_CLIENT_ID", "DCS_CLIENT_SECRET"] {
+    for var in ["DCS_BASE_URL", "DCS_AUTH_URL", "DCS_CLIENT_ID", "DCS_CLIENT_SECRET", "DCS_PROFILE"] {
         c.env_remove(var);
     }
+    // Never the user's own profiles: a config file of this test run that no test writes.
+    c.env("DCS_CONFIG", std::env::temp_dir().join(format!("dcs-cli-tests-{}/config.toml", std::process::id())));
     c
 }
 

@@ -14,9 +14,11 @@ const DEVICES: u32 = 40;
 
 fn dcs() -> Command {
     let mut c = Command::cargo_bin("dcs").unwrap();
-    for var in ["DCS_BASE_URL", "DCS_AUTH_URL", "DCS_CLIENT_ID", "DCS_CLIENT_SECRET"] {
+    for var in ["DCS_BASE_URL", "DCS_AUTH_URL", "DCS_CLIENT_ID", "DCS_CLIENT_SECRET", "DCS_PROFILE"] {
         c.env_remove(var);
     }
+    // Never the user's own profiles: a config file of this test run that no test writes.
+    c.env("DCS_CONFIG", std::env::temp_dir().join(format!("dcs-cli-tests-{}/config.toml", std::process::id())));
     c.stdin(Stdio::null());
     c
 }
@@ -364,6 +366,10 @@ fn every_leaf_command_has_an_example() {
         &["bindings", "lora", "create"],
         &["beta", "devices", "list"],
         &["auth", "check"],
+        &["profile", "add"],
+        &["profile", "edit"],
+        &["profile", "test"],
+        &["profile", "use"],
     ] {
         let out = dcs().args(args).arg("--help").output().unwrap();
         let text = String::from_utf8(out.stdout).unwrap();
