@@ -160,22 +160,9 @@ fn parse_customers(flag: &str, values: &[String], errors: &mut Vec<FieldError>) 
     values.iter().enumerate().filter_map(|(i, v)| parse_customer(format!("{flag}[{i}]"), v).map_err(|e| errors.push(e)).ok()).collect()
 }
 
-/// Stores the secret for `name`, then runs `save`; when saving fails the keychain gets back what
-/// it held before (the previous secret, or none), so a failed command leaves nothing behind.
+/// Stores the secret for `name`, then runs `save`; a failed save leaves the keychain as it was.
 fn with_secret(name: &str, secret: &Secret, save: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()> {
-    let previous = Keychain.secret(name)?;
-    Keychain.set_secret(name, secret)?;
-    if let Err(e) = save() {
-        let undo = match &previous {
-            Some(old) => Keychain.set_secret(name, old),
-            None => Keychain.delete_secret(name),
-        };
-        if let Err(u) = undo {
-            return Err(e.context(format!("and the keychain could not be restored for profile `{name}`: {u}")));
-        }
-        return Err(e);
-    }
-    Ok(())
+    Keychain.set_secret_then(name, secret, save)
 }
 
 fn add(name: String, f: Fields, no_secret: bool, json: bool) -> anyhow::Result<()> {

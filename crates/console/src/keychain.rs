@@ -73,6 +73,29 @@ impl Keychain {
         }
     }
 
+    /// Stores `secret` for `profile`, then runs `save` (writing the profiles file); when `save`
+    /// fails the keychain gets back what it held before (the previous secret, or none), so a
+    /// failed save leaves no secret behind. A failure to restore is logged and the save's error
+    /// returned.
+    pub fn set_secret_then<T, E: From<KeychainError>>(
+        &self,
+        profile: &str,
+        secret: &Secret,
+        save: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, E> {
+        let previous = self.secret(profile)?;
+        self.set_secret(profile, secret)?;
+        save().inspect_err(|_| {
+            let undo = match &previous {
+                Some(old) => self.set_secret(profile, old),
+                None => self.delete_secret(profile),
+            };
+            if let Err(u) = undo {
+                tracing::error!(profile, error = %u, "the keychain could not be restored after a failed save");
+            }
+        })
+    }
+
     /// Removes the profile's secret; removing one that is not there is not an error.
     pub fn delete_secret(&self, profile: &str) -> Result<(), KeychainError> {
         match Self::entry(profile)?.delete_credential() {

@@ -131,24 +131,13 @@ pub async fn save_profile(state: State<'_, AppState>, request: SaveProfile) -> R
         return Err(CommandError::invalid("name", "is already the name of another profile"));
     }
     let secret = typed_secret(secret);
-    let previous = Keychain.secret(&profile.name)?;
-    if secret.is_none() && previous.is_none() {
+    if secret.is_none() && Keychain.secret(&profile.name)?.is_none() {
         return Err(CommandError::invalid("secret", "is required: the API key's secret is kept in the OS keychain"));
     }
-    if let Some(s) = &secret {
-        Keychain.set_secret(&profile.name, s)?;
-    }
-    if let Err(e) = state.config.update(|c| c.put(profile.clone(), !is_new)) {
-        if secret.is_some() {
-            let restored = match &previous {
-                Some(old) => Keychain.set_secret(&profile.name, old),
-                None => Keychain.delete_secret(&profile.name),
-            };
-            if let Err(k) = restored {
-                tracing::error!(profile = %profile.name, error = %k, "could not restore the keychain after a failed save");
-            }
-        }
-        return Err(e.into());
+    let save = || state.config.update(|c| c.put(profile.clone(), !is_new)).map_err(CommandError::from);
+    match &secret {
+        Some(s) => Keychain.set_secret_then(&profile.name, s, save)?,
+        None => save()?,
     }
     tracing::info!(profile = %profile.name, new = is_new, secret_changed = secret.is_some(), "profile saved");
     let active = state.session().await;
