@@ -25,6 +25,10 @@ fn specta_builder() -> Builder<tauri::Wry> {
         commands::firmware::list_modules,
         commands::firmware::check_package,
         commands::firmware::create_package,
+        commands::firmware::list_packages,
+        commands::firmware::list_specifications,
+        commands::firmware::update_package_description,
+        commands::firmware::delete_package,
     ])
 }
 

@@ -178,7 +178,7 @@ def test_profile_keychain_and_customer_switching(app, sim_process, demo_key, tmp
     assert first["id"] in acting and name in acting
     screenshot(app, artifacts / "confirm-write.png")
     click(app, "[data-testid=confirm-ok]")
-    created = wait_css(app, "[data-testid=package-created]")
+    created = wait_css(app, "[data-testid=firmware-notice]")
     package_id = created.find_element(By.CSS_SELECTOR, "code").text
 
     status, pkg = service_get_as(base_url, f"/firmware/packages/{package_id}", token, first["id"])

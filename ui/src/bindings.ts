@@ -38,6 +38,10 @@ export const commands = {
 	/**  Every rule the new package breaks (section 2.2), for the form as the user types. */
 	checkPackage: (request: CreatePackage_Deserialize) => __TAURI_INVOKE<FieldError[]>("check_package", { request }),
 	createPackage: (request: CreatePackage_Deserialize) => typedError<FirmwarePackage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("create_package", { request })),
+	listPackages: (request: PackagePageRequest_Deserialize) => typedError<PackagePage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("list_packages", { request })),
+	listSpecifications: () => typedError<SpecificationSummary_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("list_specifications")),
+	updatePackageDescription: (request: UpdateDescription_Deserialize) => typedError<FirmwarePackage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("update_package_description", { request })),
+	deletePackage: (request: DeletePackage_Deserialize) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("delete_package", { request })),
 };
 
 /* Types */
@@ -161,6 +165,18 @@ export type Customer = {
 export type CustomerDraft = {
 	id: string,
 	label: string,
+};
+
+export type DeletePackage = DeletePackage_Serialize | DeletePackage_Deserialize;
+
+export type DeletePackage_Deserialize = {
+	packageId: string,
+	actingFor?: string | null,
+};
+
+export type DeletePackage_Serialize = {
+	packageId: string,
+	actingFor: string | null,
 };
 
 /**  Stable categories of failure. */
@@ -292,6 +308,8 @@ export type ModulePageRequest_Deserialize = {
 	next?: string | null,
 	sort?: string | null,
 	deviceSpecificationId?: string | null,
+	/**  Owner of the device specification, as typed (checked to be a UUID). */
+	clientId?: string | null,
 	limit?: number | null,
 };
 
@@ -303,6 +321,8 @@ export type ModulePageRequest_Serialize = {
 	next: string | null,
 	sort: string | null,
 	deviceSpecificationId: string | null,
+	/**  Owner of the device specification, as typed (checked to be a UUID). */
+	clientId: string | null,
 	limit: number | null,
 };
 
@@ -331,6 +351,43 @@ export type PackageEmbedded_Deserialize = {
 export type PackageEmbedded_Serialize = {
 	deviceSpecification?: FirmwareDeviceSpecification,
 	module?: FirmwareModule_Serialize,
+};
+
+export type PackagePage = PackagePage_Serialize | PackagePage_Deserialize;
+
+/**  Which page of packages to fetch, with the module and device specification embedded. */
+export type PackagePageRequest = PackagePageRequest_Serialize | PackagePageRequest_Deserialize;
+
+/**  Which page of packages to fetch, with the module and device specification embedded. */
+export type PackagePageRequest_Deserialize = {
+	next?: string | null,
+	sort?: string | null,
+	deviceSpecificationId?: string | null,
+	moduleId?: string | null,
+	/**  Owning client, as typed (checked to be a UUID). */
+	clientId?: string | null,
+	limit?: number | null,
+};
+
+/**  Which page of packages to fetch, with the module and device specification embedded. */
+export type PackagePageRequest_Serialize = {
+	next: string | null,
+	sort: string | null,
+	deviceSpecificationId: string | null,
+	moduleId: string | null,
+	/**  Owning client, as typed (checked to be a UUID). */
+	clientId: string | null,
+	limit: number | null,
+};
+
+export type PackagePage_Deserialize = {
+	items: FirmwarePackage_Deserialize[],
+	next?: string | null,
+};
+
+export type PackagePage_Serialize = {
+	items: FirmwarePackage_Serialize[],
+	next: string | null,
 };
 
 /**  A problem document; `type` defaults to `about:blank` as RFC 9457 says. */
@@ -491,6 +548,41 @@ export type SecretState =
 { state: "unavailable"; message: string };
 
 /**
+ *  A device specification as the firmware workspace knows it: the service has no listing of
+ *  specifications, so they are gathered from the modules (every specification with one) and
+ *  named from the packages that embed them.
+ */
+export type SpecificationSummary = SpecificationSummary_Serialize | SpecificationSummary_Deserialize;
+
+/**
+ *  A device specification as the firmware workspace knows it: the service has no listing of
+ *  specifications, so they are gathered from the modules (every specification with one) and
+ *  named from the packages that embed them.
+ */
+export type SpecificationSummary_Deserialize = {
+	id: string,
+	/**  Known when a package of it embeds it. */
+	name?: string | null,
+	clientId?: string | null,
+	modules: number,
+	packages: number,
+};
+
+/**
+ *  A device specification as the firmware workspace knows it: the service has no listing of
+ *  specifications, so they are gathered from the modules (every specification with one) and
+ *  named from the packages that embed them.
+ */
+export type SpecificationSummary_Serialize = {
+	id: string,
+	/**  Known when a package of it embeds it. */
+	name: string | null,
+	clientId: string | null,
+	modules: number,
+	packages: number,
+};
+
+/**
  *  A profile to test as it stands in the form, with the secret the user typed, or the stored
  *  one. No `Debug`: it holds a secret.
  */
@@ -545,6 +637,23 @@ export type TokenCheck_Serialize = {
 	scopes: string[] | null,
 	/**  The token's `sub` claim (the tenant), when readable. */
 	subject: string | null,
+};
+
+/**  A new description for a package (`null` removes it); the other fields of a package are fixed. */
+export type UpdateDescription = UpdateDescription_Serialize | UpdateDescription_Deserialize;
+
+/**  A new description for a package (`null` removes it); the other fields of a package are fixed. */
+export type UpdateDescription_Deserialize = {
+	packageId: string,
+	description?: string | null,
+	actingFor?: string | null,
+};
+
+/**  A new description for a package (`null` removes it); the other fields of a package are fixed. */
+export type UpdateDescription_Serialize = {
+	packageId: string,
+	description: string | null,
+	actingFor: string | null,
 };
 
 /* Tauri Specta runtime */

@@ -16,6 +16,8 @@ export type FirmwarePackage = b.FirmwarePackage_Serialize;
 export type CreatePackage = b.CreatePackage_Deserialize;
 export type ModulePage = b.ModulePage_Serialize;
 export type ModulePageRequest = b.ModulePageRequest_Deserialize;
+export type PackagePageRequest = b.PackagePageRequest_Deserialize;
+export type SpecificationSummary = b.SpecificationSummary_Serialize;
 export type Profile = b.Profile_Serialize;
 export type ProfileDraft = b.ProfileDraft;
 export type CustomerDraft = b.CustomerDraft;
@@ -61,6 +63,11 @@ export const ipc = {
   listModules: (request: ModulePageRequest) => unwrap(commands.listModules(request)),
   checkPackage: (request: CreatePackage) => commands.checkPackage(request),
   createPackage: (request: CreatePackage) => unwrap(commands.createPackage(request)),
+  listPackages: (request: PackagePageRequest) => unwrap(commands.listPackages(request)),
+  listSpecifications: () => unwrap(commands.listSpecifications()),
+  updatePackageDescription: (packageId: string, description: string | null, actingFor: string | null) =>
+    unwrap(commands.updatePackageDescription({ packageId, description, actingFor })),
+  deletePackage: (packageId: string, actingFor: string | null) => unwrap(commands.deletePackage({ packageId, actingFor })),
 };
 
 /** A message for people from anything a command may throw. */

@@ -1,7 +1,10 @@
 //! Firmware commands: modules, and creating packages for the active customer.
 
-use dcs_api::firmware::{ModuleFilter, NewPackage};
+use std::collections::BTreeMap;
+
+use dcs_api::firmware::{Embed, ModuleFilter, NewPackage, PackageFilter};
 use dcs_api::model::{validate, FirmwareModule, FirmwarePackage};
+use futures::TryStreamExt;
 use dcs_console::FieldError;
 use serde::{Deserialize, Serialize};
 use tauri::State;
@@ -18,7 +21,111 @@ pub struct ModulePageRequest {
     pub next: Option<String>,
     pub sort: Option<String>,
     pub device_specification_id: Option<Uuid>,
+    /// Owner of the device specification, as typed (checked to be a UUID).
+    pub client_id: Option<String>,
     pub limit: Option<u32>,
+}
+
+/// A `next` link of an earlier page.
+fn page_link(link: &str) -> Result<url::Url, CommandError> {
+    url::Url::parse(link).map_err(|_| CommandError::invalid("next", "must be a page link"))
+}
+
+/// An optional id typed by the user: empty is none, anything else must be a UUID.
+fn optional_uuid(field: &str, s: Option<&str>) -> Result<Option<Uuid>, CommandError> {
+    match s.map(str::trim).filter(|s| !s.is_empty()) {
+        None => Ok(None),
+        Some(s) => Uuid::parse_str(s).map(Some).map_err(|_| CommandError::invalid(field, "must be a UUID")),
+    }
+}
+
+/// Which page of packages to fetch, with the module and device specification embedded.
+#[derive(Debug, Clone, Default, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct PackagePageRequest {
+    pub next: Option<String>,
+    pub sort: Option<String>,
+    pub device_specification_id: Option<Uuid>,
+    pub module_id: Option<Uuid>,
+    /// Owning client, as typed (checked to be a UUID).
+    pub client_id: Option<String>,
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct PackagePage {
+    pub items: Vec<FirmwarePackage>,
+    pub next: Option<String>,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn list_packages(state: State<'_, AppState>, request: PackagePageRequest) -> Result<PackagePage, CommandError> {
+    let session = state.session().await;
+    let firmware = session.client.firmware();
+    let (page, next) = match &request.next {
+        Some(link) => firmware.packages_page_at(&page_link(link)?).await.map_err(|e| session.err(e))?,
+        None => {
+            let filter = PackageFilter {
+                device_specification_id: request.device_specification_id,
+                module_id: request.module_id,
+                client_id: optional_uuid("clientId", request.client_id.as_deref())?,
+                embed: vec![Embed::Module, Embed::DeviceSpecification],
+                sort: request.sort.clone(),
+                limit: request.limit,
+            };
+            firmware.packages_page(&filter).await.map_err(|e| session.err(e))?
+        }
+    };
+    Ok(PackagePage { items: page.items, next: next.map(|u| u.to_string()) })
+}
+
+/// A device specification as the firmware workspace knows it: the service has no listing of
+/// specifications, so they are gathered from the modules (every specification with one) and
+/// named from the packages that embed them.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SpecificationSummary {
+    pub id: Uuid,
+    /// Known when a package of it embeds it.
+    pub name: Option<String>,
+    pub client_id: Option<Uuid>,
+    pub modules: u32,
+    pub packages: u32,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn list_specifications(state: State<'_, AppState>) -> Result<Vec<SpecificationSummary>, CommandError> {
+    let session = state.session().await;
+    let firmware = session.client.firmware();
+    let mut specs: BTreeMap<Uuid, SpecificationSummary> = BTreeMap::new();
+    fn entry(specs: &mut BTreeMap<Uuid, SpecificationSummary>, id: Uuid) -> &mut SpecificationSummary {
+        specs.entry(id).or_insert(SpecificationSummary { id, name: None, client_id: None, modules: 0, packages: 0 })
+    }
+    let all_modules = ModuleFilter { limit: Some(1000), ..Default::default() };
+    let modules: Vec<FirmwareModule> =
+        firmware.modules(&all_modules).map_err(|e| session.err(e))?.try_collect().await.map_err(|e| session.err(e))?;
+    for m in &modules {
+        let s = entry(&mut specs, m.device_specification_id);
+        s.modules += 1;
+        s.client_id = s.client_id.or(m.client_id);
+    }
+    let filter = PackageFilter { embed: vec![Embed::DeviceSpecification], limit: Some(1000), ..Default::default() };
+    let packages: Vec<FirmwarePackage> =
+        firmware.packages(&filter).map_err(|e| session.err(e))?.try_collect().await.map_err(|e| session.err(e))?;
+    for p in &packages {
+        let s = entry(&mut specs, p.device_specification_id);
+        s.packages += 1;
+        if let Some(spec) = p.embedded.as_ref().and_then(|e| e.device_specification.as_ref()) {
+            s.name = Some(spec.name.clone());
+            s.client_id = Some(spec.client_id);
+        }
+    }
+    let mut out: Vec<SpecificationSummary> = specs.into_values().collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+    Ok(out)
 }
 
 #[derive(Debug, Clone, Serialize, specta::Type)]
@@ -35,16 +142,11 @@ pub async fn list_modules(state: State<'_, AppState>, request: ModulePageRequest
     let session = state.session().await;
     let firmware = session.client.firmware();
     let (page, next) = match &request.next {
-        Some(link) => {
-            let url = url::Url::parse(link).map_err(|_| {
-                CommandError::from(dcs_api::Error::InvalidInput { field: "next".into(), rule: "must be a page link".into() })
-            })?;
-            firmware.modules_page_at(&url).await.map_err(|e| session.err(e))?
-        }
+        Some(link) => firmware.modules_page_at(&page_link(link)?).await.map_err(|e| session.err(e))?,
         None => {
             let filter = ModuleFilter {
                 device_specification_id: request.device_specification_id,
-                client_id: None,
+                client_id: optional_uuid("clientId", request.client_id.as_deref())?,
                 sort: request.sort.clone(),
                 limit: request.limit,
             };
@@ -100,4 +202,49 @@ pub async fn create_package(state: State<'_, AppState>, request: CreatePackage) 
     let created = session.client.firmware().create_package(&request.new_package()).await.map_err(|e| session.err(e))?;
     tracing::info!(package = %created.id, acting = %session.acting.describe(), "package created");
     Ok(created)
+}
+
+/// A new description for a package (`null` removes it); the other fields of a package are fixed.
+#[derive(Debug, Clone, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateDescription {
+    pub package_id: Uuid,
+    pub description: Option<String>,
+    pub acting_for: Option<Uuid>,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn update_package_description(
+    state: State<'_, AppState>,
+    request: UpdateDescription,
+) -> Result<FirmwarePackage, CommandError> {
+    let session = state.session().await;
+    session.check_acting_for(request.acting_for)?;
+    let description = request.description.as_deref().filter(|d| !d.is_empty());
+    let updated = session
+        .client
+        .firmware()
+        .update_package_description(request.package_id, description)
+        .await
+        .map_err(|e| session.err(e))?;
+    tracing::info!(package = %updated.id, acting = %session.acting.describe(), "package description changed");
+    Ok(updated)
+}
+
+#[derive(Debug, Clone, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DeletePackage {
+    pub package_id: Uuid,
+    pub acting_for: Option<Uuid>,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_package(state: State<'_, AppState>, request: DeletePackage) -> Result<(), CommandError> {
+    let session = state.session().await;
+    session.check_acting_for(request.acting_for)?;
+    session.client.firmware().delete_package(request.package_id).await.map_err(|e| session.err(e))?;
+    tracing::info!(package = %request.package_id, acting = %session.acting.describe(), "package deleted");
+    Ok(())
 }

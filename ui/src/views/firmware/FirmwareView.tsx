@@ -1,62 +1,192 @@
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { Empty, ErrorBox, Loading } from "../../components/States";
-import { formatTimestamp, shortId, toggleSort } from "../../lib/format";
-import { Pager, type PagerState } from "../../lib/pager";
-import { ipc, type FirmwareModule, type FirmwarePackage } from "../../ipc";
+import { useEffect, useState } from "preact/hooks";
+import { useConfirm } from "../../components/Confirm";
+import { ErrorBox, Loading } from "../../components/States";
+import { errorMessage, ipc, type FirmwareModule, type FirmwarePackage, type SpecificationSummary } from "../../ipc";
+import { useSession } from "../../session";
+import { EditPackageDialog } from "./EditPackage";
+import { NO_FILTERS, type Filters } from "./filters";
+import { ModulesTable } from "./ModulesTable";
 import { NewPackageDialog } from "./NewPackage";
+import { PackagesTable } from "./PackagesTable";
+import { SpecsTable } from "./SpecsTable";
 
-const COLUMNS: { field: string | null; label: string }[] = [
-  { field: "name", label: "Name" },
-  { field: "firmwareVersionAttributeName", label: "Version attribute" },
-  { field: "deviceSpecificationId", label: "Device specification" },
-  { field: "createdAt", label: "Created (UTC)" },
-  { field: "modifiedAt", label: "Modified (UTC)" },
-  { field: null, label: "" },
+type Tab = "specifications" | "modules" | "packages";
+const TABS: { id: Tab; label: string }[] = [
+  { id: "specifications", label: "Device specifications" },
+  { id: "modules", label: "Modules" },
+  { id: "packages", label: "Packages" },
 ];
 
-/** Firmware modules of the active profile: first page at once, more on scroll. */
+/**
+ * The firmware workspace: device specifications, modules and packages of the active profile and
+ * customer, narrowed by specification, module and owner; packages created, described and deleted.
+ */
 export function FirmwareView() {
-  const [sort, setSort] = useState<string | null>("name");
-  const pager = useMemo(() => new Pager<FirmwareModule>(async () => ({ items: [], next: null })), []);
-  const [state, setState] = useState<PagerState<FirmwareModule>>(pager.snapshot);
-  const sentinel = useRef<HTMLTableRowElement>(null);
+  const { info } = useSession();
+  const [tab, setTab] = useState<Tab>("modules");
+  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
+  const [clientText, setClientText] = useState("");
+  const [specs, setSpecs] = useState<SpecificationSummary[] | null>(null);
+  const [specsError, setSpecsError] = useState<unknown>(null);
+  const [modules, setModules] = useState<FirmwareModule[]>([]);
+  const [count, setCount] = useState("");
   const [creatingFor, setCreatingFor] = useState<FirmwareModule | null>(null);
-  const [created, setCreated] = useState<{ pkg: FirmwarePackage; module: string } | null>(null);
+  const [editing, setEditing] = useState<FirmwarePackage | null>(null);
+  const [notice, setNotice] = useState<{ kind: "ok" | "error"; text: string; id?: string } | null>(null);
+  const [reloadKey, setReloadKey] = useState(0);
+  const [confirmElement, confirm] = useConfirm();
 
-  useEffect(() => pager.subscribe(setState), [pager]);
+  const loadSpecs = () => {
+    setSpecsError(null);
+    ipc.listSpecifications().then(setSpecs, setSpecsError);
+  };
+  useEffect(loadSpecs, [reloadKey]);
 
+  // The module filter offers the modules of the chosen specification (all pages).
   useEffect(() => {
-    pager.reload(async (next) => {
-      const page = await ipc.listModules({ next, sort, deviceSpecificationId: null, limit: null });
-      return { items: page.items, next: page.next };
-    });
-  }, [pager, sort]);
+    let live = true;
+    (async () => {
+      const all: FirmwareModule[] = [];
+      let next: string | null = null;
+      do {
+        const page = await ipc.listModules({ next, sort: "name", deviceSpecificationId: filters.spec, clientId: null, limit: 1000 });
+        all.push(...page.items);
+        next = page.next;
+      } while (next && live);
+      if (live) setModules(all);
+    })().catch(() => live && setModules([]));
+    return () => {
+      live = false;
+    };
+  }, [filters.spec]);
 
-  useEffect(() => {
-    const el = sentinel.current;
-    if (!el) return;
-    const io = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) pager.loadMore();
+  const specName = (id: string) => specs?.find((s) => s.id === id)?.name ?? null;
+  const setFilter = (patch: Partial<Filters>) => setFilters((f) => ({ ...f, ...patch }));
+
+  const remove = async (p: FirmwarePackage) => {
+    if (!info) return;
+    const ok = await confirm({
+      title: `Delete package ${p.firmwareVersion}?`,
+      body: (
+        <>
+          <p>
+            Package <strong>{p.firmwareVersion}</strong>
+            {p._embedded?.module ? ` of ${p._embedded.module.name}` : ""} is deleted with its firmware file
+            {p.firmwareFileName ? ` (${p.firmwareFileName})` : ""} and release notes. This cannot be undone.
+          </p>
+          <p class="muted">The service refuses to delete a package that devices still use as their target.</p>
+        </>
+      ),
+      confirmLabel: "Delete package",
+      danger: true,
+      acting: { profile: info.profile, customer: info.acting },
     });
-    io.observe(el);
-    return () => io.disconnect();
-  }, [pager, state.status, state.items.length]);
+    if (!ok) return;
+    try {
+      await ipc.deletePackage(p.id, info.acting?.id ?? null);
+      setNotice({ kind: "ok", text: `Deleted package ${p.firmwareVersion}.` });
+      setReloadKey((k) => k + 1);
+    } catch (e) {
+      setNotice({ kind: "error", text: `Package ${p.firmwareVersion} was not deleted: ${errorMessage(e)}` });
+    }
+  };
 
   return (
     <section class="view" aria-labelledby="firmware-title">
+      {confirmElement}
       <div class="view-head">
-        <h1 id="firmware-title">Firmware modules</h1>
+        <h1 id="firmware-title">Firmware</h1>
         <span class="muted" data-testid="module-count">
-          {state.status === "ready" || state.status === "loadingMore"
-            ? `${state.items.length}${state.done ? "" : "+"} module${state.items.length === 1 ? "" : "s"}`
-            : ""}
+          {tab === "specifications" ? (specs ? `${specs.length} specifications` : "") : count}
         </span>
       </div>
 
-      {created && (
-        <div class="result result-ok" role="status" data-testid="package-created">
-          Created package <strong>{created.pkg.firmwareVersion}</strong> of {created.module}{" "}
-          <code>{created.pkg.id}</code>
+      <div class="tabs" role="tablist" aria-label="Firmware">
+        {TABS.map((t) => (
+          <button
+            key={t.id}
+            type="button"
+            role="tab"
+            class={t.id === tab ? "tab active" : "tab"}
+            aria-selected={t.id === tab}
+            data-testid={`tab-${t.id}`}
+            onClick={() => setTab(t.id)}
+          >
+            {t.label}
+          </button>
+        ))}
+      </div>
+
+      {tab !== "specifications" && (
+        <div class="filters" data-testid="filters">
+          <label>
+            <span>Device specification</span>
+            <select
+              data-testid="filter-spec"
+              onChange={(e) => setFilter({ spec: e.currentTarget.value || null, module: null })}
+            >
+              <option value="" selected={!filters.spec}>
+                All
+              </option>
+              {specs?.map((s) => (
+                <option key={s.id} value={s.id} selected={filters.spec === s.id}>
+                  {s.name ?? s.id}
+                </option>
+              ))}
+            </select>
+          </label>
+          {tab === "packages" && (
+            <label>
+              <span>Module</span>
+              <select data-testid="filter-module" onChange={(e) => setFilter({ module: e.currentTarget.value || null })}>
+                <option value="" selected={!filters.module}>
+                  All
+                </option>
+                {modules.map((m) => (
+                  <option key={m.id} value={m.id} selected={filters.module === m.id}>
+                    {m.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
+          <label>
+            <span>Owner (client id)</span>
+            <input
+              data-testid="filter-client"
+              class="mono"
+              placeholder="any"
+              value={clientText}
+              onInput={(e) => setClientText(e.currentTarget.value)}
+              onBlur={() => setFilter({ client: clientText.trim() || null })}
+              onKeyDown={(e) => e.key === "Enter" && setFilter({ client: clientText.trim() || null })}
+            />
+          </label>
+          {(filters.spec || filters.module || filters.client) && (
+            <button
+              type="button"
+              class="button button-quiet"
+              onClick={() => {
+                setFilters(NO_FILTERS);
+                setClientText("");
+              }}
+            >
+              Clear filters
+            </button>
+          )}
+        </div>
+      )}
+
+      {notice && (
+        <div
+          class={notice.kind === "ok" ? "result result-ok notice-row" : "result result-error notice-row"}
+          role="status"
+          data-testid="firmware-notice"
+        >
+          {notice.text} {notice.id && <code>{notice.id}</code>}
+          <button type="button" class="button button-quiet button-small" onClick={() => setNotice(null)} aria-label="Dismiss">
+            ✕
+          </button>
         </div>
       )}
       {creatingFor && (
@@ -64,81 +194,52 @@ export function FirmwareView() {
           module={creatingFor}
           onClose={() => setCreatingFor(null)}
           onCreated={(pkg) => {
-            setCreated({ pkg, module: creatingFor.name });
+            setNotice({ kind: "ok", text: `Created package ${pkg.firmwareVersion} of ${creatingFor.name}.`, id: pkg.id });
             setCreatingFor(null);
+            setReloadKey((k) => k + 1);
           }}
         />
       )}
-      {state.status === "loading" && <Loading label="Loading firmware modules…" />}
-      {state.status === "error" && <ErrorBox error={state.error} onRetry={() => pager.reload()} />}
-      {(state.status === "ready" || state.status === "loadingMore") && state.items.length === 0 && (
-        <Empty title="No firmware modules">This environment has no firmware modules yet.</Empty>
+      {editing && (
+        <EditPackageDialog
+          pkg={editing}
+          onClose={() => setEditing(null)}
+          onSaved={(p) => {
+            setNotice({ kind: "ok", text: `Saved the description of package ${p.firmwareVersion}.` });
+            setEditing(null);
+            setReloadKey((k) => k + 1);
+          }}
+        />
       )}
-      {state.items.length > 0 && (
-        <div class="table-wrap">
-          <table class="table" data-testid="modules-table">
-            <thead>
-              <tr>
-                {COLUMNS.map((c) => {
-                  const active = sort === c.field ? "ascending" : sort === `-${c.field}` ? "descending" : undefined;
-                  return (
-                    <th key={c.label} aria-sort={active ?? "none"} scope="col">
-                      {c.field ? (
-                        <button type="button" class="th-button" onClick={() => setSort(toggleSort(sort, c.field!))}>
-                          {c.label}
-                          <span class="sort-mark" aria-hidden="true">
-                            {active === "ascending" ? "▲" : active === "descending" ? "▼" : ""}
-                          </span>
-                        </button>
-                      ) : (
-                        c.label
-                      )}
-                    </th>
-                  );
-                })}
-              </tr>
-            </thead>
-            <tbody>
-              {state.items.map((m) => (
-                <tr key={m.id} data-testid="module-row" data-id={m.id}>
-                  <td data-testid="module-name" title={m.id}>
-                    {m.name}
-                  </td>
-                  <td>
-                    <code>{m.firmwareVersionAttributeName}</code>
-                  </td>
-                  <td title={m.deviceSpecificationId}>
-                    <code>{shortId(m.deviceSpecificationId)}</code>
-                  </td>
-                  <td>{formatTimestamp(m.createdAt)}</td>
-                  <td>{formatTimestamp(m.modifiedAt)}</td>
-                  <td class="actions-cell">
-                    <button
-                      type="button"
-                      class="button button-small"
-                      onClick={() => setCreatingFor(m)}
-                      data-testid="new-package"
-                      aria-label={`New package of ${m.name}`}
-                    >
-                      New package
-                    </button>
-                  </td>
-                </tr>
-              ))}
-              {!state.done && (
-                <tr ref={sentinel} class="sentinel">
-                  <td colSpan={COLUMNS.length}>
-                    {state.error ? (
-                      <ErrorBox error={state.error} onRetry={() => pager.loadMore()} />
-                    ) : (
-                      <Loading label="Loading more…" />
-                    )}
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
-        </div>
+
+      {tab === "specifications" &&
+        (specsError !== null ? (
+          <ErrorBox error={specsError} onRetry={loadSpecs} />
+        ) : specs === null ? (
+          <Loading label="Gathering device specifications…" />
+        ) : (
+          <SpecsTable
+            specs={specs}
+            onPick={(id) => {
+              setFilters({ ...NO_FILTERS, spec: id });
+              setTab("modules");
+            }}
+          />
+        ))}
+      {tab === "modules" && (
+        <ModulesTable
+          filters={filters}
+          specName={specName}
+          onCount={setCount}
+          onNewPackage={setCreatingFor}
+          onShowPackages={(m) => {
+            setFilters((f) => ({ ...f, spec: m.deviceSpecificationId, module: m.id }));
+            setTab("packages");
+          }}
+        />
+      )}
+      {tab === "packages" && (
+        <PackagesTable filters={filters} reloadKey={reloadKey} onCount={setCount} onEdit={setEditing} onDelete={remove} />
       )}
     </section>
   );
