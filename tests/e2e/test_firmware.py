@@ -5,12 +5,16 @@ package deleted, each after a confirmation, and checked over HTTP."""
 import json
 import urllib.request
 
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from conftest import screenshot, service_get_as, service_token
 from test_first_screen import rows_loaded
 from test_profiles import click, type_into, wait_css, wait_text
+
+# Lists re-render while they load; an element found a moment ago may be gone: look again.
+STALE = (StaleElementReferenceException,)
 
 
 def service(app, demo_key):
@@ -48,20 +52,20 @@ def package_rows(driver):
         return [r.get_attribute("data-id") for r in d.find_elements(By.CSS_SELECTOR, "[data-testid=package-row]")] or False
 
     try:
-        return WebDriverWait(driver, 30).until(loaded)
+        return WebDriverWait(driver, 30, ignored_exceptions=STALE).until(loaded)
     except Exception:
         print("BODY:", driver.execute_script("return document.body.innerText"))
         raise
 
 
 def test_browse_filter_edit_and_delete_packages(app, demo_key, artifacts):
-    WebDriverWait(app, 30).until(rows_loaded)
+    WebDriverWait(app, 30, ignored_exceptions=STALE).until(rows_loaded)
     base_url, token = service(app, demo_key)
 
     # Device specifications: every specification that has modules, named from its packages.
     modules = all_items(base_url, token, "/firmware/modules?limit=1000")
     click(app, "[data-testid=tab-specifications]")
-    rows = WebDriverWait(app, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=spec-row]"))
+    rows = WebDriverWait(app, 30, ignored_exceptions=STALE).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=spec-row]"))
     assert len(rows) == len({m["deviceSpecificationId"] for m in modules})
     screenshot(app, artifacts / "firmware-specifications.png")
 
@@ -70,12 +74,12 @@ def test_browse_filter_edit_and_delete_packages(app, demo_key, artifacts):
     click(app, "[data-testid=tab-packages]")
     package_rows(app)
     Select(wait_css(app, "[data-testid=filter-spec]")).select_by_value(module["deviceSpecificationId"])
-    WebDriverWait(app, 20).until(
+    WebDriverWait(app, 20, ignored_exceptions=STALE).until(
         lambda d: any(o.get_attribute("value") == module["id"] for o in d.find_elements(By.CSS_SELECTOR, "[data-testid=filter-module] option"))
     )
     Select(app.find_element(By.CSS_SELECTOR, "[data-testid=filter-module]")).select_by_value(module["id"])
     held = all_items(base_url, token, f"/firmware/packages?moduleId={module['id']}&sort=-createdAt&limit=1000")
-    WebDriverWait(app, 20).until(lambda d: package_rows(d) == [p["id"] for p in held])
+    WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: package_rows(d) == [p["id"] for p in held])
     assert module["name"] in app.find_element(By.CSS_SELECTOR, "[data-testid=package-row]").text
     screenshot(app, artifacts / "firmware-packages.png")
 
@@ -89,7 +93,7 @@ def test_browse_filter_edit_and_delete_packages(app, demo_key, artifacts):
     )
     click(app, "[data-testid=tab-modules]")
     click(app, "[data-testid=tab-packages]")
-    WebDriverWait(app, 20).until(lambda d: extra["id"] in package_rows(d))
+    WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: extra["id"] in package_rows(d))
 
     # Edit the description: the fixed fields say why; a bad value is named inline.
     row = app.find_element(By.CSS_SELECTOR, f"[data-testid=package-row][data-id='{extra['id']}']")
@@ -98,7 +102,7 @@ def test_browse_filter_edit_and_delete_packages(app, demo_key, artifacts):
     type_into(app, "description", "caf\u00e9 build")
     wait_text(app, "[data-testid=error-description]", "printable")
     type_into(app, "description", "Field trial build for the e2e test")
-    WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=error-description]"))
+    WebDriverWait(app, 10, ignored_exceptions=STALE).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=error-description]"))
     screenshot(app, artifacts / "firmware-edit-description.png")
     click(app, "[data-testid=save-description]")
     wait_text(app, "[data-testid=confirm-acting]", "your own environment")
@@ -107,7 +111,7 @@ def test_browse_filter_edit_and_delete_packages(app, demo_key, artifacts):
     assert send(base_url, token, "GET", f"/firmware/packages/{extra['id']}")["description"] == "Field trial build for the e2e test"
 
     # Delete it, after a confirmation that says what goes.
-    row = WebDriverWait(app, 20).until(
+    row = WebDriverWait(app, 20, ignored_exceptions=STALE).until(
         lambda d: d.find_element(By.CSS_SELECTOR, f"[data-testid=package-row][data-id='{extra['id']}']")
     )
     click(app, "[data-testid=delete-package]", row)
@@ -118,4 +122,4 @@ def test_browse_filter_edit_and_delete_packages(app, demo_key, artifacts):
     wait_text(app, "[data-testid=firmware-notice]", "Deleted package 0.0.1-e2e")
     status, _ = service_get_as(base_url, f"/firmware/packages/{extra['id']}", token, None)
     assert status == 404
-    WebDriverWait(app, 20).until(lambda d: extra["id"] not in package_rows(d))
+    WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: extra["id"] not in package_rows(d))

@@ -8,6 +8,7 @@ import re
 import subprocess
 import uuid
 
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -15,27 +16,36 @@ from conftest import screenshot, service_get_as, service_token
 
 JWT = re.compile(r"eyJ[\w-]+\.[\w-]+\.[\w-]*")
 
+# Lists re-render while they load; an element found a moment ago may be gone: look again.
+STALE = (StaleElementReferenceException,)
+
 
 def css(driver, selector):
     return driver.find_element(By.CSS_SELECTOR, selector)
 
 
 def wait_css(driver, selector, timeout=20):
-    return WebDriverWait(driver, timeout).until(lambda d: d.find_element(By.CSS_SELECTOR, selector))
+    return WebDriverWait(driver, timeout, ignored_exceptions=STALE).until(lambda d: d.find_element(By.CSS_SELECTOR, selector))
 
 
 def click(driver, selector, within=None):
-    """Clicks an element once scrolled into view (forms run below the fold)."""
-    el = (within or driver).find_element(By.CSS_SELECTOR, selector)
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", el)
-    WebDriverWait(driver, 10).until(lambda d: el.is_displayed() and el.is_enabled())
-    el.click()
-    return el
+    """Clicks an element once scrolled into view (forms run below the fold), looking it up again
+    if a re-render replaced it."""
+
+    def attempt(d):
+        el = (within or d).find_element(By.CSS_SELECTOR, selector)
+        d.execute_script("arguments[0].scrollIntoView({block: 'center'})", el)
+        if not (el.is_displayed() and el.is_enabled()):
+            return False
+        el.click()
+        return el
+
+    return WebDriverWait(driver, 10, ignored_exceptions=STALE).until(attempt)
 
 
 def wait_text(driver, selector, text, timeout=10):
     """The element's text once it contains `text` (inline checks answer a moment after typing)."""
-    return WebDriverWait(driver, timeout).until(
+    return WebDriverWait(driver, timeout, ignored_exceptions=STALE).until(
         lambda d: next((e.text for e in d.find_elements(By.CSS_SELECTOR, selector) if text in e.text), False)
     )
 
@@ -43,7 +53,7 @@ def wait_text(driver, selector, text, timeout=10):
 def type_into(driver, field_id, text):
     el = wait_css(driver, f"#{field_id}", 10)
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", el)
-    WebDriverWait(driver, 10).until(lambda d: el.is_displayed() and el.is_enabled())
+    WebDriverWait(driver, 10, ignored_exceptions=STALE).until(lambda d: el.is_displayed() and el.is_enabled())
     el.clear()
     el.send_keys(text)
 
@@ -58,7 +68,7 @@ def module_names(driver):
         return [c.text for c in d.find_elements(By.CSS_SELECTOR, "[data-testid=module-name]")] or False
 
     try:
-        return WebDriverWait(driver, 30).until(loaded)
+        return WebDriverWait(driver, 30, ignored_exceptions=STALE).until(loaded)
     except Exception:
         driver.save_screenshot("/tmp/debug.png")
         print("BODY:", driver.execute_script("return document.body.innerText"))
@@ -86,7 +96,7 @@ def switch_customer(driver, label):
             return not banners
         return bool(banners) and label in banners[0].text
 
-    WebDriverWait(driver, 20).until(switched)
+    WebDriverWait(driver, 20, ignored_exceptions=STALE).until(switched)
 
 
 def test_profile_keychain_and_customer_switching(app, sim_process, demo_key, tmp_path, artifacts):
@@ -111,7 +121,7 @@ def test_profile_keychain_and_customer_switching(app, sim_process, demo_key, tmp
     type_into(app, "baseUrl", "ftp://nowhere")
     wait_text(app, "[data-testid=error-baseUrl]", "http or https")
     type_into(app, "baseUrl", base_url)
-    WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=error-baseUrl]"))
+    WebDriverWait(app, 10, ignored_exceptions=STALE).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=error-baseUrl]"))
     for i, c in enumerate([first, second]):
         click(app, "[data-testid=add-customer]")
         type_into(app, f"customers-{i}-label", c["name"])
@@ -147,7 +157,7 @@ def test_profile_keychain_and_customer_switching(app, sim_process, demo_key, tmp
 
     # Use it: the header names it and offers its customers.
     click(app, "[data-testid=use-profile]", row)
-    WebDriverWait(app, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid=profile]").text == name)
+    WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid=profile]").text == name)
     screenshot(app, artifacts / "profiles.png")
 
     token = service_token(base_url, demo_key)
@@ -172,7 +182,7 @@ def test_profile_keychain_and_customer_switching(app, sim_process, demo_key, tmp
     type_into(app, "firmwareVersion", "bad version!")
     wait_text(app, "[data-testid=error-firmwareVersion]", "letters")
     type_into(app, "firmwareVersion", "9.9.9-e2e")
-    WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=error-firmwareVersion]"))
+    WebDriverWait(app, 10, ignored_exceptions=STALE).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=error-firmwareVersion]"))
     click(app, "[data-testid=create-package]")
     acting = wait_text(app, "[data-testid=confirm-acting]", first["name"])
     assert first["id"] in acting and name in acting
