@@ -2,7 +2,7 @@
 
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from conftest import screenshot, service_get, service_token
 
@@ -61,6 +61,13 @@ def test_dark_theme_follows_the_os(app, artifacts):
     assert app.execute_script("return matchMedia('(prefers-color-scheme: dark)').matches")
     assert background_luminance(app) < 0.2
     screenshot(app, artifacts / "first-screen-dark.png")
+    # The customer colour reads in the dark theme too.
+    switcher = Select(app.find_element(By.CSS_SELECTOR, "[data-testid=customer-switcher]"))
+    switcher.select_by_index(1)
+    banner = WebDriverWait(app, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid=acting-banner]"))
+    assert switcher.first_selected_option.text in banner.text
+    WebDriverWait(app, 30).until(rows_loaded)
+    screenshot(app, artifacts / "acting-for-customer-dark.png")
 
 
 @pytest.mark.parametrize("app", [{"GTK_THEME": "Adwaita"}], indirect=True)

@@ -52,9 +52,9 @@ export function ModulesTable({
           <td>
             <code>{m.firmwareVersionAttributeName}</code>
           </td>
-          <td title={m.deviceSpecificationId}>{specName(m.deviceSpecificationId) ?? <code>{shortId(m.deviceSpecificationId)}</code>}</td>
-          <td>{formatTimestamp(m.createdAt)}</td>
-          <td>{formatTimestamp(m.modifiedAt)}</td>
+          <td class="wrap" title={m.deviceSpecificationId}>{specName(m.deviceSpecificationId) ?? <code>{shortId(m.deviceSpecificationId)}</code>}</td>
+          <td class="when">{formatTimestamp(m.createdAt)}</td>
+          <td class="when">{formatTimestamp(m.modifiedAt)}</td>
           <td class="actions-cell">
             <div class="row-actions">
               <button type="button" class="button button-small" onClick={() => onShowPackages(m)} data-testid="show-packages">

@@ -76,7 +76,7 @@ export function PackagesTable({
                 </div>
               )}
             </td>
-            <td>{formatTimestamp(p.createdAt)}</td>
+            <td class="when">{formatTimestamp(p.createdAt)}</td>
             <td class="actions-cell">
               <div class="row-actions">
                 <button type="button" class="button button-small" onClick={() => onEdit(p)} data-testid="edit-package">
