@@ -25,6 +25,14 @@ fn specta_builder() -> Builder<tauri::Wry> {
         commands::firmware::list_modules,
         commands::firmware::check_package,
         commands::firmware::create_package,
+        commands::transfers::hash_file,
+        commands::transfers::upload_firmware_file,
+        commands::transfers::upload_release_notes,
+        commands::transfers::download_firmware_file,
+        commands::transfers::download_release_notes,
+        commands::transfers::read_release_notes,
+        commands::transfers::delete_release_notes,
+        commands::transfers::cancel_transfer,
     ])
 }
 
