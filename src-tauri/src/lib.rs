@@ -29,6 +29,14 @@ fn specta_builder() -> Builder<tauri::Wry> {
         commands::firmware::list_specifications,
         commands::firmware::update_package_description,
         commands::firmware::delete_package,
+        commands::transfers::hash_file,
+        commands::transfers::upload_firmware_file,
+        commands::transfers::upload_release_notes,
+        commands::transfers::download_firmware_file,
+        commands::transfers::download_release_notes,
+        commands::transfers::read_release_notes,
+        commands::transfers::delete_release_notes,
+        commands::transfers::cancel_transfer,
     ])
 }
 
@@ -51,6 +59,7 @@ pub fn run() {
         .init();
     let builder = specta_builder();
     tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);

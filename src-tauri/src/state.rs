@@ -8,6 +8,7 @@ use std::sync::Arc;
 use dcs_api::{Client, Secret};
 use dcs_console::session::{self, Acting};
 use dcs_console::simulator::{self, Embedded};
+use dcs_console::transfers::Transfers;
 use dcs_console::{ConfigStore, Profile, SIMULATOR_PROFILE};
 use tokio::sync::{Mutex, RwLock};
 
@@ -51,6 +52,9 @@ pub struct AppState {
     embedded: Mutex<Option<Embedded>>,
     /// Why the app did not open with the default profile, or could not read the profiles file.
     pub notice: std::sync::Mutex<Option<String>>,
+    /// Running uploads, downloads and hashes, by job id (for cancelling). A transfer keeps the
+    /// session it started with, so it runs on if the profile or customer changes meanwhile.
+    pub transfers: Transfers,
 }
 
 fn sim_options() -> dcs_sim::SimOptions {
@@ -72,7 +76,13 @@ impl AppState {
             }
         };
         let embedded = Mutex::new(None);
-        let placeholder = AppState { config, session: RwLock::new(Arc::new(Self::unconnected())), embedded, notice: Default::default() };
+        let placeholder = AppState {
+            config,
+            session: RwLock::new(Arc::new(Self::unconnected())),
+            embedded,
+            notice: Default::default(),
+            transfers: Transfers::new(),
+        };
         let first = match default {
             Some(name) => match placeholder.connect(&name, Acting::Yourself).await {
                 Ok(s) => s,

@@ -53,6 +53,9 @@ impl FileKind {
 #[derive(Clone, Default)]
 pub struct Transfer {
     pub progress: Option<Progress>,
+    /// Progress of an upload's first pass, which reads the whole file for its checksum before
+    /// anything is sent (seconds for a large file, which would otherwise look stalled).
+    pub hashing: Option<Progress>,
     pub cancel: Option<CancellationToken>,
 }
 
@@ -60,6 +63,7 @@ impl std::fmt::Debug for Transfer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Transfer")
             .field("progress", &self.progress.is_some())
+            .field("hashing", &self.hashing.is_some())
             .field("cancel", &self.cancel)
             .finish()
     }
@@ -68,6 +72,11 @@ impl std::fmt::Debug for Transfer {
 impl Transfer {
     pub fn with_progress(mut self, progress: impl Fn(u64, u64) + Send + Sync + 'static) -> Transfer {
         self.progress = Some(Arc::new(progress));
+        self
+    }
+
+    pub fn with_hashing_progress(mut self, progress: impl Fn(u64, u64) + Send + Sync + 'static) -> Transfer {
+        self.hashing = Some(Arc::new(progress));
         self
     }
 
@@ -130,12 +139,15 @@ fn guess_content_type(name: &str) -> &'static str {
     }
 }
 
-/// SHA-256 of a file, read in chunks; with its size.
+/// SHA-256 of a file, read in chunks; with its size. Progress is reported against the size the
+/// file had when opened.
 pub async fn sha256_file(path: &Path, transfer: &Transfer) -> Result<(String, u64)> {
     let mut file = tokio::fs::File::open(path).await.map_err(|e| Error::local_file(path, e))?;
+    let total = file.metadata().await.map_err(|e| Error::local_file(path, e))?.len();
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; CHUNK];
     let mut size = 0u64;
+    transfer.report(0, total);
     loop {
         if transfer.cancelled() {
             return Err(Error::Cancelled { what: format!("reading {}", path.display()) });
@@ -146,6 +158,7 @@ pub async fn sha256_file(path: &Path, transfer: &Transfer) -> Result<(String, u6
         }
         hasher.update(&buf[..n]);
         size += n as u64;
+        transfer.report(size, total.max(size));
     }
     Ok((hex::encode(hasher.finalize()), size))
 }
@@ -228,7 +241,8 @@ impl Firmware<'_> {
         }
 
         // First pass: the checksum.
-        let (checksum, total) = sha256_file(path, transfer).await?;
+        let first = Transfer { progress: transfer.hashing.clone(), hashing: None, cancel: transfer.cancel.clone() };
+        let (checksum, total) = sha256_file(path, &first).await?;
 
         // Second pass: the body, streamed from the file with progress and cancellation.
         let file = tokio::fs::File::open(path).await.map_err(|e| Error::local_file(path, e))?;

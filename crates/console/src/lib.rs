@@ -1,12 +1,13 @@
 //! What the desktop app and the `dcs` command line share above the API client: profiles and
-//! their config file, the OS keychain, connecting a profile as a customer, and the embedded
-//! simulator.
+//! their config file, the OS keychain, connecting a profile as a customer, the embedded
+//! simulator, and long file transfers as cancellable jobs with paced progress.
 
 pub mod config;
 pub mod keychain;
 pub mod profile;
 pub mod session;
 pub mod simulator;
+pub mod transfers;
 
 pub use config::{Config, ConfigError, ConfigStore};
 pub use keychain::{Keychain, KeychainError};

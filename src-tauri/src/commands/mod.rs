@@ -3,6 +3,7 @@
 
 pub mod firmware;
 pub mod profiles;
+pub mod transfers;
 
 use dcs_console::Customer;
 use serde::Serialize;
