@@ -29,6 +29,7 @@ fn specta_builder() -> Builder<tauri::Wry> {
         commands::firmware::list_specifications,
         commands::firmware::update_package_description,
         commands::firmware::delete_package,
+        commands::firmware::get_package,
         commands::transfers::hash_file,
         commands::transfers::upload_firmware_file,
         commands::transfers::upload_release_notes,

@@ -42,6 +42,8 @@ export const commands = {
 	listSpecifications: () => typedError<SpecificationSummary_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("list_specifications")),
 	updatePackageDescription: (request: UpdateDescription_Deserialize) => typedError<FirmwarePackage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("update_package_description", { request })),
 	deletePackage: (request: DeletePackage_Deserialize) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("delete_package", { request })),
+	/**  One package as the service holds it now, with its module and device specification. */
+	getPackage: (packageId: string) => typedError<FirmwarePackage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("get_package", { packageId })),
 	/**  SHA-256 and size of a local file (one the user dropped or picked), computed in Rust. */
 	hashFile: (path: string, onProgress: Channel<TransferProgress_Deserialize>) => typedError<HashResult, CommandError_Serialize>(__TAURI_INVOKE("hash_file", { path, onProgress })),
 	/**

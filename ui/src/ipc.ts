@@ -3,6 +3,7 @@
 
 import * as b from "./bindings";
 import { commands } from "./bindings";
+import type { Channel } from "@tauri-apps/api/core";
 
 // What Rust sends (the "Serialize" phase of each generated type) under plain names, and what
 // it accepts (the "Deserialize" phase) where the two differ.
@@ -18,6 +19,10 @@ export type ModulePage = b.ModulePage_Serialize;
 export type ModulePageRequest = b.ModulePageRequest_Deserialize;
 export type PackagePageRequest = b.PackagePageRequest_Deserialize;
 export type SpecificationSummary = b.SpecificationSummary_Serialize;
+export type TransferProgress = b.TransferProgress_Serialize;
+export type HashResult = b.HashResult;
+export type FileAttributes = b.FileAttributes_Serialize;
+export type Downloaded = b.Downloaded_Serialize;
 export type Profile = b.Profile_Serialize;
 export type ProfileDraft = b.ProfileDraft;
 export type CustomerDraft = b.CustomerDraft;
@@ -65,9 +70,23 @@ export const ipc = {
   createPackage: (request: CreatePackage) => unwrap(commands.createPackage(request)),
   listPackages: (request: PackagePageRequest) => unwrap(commands.listPackages(request)),
   listSpecifications: () => unwrap(commands.listSpecifications()),
+  getPackage: (packageId: string) => unwrap(commands.getPackage(packageId)),
   updatePackageDescription: (packageId: string, description: string | null, actingFor: string | null) =>
     unwrap(commands.updatePackageDescription({ packageId, description, actingFor })),
   deletePackage: (packageId: string, actingFor: string | null) => unwrap(commands.deletePackage({ packageId, actingFor })),
+  hashFile: (path: string, ch: Channel<TransferProgress>) => unwrap(commands.hashFile(path, ch as never)),
+  uploadFirmwareFile: (packageId: string, path: string, actingFor: string | null, ch: Channel<TransferProgress>) =>
+    unwrap(commands.uploadFirmwareFile({ packageId, path, actingFor, fileName: null, contentType: null }, ch as never)),
+  uploadReleaseNotes: (packageId: string, path: string, actingFor: string | null, ch: Channel<TransferProgress>) =>
+    unwrap(commands.uploadReleaseNotes({ packageId, path, actingFor, fileName: null, contentType: null }, ch as never)),
+  downloadFirmwareFile: (packageId: string, target: string, ch: Channel<TransferProgress>) =>
+    unwrap(commands.downloadFirmwareFile({ packageId, target }, ch as never)),
+  downloadReleaseNotes: (packageId: string, target: string, ch: Channel<TransferProgress>) =>
+    unwrap(commands.downloadReleaseNotes({ packageId, target }, ch as never)),
+  readReleaseNotes: (packageId: string) => unwrap(commands.readReleaseNotes(packageId)),
+  deleteReleaseNotes: (packageId: string, actingFor: string | null) =>
+    unwrap(commands.deleteReleaseNotes({ packageId, actingFor })),
+  cancelTransfer: (job: number) => commands.cancelTransfer(job),
 };
 
 /** A message for people from anything a command may throw. */

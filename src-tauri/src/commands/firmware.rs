@@ -248,3 +248,12 @@ pub async fn delete_package(state: State<'_, AppState>, request: DeletePackage) 
     tracing::info!(package = %request.package_id, acting = %session.acting.describe(), "package deleted");
     Ok(())
 }
+
+/// One package as the service holds it now, with its module and device specification.
+#[tauri::command]
+#[specta::specta]
+pub async fn get_package(state: State<'_, AppState>, package_id: Uuid) -> Result<FirmwarePackage, CommandError> {
+    let session = state.session().await;
+    let embed = [Embed::Module, Embed::DeviceSpecification];
+    session.client.firmware().package(package_id, &embed).await.map_err(|e| session.err(e))
+}

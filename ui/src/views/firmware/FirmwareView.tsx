@@ -1,4 +1,5 @@
-import { useEffect, useState } from "preact/hooks";
+import { getCurrentWebview } from "@tauri-apps/api/webview";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { ErrorBox, Loading } from "../../components/States";
 import { errorMessage, ipc, type FirmwareModule, type FirmwarePackage, type SpecificationSummary } from "../../ipc";
@@ -7,6 +8,7 @@ import { EditPackageDialog } from "./EditPackage";
 import { NO_FILTERS, type Filters } from "./filters";
 import { ModulesTable } from "./ModulesTable";
 import { NewPackageDialog } from "./NewPackage";
+import { PackageFilesDialog } from "./PackageFiles";
 import { PackagesTable } from "./PackagesTable";
 import { SpecsTable } from "./SpecsTable";
 
@@ -35,6 +37,48 @@ export function FirmwareView() {
   const [notice, setNotice] = useState<{ kind: "ok" | "error"; text: string; id?: string } | null>(null);
   const [reloadKey, setReloadKey] = useState(0);
   const [confirmElement, confirm] = useConfirm();
+  const [files, setFiles] = useState<{ pkg: FirmwarePackage; dropped: string | null } | null>(null);
+  const [dragOver, setDragOver] = useState<string | null>(null);
+  const shownPackages = useRef<FirmwarePackage[]>([]);
+  const filesOpen = useRef(files);
+  filesOpen.current = files;
+
+  // Files dropped on the window (Tauri's drag-and-drop gives paths, not contents): a drop on a
+  // package row or on its files dialog stages the first file for that package.
+  useEffect(() => {
+    const packageAt = (x: number, y: number) => {
+      const el = document.elementFromPoint(x / window.devicePixelRatio, y / window.devicePixelRatio);
+      return el?.closest<HTMLElement>("[data-package-id]")?.dataset.packageId ?? null;
+    };
+    let unlisten: (() => void) | null = null;
+    let gone = false;
+    getCurrentWebview()
+      .onDragDropEvent((event) => {
+        const p = event.payload;
+        if (p.type === "enter" || p.type === "over") {
+          setDragOver(packageAt(p.position.x, p.position.y));
+        } else if (p.type === "drop") {
+          setDragOver(null);
+          const id = packageAt(p.position.x, p.position.y) ?? filesOpen.current?.pkg.id ?? null;
+          const pkg = filesOpen.current?.pkg.id === id ? filesOpen.current?.pkg : shownPackages.current.find((x) => x.id === id);
+          if (!pkg || p.paths.length === 0) {
+            setNotice({ kind: "error", text: "Drop a firmware file on a package row (Packages tab) or on its files dialog." });
+            return;
+          }
+          if (p.paths.length > 1) {
+            setNotice({ kind: "error", text: `A package takes one firmware file: ${p.paths.length} were dropped; the first is used.` });
+          }
+          setFiles({ pkg, dropped: p.paths[0] });
+        } else {
+          setDragOver(null);
+        }
+      })
+      .then((u) => (gone ? u() : (unlisten = u)));
+    return () => {
+      gone = true;
+      unlisten?.();
+    };
+  }, []);
 
   const loadSpecs = () => {
     setSpecsError(null);
@@ -200,6 +244,15 @@ export function FirmwareView() {
           }}
         />
       )}
+      {files && (
+        <PackageFilesDialog
+          key={`${files.pkg.id}|${files.dropped ?? ""}`}
+          pkg={files.pkg}
+          droppedPath={files.dropped}
+          onClose={() => setFiles(null)}
+          onChanged={() => setReloadKey((k) => k + 1)}
+        />
+      )}
       {editing && (
         <EditPackageDialog
           pkg={editing}
@@ -239,7 +292,16 @@ export function FirmwareView() {
         />
       )}
       {tab === "packages" && (
-        <PackagesTable filters={filters} reloadKey={reloadKey} onCount={setCount} onEdit={setEditing} onDelete={remove} />
+        <PackagesTable
+          filters={filters}
+          reloadKey={reloadKey}
+          onCount={setCount}
+          onEdit={setEditing}
+          onFiles={(pkg) => setFiles({ pkg, dropped: null })}
+          onDelete={remove}
+          onItems={(items) => (shownPackages.current = items)}
+          dragOver={dragOver}
+        />
       )}
     </section>
   );

@@ -20,12 +20,19 @@ export function PackagesTable({
   filters,
   reloadKey,
   onEdit,
+  onFiles,
   onDelete,
   onCount,
+  onItems,
+  dragOver,
 }: {
   filters: Filters;
   reloadKey: number;
   onEdit: (p: FirmwarePackage) => void;
+  onFiles: (p: FirmwarePackage) => void;
+  onItems: (items: FirmwarePackage[]) => void;
+  /** The package a file is being dragged over, if any. */
+  dragOver: string | null;
   onDelete: (p: FirmwarePackage) => void;
   onCount: (label: string) => void;
 }) {
@@ -44,6 +51,7 @@ export function PackagesTable({
   );
   const count = countLabel(state, "package");
   useEffect(() => onCount(count), [count]);
+  useEffect(() => onItems(state.items), [state.items]);
   return (
     <PagedTable
       {...{ state, pager, sentinel, sort }}
@@ -57,7 +65,13 @@ export function PackagesTable({
         const module = p._embedded?.module;
         const spec = p._embedded?.deviceSpecification;
         return (
-          <tr key={p.id} data-testid="package-row" data-id={p.id}>
+          <tr
+            key={p.id}
+            data-testid="package-row"
+            data-id={p.id}
+            data-package-id={p.id}
+            class={dragOver === p.id ? "drop-target" : undefined}
+          >
             <td data-testid="package-version" title={p.id}>
               <strong>{p.firmwareVersion}</strong>
             </td>
@@ -79,6 +93,9 @@ export function PackagesTable({
             <td class="when">{formatTimestamp(p.createdAt)}</td>
             <td class="actions-cell">
               <div class="row-actions">
+                <button type="button" class="button button-small" onClick={() => onFiles(p)} data-testid="package-files">
+                  Files
+                </button>
                 <button type="button" class="button button-small" onClick={() => onEdit(p)} data-testid="edit-package">
                   Edit
                 </button>

@@ -1,0 +1,136 @@
+"""Uploading a firmware file through the app, the way a drop does it: the file dropped on a
+package row (a Tauri drag-drop event carrying its path, as the OS sends it), its SHA-256
+computed in Rust and shown, a cancelled upload leaving nothing, then the upload with progress
+landing in the simulator byte for byte; release notes viewed safely and deleted."""
+
+import hashlib
+import json
+import os
+import urllib.request
+
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from conftest import screenshot, service_get_as
+from test_first_screen import rows_loaded
+from test_firmware import all_items, package_rows, send, service
+from test_profiles import click, wait_css, wait_text
+
+STALE = (StaleElementReferenceException,)
+
+
+def drop_file_on(driver, element, path):
+    """Sends the drag-drop event the OS drop would, at the element's centre (physical pixels)."""
+    driver.execute_async_script(
+        """
+        const [el, path, done] = arguments;
+        const r = el.getBoundingClientRect();
+        const ratio = window.devicePixelRatio;
+        const position = { x: (r.left + r.width / 2) * ratio, y: (r.top + r.height / 2) * ratio };
+        window.__TAURI_INTERNALS__
+          .invoke("plugin:event|emit", { event: "tauri://drag-drop", payload: { paths: [path], position } })
+          .then(() => done(), (e) => done(String(e)));
+        """,
+        element,
+        path,
+    )
+
+
+def raw_get(base_url, path, token):
+    req = urllib.request.Request(base_url + path)
+    req.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(req, timeout=30) as res:
+        return res.read()
+
+
+def set_faults(base_url, faults):
+    req = urllib.request.Request(base_url + "/_sim/faults", data=json.dumps(faults).encode(), method="PUT")
+    req.add_header("Content-Type", "application/json")
+    urllib.request.urlopen(req, timeout=10).read()
+
+
+def test_drop_upload_with_progress_and_release_notes(app, demo_key, artifacts, tmp_path):
+    WebDriverWait(app, 30).until(rows_loaded)
+    base_url, token = service(app, demo_key)
+    module = sorted(all_items(base_url, token, "/firmware/modules?limit=1000"), key=lambda m: m["name"])[0]
+    pkg = send(
+        base_url,
+        token,
+        "POST",
+        "/firmware/packages",
+        {"deviceSpecificationId": module["deviceSpecificationId"], "moduleId": module["id"], "firmwareVersion": "3.0.0-e2e"},
+    )
+    firmware = tmp_path / "fw-3.0.0.bin"
+    firmware.write_bytes(os.urandom(24 * 1024 * 1024 + 123))
+    sha = hashlib.sha256(firmware.read_bytes()).hexdigest()
+
+    click(app, "[data-testid=tab-packages]")
+    WebDriverWait(app, 30, ignored_exceptions=STALE).until(lambda d: pkg["id"] in package_rows(d))
+    row = app.find_element(By.CSS_SELECTOR, f"[data-testid=package-row][data-id='{pkg['id']}']")
+    drop_file_on(app, row, str(firmware))
+
+    # Staged: the checksum is computed in Rust and shown before anything is sent.
+    wait_css(app, "[data-testid=package-files-dialog]")
+    wait_text(app, "[data-testid=staged-sha256]", sha, 60)
+    assert "once" in app.find_element(By.CSS_SELECTOR, "[data-testid=dropzone]").text
+    screenshot(app, artifacts / "firmware-file-staged.png")
+
+    # A slow service: the upload is cancelled while it runs; nothing is stored, the file stays chosen.
+    set_faults(base_url, {"latencyMs": 8000})
+    try:
+        click(app, "[data-testid=upload-firmware]")
+        wait_text(app, "[data-testid=confirm-dialog]", "Once only")
+        screenshot(app, artifacts / "firmware-file-confirm.png")
+        click(app, "[data-testid=confirm-ok]")
+        wait_css(app, "[data-testid=transfer-cancel]", 30)
+        screenshot(app, artifacts / "firmware-file-uploading.png")
+        click(app, "[data-testid=transfer-cancel]")
+        wait_text(app, "[data-testid=package-files-dialog] [data-testid=error]", "cancelled", 30)
+    finally:
+        set_faults(base_url, {})
+    assert sha in app.find_element(By.CSS_SELECTOR, "[data-testid=staged-sha256]").text
+    assert "firmwareFileName" not in send(base_url, token, "GET", f"/firmware/packages/{pkg['id']}")
+
+    # The upload itself: progress, then the attributes the service answered.
+    click(app, "[data-testid=upload-firmware]")
+    click(app, "[data-testid=confirm-ok]")
+    result = wait_text(app, "[data-testid=upload-result]", "Uploaded", 120)
+    assert firmware.name in result
+    screenshot(app, artifacts / "firmware-file-uploaded.png")
+    held = send(base_url, token, "GET", f"/firmware/packages/{pkg['id']}")
+    assert held["firmwareFileName"] == firmware.name
+    assert raw_get(base_url, f"/firmware/packages/{pkg['id']}/firmware-file", token) == firmware.read_bytes()
+    assert "cannot be replaced" in app.find_element(By.CSS_SELECTOR, "[data-testid=firmware-file-name]").text
+
+    # Release notes (uploaded here over HTTP: the app's own upload goes through the native
+    # file dialog): rendered safely, then deleted after a confirmation.
+    notes = "# 3.0.0\n\n- faster boot\n\n<script>window.__pwned = 1</script>\n\n[site](javascript:alert(1))\n"
+    boundary = "e2eboundary"
+    body = (
+        f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"notes.md\"\r\n"
+        f"Content-Type: text/markdown\r\n\r\n{notes}\r\n--{boundary}--\r\n"
+    ).encode()
+    req = urllib.request.Request(base_url + f"/firmware/packages/{pkg['id']}/release-notes-file", data=body, method="POST")
+    req.add_header("Authorization", f"Bearer {token}")
+    req.add_header("Content-Type", f"multipart/form-data; boundary={boundary}")
+    urllib.request.urlopen(req, timeout=10).read()
+    click(app, "[data-testid=close-files]")
+    WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=package-files-dialog]"))
+    row = WebDriverWait(app, 30, ignored_exceptions=STALE).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, f"[data-testid=package-row][data-id='{pkg['id']}']")
+    )
+    click(app, "[data-testid=package-files]", row)
+    click(app, "[data-testid=view-notes]")
+    rendered = wait_css(app, "[data-testid=release-notes-text]")
+    assert rendered.find_element(By.CSS_SELECTOR, "h1").text == "3.0.0"
+    assert not rendered.find_elements(By.CSS_SELECTOR, "script")
+    assert app.execute_script("return window.__pwned === undefined")
+    assert not [a for a in rendered.find_elements(By.CSS_SELECTOR, "a") if "javascript" in (a.get_attribute("href") or "")]
+    screenshot(app, artifacts / "release-notes.png")
+    click(app, "[data-testid=delete-notes]")
+    wait_text(app, "[data-testid=confirm-dialog]", "notes.md")
+    click(app, "[data-testid=confirm-ok]")
+    wait_text(app, "[data-testid=release-notes-name]", "None yet")
+    status, _ = service_get_as(base_url, f"/firmware/packages/{pkg['id']}/release-notes-file", token, None)
+    assert status == 404
