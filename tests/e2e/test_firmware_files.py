@@ -13,28 +13,12 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import screenshot, service_get_as
+from dropping import drop_file_on
 from test_first_screen import rows_loaded
 from test_firmware import all_items, package_rows, send, service
 from test_profiles import click, wait_css, wait_text
 
 STALE = (StaleElementReferenceException,)
-
-
-def drop_file_on(driver, element, path):
-    """Sends the drag-drop event the OS drop would, at the element's centre (physical pixels)."""
-    driver.execute_async_script(
-        """
-        const [el, path, done] = arguments;
-        const r = el.getBoundingClientRect();
-        const ratio = window.devicePixelRatio;
-        const position = { x: (r.left + r.width / 2) * ratio, y: (r.top + r.height / 2) * ratio };
-        window.__TAURI_INTERNALS__
-          .invoke("plugin:event|emit", { event: "tauri://drag-drop", payload: { paths: [path], position } })
-          .then(() => done(), (e) => done(String(e)));
-        """,
-        element,
-        path,
-    )
 
 
 def raw_get(base_url, path, token):
