@@ -8,7 +8,7 @@ import re
 import subprocess
 import uuid
 
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -44,18 +44,24 @@ def click(driver, selector, within=None):
 
 
 def wait_text(driver, selector, text, timeout=10):
-    """The element's text once it contains `text` (inline checks answer a moment after typing)."""
-    return WebDriverWait(driver, timeout, ignored_exceptions=STALE).until(
-        lambda d: next((e.text for e in d.find_elements(By.CSS_SELECTOR, selector) if text in e.text), False)
-    )
+    """The element's text once it contains `text` (inline checks answer a moment after typing).
+    On a timeout, says what the matching elements held instead."""
+    try:
+        return WebDriverWait(driver, timeout, ignored_exceptions=STALE).until(
+            lambda d: next((e.text for e in d.find_elements(By.CSS_SELECTOR, selector) if text in e.text), False)
+        )
+    except TimeoutException:
+        seen = [e.text for e in driver.find_elements(By.CSS_SELECTOR, selector)]
+        raise AssertionError(f"no {selector} held {text!r} after {timeout}s; seen: {seen}") from None
 
 
 def type_into(driver, field_id, text):
     el = wait_css(driver, f"#{field_id}", 10)
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", el)
-    WebDriverWait(driver, 10, ignored_exceptions=STALE).until(lambda d: el.is_displayed() and el.is_enabled())
+    WebDriverWait(driver, 10).until(lambda d: el.is_displayed() and el.is_enabled())
     el.clear()
     el.send_keys(text)
+    WebDriverWait(driver, 10).until(lambda d: el.get_attribute("value") == text)
 
 
 def module_names(driver):
