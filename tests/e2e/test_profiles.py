@@ -10,6 +10,7 @@ import uuid
 
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from conftest import screenshot, service_get_as, service_token
@@ -59,9 +60,17 @@ def type_into(driver, field_id, text):
     el = wait_css(driver, f"#{field_id}", 10)
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", el)
     WebDriverWait(driver, 10).until(lambda d: el.is_displayed() and el.is_enabled())
-    el.clear()
-    el.send_keys(text)
-    WebDriverWait(driver, 10).until(lambda d: el.get_attribute("value") == text)
+    # Select all and type over it: every change is an input event, so the form's state follows.
+    # (clear() fires no input event, and a re-render in between would put the old value back.)
+    for _ in range(3):
+        el.send_keys(Keys.CONTROL, "a")
+        el.send_keys(text if text else Keys.BACKSPACE)
+        try:
+            WebDriverWait(driver, 5).until(lambda d: el.get_attribute("value") == text)
+            return
+        except TimeoutException:
+            continue
+    raise AssertionError(f"#{field_id} holds {el.get_attribute('value')!r}, not {text!r}")
 
 
 def module_names(driver):
