@@ -29,6 +29,20 @@ impl DownlinkStatus {
     pub fn is_final(&self) -> bool {
         matches!(self, Self::Cancelled | Self::Delivered | Self::Failed)
     }
+
+    /// What the status means, in words for people (transitions: assumption A-30).
+    pub fn explain(&self) -> &'static str {
+        match self {
+            Self::Pending => "waiting in the queue until the device can be reached",
+            Self::Executing => "being sent to the device now",
+            Self::SentToCarrier => "handed to the network operator, waiting for the device to confirm it",
+            Self::Cancelled => "cancelled on request; it will not be delivered",
+            Self::Retry => "the last attempt was not confirmed; it will be sent again",
+            Self::Delivered => "the device received it",
+            Self::Failed => "it could not be delivered; the failure reason says why",
+            Self::Unknown(_) => "a status this version of the console does not know",
+        }
+    }
 }
 
 crate::known_values! {
@@ -37,6 +51,18 @@ crate::known_values! {
         Pending => "PENDING",
         Executing => "EXECUTING",
         Done => "DONE",
+    }
+}
+
+impl ConnectionDownlinkStatus {
+    /// What the status means, in words for people (transitions: assumption A-31).
+    pub fn explain(&self) -> &'static str {
+        match self {
+            Self::Pending => "waiting in the queue until the device can be reached",
+            Self::Executing => "being sent to the device now; failed attempts are retried in this status",
+            Self::Done => "finished: delivered, unless a failure reason says otherwise",
+            Self::Unknown(_) => "a status this version of the console does not know",
+        }
     }
 }
 
@@ -168,6 +194,27 @@ impl ConnectionDownlink {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Every known value has its own explanation, none of them the one for unknown values.
+    fn explained<T: for<'a> From<&'a str>>(known: &[&str], explain: impl Fn(&T) -> &'static str) {
+        let unknown = explain(&T::from("NOT_A_VALUE"));
+        let mut seen = std::collections::HashSet::new();
+        for k in known {
+            let e = explain(&T::from(*k));
+            assert!(!e.is_empty() && e != unknown, "{k}: {e}");
+            assert!(e.chars().next().unwrap().is_lowercase() && !e.ends_with('.'), "{k}: fits after \"{k}: \"");
+            seen.insert(e);
+        }
+        assert!(seen.len() >= known.len() - 2, "only the two spellings of the same reason may share words");
+    }
+
+    #[test]
+    fn every_known_status_and_reason_is_explained() {
+        explained::<DownlinkStatus>(DownlinkStatus::KNOWN, DownlinkStatus::explain);
+        explained::<ConnectionDownlinkStatus>(ConnectionDownlinkStatus::KNOWN, ConnectionDownlinkStatus::explain);
+        explained::<FailureReason>(FailureReason::KNOWN, FailureReason::explain);
+        assert_eq!(FailureReason::from("FAILURE_TO_TRANSMIT_TO_DEVICE").explain(), FailureReason::FailedToTransmitToDevice.explain());
+    }
 
     #[test]
     fn actuator_answers_keep_their_shape() {
