@@ -14,6 +14,7 @@ pub mod firmware;
 pub mod ids;
 pub mod page;
 pub mod problem;
+pub mod secrets;
 pub mod sort;
 pub mod timestamp;
 pub mod validate;
