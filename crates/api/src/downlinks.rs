@@ -2,87 +2,28 @@
 //! connection-specific on `/{http,lora,mqtt,sms,digitalmatter}/downlinks`.
 //!
 //! Bodies the reference does not show (the four `method` variants, the payloads) follow the
-//! simulator's assumptions; every answer keeps its raw JSON ([`Raw`]).
+//! simulator's assumptions; every answer keeps its raw JSON ([`Raw`]). The answer
+//! types ([`ActuatorDownlink`], [`ConnectionDownlink`]) are the model's, re-exported here.
 
 use futures::Stream;
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use url::Url;
 use uuid::Uuid;
 
 use crate::calls::{self, Raw, TimeFilter};
 use crate::error::{Error, Result};
-use crate::model::downlinks::{ConnectionDownlinkStatus, DownlinkStatus, FailureReason};
-use crate::model::{Page, Timestamp};
+use crate::model::downlinks::ConnectionDownlinkStatus;
+use crate::model::Page;
 use crate::paging;
 use crate::Client;
+
+/// The answer types live in the model, shared with the simulator.
+pub use crate::model::downlinks::{ActuatorDownlink, ConnectionDownlink};
 
 /// Fields `GET /downlinks` sorts by.
 pub const ACTUATOR_SORT_FIELDS: &[&str] = &["createdAt", "modifiedAt", "status", "externalReference", "networkId"];
 /// Fields the connection-specific lists sort by.
 pub const CONNECTION_SORT_FIELDS: &[&str] = &["createdAt", "modifiedAt", "status", "deviceId"];
-
-/// An actuator-style downlink (section 2.6, plus the members of A-27 when present).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ActuatorDownlink {
-    #[serde(default)]
-    pub id: Option<String>,
-    pub network_id: String,
-    #[serde(default)]
-    pub external_reference: Option<String>,
-    pub status: DownlinkStatus,
-    /// The SenML message the encoder made.
-    #[serde(default)]
-    pub message: Option<Value>,
-    #[serde(default, with = "time::serde::rfc3339::option")]
-    pub created_at: Option<Timestamp>,
-    #[serde(default, with = "time::serde::rfc3339::option")]
-    pub modified_at: Option<Timestamp>,
-    #[serde(default)]
-    pub method: Option<Value>,
-    #[serde(default)]
-    pub retry_limit: Option<u32>,
-    #[serde(default)]
-    pub retry_count: Option<u32>,
-    #[serde(default)]
-    pub feedback_timeout: Option<String>,
-    #[serde(default)]
-    pub dry_run: Option<bool>,
-    #[serde(default)]
-    pub last_failure_reason: Option<FailureReason>,
-}
-
-/// A connection-specific downlink: the common fields of section 2.7; the kind's payload fields
-/// are in [`Raw::raw`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ConnectionDownlink {
-    #[serde(default)]
-    pub id: Option<Uuid>,
-    #[serde(default)]
-    pub status: Option<ConnectionDownlinkStatus>,
-    pub device_id: String,
-    #[serde(default, with = "time::serde::rfc3339::option")]
-    pub created_at: Option<Timestamp>,
-    #[serde(default, with = "time::serde::rfc3339::option")]
-    pub modified_at: Option<Timestamp>,
-    #[serde(default)]
-    pub feedback_timeout: Option<String>,
-    #[serde(default)]
-    pub dry_run: Option<bool>,
-    #[serde(default)]
-    pub last_failure_reason: Option<FailureReason>,
-    /// LoRa and SMS.
-    #[serde(default)]
-    pub retry_limit: Option<u32>,
-    /// LoRa and SMS.
-    #[serde(default)]
-    pub retry_count: Option<u32>,
-    /// SMS: the SIM card.
-    #[serde(default)]
-    pub icc_id: Option<String>,
-}
 
 // ---------------------------------------------------------------------------------------------
 // Actuator-style requests

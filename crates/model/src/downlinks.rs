@@ -1,6 +1,15 @@
 //! Downlink statuses and failure reasons (sections 2.6, 2.7, 3): enums of the known values
 //! that keep any other value. Bodies whose shape the reference does not show (the actuator
 //! `method` variants, payloads) stay JSON.
+//!
+//! The answer types are shared: the client reads them, the simulator writes its answers
+//! through them, so the two cannot disagree on a member's name or shape.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use crate::Timestamp;
 
 crate::known_values! {
     /// Status of an actuator-style downlink (`/downlinks`).
@@ -20,6 +29,20 @@ impl DownlinkStatus {
     pub fn is_final(&self) -> bool {
         matches!(self, Self::Cancelled | Self::Delivered | Self::Failed)
     }
+
+    /// What the status means, in words for people (transitions: assumption A-30).
+    pub fn explain(&self) -> &'static str {
+        match self {
+            Self::Pending => "waiting in the queue until the device can be reached",
+            Self::Executing => "being sent to the device now",
+            Self::SentToCarrier => "handed to the network operator, waiting for the device to confirm it",
+            Self::Cancelled => "cancelled on request; it will not be delivered",
+            Self::Retry => "the last attempt was not confirmed; it will be sent again",
+            Self::Delivered => "the device received it",
+            Self::Failed => "it could not be delivered; the failure reason says why",
+            Self::Unknown(_) => "a status this version of the console does not know",
+        }
+    }
 }
 
 crate::known_values! {
@@ -28,6 +51,18 @@ crate::known_values! {
         Pending => "PENDING",
         Executing => "EXECUTING",
         Done => "DONE",
+    }
+}
+
+impl ConnectionDownlinkStatus {
+    /// What the status means, in words for people (transitions: assumption A-31).
+    pub fn explain(&self) -> &'static str {
+        match self {
+            Self::Pending => "waiting in the queue until the device can be reached",
+            Self::Executing => "being sent to the device now; failed attempts are retried in this status",
+            Self::Done => "finished: delivered, unless a failure reason says otherwise",
+            Self::Unknown(_) => "a status this version of the console does not know",
+        }
     }
 }
 
@@ -66,3 +101,157 @@ impl FailureReason {
 
 /// The connection-specific downlink families of section 4.3 (and the digital-matter one).
 pub const CONNECTION_KINDS: &[&str] = &["http", "lora", "mqtt", "sms", "digitalmatter"];
+
+/// An actuator-style downlink (section 2.6), plus the members the simulator also returns for
+/// the console's timeline when present.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct ActuatorDownlink {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub network_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_reference: Option<String>,
+    pub status: DownlinkStatus,
+    /// The SenML message the encoder made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::millis_option")]
+    #[cfg_attr(feature = "specta", specta(type = Option<String>))]
+    pub created_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::millis_option")]
+    #[cfg_attr(feature = "specta", specta(type = Option<String>))]
+    pub modified_at: Option<Timestamp>,
+    /// One of the four variants (not shown; A-23), kept as JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_limit: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_count: Option<u32>,
+    /// An ISO 8601 duration such as `PT1H`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback_timeout: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failure_reason: Option<FailureReason>,
+}
+
+/// A connection-specific downlink: the common fields of section 2.7, and the kind's payload
+/// fields (not shown by the reference; A-24) as JSON in [`payload`](Self::payload).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionDownlink {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ConnectionDownlinkStatus>,
+    /// Any device-id form; on SMS a plain string (the device's UUID).
+    pub device_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::millis_option")]
+    #[cfg_attr(feature = "specta", specta(type = Option<String>))]
+    pub created_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::millis_option")]
+    #[cfg_attr(feature = "specta", specta(type = Option<String>))]
+    pub modified_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback_timeout: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failure_reason: Option<FailureReason>,
+    /// LoRa and SMS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_limit: Option<u32>,
+    /// LoRa and SMS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_count: Option<u32>,
+    /// SMS: the SIM card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icc_id: Option<String>,
+    /// Every other member: the kind's payload (LoRa `payloadHex`, MQTT `topic`, HTTP `message`,
+    /// ...) and anything the service adds. Set it with [`set_payload`](Self::set_payload).
+    #[serde(flatten)]
+    pub payload: Map<String, Value>,
+}
+
+impl ConnectionDownlink {
+    /// Sets the payload members, leaving out any a common field above already writes (so a
+    /// member is never written twice, and the common fields win).
+    pub fn set_payload(&mut self, mut members: Map<String, Value>) {
+        self.payload = Map::new();
+        if let Ok(Value::Object(common)) = serde_json::to_value(&*self) {
+            members.retain(|k, _| !common.contains_key(k));
+        }
+        self.payload = members;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Every known value has its own explanation, none of them the one for unknown values.
+    fn explained<T: for<'a> From<&'a str>>(known: &[&str], explain: impl Fn(&T) -> &'static str) {
+        let unknown = explain(&T::from("NOT_A_VALUE"));
+        let mut seen = std::collections::HashSet::new();
+        for k in known {
+            let e = explain(&T::from(*k));
+            assert!(!e.is_empty() && e != unknown, "{k}: {e}");
+            assert!(e.chars().next().unwrap().is_lowercase() && !e.ends_with('.'), "{k}: fits after \"{k}: \"");
+            seen.insert(e);
+        }
+        assert!(seen.len() >= known.len() - 2, "only the two spellings of the same reason may share words");
+    }
+
+    #[test]
+    fn every_known_status_and_reason_is_explained() {
+        explained::<DownlinkStatus>(DownlinkStatus::KNOWN, DownlinkStatus::explain);
+        explained::<ConnectionDownlinkStatus>(ConnectionDownlinkStatus::KNOWN, ConnectionDownlinkStatus::explain);
+        explained::<FailureReason>(FailureReason::KNOWN, FailureReason::explain);
+        assert_eq!(FailureReason::from("FAILURE_TO_TRANSMIT_TO_DEVICE").explain(), FailureReason::FailedToTransmitToDevice.explain());
+    }
+
+    #[test]
+    fn actuator_answers_keep_their_shape() {
+        let raw = json!({
+            "id": "aef64ad1-d704-4c7c-8973-8fbad679074b", "networkId": "urn:dev:imei:350004000000001:",
+            "status": "SENT_TO_CARRIER", "createdAt": "2026-01-25T13:42:00+02:00", "retryLimit": 3,
+            "method": {"type": "setProperty"}, "lastFailureReason": "SOMETHING_NEW"
+        });
+        let d: ActuatorDownlink = serde_json::from_value(raw).unwrap();
+        assert_eq!(d.status, DownlinkStatus::SentToCarrier);
+        assert_eq!(d.last_failure_reason, Some(FailureReason::Unknown("SOMETHING_NEW".into())));
+        let back = serde_json::to_value(&d).unwrap();
+        assert_eq!(back["createdAt"], "2026-01-25T11:42:00.000Z", "written in UTC with milliseconds");
+        assert!(back.get("externalReference").is_none() && back.get("modifiedAt").is_none(), "absent stays absent");
+        assert_eq!(back["method"], json!({"type": "setProperty"}));
+    }
+
+    #[test]
+    fn connection_payload_members_are_flattened_and_never_repeat_a_common_field() {
+        let raw = json!({
+            "id": "9ecdd0c3-c84c-439f-9aec-9f2b404e5cf2", "deviceId": "deveui:70b3d57ed0000005", "status": "DONE",
+            "payloadHex": "0100", "fPort": 10, "lastFailureReason": "EVICTED"
+        });
+        let d: ConnectionDownlink = serde_json::from_value(raw.clone()).unwrap();
+        assert_eq!(d.payload.len(), 2, "{:?}", d.payload);
+        assert_eq!(d.last_failure_reason, Some(FailureReason::Evicted));
+        assert_eq!(serde_json::to_value(&d).unwrap(), raw);
+
+        let mut d = ConnectionDownlink { payload: Map::new(), ..d };
+        let body = json!({"deviceId": "other", "status": "FORGED", "topic": "a/b", "retryCount": 7});
+        d.set_payload(body.as_object().unwrap().clone());
+        let out = serde_json::to_value(&d).unwrap();
+        assert_eq!(out["deviceId"], "deveui:70b3d57ed0000005");
+        assert_eq!(out["status"], "DONE");
+        assert_eq!(out["topic"], "a/b");
+        assert_eq!(out["retryCount"], 7, "a member no common field writes is kept as sent");
+        let text = serde_json::to_string(&d).unwrap();
+        assert_eq!(text.matches("\"status\"").count(), 1);
+    }
+}

@@ -14,7 +14,9 @@ pub mod firmware;
 pub mod ids;
 pub mod page;
 pub mod problem;
+pub mod secrets;
 pub mod sort;
+pub mod timestamp;
 pub mod validate;
 pub mod token;
 
@@ -23,6 +25,7 @@ pub use bindings::{
     BindingKind, HttpBinding, HttpBindingRequest, HttpBindingType, LoraBinding, LoraBindingRequest, LoraBindingStatus,
     MqttBinding, MqttBindingRequest,
 };
+pub use downlinks::{ActuatorDownlink, ConnectionDownlink, ConnectionDownlinkStatus, DownlinkStatus, FailureReason};
 pub use firmware::{
     FileAttributes, FirmwareDeviceSpecification, FirmwareModule, FirmwarePackage, FirmwareState, PackageEmbedded,
     UpdateStatus,

@@ -305,32 +305,16 @@ fn seed_bindings(
             }
             dcs_model::BindingKind::Mqtt => {
                 b.username = Some(device.network_id());
-                b.password = Some(password(&mut rng));
+                b.password = Some(dcs_model::secrets::mqtt_password(&mut rng));
             }
             dcs_model::BindingKind::Http => {
                 b.http_type = Some(if rng.gen_bool(0.5) { "http-streamline" } else { "http-senml" }.to_owned());
-                b.shared_secret = Some(secret(&mut rng, 32, SECRET_CHARS));
+                b.shared_secret = Some(dcs_model::secrets::shared_secret(&mut rng));
             }
         }
         bindings::insert(tx, &b)?;
     }
     Ok(())
-}
-
-const SECRET_CHARS: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789-_.~!#$%*+=";
-
-fn secret(rng: &mut ChaCha8Rng, len: usize, alphabet: &[u8]) -> String {
-    (0..len).map(|_| char::from(alphabet[rng.gen_range(0..alphabet.len())])).collect()
-}
-
-/// An MQTT password of 28 characters with all four classes the reference asks for.
-fn password(rng: &mut ChaCha8Rng) -> String {
-    let mut chars: Vec<char> = secret(rng, 24, SECRET_CHARS).chars().collect();
-    for class in [&b"ABCDEFGHJKLMNPQRSTUVWXYZ"[..], b"abcdefghijkmnopqrstuvwxyz", b"23456789", b"-_.~!#$%*+="] {
-        chars.push(char::from(class[rng.gen_range(0..class.len())]));
-    }
-    chars.shuffle(rng);
-    chars.into_iter().collect()
 }
 
 fn release_notes(module: &str, spec: &str, version: &str, i: usize) -> String {

@@ -10,6 +10,7 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, Uri};
 use axum::Json;
 use dcs_model::duration::{format_duration, parse_feedback_timeout};
+use dcs_model::downlinks::{ActuatorDownlink, ConnectionDownlink, ConnectionDownlinkStatus, DownlinkStatus, FailureReason};
 use dcs_model::{DeviceId, Page};
 use rand::Rng;
 use serde_json::{json, Map, Value};
@@ -22,7 +23,6 @@ use crate::paging::{PageRequest, TIME_FILTERS};
 use crate::routes::{json_body, names, ListRequest};
 use crate::store::devices::DeviceRow;
 use crate::store::downlinks::{DownlinkQuery, DownlinkRow};
-use crate::store::ts;
 use crate::SimState;
 
 /// The four `method` variants of actuator downlinks (assumption A-23).
@@ -44,60 +44,53 @@ const ACTUATOR_SORT: &[(&str, &str)] = &[
 const CONNECTION_SORT: &[(&str, &str)] =
     &[("createdAt", "created_at"), ("modifiedAt", "modified_at"), ("status", "status"), ("deviceId", "device_ref")];
 
-fn rfc3339(t: time::OffsetDateTime) -> String {
-    ts(t)
+/// A stored count (0 to the retry limit) as the answer's `u32`.
+fn count(n: i64) -> u32 {
+    u32::try_from(n).unwrap_or(0)
 }
 
 /// The actuator downlink as the API shows it (section 2.6, plus the retry and timeout fields
 /// the simulator also returns, assumption A-27).
-fn actuator_json(d: &DownlinkRow) -> Value {
-    let mut o = json!({
-        "id": d.id.to_string(),
-        "networkId": d.network_id,
-        "status": d.status,
-        "createdAt": rfc3339(d.created_at),
-        "modifiedAt": rfc3339(d.modified_at),
-        "method": d.body.get("method").cloned().unwrap_or(Value::Null),
-        "retryLimit": d.retry_limit,
-        "retryCount": d.retry_count,
-        "feedbackTimeout": d.feedback_timeout,
-        "dryRun": d.dry_run,
-    });
-    if let Some(r) = &d.external_reference {
-        o["externalReference"] = json!(r);
+fn actuator_answer(d: &DownlinkRow) -> ActuatorDownlink {
+    ActuatorDownlink {
+        id: Some(d.id.to_string()),
+        network_id: d.network_id.clone(),
+        external_reference: d.external_reference.clone(),
+        status: DownlinkStatus::from(d.status.as_str()),
+        message: d.message.clone(),
+        created_at: Some(d.created_at),
+        modified_at: Some(d.modified_at),
+        method: Some(d.body.get("method").cloned().unwrap_or(Value::Null)),
+        retry_limit: Some(count(d.retry_limit)),
+        retry_count: Some(count(d.retry_count)),
+        feedback_timeout: Some(d.feedback_timeout.clone()),
+        dry_run: Some(d.dry_run),
+        last_failure_reason: d.last_failure_reason.as_deref().map(FailureReason::from),
     }
-    if let Some(m) = &d.message {
-        o["message"] = m.clone();
-    }
-    if let Some(r) = &d.last_failure_reason {
-        o["lastFailureReason"] = json!(r);
-    }
-    o
 }
 
-fn connection_json(d: &DownlinkRow) -> Value {
-    let mut o = match &d.body {
-        Value::Object(m) => Value::Object(m.clone()),
-        _ => json!({}),
+/// A connection-specific downlink as the API shows it: the common fields, then the kind's
+/// payload fields as stored from the body (assumption A-24).
+fn connection_answer(d: &DownlinkRow) -> ConnectionDownlink {
+    let retries = matches!(d.kind.as_str(), "lora" | "sms");
+    let mut answer = ConnectionDownlink {
+        id: Some(d.id),
+        status: Some(ConnectionDownlinkStatus::from(d.status.as_str())),
+        device_id: d.device_ref.clone(),
+        created_at: Some(d.created_at),
+        modified_at: Some(d.modified_at),
+        feedback_timeout: Some(d.feedback_timeout.clone()),
+        dry_run: Some(d.dry_run),
+        last_failure_reason: d.last_failure_reason.as_deref().map(FailureReason::from),
+        retry_limit: retries.then(|| count(d.retry_limit)),
+        retry_count: retries.then(|| count(d.retry_count)),
+        icc_id: (d.kind == "sms").then(|| icc_id(d.device_id)),
+        payload: Map::new(),
     };
-    o["id"] = json!(d.id.to_string());
-    o["status"] = json!(d.status);
-    o["deviceId"] = json!(d.device_ref);
-    o["createdAt"] = json!(rfc3339(d.created_at));
-    o["modifiedAt"] = json!(rfc3339(d.modified_at));
-    o["feedbackTimeout"] = json!(d.feedback_timeout);
-    o["dryRun"] = json!(d.dry_run);
-    if let Some(r) = &d.last_failure_reason {
-        o["lastFailureReason"] = json!(r);
+    if let Value::Object(m) = &d.body {
+        answer.set_payload(m.clone());
     }
-    if matches!(d.kind.as_str(), "lora" | "sms") {
-        o["retryLimit"] = json!(d.retry_limit);
-        o["retryCount"] = json!(d.retry_count);
-    }
-    if d.kind == "sms" {
-        o["iccId"] = json!(icc_id(d.device_id));
-    }
-    o
+    answer
 }
 
 /// The SIM card of a device, derived from its id (read-only `iccId`).
@@ -220,7 +213,7 @@ pub(crate) async fn create_actuator(
     State(state): State<Arc<SimState>>,
     caller: Caller,
     body: axum::body::Bytes,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<ActuatorDownlink>), ApiError> {
     let body = json_body(&body)?;
     let method = body.get("method").ok_or_else(|| ApiError::invalid("method", "is required"))?;
     let (device, message) = check_method(&state, &caller, method)?;
@@ -248,7 +241,7 @@ pub(crate) async fn create_actuator(
             format!("externalReference {} is already used by another downlink of this client", external_reference.unwrap_or_default()),
         ));
     }
-    Ok((StatusCode::CREATED, Json(actuator_json(&row))))
+    Ok((StatusCode::CREATED, Json(actuator_answer(&row))))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -382,7 +375,7 @@ pub(crate) async fn create_connection(
     caller: Caller,
     uri: Uri,
     body: axum::body::Bytes,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<ConnectionDownlink>), ApiError> {
     let kind = kind_of(&uri);
     let body = json_body(&body)?;
     let raw = string(&body, "deviceId", "deviceId")?;
@@ -438,14 +431,14 @@ pub(crate) async fn create_connection(
         }])?;
     }
     state.store.insert_downlink(&row)?;
-    Ok((StatusCode::CREATED, Json(connection_json(&row))))
+    Ok((StatusCode::CREATED, Json(connection_answer(&row))))
 }
 
 pub(crate) async fn list_actuator(
     State(state): State<Arc<SimState>>,
     caller: Caller,
     req: ListRequest,
-) -> Result<Json<Page<Value>>, ApiError> {
+) -> Result<Json<Page<ActuatorDownlink>>, ApiError> {
     let mut filters = vec!["q"];
     filters.extend_from_slice(TIME_FILTERS);
     let pr = PageRequest::from_params(&req.query, &filters, &names(ACTUATOR_SORT))?;
@@ -461,7 +454,7 @@ pub(crate) async fn list_actuator(
         ..Default::default()
     };
     let rows = state.store.list_downlinks(&query)?;
-    Ok(Json(pr.page(rows.iter().map(actuator_json).collect(), &req.base, "/downlinks")))
+    Ok(Json(pr.page(rows.iter().map(actuator_answer).collect(), &req.base, "/downlinks")))
 }
 
 pub(crate) async fn list_connection(
@@ -469,7 +462,7 @@ pub(crate) async fn list_connection(
     caller: Caller,
     uri: Uri,
     req: ListRequest,
-) -> Result<Json<Page<Value>>, ApiError> {
+) -> Result<Json<Page<ConnectionDownlink>>, ApiError> {
     let kind = kind_of(&uri);
     let mut filters = vec!["deviceId", "status"];
     filters.extend_from_slice(TIME_FILTERS);
@@ -502,7 +495,7 @@ pub(crate) async fn list_connection(
         window: pr.window(CONNECTION_SORT),
     };
     let rows = state.store.list_downlinks(&query)?;
-    Ok(Json(pr.page(rows.iter().map(connection_json).collect(), &req.base, &format!("/{kind}/downlinks"))))
+    Ok(Json(pr.page(rows.iter().map(connection_answer).collect(), &req.base, &format!("/{kind}/downlinks"))))
 }
 
 fn find(state: &SimState, caller: &Caller, kind: &str, raw: &str) -> Result<DownlinkRow, ApiError> {
@@ -519,8 +512,8 @@ pub(crate) async fn get_actuator(
     State(state): State<Arc<SimState>>,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    Ok(Json(actuator_json(&find(&state, &caller, "actuator", &id)?)))
+) -> Result<Json<ActuatorDownlink>, ApiError> {
+    Ok(Json(actuator_answer(&find(&state, &caller, "actuator", &id)?)))
 }
 
 pub(crate) async fn get_connection(
@@ -528,9 +521,9 @@ pub(crate) async fn get_connection(
     caller: Caller,
     uri: Uri,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ConnectionDownlink>, ApiError> {
     let kind = kind_of(&uri);
-    Ok(Json(connection_json(&find(&state, &caller, &kind, &id)?)))
+    Ok(Json(connection_answer(&find(&state, &caller, &kind, &id)?)))
 }
 
 fn forced(req: &ListRequest) -> Result<bool, ApiError> {
@@ -595,7 +588,7 @@ pub(crate) async fn create_beta_actuator(
     headers: axum::http::HeaderMap,
     req: ListRequest,
     body: axum::body::Bytes,
-) -> Result<(StatusCode, [(axum::http::HeaderName, &'static str); 1], Json<Value>), ApiError> {
+) -> Result<(StatusCode, [(axum::http::HeaderName, &'static str); 1], Json<Vec<ActuatorDownlink>>), ApiError> {
     crate::routes::beta::require_accept(&headers, BETA_ACTUATOR_MEDIA)?;
     let port = req
         .query
@@ -659,7 +652,7 @@ pub(crate) async fn create_beta_actuator(
         if !state.store.insert_downlink(&row)? {
             return Err(ApiError::new(StatusCode::CONFLICT, "externalReference is already used by another downlink of this client"));
         }
-        created.push(actuator_json(&row));
+        created.push(actuator_answer(&row));
     }
-    Ok((StatusCode::CREATED, [(axum::http::header::CONTENT_TYPE, BETA_ACTUATOR_MEDIA)], Json(Value::Array(created))))
+    Ok((StatusCode::CREATED, [(axum::http::header::CONTENT_TYPE, BETA_ACTUATOR_MEDIA)], Json(created)))
 }

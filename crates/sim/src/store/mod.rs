@@ -247,18 +247,8 @@ impl FilesDir {
 }
 
 pub fn ts(t: OffsetDateTime) -> String {
-    // Fixed width and always UTC, so text order is time order.
-    let t = t.to_offset(time::UtcOffset::UTC);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second(),
-        t.millisecond()
-    )
+    // Fixed width and always UTC, so text order is time order; the downlink answers use it too.
+    dcs_model::timestamp::format_millis(t)
 }
 
 pub(crate) fn parse_ts(column: &'static str, s: String) -> Result<OffsetDateTime, StoreError> {
