@@ -55,11 +55,8 @@ pub struct AppState {
     /// Running uploads, downloads and hashes, by job id (for cancelling). A transfer keeps the
     /// session it started with, so it runs on if the profile or customer changes meanwhile.
     pub transfers: Transfers,
-}
-
-fn sim_options() -> dcs_sim::SimOptions {
-    let seed = std::env::var("DCS_SIM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
-    dcs_sim::SimOptions { seed, speed: dcs_sim::DEMO_SPEED, ..Default::default() }
+    /// Seed of the embedded simulator's demo data set (`DCS_SIM_SEED`, 1 by default).
+    pub sim_seed: u64,
 }
 
 impl AppState {
@@ -82,6 +79,7 @@ impl AppState {
             embedded,
             notice: Default::default(),
             transfers: Transfers::new(),
+            sim_seed: std::env::var("DCS_SIM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1),
         };
         let first = match default {
             Some(name) => match placeholder.connect(&name, Acting::Yourself).await {
@@ -115,7 +113,8 @@ impl AppState {
     async fn simulator(&self) -> Result<(String, Profile, Secret), CommandError> {
         let mut slot = self.embedded.lock().await;
         if slot.is_none() {
-            let started = simulator::start(sim_options())
+            let opts = dcs_sim::SimOptions { seed: self.sim_seed, speed: dcs_sim::DEMO_SPEED, ..Default::default() };
+            let started = simulator::start(opts)
                 .await
                 .map_err(|e| CommandError::app(AppCode::Config, format!("the built-in simulator could not start: {e}")))?;
             tracing::info!(base_url = %started.running.base_url(), "embedded simulator started");

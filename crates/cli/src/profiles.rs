@@ -313,8 +313,9 @@ impl<'a> View<'a> {
     }
 }
 
+/// The built-in profile as the in-process simulator of `dcs` has it, without starting one.
 async fn simulator_profile() -> anyhow::Result<Profile> {
-    Ok(crate::embedded_simulator(true).await?.profile)
+    Ok(dcs_console::simulator::builtin_profile(dcs_sim::SimOptions::default().seed))
 }
 
 async fn list(json: bool) -> anyhow::Result<()> {

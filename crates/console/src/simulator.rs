@@ -26,6 +26,7 @@ pub enum EmbedError {
 
 /// Starts the simulator on `127.0.0.1:<free port>` inside the current tokio runtime.
 pub async fn start(opts: SimOptions) -> Result<Embedded, EmbedError> {
+    let seed = opts.seed;
     let sim = Simulator::new(opts).map_err(|e| EmbedError::Start(e.to_string()))?;
     let running = sim
         .spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
@@ -35,16 +36,13 @@ pub async fn start(opts: SimOptions) -> Result<Embedded, EmbedError> {
     let base = running.base_url();
     let config = ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret.clone()))?;
     let client = Client::new(config)?;
-    let customers = customers(&sim, key.client_id)?;
-    Ok(Embedded { profile: Profile::simulator(&key.key_id, customers), sim, running, client })
+    Ok(Embedded { profile: builtin_profile(seed), sim, running, client })
 }
 
-/// The demo reseller's customers, labelled with their names, for the built-in profile.
-fn customers(sim: &Simulator, reseller: uuid::Uuid) -> Result<Vec<Customer>, EmbedError> {
-    let clients = sim.store().clients().map_err(|e| EmbedError::Start(e.to_string()))?;
-    Ok(clients
-        .into_iter()
-        .filter(|c| c.reseller_id == Some(reseller))
-        .map(|c| Customer { id: c.id, label: c.name })
-        .collect())
+/// The built-in profile of the simulator with `seed`: the demo reseller's key and its customers
+/// with their names. Known without starting the simulator.
+pub fn builtin_profile(seed: u64) -> Profile {
+    let customers =
+        dcs_sim::seed::demo_customers(seed).into_iter().map(|(id, name)| Customer { id, label: name.to_owned() }).collect();
+    Profile::simulator(&dcs_sim::seed::demo_reseller_key(seed).key_id, customers)
 }

@@ -92,14 +92,24 @@ pub fn demo_reseller_key(seed: u64) -> DemoKey {
     DemoKey { key_id: "sim-reseller".to_owned(), secret, client_id: reseller_id(seed) }
 }
 
+/// The demo reseller's customers, ids and names, drawn first from the data set's stream.
+fn draw_customers(rng: &mut ChaCha8Rng) -> Vec<(Uuid, &'static str)> {
+    CUSTOMERS.iter().map(|name| (uuid_from(rng), *name)).collect()
+}
+
+/// The demo reseller's customers for `seed`, as [`seed`] writes them, without building a store.
+pub fn demo_customers(seed: u64) -> Vec<(Uuid, &'static str)> {
+    draw_customers(&mut rng_for(seed, 3))
+}
+
 /// Writes the demo data set into an empty store: `devices_per_client` devices for the
 /// reseller and for each customer, each with a firmware state per module of its specification.
 pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), StoreError> {
     let mut rng = rng_for(seed, 3);
     let reseller = ClientRow { id: reseller_id(seed), name: RESELLER.to_owned(), reseller_id: None };
     let mut clients = vec![reseller.clone()];
-    for name in CUSTOMERS {
-        clients.push(ClientRow { id: uuid_from(&mut rng), name: (*name).to_owned(), reseller_id: Some(reseller.id) });
+    for (id, name) in draw_customers(&mut rng) {
+        clients.push(ClientRow { id, name: name.to_owned(), reseller_id: Some(reseller.id) });
     }
 
     store.with_tx(|tx| {

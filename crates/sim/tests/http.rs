@@ -255,6 +255,27 @@ async fn the_same_seed_gives_the_same_data_and_another_seed_other_data() {
     assert_ne!(list(&a).iter().map(|m| m.id).collect::<Vec<_>>(), list(&c).iter().map(|m| m.id).collect::<Vec<_>>());
 }
 
+#[test]
+fn the_demo_customers_are_known_without_building_the_data_set() {
+    for seed in [1, 7, 42] {
+        let sim = Simulator::new(SimOptions { seed, devices_per_client: 1, ..Default::default() }).unwrap();
+        let reseller = sim.demo_key().client_id;
+        let mut held: Vec<(uuid::Uuid, String)> = sim
+            .store()
+            .clients()
+            .unwrap()
+            .into_iter()
+            .filter(|c| c.reseller_id == Some(reseller))
+            .map(|c| (c.id, c.name))
+            .collect();
+        let mut known: Vec<(uuid::Uuid, String)> =
+            dcs_sim::seed::demo_customers(seed).into_iter().map(|(id, n)| (id, n.to_owned())).collect();
+        held.sort();
+        known.sort();
+        assert_eq!(known, held, "seed {seed}");
+    }
+}
+
 #[tokio::test]
 async fn unknown_paths_and_methods_are_problems() {
     let (_sim, running, http) = start(SimOptions::default()).await;

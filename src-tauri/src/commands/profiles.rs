@@ -65,7 +65,8 @@ pub async fn list_profiles(state: State<'_, AppState>) -> Result<ProfileList, Co
         Ok(c) => (c, None),
         Err(e) => (Default::default(), Some(e.to_string())),
     };
-    let builtin = if active.simulator() { active.profile.clone() } else { state.resolve(SIMULATOR_PROFILE).await?.0 };
+    // Known without starting the simulator for a user who works on another profile.
+    let builtin = if active.simulator() { active.profile.clone() } else { dcs_console::simulator::builtin_profile(state.sim_seed) };
     let mut profiles = vec![ProfileSummary {
         draft: ProfileDraft::of(&builtin),
         active: active.simulator(),
