@@ -1,5 +1,7 @@
-// Form helpers that are not layout: field errors by name, and describing who a write acts for.
+// Form helpers that are not layout: field errors by name, sending a form, and describing who a
+// write acts for.
 
+import { useState } from "preact/hooks";
 import type { Customer, FieldError } from "../ipc";
 import { IpcError } from "../ipc";
 
@@ -39,4 +41,29 @@ export function formatLifetime(seconds: number): string {
   const s = seconds % 60;
   const parts = [h && `${h} h`, m && `${m} min`, s && `${s} s`].filter(Boolean);
   return parts.length ? parts.join(" ") : "0 s";
+}
+
+/**
+ * Sending a form: `send(work)` runs it once at a time; a failure goes next to its field (one of
+ * `known`, merged into the form's errors by `addErrors`) or into `failure` for the form as a
+ * whole. Nothing the user typed is touched.
+ */
+export function useFormSend(known: string[], addErrors: (fields: Record<string, string>) => void) {
+  const [sending, setSending] = useState(false);
+  const [failure, setFailure] = useState<unknown>(null);
+  const send = async <T>(work: () => Promise<T>): Promise<T | undefined> => {
+    setSending(true);
+    setFailure(null);
+    try {
+      return await work();
+    } catch (err) {
+      const placed = placeError(err, known);
+      addErrors(placed.fields);
+      setFailure(placed.general);
+      return undefined;
+    } finally {
+      setSending(false);
+    }
+  };
+  return { sending, failure, setFailure, send };
 }

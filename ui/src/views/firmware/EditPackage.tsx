@@ -1,9 +1,10 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { Field } from "../../components/Field";
+import { Modal } from "../../components/Modal";
 import { ErrorBox } from "../../components/States";
 import { ipc, type FirmwarePackage } from "../../ipc";
-import { byField, placeError } from "../../lib/forms";
+import { byField, useFormSend } from "../../lib/forms";
 import { useSession } from "../../session";
 
 /**
@@ -20,14 +21,10 @@ export function EditPackageDialog({
   onSaved: (p: FirmwarePackage) => void;
 }) {
   const { info } = useSession();
-  const dialog = useRef<HTMLDialogElement>(null);
   const [description, setDescription] = useState(pkg.description ?? "");
   const [errors, setErrors] = useState<Record<string, string>>({});
-  const [failure, setFailure] = useState<unknown>(null);
-  const [sending, setSending] = useState(false);
   const [confirmElement, confirm] = useConfirm();
-
-  useEffect(() => dialog.current?.showModal(), []);
+  const { sending, failure, send } = useFormSend(["description"], (f) => setErrors((old) => ({ ...old, ...f })));
   useEffect(() => {
     let live = true;
     ipc
@@ -60,32 +57,13 @@ export function EditPackageDialog({
       acting: { profile: info.profile, customer: info.acting },
     });
     if (!ok) return;
-    setSending(true);
-    setFailure(null);
-    try {
-      const saved = await ipc.updatePackageDescription(pkg.id, description === "" ? null : description, info.acting?.id ?? null);
-      dialog.current?.close();
-      onSaved(saved);
-    } catch (err) {
-      const placed = placeError(err, ["description"]);
-      setErrors((old) => ({ ...old, ...placed.fields }));
-      setFailure(placed.general);
-    } finally {
-      setSending(false);
-    }
+    const actingFor = info.acting?.id ?? null;
+    const saved = await send(() => ipc.updatePackageDescription(pkg.id, description === "" ? null : description, actingFor));
+    if (saved) onSaved(saved);
   };
 
   return (
-    <dialog
-      ref={dialog}
-      class="dialog dialog-wide"
-      data-testid="edit-package-dialog"
-      aria-labelledby="edit-package-title"
-      onCancel={(e) => {
-        e.preventDefault();
-        onClose();
-      }}
-    >
+    <Modal testid="edit-package-dialog" labelledBy="edit-package-title" onClose={onClose} busy={sending}>
       {confirmElement}
       <form onSubmit={submit} novalidate>
         <h2 id="edit-package-title">Package {pkg.firmwareVersion}</h2>
@@ -119,6 +97,6 @@ export function EditPackageDialog({
           </button>
         </div>
       </form>
-    </dialog>
+    </Modal>
   );
 }

@@ -1,9 +1,10 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { Field } from "../../components/Field";
+import { Modal } from "../../components/Modal";
 import { ErrorBox } from "../../components/States";
 import { ipc, type FirmwareModule, type FirmwarePackage } from "../../ipc";
-import { byField, placeError } from "../../lib/forms";
+import { byField, useFormSend } from "../../lib/forms";
 import { useSession } from "../../session";
 
 /**
@@ -21,16 +22,14 @@ export function NewPackageDialog({
   onCreated: (p: FirmwarePackage) => void;
 }) {
   const { info } = useSession();
-  const dialog = useRef<HTMLDialogElement>(null);
   const [version, setVersion] = useState("");
   const [description, setDescription] = useState("");
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [touched, setTouched] = useState<Set<string>>(new Set());
-  const [failure, setFailure] = useState<unknown>(null);
-  const [sending, setSending] = useState(false);
   const [confirmElement, confirm] = useConfirm();
-
-  useEffect(() => dialog.current?.showModal(), []);
+  const { sending, failure, send } = useFormSend(["firmwareVersion", "description"], (f) =>
+    setErrors((old) => ({ ...old, ...f })),
+  );
 
   const request = () => ({
     deviceSpecificationId: module.deviceSpecificationId,
@@ -66,32 +65,12 @@ export function NewPackageDialog({
       acting: { profile: info.profile, customer: info.acting },
     });
     if (!ok) return;
-    setSending(true);
-    setFailure(null);
-    try {
-      const created = await ipc.createPackage(request());
-      dialog.current?.close();
-      onCreated(created);
-    } catch (err) {
-      const placed = placeError(err, ["firmwareVersion", "description"]);
-      setErrors((old) => ({ ...old, ...placed.fields }));
-      setFailure(placed.general);
-    } finally {
-      setSending(false);
-    }
+    const created = await send(() => ipc.createPackage(request()));
+    if (created) onCreated(created);
   };
 
   return (
-    <dialog
-      ref={dialog}
-      class="dialog dialog-wide"
-      data-testid="new-package-dialog"
-      aria-labelledby="new-package-title"
-      onCancel={(e) => {
-        e.preventDefault();
-        onClose();
-      }}
-    >
+    <Modal testid="new-package-dialog" labelledBy="new-package-title" onClose={onClose} busy={sending}>
       {confirmElement}
       <form onSubmit={submit} novalidate>
         <h2 id="new-package-title">New firmware package</h2>
@@ -135,6 +114,6 @@ export function NewPackageDialog({
           </button>
         </div>
       </form>
-    </dialog>
+    </Modal>
   );
 }

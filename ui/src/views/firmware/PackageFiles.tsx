@@ -1,7 +1,8 @@
 import { open, save } from "@tauri-apps/plugin-dialog";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { Markdown } from "../../components/Markdown";
+import { Modal } from "../../components/Modal";
 import { ErrorBox } from "../../components/States";
 import { TransferBar } from "../../components/TransferBar";
 import {
@@ -55,7 +56,6 @@ export function PackageFilesDialog({
   onChanged: () => void;
 }) {
   const { info } = useSession();
-  const dialog = useRef<HTMLDialogElement>(null);
   const [confirmElement, confirm] = useConfirm();
   const fw = useTransfer();
   const notes = useTransfer();
@@ -73,7 +73,6 @@ export function PackageFilesDialog({
 
   // The row may be older than the service's state: the file names are read afresh.
   useEffect(() => {
-    dialog.current?.showModal();
     ipc.getPackage(pkg.id).then(
       (fresh) => {
         setFirmwareName(fresh.firmwareFileName ?? null);
@@ -228,16 +227,7 @@ export function PackageFilesDialog({
   };
 
   return (
-    <dialog
-      ref={dialog}
-      class="dialog dialog-wide"
-      data-testid="package-files-dialog"
-      aria-labelledby="files-title"
-      onCancel={(e) => {
-        e.preventDefault();
-        if (!fw.running && !notes.running) onClose();
-      }}
-    >
+    <Modal testid="package-files-dialog" labelledBy="files-title" onClose={onClose} busy={!!fw.running || !!notes.running}>
       {confirmElement}
       <h2 id="files-title">
         Files of package {pkg.firmwareVersion}
@@ -354,6 +344,6 @@ export function PackageFilesDialog({
           Close
         </button>
       </div>
-    </dialog>
+    </Modal>
   );
 }

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { Field } from "../../components/Field";
 import { ErrorBox } from "../../components/States";
 import { ipc, type ProfileDraft, type ProfileSummary, type TokenCheck } from "../../ipc";
-import { byField, placeError } from "../../lib/forms";
+import { byField, useFormSend } from "../../lib/forms";
 import { TokenResult } from "./TokenResult";
 
 const EMPTY: ProfileDraft = {
@@ -34,8 +34,10 @@ export function ProfileEditor({
   const [secret, setSecret] = useState("");
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [touched, setTouched] = useState<Set<string>>(new Set());
-  const [failure, setFailure] = useState<unknown>(null);
-  const [saving, setSaving] = useState(false);
+  const { sending: saving, failure, setFailure, send } = useFormSend(
+    ["name", "baseUrl", "authUrl", "clientId", "audience", "secret"],
+    (f) => setErrors((old) => ({ ...old, ...f })),
+  );
   const [test, setTest] = useState<{ running: boolean; result?: TokenCheck; error?: unknown }>({ running: false });
   const checkSeq = useRef(0);
   const hasSecret = editing?.secret.state === "stored";
@@ -68,17 +70,10 @@ export function ProfileEditor({
     setTouched(new Set(["*"]));
     setFailure(null);
     if (Object.keys(errors).length > 0 || secretMissing) return;
-    setSaving(true);
-    try {
-      const saved = await ipc.saveProfile(draft, secret === "" ? null : secret, isNew);
+    const saved = await send(() => ipc.saveProfile(draft, secret === "" ? null : secret, isNew));
+    if (saved) {
       setSecret("");
       onSaved(saved.profile.name);
-    } catch (err) {
-      const placed = placeError(err, ["name", "baseUrl", "authUrl", "clientId", "audience", "secret"]);
-      setErrors((old) => ({ ...old, ...placed.fields }));
-      setFailure(placed.general);
-    } finally {
-      setSaving(false);
     }
   };
 
