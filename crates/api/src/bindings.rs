@@ -25,8 +25,18 @@ pub trait BindingSpec {
     const KIND: BindingKind;
     type Binding: DeserializeOwned + 'static;
     type Request: Serialize;
-    /// Checks a request body before it is sent.
-    fn validate(req: &Self::Request) -> Result<()>;
+    /// The field that holds the kind's secret (`appKey`, `sharedSecret`, `password`).
+    const SECRET_FIELD: &'static str;
+    /// Every rule a request body breaks, as `(field, rule)` in body order: what a form shows
+    /// next to its fields as the user types.
+    fn check(req: &Self::Request) -> Vec<(&'static str, String)>;
+    /// Checks a request body before it is sent: the first rule it breaks, if any.
+    fn validate(req: &Self::Request) -> Result<()> {
+        match Self::check(req).into_iter().next() {
+            Some((field, rule)) => Err(Error::invalid(field, rule)),
+            None => Ok(()),
+        }
+    }
     /// Extra sortable fields of the kind.
     const SORT_FIELDS: &'static [&'static str];
 }
@@ -35,12 +45,21 @@ pub struct Lora;
 pub struct Http;
 pub struct Mqtt;
 
-fn device(s: &str) -> Result<()> {
-    calls::device_id("deviceId", s).map(|_| ())
+/// The rules broken, from each field's check in order.
+fn broken(checks: Vec<(&'static str, std::result::Result<(), String>)>) -> Vec<(&'static str, String)> {
+    checks.into_iter().filter_map(|(field, r)| r.err().map(|rule| (field, rule))).collect()
 }
 
-fn rule(field: &str, r: std::result::Result<(), String>) -> Result<()> {
-    r.map_err(|e| Error::invalid(field, e))
+fn device(s: &str) -> std::result::Result<(), String> {
+    crate::model::DeviceId::parse(s).map(|_| ()).map_err(|e| e.to_string())
+}
+
+fn known_type(t: &HttpBindingType) -> std::result::Result<(), String> {
+    if t.is_known() {
+        Ok(())
+    } else {
+        Err("must be http-streamline or http-senml".into())
+    }
 }
 
 impl BindingSpec for Lora {
@@ -48,10 +67,13 @@ impl BindingSpec for Lora {
     type Binding = LoraBinding;
     type Request = LoraBindingRequest;
     const SORT_FIELDS: &'static [&'static str] = &["createdAt", "modifiedAt", "deviceId", "id", "applicationServerId", "status"];
-    fn validate(r: &LoraBindingRequest) -> Result<()> {
-        device(&r.device_id)?;
-        rule("applicationServerId", validate::hex_exact(&r.application_server_id, 16))?;
-        rule("appKey", validate::hex_exact(&r.app_key, 32))
+    const SECRET_FIELD: &'static str = "appKey";
+    fn check(r: &LoraBindingRequest) -> Vec<(&'static str, String)> {
+        broken(vec![
+            ("deviceId", device(&r.device_id)),
+            ("applicationServerId", validate::hex_exact(&r.application_server_id, 16)),
+            ("appKey", validate::hex_exact(&r.app_key, 32)),
+        ])
     }
 }
 
@@ -60,12 +82,13 @@ impl BindingSpec for Http {
     type Binding = HttpBinding;
     type Request = HttpBindingRequest;
     const SORT_FIELDS: &'static [&'static str] = &["createdAt", "modifiedAt", "deviceId", "id", "type"];
-    fn validate(r: &HttpBindingRequest) -> Result<()> {
-        device(&r.device_id)?;
-        if !r.binding_type.is_known() {
-            return Err(Error::invalid("type", "must be http-streamline or http-senml"));
-        }
-        rule("sharedSecret", validate::shared_secret(&r.shared_secret))
+    const SECRET_FIELD: &'static str = "sharedSecret";
+    fn check(r: &HttpBindingRequest) -> Vec<(&'static str, String)> {
+        broken(vec![
+            ("deviceId", device(&r.device_id)),
+            ("type", known_type(&r.binding_type)),
+            ("sharedSecret", validate::shared_secret(&r.shared_secret)),
+        ])
     }
 }
 
@@ -74,9 +97,9 @@ impl BindingSpec for Mqtt {
     type Binding = MqttBinding;
     type Request = MqttBindingRequest;
     const SORT_FIELDS: &'static [&'static str] = &["createdAt", "modifiedAt", "deviceId", "id", "username"];
-    fn validate(r: &MqttBindingRequest) -> Result<()> {
-        device(&r.device_id)?;
-        rule("password", validate::mqtt_password(&r.password))
+    const SECRET_FIELD: &'static str = "password";
+    fn check(r: &MqttBindingRequest) -> Vec<(&'static str, String)> {
+        broken(vec![("deviceId", device(&r.device_id)), ("password", validate::mqtt_password(&r.password))])
     }
 }
 
@@ -113,9 +136,7 @@ impl BindingFilter {
                 if kind != BindingKind::Http {
                     return Err(Error::invalid("type", "filters HTTP bindings only"));
                 }
-                if !t.is_known() {
-                    return Err(Error::invalid("type", "must be http-streamline or http-senml"));
-                }
+                known_type(t).map_err(|rule| Error::invalid("type", rule))?;
                 q.append_pair("type", t.as_str());
             }
             if let Some(u) = &self.username {
@@ -205,5 +226,41 @@ impl KindBindings<'_, Lora> {
             url.query_pairs_mut().append_pair("sync", "true");
         }
         self.client.get_json(url).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_names_every_broken_field_and_validate_the_first() {
+        let bad = LoraBindingRequest { device_id: "imei:12".into(), application_server_id: "0011".into(), app_key: "zz".into() };
+        let fields: Vec<&str> = Lora::check(&bad).into_iter().map(|(f, _)| f).collect();
+        assert_eq!(fields, ["deviceId", "applicationServerId", "appKey"]);
+        match Lora::validate(&bad) {
+            Err(Error::InvalidInput { field, .. }) => assert_eq!(field, "deviceId"),
+            other => panic!("{other:?}"),
+        }
+        let good = LoraBindingRequest {
+            device_id: "deveui:70b3d57ed0000001".into(),
+            application_server_id: "0011223344556677".into(),
+            app_key: "00112233445566778899AABBCCDDEEFF".into(),
+        };
+        assert!(Lora::check(&good).is_empty());
+
+        let http = HttpBindingRequest {
+            device_id: "imei:350000000000001".into(),
+            binding_type: HttpBindingType::from("http-xml"),
+            shared_secret: "short".into(),
+        };
+        let fields: Vec<&str> = Http::check(&http).into_iter().map(|(f, _)| f).collect();
+        assert_eq!(fields, ["type", "sharedSecret"]);
+
+        let weak = MqttBindingRequest { device_id: "imei:350000000000001".into(), password: "password".into() };
+        let rules = Mqtt::check(&weak);
+        assert_eq!(rules.len(), 1);
+        assert_eq!(rules[0].0, Mqtt::SECRET_FIELD);
+        assert!(rules[0].1.contains("at least 24 characters"), "{}", rules[0].1);
     }
 }

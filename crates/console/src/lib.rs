@@ -2,6 +2,7 @@
 //! their config file, the OS keychain, connecting a profile as a customer, the embedded
 //! simulator, and long file transfers as cancellable jobs with paced progress.
 
+pub mod bindings;
 pub mod config;
 pub mod keychain;
 pub mod profile;
