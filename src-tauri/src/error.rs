@@ -21,6 +21,8 @@ pub enum AppCode {
     ContextChanged,
     /// The service refused to act for the chosen customer (reseller context, section 5.4).
     CustomerRefused,
+    /// The system clipboard could not be written.
+    Clipboard,
 }
 
 #[derive(Debug, Clone, Serialize, specta::Type)]

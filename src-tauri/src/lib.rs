@@ -38,6 +38,16 @@ fn specta_builder() -> Builder<tauri::Wry> {
         commands::transfers::read_release_notes,
         commands::transfers::delete_release_notes,
         commands::transfers::cancel_transfer,
+        commands::bindings::list_bindings,
+        commands::bindings::get_binding,
+        commands::bindings::check_binding,
+        commands::bindings::generate_binding_secret,
+        commands::bindings::reveal_binding_secret,
+        commands::bindings::copy_binding_secret,
+        commands::bindings::create_binding,
+        commands::bindings::update_binding,
+        commands::bindings::delete_binding,
+        commands::bindings::sync_lora_binding,
     ])
 }
 
@@ -61,6 +71,7 @@ pub fn run() {
     let builder = specta_builder();
     tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_clipboard_manager::init())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);

@@ -68,6 +68,25 @@ export const commands = {
 	 *  transfer's own command then answers with the `cancelled` error.
 	 */
 	cancelTransfer: (job: number) => __TAURI_INVOKE<boolean>("cancel_transfer", { job }),
+	/**  One page of a kind's bindings for the filters, without their secrets. */
+	listBindings: (kind: BindingKind, request: BindingPageRequest_Deserialize) => typedError<BindingPage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("list_bindings", { kind, request })),
+	/**  One binding as the service holds it now, without its secret. */
+	getBinding: (kind: BindingKind, id: string) => typedError<BindingView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("get_binding", { kind, id })),
+	/**
+	 *  Every rule the draft breaks (the client's validators), for the editor as the user types.
+	 *  `editing`: the draft replaces a binding, so an empty secret keeps the stored one.
+	 */
+	checkBinding: (draft: BindingDraft_Deserialize, editing: boolean) => __TAURI_INVOKE<FieldError[]>("check_binding", { draft, editing }),
+	/**  A new MQTT password or HTTP shared secret that meets the rule, for the editor to fill in. */
+	generateBindingSecret: (kind: BindingKind) => typedError<string, CommandError_Serialize>(__TAURI_INVOKE("generate_binding_secret", { kind })),
+	/**  The stored secret of one binding: asked for only when the operator clicks Reveal. */
+	revealBindingSecret: (kind: BindingKind, id: string) => typedError<string, CommandError_Serialize>(__TAURI_INVOKE("reveal_binding_secret", { kind, id })),
+	/**  Puts the stored secret of one binding on the clipboard; the web view never sees it. */
+	copyBindingSecret: (kind: BindingKind, id: string) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("copy_binding_secret", { kind, id })),
+	createBinding: (request: CreateBinding_Deserialize) => typedError<BindingView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("create_binding", { request })),
+	updateBinding: (request: UpdateBinding_Deserialize) => typedError<BindingView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("update_binding", { request })),
+	deleteBinding: (request: DeleteBinding_Deserialize) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("delete_binding", { request })),
+	syncLoraBinding: (request: SyncLoraBinding_Deserialize) => typedError<BindingView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("sync_lora_binding", { request })),
 };
 
 /* Types */
@@ -82,7 +101,9 @@ export type AppCode =
 /**  The active profile or customer changed after the user confirmed a write; nothing was sent. */
 "context_changed" | 
 /**  The service refused to act for the chosen customer (reseller context, section 5.4). */
-"customer_refused";
+"customer_refused" | 
+/**  The system clipboard could not be written. */
+"clipboard";
 
 /**
  *  What the header and the status bar show: the active profile, the service, and the
@@ -130,6 +151,164 @@ export type AppInfo_Serialize = {
 	notice: string | null,
 };
 
+/**  A binding as an editor holds it: the writable fields of every kind, as typed. */
+export type BindingDraft = BindingDraft_Serialize | BindingDraft_Deserialize;
+
+/**  A binding as an editor holds it: the writable fields of every kind, as typed. */
+export type BindingDraft_Deserialize = {
+	kind: BindingKind,
+	/**  Any of the seven device-id forms (section 1). */
+	deviceId: string,
+	/**  LoRa only. */
+	applicationServerId?: string | null,
+	/**  HTTP only: `http-streamline` or `http-senml`. */
+	type?: string | null,
+	/**
+	 *  The kind's secret (`appKey`, `sharedSecret`, `password`). On an update, `None` keeps the
+	 *  stored one.
+	 */
+	secret?: string | null,
+};
+
+/**  A binding as an editor holds it: the writable fields of every kind, as typed. */
+export type BindingDraft_Serialize = {
+	kind: BindingKind,
+	/**  Any of the seven device-id forms (section 1). */
+	deviceId: string,
+	/**  LoRa only. */
+	applicationServerId: string | null,
+	/**  HTTP only: `http-streamline` or `http-senml`. */
+	type: string | null,
+	/**
+	 *  The kind's secret (`appKey`, `sharedSecret`, `password`). On an update, `None` keeps the
+	 *  stored one.
+	 */
+	secret: string | null,
+};
+
+/**  Which connector a binding is for: the first path segment of `/K/bindings`. */
+export type BindingKind = "lora" | "http" | "mqtt";
+
+export type BindingPage = BindingPage_Serialize | BindingPage_Deserialize;
+
+/**
+ *  Which page of a kind's bindings to fetch: the first for these filters (each as typed, checked
+ *  here and by the client), or the one a `next` link of an earlier page points to.
+ */
+export type BindingPageRequest = BindingPageRequest_Serialize | BindingPageRequest_Deserialize;
+
+/**
+ *  Which page of a kind's bindings to fetch: the first for these filters (each as typed, checked
+ *  here and by the client), or the one a `next` link of an earlier page points to.
+ */
+export type BindingPageRequest_Deserialize = {
+	next?: string | null,
+	sort?: string | null,
+	/**  Owner of the devices (a UUID). */
+	clientId?: string | null,
+	deviceId?: string | null,
+	/**  RFC 3339, or `YYYY-MM-DDTHH:MM` / `YYYY-MM-DD` in UTC. */
+	createdBefore?: string | null,
+	createdSince?: string | null,
+	modifiedBefore?: string | null,
+	modifiedSince?: string | null,
+	/**  HTTP only. */
+	type?: string | null,
+	/**  MQTT only: exact equality. */
+	username?: string | null,
+	limit?: number | null,
+};
+
+/**
+ *  Which page of a kind's bindings to fetch: the first for these filters (each as typed, checked
+ *  here and by the client), or the one a `next` link of an earlier page points to.
+ */
+export type BindingPageRequest_Serialize = {
+	next: string | null,
+	sort: string | null,
+	/**  Owner of the devices (a UUID). */
+	clientId: string | null,
+	deviceId: string | null,
+	/**  RFC 3339, or `YYYY-MM-DDTHH:MM` / `YYYY-MM-DD` in UTC. */
+	createdBefore: string | null,
+	createdSince: string | null,
+	modifiedBefore: string | null,
+	modifiedSince: string | null,
+	/**  HTTP only. */
+	type: string | null,
+	/**  MQTT only: exact equality. */
+	username: string | null,
+	limit: number | null,
+};
+
+export type BindingPage_Deserialize = {
+	items: BindingView_Deserialize[],
+	/**  Pass back as `next` for the following page; absent on the last page. */
+	next?: string | null,
+};
+
+export type BindingPage_Serialize = {
+	items: BindingView_Serialize[],
+	/**  Pass back as `next` for the following page; absent on the last page. */
+	next: string | null,
+};
+
+/**
+ *  One binding as a list or an editor shows it: the fields of its kind, and whether a secret is
+ *  stored. Never the secret.
+ */
+export type BindingView = BindingView_Serialize | BindingView_Deserialize;
+
+/**
+ *  One binding as a list or an editor shows it: the fields of its kind, and whether a secret is
+ *  stored. Never the secret.
+ */
+export type BindingView_Deserialize = {
+	kind: BindingKind,
+	id: string,
+	/**  As the service shows it: the device's UUID (A-58). */
+	deviceId: string,
+	/**  LoRa: 16 hex characters. */
+	applicationServerId?: string | null,
+	/**  LoRa: `INVENTORY` or `ACTIVE` (or another value the service sends). */
+	status?: string | null,
+	/**  HTTP: `http-streamline` or `http-senml`. */
+	type?: string | null,
+	/**  MQTT: the device's login, set by the service. */
+	username?: string | null,
+	/**  The service holds a secret for it (and answered it, A-61); [`reveal`] fetches it. */
+	hasSecret: boolean,
+	createdAt?: string | null,
+	createdBy?: string | null,
+	modifiedAt?: string | null,
+	modifiedBy?: string | null,
+};
+
+/**
+ *  One binding as a list or an editor shows it: the fields of its kind, and whether a secret is
+ *  stored. Never the secret.
+ */
+export type BindingView_Serialize = {
+	kind: BindingKind,
+	id: string,
+	/**  As the service shows it: the device's UUID (A-58). */
+	deviceId: string,
+	/**  LoRa: 16 hex characters. */
+	applicationServerId: string | null,
+	/**  LoRa: `INVENTORY` or `ACTIVE` (or another value the service sends). */
+	status: string | null,
+	/**  HTTP: `http-streamline` or `http-senml`. */
+	type: string | null,
+	/**  MQTT: the device's login, set by the service. */
+	username: string | null,
+	/**  The service holds a secret for it (and answered it, A-61); [`reveal`] fetches it. */
+	hasSecret: boolean,
+	createdAt: string | null,
+	createdBy: string | null,
+	modifiedAt: string | null,
+	modifiedBy: string | null,
+};
+
 export type Code = ErrorCode | AppCode;
 
 export type CommandError = CommandError_Serialize | CommandError_Deserialize;
@@ -150,6 +329,21 @@ export type CommandError_Serialize = {
 	field: string | null,
 	status: number | null,
 	problem: Problem_Serialize | null,
+};
+
+/**  A binding to create, and the customer the user confirmed it for. */
+export type CreateBinding = CreateBinding_Serialize | CreateBinding_Deserialize;
+
+/**  A binding to create, and the customer the user confirmed it for. */
+export type CreateBinding_Deserialize = {
+	draft: BindingDraft_Deserialize,
+	actingFor?: string | null,
+};
+
+/**  A binding to create, and the customer the user confirmed it for. */
+export type CreateBinding_Serialize = {
+	draft: BindingDraft_Serialize,
+	actingFor: string | null,
 };
 
 /**
@@ -191,6 +385,20 @@ export type Customer = {
 export type CustomerDraft = {
 	id: string,
 	label: string,
+};
+
+export type DeleteBinding = DeleteBinding_Serialize | DeleteBinding_Deserialize;
+
+export type DeleteBinding_Deserialize = {
+	kind: BindingKind,
+	id: string,
+	actingFor?: string | null,
+};
+
+export type DeleteBinding_Serialize = {
+	kind: BindingKind,
+	id: string,
+	actingFor: string | null,
 };
 
 export type DeletePackage = DeletePackage_Serialize | DeletePackage_Deserialize;
@@ -721,6 +929,30 @@ export type SpecificationSummary_Serialize = {
 };
 
 /**
+ *  Asks the service to fetch a LoRa binding's latest state from the network server (it may
+ *  change the binding: a joined device becomes ACTIVE).
+ */
+export type SyncLoraBinding = SyncLoraBinding_Serialize | SyncLoraBinding_Deserialize;
+
+/**
+ *  Asks the service to fetch a LoRa binding's latest state from the network server (it may
+ *  change the binding: a joined device becomes ACTIVE).
+ */
+export type SyncLoraBinding_Deserialize = {
+	id: string,
+	actingFor?: string | null,
+};
+
+/**
+ *  Asks the service to fetch a LoRa binding's latest state from the network server (it may
+ *  change the binding: a joined device becomes ACTIVE).
+ */
+export type SyncLoraBinding_Serialize = {
+	id: string,
+	actingFor: string | null,
+};
+
+/**
  *  A profile to test as it stands in the form, with the secret the user typed, or the stored
  *  one. No `Debug`: it holds a secret.
  */
@@ -815,6 +1047,23 @@ export type TransferProgress_Serialize = {
 	ratePerSec: number | null,
 	/**  Seconds left at that rate; absent while it cannot be told. */
 	etaSeconds: number | null,
+};
+
+/**  A full replacement of binding `id`; a draft without a secret keeps the stored one. */
+export type UpdateBinding = UpdateBinding_Serialize | UpdateBinding_Deserialize;
+
+/**  A full replacement of binding `id`; a draft without a secret keeps the stored one. */
+export type UpdateBinding_Deserialize = {
+	id: string,
+	draft: BindingDraft_Deserialize,
+	actingFor?: string | null,
+};
+
+/**  A full replacement of binding `id`; a draft without a secret keeps the stored one. */
+export type UpdateBinding_Serialize = {
+	id: string,
+	draft: BindingDraft_Serialize,
+	actingFor: string | null,
 };
 
 /**  A new description for a package (`null` removes it); the other fields of a package are fixed. */

@@ -30,6 +30,11 @@ export type ProfileList = b.ProfileList_Serialize;
 export type ProfileSummary = b.ProfileSummary_Serialize;
 export type SecretState = b.SecretState;
 export type TokenCheck = b.TokenCheck_Serialize;
+export type BindingKind = b.BindingKind;
+export type BindingView = b.BindingView_Serialize;
+export type BindingDraft = b.BindingDraft_Deserialize;
+export type BindingPage = b.BindingPage_Serialize;
+export type BindingPageRequest = b.BindingPageRequest_Deserialize;
 
 /** A failed command: carries the serialised CommandError so views can branch on `code`. */
 export class IpcError extends Error {
@@ -87,6 +92,18 @@ export const ipc = {
   deleteReleaseNotes: (packageId: string, actingFor: string | null) =>
     unwrap(commands.deleteReleaseNotes({ packageId, actingFor })),
   cancelTransfer: (job: number) => commands.cancelTransfer(job),
+  listBindings: (kind: BindingKind, request: BindingPageRequest) => unwrap(commands.listBindings(kind, request)),
+  getBinding: (kind: BindingKind, id: string) => unwrap(commands.getBinding(kind, id)),
+  checkBinding: (draft: BindingDraft, editing: boolean) => commands.checkBinding(draft, editing),
+  generateBindingSecret: (kind: BindingKind) => unwrap(commands.generateBindingSecret(kind)),
+  revealBindingSecret: (kind: BindingKind, id: string) => unwrap(commands.revealBindingSecret(kind, id)),
+  copyBindingSecret: (kind: BindingKind, id: string) => unwrap(commands.copyBindingSecret(kind, id)),
+  createBinding: (draft: BindingDraft, actingFor: string | null) => unwrap(commands.createBinding({ draft, actingFor })),
+  updateBinding: (id: string, draft: BindingDraft, actingFor: string | null) =>
+    unwrap(commands.updateBinding({ id, draft, actingFor })),
+  deleteBinding: (kind: BindingKind, id: string, actingFor: string | null) =>
+    unwrap(commands.deleteBinding({ kind, id, actingFor })),
+  syncLoraBinding: (id: string, actingFor: string | null) => unwrap(commands.syncLoraBinding({ id, actingFor })),
 };
 
 /** A message for people from anything a command may throw. */

@@ -1,6 +1,9 @@
 //! The commands the UI calls. Each is a thin layer over the shared crates; none returns a
-//! secret or a token (an end-to-end test records every answer of a run and checks).
+//! secret or a token of the console's own (an end-to-end test records every answer of a run and
+//! checks). The one kind of secret answered is a connector binding's (device data), and only by
+//! `reveal_binding_secret` and `generate_binding_secret`, on the operator's click.
 
+pub mod bindings;
 pub mod firmware;
 pub mod profiles;
 pub mod transfers;

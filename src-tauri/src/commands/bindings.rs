@@ -1,0 +1,154 @@
+//! Connector binding commands (LoRa, HTTP, MQTT): list, check as the user types, create, edit
+//! (a full PUT that keeps the stored secret unless a new one is typed), delete, and the LoRa
+//! sync. A binding's secret is device data the operator needs, but lists never carry it: it is
+//! answered only by `reveal_binding_secret`, or written straight to the clipboard by
+//! `copy_binding_secret` without passing through the web view.
+
+use dcs_api::model::BindingKind;
+use dcs_console::bindings::{self, BindingDraft, BindingPage, BindingPageRequest, BindingView};
+use dcs_console::FieldError;
+use serde::Deserialize;
+use tauri::State;
+use tauri_plugin_clipboard_manager::ClipboardExt;
+use uuid::Uuid;
+
+use crate::error::{AppCode, CommandError};
+use crate::state::AppState;
+
+/// One page of a kind's bindings for the filters, without their secrets.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_bindings(
+    state: State<'_, AppState>,
+    kind: BindingKind,
+    request: BindingPageRequest,
+) -> Result<BindingPage, CommandError> {
+    let session = state.session().await;
+    bindings::page(&session.client, kind, &request).await.map_err(|e| session.err(e))
+}
+
+/// One binding as the service holds it now, without its secret.
+#[tauri::command]
+#[specta::specta]
+pub async fn get_binding(state: State<'_, AppState>, kind: BindingKind, id: Uuid) -> Result<BindingView, CommandError> {
+    let session = state.session().await;
+    bindings::get(&session.client, kind, id).await.map_err(|e| session.err(e))
+}
+
+/// Every rule the draft breaks (the client's validators), for the editor as the user types.
+/// `editing`: the draft replaces a binding, so an empty secret keeps the stored one.
+#[tauri::command]
+#[specta::specta]
+pub fn check_binding(draft: BindingDraft, editing: bool) -> Vec<FieldError> {
+    bindings::check(&draft, editing)
+}
+
+/// A new MQTT password or HTTP shared secret that meets the rule, for the editor to fill in.
+#[tauri::command]
+#[specta::specta]
+pub fn generate_binding_secret(kind: BindingKind) -> Result<String, CommandError> {
+    Ok(bindings::generate_secret(kind)?)
+}
+
+/// The stored secret of one binding: asked for only when the operator clicks Reveal.
+#[tauri::command]
+#[specta::specta]
+pub async fn reveal_binding_secret(state: State<'_, AppState>, kind: BindingKind, id: Uuid) -> Result<String, CommandError> {
+    let session = state.session().await;
+    let secret = bindings::reveal(&session.client, kind, id).await.map_err(|e| session.err(e))?;
+    tracing::info!(%kind, binding = %id, acting = %session.acting.describe(), "binding secret revealed");
+    Ok(secret)
+}
+
+/// Puts the stored secret of one binding on the clipboard; the web view never sees it.
+#[tauri::command]
+#[specta::specta]
+pub async fn copy_binding_secret(
+    app: tauri::AppHandle,
+    state: State<'_, AppState>,
+    kind: BindingKind,
+    id: Uuid,
+) -> Result<(), CommandError> {
+    let session = state.session().await;
+    let secret = bindings::reveal(&session.client, kind, id).await.map_err(|e| session.err(e))?;
+    app.clipboard()
+        .write_text(secret)
+        .map_err(|e| CommandError::app(AppCode::Clipboard, format!("the clipboard could not be written: {e}")))?;
+    tracing::info!(%kind, binding = %id, acting = %session.acting.describe(), "binding secret copied");
+    Ok(())
+}
+
+/// A binding to create, and the customer the user confirmed it for.
+#[derive(Debug, Clone, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateBinding {
+    pub draft: BindingDraft,
+    pub acting_for: Option<Uuid>,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn create_binding(state: State<'_, AppState>, request: CreateBinding) -> Result<BindingView, CommandError> {
+    let session = state.session().await;
+    session.check_acting_for(request.acting_for)?;
+    let made = bindings::create(&session.client, &request.draft).await.map_err(|e| session.err(e))?;
+    tracing::info!(kind = %made.kind, binding = %made.id, acting = %session.acting.describe(), "binding created");
+    Ok(made)
+}
+
+/// A full replacement of binding `id`; a draft without a secret keeps the stored one.
+#[derive(Debug, Clone, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateBinding {
+    pub id: Uuid,
+    pub draft: BindingDraft,
+    pub acting_for: Option<Uuid>,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn update_binding(state: State<'_, AppState>, request: UpdateBinding) -> Result<BindingView, CommandError> {
+    let session = state.session().await;
+    session.check_acting_for(request.acting_for)?;
+    let updated = bindings::update(&session.client, request.id, &request.draft).await.map_err(|e| session.err(e))?;
+    tracing::info!(kind = %updated.kind, binding = %updated.id, acting = %session.acting.describe(), "binding replaced");
+    Ok(updated)
+}
+
+#[derive(Debug, Clone, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteBinding {
+    pub kind: BindingKind,
+    pub id: Uuid,
+    pub acting_for: Option<Uuid>,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_binding(state: State<'_, AppState>, request: DeleteBinding) -> Result<(), CommandError> {
+    let session = state.session().await;
+    session.check_acting_for(request.acting_for)?;
+    bindings::delete(&session.client, request.kind, request.id).await.map_err(|e| session.err(e))?;
+    tracing::info!(kind = %request.kind, binding = %request.id, acting = %session.acting.describe(), "binding deleted");
+    Ok(())
+}
+
+/// Asks the service to fetch a LoRa binding's latest state from the network server (it may
+/// change the binding: a joined device becomes ACTIVE).
+#[derive(Debug, Clone, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncLoraBinding {
+    pub id: Uuid,
+    pub acting_for: Option<Uuid>,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn sync_lora_binding(state: State<'_, AppState>, request: SyncLoraBinding) -> Result<BindingView, CommandError> {
+    let session = state.session().await;
+    session.check_acting_for(request.acting_for)?;
+    let synced = bindings::sync_lora(&session.client, request.id).await.map_err(|e| session.err(e))?;
+    tracing::info!(binding = %synced.id, status = ?synced.status, acting = %session.acting.describe(), "LoRa binding synced");
+    Ok(synced)
+}
+

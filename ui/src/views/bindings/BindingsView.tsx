@@ -1,0 +1,245 @@
+import { useState } from "preact/hooks";
+import { useConfirm } from "../../components/Confirm";
+import { errorMessage, ipc, type BindingKind, type BindingView } from "../../ipc";
+import { actingLabel } from "../../lib/forms";
+import { useSession } from "../../session";
+import { BindingEditor } from "./BindingEditor";
+import { BindingsTable } from "./BindingsTable";
+import { hasFilters, HTTP_TYPES, kindInfo, KINDS, NO_FILTERS, type BindingFilters } from "./kinds";
+
+type Notice = { kind: "ok" | "error"; text: string };
+
+/** A filter input that applies on Enter or when left, so a list is not fetched per keystroke. */
+function FilterText({
+  label,
+  field,
+  value,
+  onApply,
+  placeholder,
+  type = "text",
+}: {
+  label: string;
+  field: keyof BindingFilters;
+  value: string;
+  onApply: (field: keyof BindingFilters, v: string) => void;
+  placeholder?: string;
+  type?: string;
+}) {
+  const [text, setText] = useState(value);
+  return (
+    <label>
+      <span>{label}</span>
+      <input
+        type={type}
+        class={type === "text" ? "mono" : undefined}
+        data-testid={`filter-${field}`}
+        placeholder={placeholder}
+        value={text}
+        onInput={(e) => setText(e.currentTarget.value)}
+        onBlur={() => text !== value && onApply(field, text)}
+        onChange={(e) => type !== "text" && onApply(field, e.currentTarget.value)}
+        onKeyDown={(e) => e.key === "Enter" && onApply(field, text)}
+      />
+    </label>
+  );
+}
+
+/**
+ * Connector bindings of the active profile and customer: one kind at a time (LoRa, HTTP, MQTT),
+ * filtered and sorted as the service allows; created, edited (a full replacement), deleted and,
+ * for LoRa, synchronised from the network server. Secrets stay masked until asked for.
+ */
+export function BindingsView() {
+  const { info } = useSession();
+  const [kind, setKind] = useState<BindingKind>("lora");
+  const [filters, setFilters] = useState<BindingFilters>(NO_FILTERS);
+  const [filterGen, setFilterGen] = useState(0);
+  const [count, setCount] = useState("");
+  const [editing, setEditing] = useState<{ binding: BindingView | null } | null>(null);
+  const [notice, setNotice] = useState<Notice | null>(null);
+  const [reloadKey, setReloadKey] = useState(0);
+  const [syncing, setSyncing] = useState<string | null>(null);
+  const [confirmElement, confirm] = useConfirm();
+  const k = kindInfo(kind);
+
+  const apply = (field: keyof BindingFilters, v: string) => setFilters((f) => ({ ...f, [field]: v }));
+  const clear = () => {
+    setFilters(NO_FILTERS);
+    setFilterGen((g) => g + 1);
+  };
+
+  const remove = async (b: BindingView) => {
+    if (!info) return;
+    const ok = await confirm({
+      title: `Delete this ${k.label} binding?`,
+      body: (
+        <>
+          <p>
+            The {k.label} binding of device <code>{b.deviceId}</code>
+            {b.username ? (
+              <>
+                {" "}
+                (username <code>{b.username}</code>)
+              </>
+            ) : null}{" "}
+            is deleted with its {k.secretLabel.toLowerCase()}. This cannot be undone.
+          </p>
+          <p class="status-error" data-testid="delete-disruptive">
+            <strong>Disruptive:</strong> the device can no longer reach the platform through the {k.label} connector until
+            it is bound again for {actingLabel(info.acting)}.
+          </p>
+        </>
+      ),
+      confirmLabel: "Delete binding",
+      danger: true,
+      acting: { profile: info.profile, customer: info.acting },
+    });
+    if (!ok) return;
+    try {
+      await ipc.deleteBinding(kind, b.id, info.acting?.id ?? null);
+      setNotice({ kind: "ok", text: `Deleted the ${k.label} binding of device ${b.deviceId}.` });
+      setReloadKey((r) => r + 1);
+    } catch (e) {
+      setNotice({ kind: "error", text: `The binding was not deleted: ${errorMessage(e)}` });
+    }
+  };
+
+  const sync = async (b: BindingView) => {
+    if (!info) return;
+    const ok = await confirm({
+      title: "Sync from the network server?",
+      body: (
+        <p>
+          The service fetches the latest state of device <code>{b.deviceId}</code> from the LoRaWAN network server into
+          its binding (now <strong>{b.status}</strong>): a device that has joined becomes ACTIVE.
+        </p>
+      ),
+      confirmLabel: "Sync",
+      acting: { profile: info.profile, customer: info.acting },
+    });
+    if (!ok) return;
+    setSyncing(b.id);
+    try {
+      const synced = await ipc.syncLoraBinding(b.id, info.acting?.id ?? null);
+      const text =
+        synced.status === b.status
+          ? `Synced device ${b.deviceId}: still ${synced.status}${synced.status === "INVENTORY" ? " (it has not joined the network yet)" : ""}.`
+          : `Synced device ${b.deviceId}: ${b.status} → ${synced.status}.`;
+      setNotice({ kind: "ok", text });
+      setReloadKey((r) => r + 1);
+    } catch (e) {
+      setNotice({ kind: "error", text: `The sync failed: ${errorMessage(e)}` });
+    } finally {
+      setSyncing(null);
+    }
+  };
+
+  return (
+    <section class="view" aria-labelledby="bindings-title">
+      {confirmElement}
+      <div class="view-head">
+        <h1 id="bindings-title">Bindings</h1>
+        <span class="muted" data-testid="binding-count">
+          {count}
+        </span>
+        <span class="spacer" />
+        <button type="button" class="button button-primary" onClick={() => setEditing({ binding: null })} data-testid="new-binding">
+          New {k.label} binding…
+        </button>
+      </div>
+
+      <div class="tabs" role="tablist" aria-label="Connector">
+        {KINDS.map((t) => (
+          <button
+            key={t.id}
+            type="button"
+            role="tab"
+            class={t.id === kind ? "tab active" : "tab"}
+            aria-selected={t.id === kind}
+            data-testid={`kind-${t.id}`}
+            onClick={() => {
+              setKind(t.id);
+              setNotice(null);
+            }}
+          >
+            {t.label}
+          </button>
+        ))}
+      </div>
+
+      <div class="filters" data-testid="binding-filters" key={`${kind}|${filterGen}`}>
+        <FilterText label="Device" field="deviceId" value={filters.deviceId} onApply={apply} placeholder="any id form" />
+        <FilterText label="Owner (client id)" field="clientId" value={filters.clientId} onApply={apply} placeholder="any" />
+        {kind === "http" && (
+          <label>
+            <span>Type</span>
+            <select data-testid="filter-type" onChange={(e) => apply("type", e.currentTarget.value)}>
+              <option value="" selected={!filters.type}>
+                Any
+              </option>
+              {HTTP_TYPES.map((t) => (
+                <option key={t} value={t} selected={filters.type === t}>
+                  {t}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        {kind === "mqtt" && (
+          <FilterText label="Username (exact)" field="username" value={filters.username} onApply={apply} placeholder="urn:dev:imei:…:" />
+        )}
+        <FilterText label="Created since (UTC)" field="createdSince" type="datetime-local" value={filters.createdSince} onApply={apply} />
+        <FilterText label="Created before (UTC)" field="createdBefore" type="datetime-local" value={filters.createdBefore} onApply={apply} />
+        <FilterText label="Modified since (UTC)" field="modifiedSince" type="datetime-local" value={filters.modifiedSince} onApply={apply} />
+        <FilterText label="Modified before (UTC)" field="modifiedBefore" type="datetime-local" value={filters.modifiedBefore} onApply={apply} />
+        {hasFilters(filters) && (
+          <button type="button" class="button button-quiet" onClick={clear} data-testid="clear-filters">
+            Clear filters
+          </button>
+        )}
+      </div>
+
+      {notice && (
+        <div
+          class={notice.kind === "ok" ? "result result-ok notice-row" : "result result-error notice-row"}
+          role="status"
+          data-testid="bindings-notice"
+        >
+          {notice.text}
+          <button type="button" class="button button-quiet button-small" onClick={() => setNotice(null)} aria-label="Dismiss">
+            ✕
+          </button>
+        </div>
+      )}
+      {editing && (
+        <BindingEditor
+          kind={kind}
+          binding={editing.binding}
+          onClose={() => setEditing(null)}
+          onSaved={(b, created) => {
+            setNotice({
+              kind: "ok",
+              text: created
+                ? `Created the ${k.label} binding of device ${b.deviceId}.`
+                : `Saved the ${k.label} binding of device ${b.deviceId}${b.status ? ` (status ${b.status})` : ""}.`,
+            });
+            setEditing(null);
+            setReloadKey((r) => r + 1);
+          }}
+        />
+      )}
+
+      <BindingsTable
+        key={kind}
+        kind={kind}
+        filters={filters}
+        reloadKey={reloadKey}
+        onCount={setCount}
+        onEdit={(b) => setEditing({ binding: b })}
+        onDelete={remove}
+        onSync={sync}
+        syncing={syncing}
+      />
+    </section>
+  );
+}
