@@ -3,8 +3,10 @@
 use clap::{Args, Subcommand};
 use dcs_api::bindings::{BindingFilter, BindingSpec, KindBindings};
 use dcs_api::model::{
-    HttpBinding, HttpBindingRequest, HttpBindingType, LoraBinding, LoraBindingRequest, MqttBinding, MqttBindingRequest,
+    BindingKind, HttpBinding, HttpBindingRequest, HttpBindingType, LoraBinding, LoraBindingRequest, MqttBinding,
+    MqttBindingRequest,
 };
+use dcs_console::bindings::{self, BindingDraft, EditorKind};
 use futures::TryStreamExt;
 use serde::Serialize;
 use uuid::Uuid;
@@ -81,7 +83,9 @@ pub struct ListArgs {
 }
 
 #[derive(Args)]
-#[command(after_help = "Example:\n  dcs bindings lora create --device-id deveui:70b3d57ed0000001 --application-server-id 0011223344556677 \\\n      --app-key 00112233445566778899aabbccddeeff")]
+#[command(after_help = "Secrets are never taken from the command line (shell history, `ps`): the app key comes from one \
+line of standard input with --app-key-stdin, else from DCS_APP_KEY, else it is asked without echo on a terminal. \
+On update, giving none keeps the stored key.\n\nExample:\n  pass lora/meter-15 | dcs bindings lora create --device-id deveui:70b3d57ed0000001 \\\n      --application-server-id 0011223344556677 --app-key-stdin")]
 pub struct LoraArgs {
     /// The device (any id form).
     #[arg(long)]
@@ -89,37 +93,108 @@ pub struct LoraArgs {
     /// 16 hex characters.
     #[arg(long)]
     application_server_id: String,
-    /// 32 hex characters.
+    /// Read the app key (32 hex characters) from one line of standard input.
     #[arg(long)]
-    app_key: String,
+    app_key_stdin: bool,
 }
 
 #[derive(Args)]
-#[command(after_help = "Example:\n  dcs bindings http create --device-id imei:350000000000001 --type http-senml --shared-secret 's3cret-0123456789'")]
+#[command(after_help = "The shared secret comes from one line of standard input with --shared-secret-stdin, else \
+DCS_SHARED_SECRET, else it is asked without echo on a terminal; --generate-secret makes one and prints it once. On \
+update, giving none keeps the stored secret.\n\nExample:\n  dcs bindings http create --device-id imei:350000000000001 --type http-senml --generate-secret")]
 pub struct HttpArgs {
     #[arg(long)]
     device_id: String,
     /// http-streamline or http-senml.
     #[arg(long = "type")]
     binding_type: String,
+    /// Read the shared secret from one line of standard input.
+    #[arg(long, conflicts_with = "generate_secret")]
+    shared_secret_stdin: bool,
+    /// Make a shared secret that meets the rule, send it, and print it once.
     #[arg(long)]
-    shared_secret: String,
+    generate_secret: bool,
 }
 
 #[derive(Args)]
-#[command(after_help = "Example:\n  dcs bindings mqtt create --device-id imei:350000000000001 --password 'Str0ng-passw0rd!'")]
+#[command(after_help = "The password comes from one line of standard input with --password-stdin, else \
+DCS_MQTT_PASSWORD, else it is asked without echo on a terminal; --generate-password makes one that meets the rule and \
+prints it once. On update, giving none keeps the stored password.\n\nExample:\n  dcs bindings mqtt create --device-id imei:350000000000001 --generate-password")]
 pub struct MqttArgs {
     #[arg(long)]
     device_id: String,
+    /// Read the password from one line of standard input.
+    #[arg(long, conflicts_with = "generate_password")]
+    password_stdin: bool,
+    /// Make a password that meets the rule (24+ characters, all four classes), send it, and print it once.
     #[arg(long)]
-    password: String,
+    generate_password: bool,
+}
+
+/// Where a kind's secret comes from, in this order: standard input (when asked), a generated
+/// one (when asked), the environment variable, a prompt without echo on a terminal. On an
+/// update none of them keeps the stored secret.
+pub struct SecretSource {
+    /// As the service names the field, for errors.
+    field: &'static str,
+    /// For people, e.g. "app key".
+    label: &'static str,
+    env: &'static str,
+    stdin_flag: &'static str,
+    stdin: bool,
+    generate: bool,
+}
+
+/// What to send: a secret, or none to keep the stored one; and whether it was generated here.
+pub struct SecretChoice {
+    secret: Option<String>,
+    generated: bool,
+}
+
+impl SecretSource {
+    fn resolve(&self, kind: BindingKind, updating: bool) -> anyhow::Result<SecretChoice> {
+        use std::io::{BufRead, IsTerminal};
+        let typed = |s: String| SecretChoice { secret: Some(s), generated: false };
+        if self.stdin {
+            let mut line = String::new();
+            std::io::stdin().lock().read_line(&mut line)?;
+            let line = line.trim_end_matches(['\r', '\n']);
+            if line.is_empty() {
+                return Err(invalid(self.field, format!("--{} read an empty line from standard input", self.stdin_flag)));
+            }
+            return Ok(typed(line.to_owned()));
+        }
+        if self.generate {
+            let made = bindings::generate_secret(kind).map_err(|e| invalid(&e.field, e.rule))?;
+            return Ok(SecretChoice { secret: Some(made), generated: true });
+        }
+        if let Some(v) = std::env::var(self.env).ok().filter(|v| !v.is_empty()) {
+            return Ok(typed(v));
+        }
+        if std::io::stdin().is_terminal() {
+            let keep = if updating { " (empty keeps the stored one)" } else { "" };
+            let v = rpassword::prompt_password(format!("The binding's {}{keep}: ", self.label))?;
+            if !v.is_empty() {
+                return Ok(typed(v));
+            }
+        }
+        if updating {
+            return Ok(SecretChoice { secret: None, generated: false });
+        }
+        Err(invalid(
+            self.field,
+            format!("is required: pipe it with --{}, or set {} (never on the command line)", self.stdin_flag, self.env),
+        ))
+    }
 }
 
 /// How a kind's arguments become a request, and how its bindings print.
 pub trait KindArgs: Args {
-    type Spec: BindingSpec<Request = Self::Req>;
+    type Spec: EditorKind<Request = Self::Req>;
     type Req;
-    fn request(&self) -> Self::Req;
+    fn source(&self) -> SecretSource;
+    /// The writable fields as the console's editors hold them (`secret` is filled in later).
+    fn draft(&self) -> BindingDraft;
     fn headers() -> &'static [&'static str];
     fn row(b: &<Self::Spec as BindingSpec>::Binding) -> Vec<String>;
     fn api<'a>(ctx: &'a Ctx) -> KindBindings<'a, Self::Spec>;
@@ -128,11 +203,16 @@ pub trait KindArgs: Args {
 impl KindArgs for LoraArgs {
     type Spec = dcs_api::bindings::Lora;
     type Req = LoraBindingRequest;
-    fn request(&self) -> LoraBindingRequest {
-        LoraBindingRequest {
+    fn source(&self) -> SecretSource {
+        SecretSource { field: "appKey", label: "app key", env: "DCS_APP_KEY", stdin_flag: "app-key-stdin", stdin: self.app_key_stdin, generate: false }
+    }
+    fn draft(&self) -> BindingDraft {
+        BindingDraft {
+            kind: BindingKind::Lora,
             device_id: self.device_id.clone(),
-            application_server_id: self.application_server_id.clone(),
-            app_key: self.app_key.clone(),
+            application_server_id: Some(self.application_server_id.clone()),
+            binding_type: None,
+            secret: None,
         }
     }
     fn headers() -> &'static [&'static str] {
@@ -149,11 +229,23 @@ impl KindArgs for LoraArgs {
 impl KindArgs for HttpArgs {
     type Spec = dcs_api::bindings::Http;
     type Req = HttpBindingRequest;
-    fn request(&self) -> HttpBindingRequest {
-        HttpBindingRequest {
+    fn source(&self) -> SecretSource {
+        SecretSource {
+            field: "sharedSecret",
+            label: "shared secret",
+            env: "DCS_SHARED_SECRET",
+            stdin_flag: "shared-secret-stdin",
+            stdin: self.shared_secret_stdin,
+            generate: self.generate_secret,
+        }
+    }
+    fn draft(&self) -> BindingDraft {
+        BindingDraft {
+            kind: BindingKind::Http,
             device_id: self.device_id.clone(),
-            binding_type: HttpBindingType::from(self.binding_type.as_str()),
-            shared_secret: self.shared_secret.clone(),
+            application_server_id: None,
+            binding_type: Some(self.binding_type.clone()),
+            secret: None,
         }
     }
     fn headers() -> &'static [&'static str] {
@@ -170,8 +262,18 @@ impl KindArgs for HttpArgs {
 impl KindArgs for MqttArgs {
     type Spec = dcs_api::bindings::Mqtt;
     type Req = MqttBindingRequest;
-    fn request(&self) -> MqttBindingRequest {
-        MqttBindingRequest { device_id: self.device_id.clone(), password: self.password.clone() }
+    fn source(&self) -> SecretSource {
+        SecretSource {
+            field: "password",
+            label: "password",
+            env: "DCS_MQTT_PASSWORD",
+            stdin_flag: "password-stdin",
+            stdin: self.password_stdin,
+            generate: self.generate_password,
+        }
+    }
+    fn draft(&self) -> BindingDraft {
+        BindingDraft { kind: BindingKind::Mqtt, device_id: self.device_id.clone(), application_server_id: None, binding_type: None, secret: None }
     }
     fn headers() -> &'static [&'static str] {
         &["ID", "DEVICE", "USERNAME", "CREATED"]
@@ -236,8 +338,30 @@ where
             }
             print_one(api.get(id).await?)
         }
-        BindingCommand::Create(args) => print_one(api.create(&args.request()).await?),
-        BindingCommand::Update { id, fields } => print_one(api.update(id, &fields.request()).await?),
+        BindingCommand::Create(args) => {
+            let source = args.source();
+            let choice = source.resolve(C::Spec::KIND, false)?;
+            let secret = choice.secret.clone().unwrap_or_default();
+            let made = api.create(&C::Spec::request(&args.draft(), secret)).await?;
+            print_saved(ctx, &made, &source, &choice, C::headers(), C::row)
+        }
+        BindingCommand::Update { id, fields } => {
+            let source = fields.source();
+            let choice = source.resolve(C::Spec::KIND, true)?;
+            let draft = fields.draft();
+            let secret = match &choice.secret {
+                Some(s) => s.clone(),
+                None => {
+                    // A full PUT needs the secret: send the stored one back unchanged.
+                    let current = api.get(id).await?;
+                    let kept = bindings::merge_secret(None, C::Spec::secret(&current), source.field).map_err(dcs_api::Error::from)?;
+                    eprintln!("dcs: kept the stored {}", source.label);
+                    kept
+                }
+            };
+            let updated = api.update(id, &C::Spec::request(&draft, secret)).await?;
+            print_saved(ctx, &updated, &source, &choice, C::headers(), C::row)
+        }
         BindingCommand::Delete { id } => {
             ctx.confirm(&format!("Delete {name} binding {id}"))?;
             api.delete(id).await?;
@@ -249,6 +373,31 @@ where
             }
         }
     }
+}
+
+/// Prints a created or replaced binding; a secret generated here is printed once as well (in
+/// `--json`, as the binding's secret field when the service did not send it back).
+fn print_saved<B: Serialize>(
+    ctx: &Ctx,
+    b: &B,
+    source: &SecretSource,
+    choice: &SecretChoice,
+    headers: &[&str],
+    row: fn(&B) -> Vec<String>,
+) -> anyhow::Result<()> {
+    let generated = choice.secret.as_deref().filter(|_| choice.generated);
+    if ctx.json {
+        let mut v = serde_json::to_value(b)?;
+        if let (Some(g), Some(obj)) = (generated, v.as_object_mut()) {
+            obj.entry(source.field).or_insert_with(|| serde_json::Value::String(g.to_owned()));
+        }
+        return output::print_json(&v);
+    }
+    output::table(headers, vec![row(b)]);
+    if let Some(g) = generated {
+        println!("generated {} (shown once; configure the device with it): {g}", source.label);
+    }
+    Ok(())
 }
 
 fn lora_synced(b: &LoraBinding) -> anyhow::Result<()> {

@@ -14,7 +14,16 @@ const DEVICES: u32 = 40;
 
 fn dcs() -> Command {
     let mut c = Command::cargo_bin("dcs").unwrap();
-    for var in ["DCS_BASE_URL", "DCS_AUTH_URL", "DCS_CLIENT_ID", "DCS_CLIENT_SECRET", "DCS_PROFILE"] {
+    for var in [
+        "DCS_BASE_URL",
+        "DCS_AUTH_URL",
+        "DCS_CLIENT_ID",
+        "DCS_CLIENT_SECRET",
+        "DCS_PROFILE",
+        "DCS_APP_KEY",
+        "DCS_SHARED_SECRET",
+        "DCS_MQTT_PASSWORD",
+    ] {
         c.env_remove(var);
     }
     // Never the user's own profiles: a config file of this test run that no test writes.
@@ -78,6 +87,14 @@ impl Env {
         self.cmd(args).output().unwrap()
     }
 
+    /// Runs with `input` on standard input and expects success; returns stdout as JSON.
+    fn json_with_stdin(&self, args: &[&str], input: &str) -> Value {
+        let child = self.cmd(args).arg("--json").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let out = feed(child, input);
+        assert!(out.status.success(), "dcs {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
     fn devices(&self) -> Vec<DeviceRow> {
         let owner = self.local.demo_key().client_id;
         self.local.store().beta_devices(owner, None, "id", true, 0, 10_000).unwrap().0
@@ -86,6 +103,12 @@ impl Env {
     fn device(&self, connection: &str) -> DeviceRow {
         self.devices().into_iter().find(|d| d.connection == connection).unwrap_or_else(|| panic!("no {connection} device"))
     }
+}
+
+/// Writes `input` to the child's standard input, closes it, and waits for the output.
+fn feed(mut child: Child, input: &str) -> Output {
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
 }
 
 fn natural_id(d: &DeviceRow) -> String {
@@ -301,13 +324,33 @@ fn mqtt_bindings_are_created_listed_and_deleted() {
     let bound = env.json(&["bindings", "mqtt", "list"]);
     let bound: Vec<String> = bound.as_array().unwrap().iter().map(|b| s(&b["deviceId"]).to_owned()).collect();
     let dev = env.devices().into_iter().find(|d| d.connection == "mqtt" && !bound.contains(&d.id.to_string())).expect("an unbound MQTT device");
-    let made = env.json(&["bindings", "mqtt", "create", "--device-id", &natural_id(&dev), "--password", "Abcdefghijklmnopqrstuv1!"]);
+    // The password comes from standard input, never from the command line.
+    let made = env.json_with_stdin(&["bindings", "mqtt", "create", "--device-id", &natural_id(&dev), "--password-stdin"], "Abcdefghijklmnopqrstuv1!\n");
     let id = s(&made["id"]).to_owned();
+    assert_eq!(made["password"], "Abcdefghijklmnopqrstuv1!");
     let listed = env.json(&["bindings", "mqtt", "list", "--username", s(&made["username"])]);
     assert_eq!(listed.as_array().unwrap().len(), 1);
     assert_eq!(listed[0]["id"], made["id"]);
-    let updated = env.json(&["bindings", "mqtt", "update", &id, "--device-id", &natural_id(&dev), "--password", "Zyxwvutsrqponmlkjihgfe9#"]);
-    assert_eq!(updated["id"], made["id"]);
+    // ... or from the environment.
+    let updated = env.cmd(&["bindings", "mqtt", "update", &id, "--device-id", &natural_id(&dev), "--json"]).env("DCS_MQTT_PASSWORD", "Zyxwvutsrqponmlkjihgfe9#").output().unwrap();
+    assert!(updated.status.success(), "{}", stderr(&updated));
+    assert_eq!(env.json(&["bindings", "mqtt", "get", &id])["password"], "Zyxwvutsrqponmlkjihgfe9#");
+
+    // An update given no password (no terminal, no variable) keeps the stored one: a full PUT
+    // that sends it back.
+    let kept = env.run(&["bindings", "mqtt", "update", &id, "--device-id", &dev.id.to_string()]);
+    assert!(kept.status.success(), "{}", stderr(&kept));
+    assert!(stderr(&kept).contains("kept the stored password"), "{}", stderr(&kept));
+    assert_eq!(env.json(&["bindings", "mqtt", "get", &id])["password"], "Zyxwvutsrqponmlkjihgfe9#");
+
+    // A generated one is printed once and is what the service holds.
+    let generated = env.run(&["bindings", "mqtt", "update", &id, "--device-id", &dev.id.to_string(), "--generate-password"]);
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    let text = String::from_utf8_lossy(&generated.stdout).to_string();
+    let line = text.lines().find(|l| l.starts_with("generated password")).unwrap_or_else(|| panic!("{text}"));
+    let password = line.rsplit(": ").next().unwrap();
+    assert_eq!(dcs_api::model::validate::mqtt_password(password), Ok(()));
+    assert_eq!(env.json(&["bindings", "mqtt", "get", &id])["password"], password);
 
     let refused = env.run(&["bindings", "mqtt", "delete", &id]);
     assert!(!refused.status.success());
@@ -315,9 +358,54 @@ fn mqtt_bindings_are_created_listed_and_deleted() {
     assert!(deleted.status.success(), "{}", stderr(&deleted));
     assert_eq!(env.run(&["bindings", "mqtt", "get", &id]).status.code(), Some(5));
 
-    let bad = env.run(&["bindings", "mqtt", "create", "--device-id", &natural_id(&dev), "--password", "short"]);
+    let bad = env.cmd(&["bindings", "mqtt", "create", "--device-id", &natural_id(&dev), "--password-stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let bad = feed(bad, "short\n");
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("password"), "{}", stderr(&bad));
+    // Without a source a create says where the password may come from, and sends nothing.
+    let none = env.run(&["bindings", "mqtt", "create", "--device-id", &natural_id(&dev)]);
+    assert_eq!(none.status.code(), Some(2));
+    assert!(stderr(&none).contains("--password-stdin") && stderr(&none).contains("DCS_MQTT_PASSWORD"), "{}", stderr(&none));
+    // The old flag that put the secret on the command line is gone.
+    let flag = env.run(&["bindings", "mqtt", "create", "--device-id", &natural_id(&dev), "--password", "Abcdefghijklmnopqrstuv1!"]);
+    assert_eq!(flag.status.code(), Some(2));
+}
+
+#[test]
+fn lora_and_http_secrets_come_from_stdin_or_the_environment_and_updates_keep_them() {
+    let env = Env::start(19);
+    let free = |kind: &str| {
+        let bound = env.json(&["bindings", kind, "list"]);
+        let bound: Vec<String> = bound.as_array().unwrap().iter().map(|b| s(&b["deviceId"]).to_owned()).collect();
+        env.devices().into_iter().find(|d| d.connection == kind && !bound.contains(&d.id.to_string())).expect("an unbound device")
+    };
+    let lora = free("lora");
+    let key = "00112233445566778899aabbccddeeff";
+    let made = env.json_with_stdin(
+        &["bindings", "lora", "create", "--device-id", &natural_id(&lora), "--application-server-id", "00e2e00000000019", "--app-key-stdin"],
+        &format!("{key}\n"),
+    );
+    let id = s(&made["id"]).to_owned();
+    let moved = env.run(&["bindings", "lora", "update", &id, "--device-id", &natural_id(&lora), "--application-server-id", "00e2e0000000001a"]);
+    assert!(moved.status.success(), "{}", stderr(&moved));
+    let got = env.json(&["bindings", "lora", "get", &id]);
+    assert_eq!((s(&got["applicationServerId"]), s(&got["appKey"])), ("00e2e0000000001a", key));
+    let bad = env.cmd(&["bindings", "lora", "update", &id, "--device-id", &natural_id(&lora), "--application-server-id", "00e2e0000000001a"]).env("DCS_APP_KEY", "xyz").output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("appKey"), "{}", stderr(&bad));
+
+    let http = free("http");
+    let made = env.json(&["bindings", "http", "create", "--device-id", &natural_id(&http), "--type", "http-senml", "--generate-secret"]);
+    let secret = s(&made["sharedSecret"]).to_owned();
+    assert_eq!(dcs_api::model::validate::shared_secret(&secret), Ok(()));
+    let id = s(&made["id"]).to_owned();
+    let retyped = env.json(&["bindings", "http", "update", &id, "--device-id", &natural_id(&http), "--type", "http-streamline"]);
+    assert_eq!((s(&retyped["type"]), s(&retyped["sharedSecret"])), ("http-streamline", secret.as_str()));
 }
 
 #[test]
