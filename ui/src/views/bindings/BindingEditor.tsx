@@ -150,7 +150,7 @@ export function BindingEditor({
             )}
           </dl>
         )}
-        <Field id="deviceId" label="Device" error={shown("deviceId")} hint={`A ${k.label} device: UUID, imei:…, deveui:…, dvnuuid:… or a URN form`}>
+        <Field id="deviceId" label="Device" error={shown("deviceId")} hint={`${kind === "mqtt" ? "An" : "A"} ${k.label} device: UUID, imei:…, deveui:…, dvnuuid:… or a URN form`}>
           <DeviceInput kind={kind} value={state.deviceId} onInput={(v) => set("deviceId", { deviceId: v })} />
         </Field>
         {kind === "lora" && (

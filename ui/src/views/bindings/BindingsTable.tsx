@@ -76,7 +76,19 @@ export function BindingsTable({
                 <code>{b.applicationServerId}</code>
               </td>
               <td>
-                <StatusTag status={b.status} />
+                <span class="status-cell">
+                  <StatusTag status={b.status} />
+                  <button
+                    type="button"
+                    class="button button-small"
+                    disabled={syncing === b.id}
+                    onClick={() => onSync(b)}
+                    title="Fetch the latest state from the LoRaWAN network server"
+                    data-testid="sync-binding"
+                  >
+                    {syncing === b.id ? "Syncing…" : "Sync"}
+                  </button>
+                </span>
               </td>
             </>
           )}
@@ -93,18 +105,6 @@ export function BindingsTable({
           <td class="when">{formatTimestamp(b.modifiedAt)}</td>
           <td class="actions-cell">
             <div class="row-actions">
-              {kind === "lora" && (
-                <button
-                  type="button"
-                  class="button button-small"
-                  disabled={syncing === b.id}
-                  onClick={() => onSync(b)}
-                  title="Fetch the latest state from the LoRaWAN network server"
-                  data-testid="sync-binding"
-                >
-                  {syncing === b.id ? "Syncing…" : "Sync"}
-                </button>
-              )}
               <button type="button" class="button button-small" onClick={() => onEdit(b)} data-testid="edit-binding">
                 Edit
               </button>

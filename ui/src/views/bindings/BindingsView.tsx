@@ -1,7 +1,6 @@
 import { useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { errorMessage, ipc, type BindingKind, type BindingView } from "../../ipc";
-import { actingLabel } from "../../lib/forms";
 import { useSession } from "../../session";
 import { BindingEditor } from "./BindingEditor";
 import { BindingsTable } from "./BindingsTable";
@@ -32,6 +31,7 @@ function FilterText({
       <input
         type={type}
         class={type === "text" ? "mono" : undefined}
+        id={`bindings-${field}-filter`}
         data-testid={`filter-${field}`}
         placeholder={placeholder}
         value={text}
@@ -61,6 +61,7 @@ export function BindingsView() {
   const [syncing, setSyncing] = useState<string | null>(null);
   const [confirmElement, confirm] = useConfirm();
   const k = kindInfo(kind);
+  const timeFiltered = !!(filters.createdSince || filters.createdBefore || filters.modifiedSince || filters.modifiedBefore);
 
   const apply = (field: keyof BindingFilters, v: string) => setFilters((f) => ({ ...f, [field]: v }));
   const clear = () => {
@@ -86,7 +87,7 @@ export function BindingsView() {
           </p>
           <p class="status-error" data-testid="delete-disruptive">
             <strong>Disruptive:</strong> the device can no longer reach the platform through the {k.label} connector until
-            it is bound again for {actingLabel(info.acting)}.
+            it is bound again.
           </p>
         </>
       ),
@@ -158,7 +159,9 @@ export function BindingsView() {
             aria-selected={t.id === kind}
             data-testid={`kind-${t.id}`}
             onClick={() => {
+              // Filters belong to one kind: a device uses one connection, a type or username one kind.
               setKind(t.id);
+              setFilters(NO_FILTERS);
               setNotice(null);
             }}
           >
@@ -188,10 +191,15 @@ export function BindingsView() {
         {kind === "mqtt" && (
           <FilterText label="Username (exact)" field="username" value={filters.username} onApply={apply} placeholder="urn:dev:imei:…:" />
         )}
-        <FilterText label="Created since (UTC)" field="createdSince" type="datetime-local" value={filters.createdSince} onApply={apply} />
-        <FilterText label="Created before (UTC)" field="createdBefore" type="datetime-local" value={filters.createdBefore} onApply={apply} />
-        <FilterText label="Modified since (UTC)" field="modifiedSince" type="datetime-local" value={filters.modifiedSince} onApply={apply} />
-        <FilterText label="Modified before (UTC)" field="modifiedBefore" type="datetime-local" value={filters.modifiedBefore} onApply={apply} />
+        <details class="time-filters" open={timeFiltered} data-testid="time-filters">
+          <summary>{timeFiltered ? "Time filters (on)" : "Time filters"}</summary>
+          <div class="filters">
+            <FilterText label="Created since (UTC)" field="createdSince" type="datetime-local" value={filters.createdSince} onApply={apply} />
+            <FilterText label="Created before (UTC)" field="createdBefore" type="datetime-local" value={filters.createdBefore} onApply={apply} />
+            <FilterText label="Modified since (UTC)" field="modifiedSince" type="datetime-local" value={filters.modifiedSince} onApply={apply} />
+            <FilterText label="Modified before (UTC)" field="modifiedBefore" type="datetime-local" value={filters.modifiedBefore} onApply={apply} />
+          </div>
+        </details>
         {hasFilters(filters) && (
           <button type="button" class="button button-quiet" onClick={clear} data-testid="clear-filters">
             Clear filters

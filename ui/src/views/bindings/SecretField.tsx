@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { errorMessage, ipc, type BindingKind } from "../../ipc";
 
-const MASK = "••••••••••••";
+const MASK = "••••••";
 /** A revealed secret hides itself again after this long. */
 const REVEAL_MS = 60_000;
 

@@ -1,0 +1,280 @@
+"""Connector bindings on the app's own simulator: for LoRa, HTTP and MQTT a binding is created for
+a device of that kind that had none (a bad value named inline first), edited with a full PUT that
+keeps the stored secret, and checked over HTTP; a secret is revealed and equals the service's; a
+LoRa binding is synced from the network server; one binding is deleted after a confirmation."""
+
+import hashlib
+import json
+import secrets
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from conftest import screenshot, service_get_as
+from test_firmware import all_items, service
+from test_first_screen import rows_loaded
+from test_profiles import click, type_into, wait_css, wait_text
+
+STALE = (StaleElementReferenceException,)
+
+
+def get(base_url, token, path):
+    status, body = service_get_as(base_url, path, token, None)
+    return status, body
+
+
+def unbound_device(base_url, token, kind, prefer=None):
+    """A device of `kind` (found among the kind's connection downlinks, whose devices use that
+    connection) with no binding of that kind (the binding list filtered by the device is empty)."""
+    seen = []
+    for d in all_items(base_url, token, f"/{kind}/downlinks?limit=1000"):
+        if d["deviceId"] not in seen:
+            seen.append(d["deviceId"])
+    free = []
+    for device in seen:
+        status, page = get(base_url, token, f"/{kind}/bindings?deviceId={urllib.parse.quote(device)}")
+        assert status == 200, page
+        if not page["items"]:
+            free.append(device)
+    assert free, f"every {kind} device of the downlinks is bound: {seen}"
+    preferred = [d for d in free if prefer and prefer(d)]
+    return (preferred or free)[0]
+
+
+def joins(urn):
+    """A-65: a LoRa device joins unless the first byte of its DevEUI's SHA-256 is a multiple of 4."""
+    deveui = urn.rstrip(":").rsplit(":", 1)[-1].lower()
+    return hashlib.sha256(deveui.encode()).digest()[0] % 4 != 0
+
+
+def binding_of(base_url, token, kind, device):
+    status, page = get(base_url, token, f"/{kind}/bindings?deviceId={urllib.parse.quote(device)}")
+    assert status == 200, page
+    assert len(page["items"]) == 1, page
+    return page["items"][0]
+
+
+def table_rows(driver):
+    """Ids of the bindings on screen once the first page is in."""
+
+    def loaded(d):
+        if d.execute_script("return [...document.querySelectorAll('[data-testid=loading]')].some(e => !e.closest('.sentinel'))"):
+            return False
+        errors = d.find_elements(By.CSS_SELECTOR, "[data-testid=error]")
+        if errors:
+            raise AssertionError("the app shows an error: " + errors[0].text)
+        return [r.get_attribute("data-id") for r in d.find_elements(By.CSS_SELECTOR, "[data-testid=binding-row]")] or False
+
+    return WebDriverWait(driver, 30, ignored_exceptions=STALE).until(loaded)
+
+
+def row(driver, binding_id):
+    return WebDriverWait(driver, 20, ignored_exceptions=STALE).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, f"[data-testid=binding-row][data-id='{binding_id}']")
+    )
+
+
+def show_device(driver, device):
+    """Narrows the list to one device with the device filter."""
+    type_into(driver, "bindings-deviceId-filter", device)
+    driver.find_element(By.ID, "bindings-deviceId-filter").send_keys(Keys.ENTER)
+
+
+def confirm(driver, expect):
+    body = wait_text(driver, "[data-testid=confirm-dialog]", expect)
+    wait_text(driver, "[data-testid=confirm-acting]", "your own environment")
+    return body
+
+
+def test_bindings_of_each_kind_created_edited_revealed_synced_and_deleted(app, demo_key, artifacts):
+    try:
+        run(app, demo_key, artifacts)
+    except Exception:
+        app.save_screenshot(str(artifacts / "bindings-failure.png"))
+        print("BODY:", app.execute_script("return document.body.innerText"))
+        raise
+
+
+def run(app, demo_key, artifacts):
+    WebDriverWait(app, 30).until(rows_loaded)
+    base_url, token = service(app, demo_key)
+    # Simulated time runs fast, so a LoRa device joins (1 to 5 simulated minutes) within the test.
+    req = urllib.request.Request(
+        base_url + "/_sim/clock", data=json.dumps({"speed": 600}).encode(), method="PUT", headers={"Content-Type": "application/json"}
+    )
+    urllib.request.urlopen(req, timeout=10).close()
+
+    lora_device = unbound_device(base_url, token, "lora", prefer=joins)
+    http_device = unbound_device(base_url, token, "http")
+    mqtt_device = unbound_device(base_url, token, "mqtt")
+
+    click(app, "[data-testid=nav-bindings]")
+    wait_text(app, "main h1", "Bindings")
+
+    # ---- LoRa: the list is the service's, newest first, with no key on the page.
+    held = all_items(base_url, token, "/lora/bindings?sort=-createdAt&limit=1000")
+    on_screen = table_rows(app)
+    assert on_screen == [b["id"] for b in held[: len(on_screen)]]
+    page_text = app.find_element(By.CSS_SELECTOR, "[data-testid=bindings-table]").text
+    assert all(b["appKey"] not in page_text for b in held[: len(on_screen)])
+    assert app.find_element(By.CSS_SELECTOR, "[data-testid=stored-secret]").get_attribute("data-state") == "masked"
+    screenshot(app, artifacts / "bindings-lora-list.png")
+
+    # Create: a 15-hex application server id is named inline, nothing typed is lost.
+    click(app, "[data-testid=new-binding]")
+    wait_css(app, "[data-testid=binding-editor]")
+    type_into(app, "deviceId", lora_device)
+    asid, key = secrets.token_hex(8), secrets.token_hex(16)
+    type_into(app, "applicationServerId", asid[:15])
+    type_into(app, "appKey", key)
+    wait_text(app, "[data-testid=error-applicationServerId]", "exactly 16 hex characters")
+    screenshot(app, artifacts / "bindings-editor-inline-error.png")
+    type_into(app, "applicationServerId", asid)
+    WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid^=error-]"))
+    assert app.find_element(By.ID, "appKey").get_attribute("type") == "password", "the key is masked while typed"
+    click(app, "[data-testid=save-binding]")
+    confirm(app, "INVENTORY")
+    click(app, "[data-testid=confirm-ok]")
+    wait_text(app, "[data-testid=bindings-notice]", "Created the LoRa binding")
+    made = binding_of(base_url, token, "lora", lora_device)
+    assert (made["applicationServerId"], made["appKey"], made["status"]) == (asid, key, "INVENTORY")
+
+    # Edit (a full PUT) of the application server only: the key is kept without retyping it,
+    # and the confirmation says the device must join again.
+    show_device(app, made["deviceId"])
+    WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: table_rows(d) == [made["id"]])
+    click(app, "[data-testid=edit-binding]", row(app, made["id"]))
+    assert app.find_element(By.ID, "appKey").get_attribute("placeholder") == "stored; type to replace"
+    asid2 = secrets.token_hex(8)
+    type_into(app, "applicationServerId", asid2)
+    click(app, "[data-testid=save-binding]")
+    body = confirm(app, "Disruptive")
+    assert "INVENTORY" in body and "keeps the stored app key" in body
+    screenshot(app, artifacts / "bindings-edit-disruptive-confirm.png")
+    click(app, "[data-testid=confirm-ok]")
+    wait_text(app, "[data-testid=bindings-notice]", "Saved the LoRa binding")
+    edited = binding_of(base_url, token, "lora", lora_device)
+    assert (edited["id"], edited["applicationServerId"], edited["appKey"]) == (made["id"], asid2, key)
+
+    # Reveal: masked until asked, then exactly the service's key.
+    r = row(app, made["id"])
+    assert "\u2022" in r.find_element(By.CSS_SELECTOR, "[data-testid=secret-value]").text
+    screenshot(app, artifacts / "bindings-secret-masked.png")
+    click(app, "[data-testid=reveal-secret]", r)
+    WebDriverWait(app, 10, ignored_exceptions=STALE).until(
+        lambda d: row(d, made["id"]).find_element(By.CSS_SELECTOR, "[data-testid=secret-value]").text == edited["appKey"]
+    )
+    screenshot(app, artifacts / "bindings-secret-revealed.png")
+    click(app, "[data-testid=copy-secret]", row(app, made["id"]))
+    wait_text(app, "[data-testid=secret-note]", "Copied")
+
+    # Sync from the network server: the status shown is the service's afterwards.
+    click(app, "[data-testid=sync-binding]", row(app, made["id"]))
+    confirm(app, "network server")
+    click(app, "[data-testid=confirm-ok]")
+    notice = wait_text(app, "[data-testid=bindings-notice]", "Synced device", 20)
+    status, synced = get(base_url, token, f"/lora/bindings/{made['id']}")
+    assert status == 200
+    assert synced["status"] in notice
+    if joins(lora_device):
+        assert synced["status"] == "ACTIVE", synced
+    WebDriverWait(app, 20, ignored_exceptions=STALE).until(
+        lambda d: row(d, made["id"]).find_element(By.CSS_SELECTOR, "[data-testid=binding-status]").text == synced["status"]
+    )
+    screenshot(app, artifacts / "bindings-lora-synced.png")
+
+    # ---- HTTP: a short shared secret is named inline, then the generator's passes.
+    click(app, "[data-testid=kind-http]")
+    table_rows(app)
+    Select(wait_css(app, "[data-testid=filter-type]")).select_by_value("http-senml")
+    WebDriverWait(app, 20, ignored_exceptions=STALE).until(
+        lambda d: table_rows(d) and all(c.text == "http-senml" for c in d.find_elements(By.CSS_SELECTOR, "[data-testid=binding-type]"))
+    )
+    screenshot(app, artifacts / "bindings-http-list.png")
+    click(app, "[data-testid=new-binding]")
+    type_into(app, "deviceId", http_device)
+    Select(wait_css(app, "#type")).select_by_value("http-senml")
+    type_into(app, "sharedSecret", "too-short")
+    wait_text(app, "[data-testid=error-sharedSecret]", "16 to 64 characters")
+    click(app, "[data-testid=generate-secret]")
+    WebDriverWait(app, 10).until(lambda d: len(d.find_element(By.ID, "sharedSecret").get_attribute("value")) == 32)
+    http_secret = app.find_element(By.ID, "sharedSecret").get_attribute("value")
+    WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid^=error-]"))
+    click(app, "[data-testid=save-binding]")
+    confirm(app, "http-senml")
+    click(app, "[data-testid=confirm-ok]")
+    wait_text(app, "[data-testid=bindings-notice]", "Created the HTTP binding")
+    hb = binding_of(base_url, token, "http", http_device)
+    assert (hb["type"], hb["sharedSecret"]) == ("http-senml", http_secret)
+
+    # Edit the type only: the secret stays, and a new type is not disruptive.
+    Select(wait_css(app, "[data-testid=filter-type]")).select_by_value("")
+    show_device(app, hb["deviceId"])
+    WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: table_rows(d) == [hb["id"]])
+    click(app, "[data-testid=edit-binding]", row(app, hb["id"]))
+    Select(wait_css(app, "#type")).select_by_value("http-streamline")
+    click(app, "[data-testid=save-binding]")
+    body = confirm(app, "changes the type to http-streamline")
+    assert "Disruptive" not in body
+    click(app, "[data-testid=confirm-ok]")
+    wait_text(app, "[data-testid=bindings-notice]", "Saved the HTTP binding")
+    hb2 = binding_of(base_url, token, "http", http_device)
+    assert (hb2["type"], hb2["sharedSecret"]) == ("http-streamline", http_secret)
+
+    # ---- MQTT: a weak password is named inline; the generator makes one that meets the rule.
+    click(app, "[data-testid=kind-mqtt]")
+    table_rows(app)
+    screenshot(app, artifacts / "bindings-mqtt-list.png")
+    click(app, "[data-testid=new-binding]")
+    type_into(app, "deviceId", mqtt_device)
+    type_into(app, "password", "password123")
+    wait_text(app, "[data-testid=error-password]", "an upper-case letter")
+    screenshot(app, artifacts / "bindings-mqtt-weak-password.png")
+    click(app, "[data-testid=generate-secret]")
+    WebDriverWait(app, 10).until(lambda d: len(d.find_element(By.ID, "password").get_attribute("value")) == 28)
+    password = app.find_element(By.ID, "password").get_attribute("value")
+    WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid^=error-]"))
+    assert app.find_element(By.ID, "password").get_attribute("type") == "text", "a generated password is shown"
+    screenshot(app, artifacts / "bindings-mqtt-generated.png")
+    click(app, "[data-testid=save-binding]")
+    confirm(app, "username")
+    click(app, "[data-testid=confirm-ok]")
+    wait_text(app, "[data-testid=bindings-notice]", "Created the MQTT binding")
+    mb = binding_of(base_url, token, "mqtt", mqtt_device)
+    assert mb["password"] == password
+    assert mb["username"] == mqtt_device, "the service sets the username to the device URN (A-63)"
+
+    # The username filter finds it; edit without retyping the password (a full PUT) keeps it.
+    type_into(app, "bindings-username-filter", mb["username"])
+    app.find_element(By.ID, "bindings-username-filter").send_keys(Keys.ENTER)
+    WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: table_rows(d) == [mb["id"]])
+    click(app, "[data-testid=edit-binding]", row(app, mb["id"]))
+    click(app, "[data-testid=save-binding]")
+    body = confirm(app, "keeps the stored password")
+    assert "Disruptive" not in body
+    click(app, "[data-testid=confirm-ok]")
+    wait_text(app, "[data-testid=bindings-notice]", "Saved the MQTT binding")
+    mb2 = binding_of(base_url, token, "mqtt", mqtt_device)
+    assert mb2["password"] == password and mb2["modifiedAt"] != mb["modifiedAt"]
+
+    # Reveal equals the service's password.
+    click(app, "[data-testid=reveal-secret]", row(app, mb["id"]))
+    WebDriverWait(app, 10, ignored_exceptions=STALE).until(
+        lambda d: row(d, mb["id"]).find_element(By.CSS_SELECTOR, "[data-testid=secret-value]").text == password
+    )
+
+    # Delete after a confirmation that says the device is cut off and for whom.
+    click(app, "[data-testid=delete-binding]", row(app, mb["id"]))
+    body = confirm(app, "cannot be undone")
+    assert "Disruptive" in body and mb["username"] in body
+    screenshot(app, artifacts / "bindings-delete-confirm.png")
+    click(app, "[data-testid=confirm-ok]")
+    wait_text(app, "[data-testid=bindings-notice]", "Deleted the MQTT binding")
+    status, _ = get(base_url, token, f"/mqtt/bindings/{mb['id']}")
+    assert status == 404
+    WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=binding-row]"))
