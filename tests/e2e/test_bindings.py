@@ -10,6 +10,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+import pytest
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -152,6 +153,7 @@ def run(app, demo_key, artifacts):
     assert app.find_element(By.ID, "appKey").get_attribute("placeholder") == "stored; type to replace"
     asid2 = secrets.token_hex(8)
     type_into(app, "applicationServerId", asid2)
+    screenshot(app, artifacts / "bindings-lora-edit.png")
     click(app, "[data-testid=save-binding]")
     body = confirm(app, "Disruptive")
     assert "INVENTORY" in body and "keeps the stored app key" in body
@@ -162,10 +164,11 @@ def run(app, demo_key, artifacts):
     assert (edited["id"], edited["applicationServerId"], edited["appKey"]) == (made["id"], asid2, key)
 
     # Reveal: masked until asked, then exactly the service's key.
-    r = row(app, made["id"])
-    assert "\u2022" in r.find_element(By.CSS_SELECTOR, "[data-testid=secret-value]").text
+    WebDriverWait(app, 10, ignored_exceptions=STALE).until(
+        lambda d: "\u2022" in row(d, made["id"]).find_element(By.CSS_SELECTOR, "[data-testid=secret-value]").text
+    )
     screenshot(app, artifacts / "bindings-secret-masked.png")
-    click(app, "[data-testid=reveal-secret]", r)
+    click(app, "[data-testid=reveal-secret]", row(app, made["id"]))
     WebDriverWait(app, 10, ignored_exceptions=STALE).until(
         lambda d: row(d, made["id"]).find_element(By.CSS_SELECTOR, "[data-testid=secret-value]").text == edited["appKey"]
     )
@@ -278,3 +281,18 @@ def run(app, demo_key, artifacts):
     status, _ = get(base_url, token, f"/mqtt/bindings/{mb['id']}")
     assert status == 404
     WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=binding-row]"))
+
+
+@pytest.mark.parametrize("app", [{"GTK_THEME": "Adwaita:dark"}], indirect=True)
+def test_bindings_read_well_in_the_dark_theme(app, artifacts):
+    WebDriverWait(app, 30).until(rows_loaded)
+    click(app, "[data-testid=nav-bindings]")
+    table_rows(app)
+    click(app, "[data-testid=reveal-secret]")
+    wait_css(app, "[data-testid=stored-secret][data-state=revealed]")
+    screenshot(app, artifacts / "bindings-lora-list-dark.png")
+    click(app, "[data-testid=edit-binding]")
+    wait_css(app, "[data-testid=binding-editor]")
+    type_into(app, "applicationServerId", "0011")
+    wait_text(app, "[data-testid=error-applicationServerId]", "16 hex")
+    screenshot(app, artifacts / "bindings-editor-dark.png")
