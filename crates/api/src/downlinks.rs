@@ -24,6 +24,10 @@ pub use crate::model::downlinks::{ActuatorDownlink, ConnectionDownlink};
 pub const ACTUATOR_SORT_FIELDS: &[&str] = &["createdAt", "modifiedAt", "status", "externalReference", "networkId"];
 /// Fields the connection-specific lists sort by (A-36).
 pub const CONNECTION_SORT_FIELDS: &[&str] = &["createdAt", "modifiedAt", "status", "deviceId"];
+/// Most retries a downlink may ask for (A-26).
+pub const MAX_RETRY_LIMIT: u32 = 10;
+/// Longest `externalReference` (A-27).
+pub const MAX_EXTERNAL_REFERENCE: usize = 100;
 
 // ---------------------------------------------------------------------------------------------
 // Actuator-style requests
@@ -142,6 +146,7 @@ impl NewDownlink {
     pub fn to_json(&self) -> Result<Value> {
         let mut body = json!({"method": self.method.to_json()?});
         if let Some(n) = self.retry_limit {
+            check_retry_limit(n)?;
             body["retryLimit"] = json!(n);
         }
         if let Some(ft) = &self.feedback_timeout {
@@ -149,7 +154,9 @@ impl NewDownlink {
             body["feedbackTimeout"] = json!(ft);
         }
         if let Some(r) = &self.external_reference {
-            non_empty("externalReference", r)?;
+            if r.is_empty() || r.chars().count() > MAX_EXTERNAL_REFERENCE {
+                return Err(Error::invalid("externalReference", format!("must be 1 to {MAX_EXTERNAL_REFERENCE} characters")));
+            }
             body["externalReference"] = json!(r);
         }
         if let Some(d) = self.dry_run {
@@ -210,6 +217,17 @@ impl ConnectionKind {
             ConnectionKind::Sms => "sms",
             ConnectionKind::DigitalMatter => "digitalmatter",
         }
+    }
+
+    /// The kind named by its path segment (`lora`, `digitalmatter`, ...).
+    pub fn parse(s: &str) -> Option<ConnectionKind> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Checks a `deviceId` for this kind's bodies and filters and returns it as it will be sent:
+    /// any of the seven forms, except on SMS the device's UUID (A-25).
+    pub fn check_device_id(self, s: &str) -> Result<String> {
+        connection_device_id(self, s)
     }
 }
 
@@ -377,6 +395,7 @@ impl NewConnectionDownlink {
             if !matches!(kind, ConnectionKind::Lora | ConnectionKind::Sms | ConnectionKind::DigitalMatter) {
                 return Err(Error::invalid("retryLimit", format!("is not a field of {kind} downlinks")));
             }
+            check_retry_limit(n)?;
             body.insert("retryLimit".into(), json!(n));
         }
         Ok(Value::Object(body))
@@ -523,6 +542,13 @@ impl ConnectionDownlinks<'_> {
 // ---------------------------------------------------------------------------------------------
 // Checks
 
+fn check_retry_limit(n: u32) -> Result<()> {
+    if n > MAX_RETRY_LIMIT {
+        return Err(Error::invalid("retryLimit", format!("must be 0 to {MAX_RETRY_LIMIT}")));
+    }
+    Ok(())
+}
+
 fn non_empty(field: &str, s: &str) -> Result<()> {
     if s.is_empty() {
         Err(Error::invalid(field, "must not be empty"))
@@ -607,6 +633,30 @@ mod tests {
         assert!(DownlinkMethod::Raw(json!([])).to_json().is_err());
         let short = NewDownlink::new(DownlinkMethod::Raw(json!({"type": "x"}))).feedback_timeout("PT5M");
         assert_eq!(short.to_json().unwrap_err().to_string().split(':').next(), Some("feedbackTimeout"));
+    }
+
+    #[test]
+    fn retry_limits_and_references_have_bounds() {
+        let m = || DownlinkMethod::set_property("imei:350000000000001", "led", true);
+        assert!(NewDownlink::new(m()).retry_limit(10).to_json().is_ok());
+        let too_many = NewDownlink::new(m()).retry_limit(11).to_json().unwrap_err().to_string();
+        assert!(too_many.starts_with("retryLimit:"), "{too_many}");
+        assert!(NewDownlink::new(m()).external_reference(&"r".repeat(100)).to_json().is_ok());
+        assert!(NewDownlink::new(m()).external_reference(&"r".repeat(101)).to_json().is_err());
+        assert!(NewDownlink::new(m()).external_reference("").to_json().is_err());
+        let lora = NewConnectionDownlink::lora("deveui:70b3d57ed0000001", "PT1H", "0a").retry_limit(11);
+        assert!(lora.to_json().unwrap_err().to_string().starts_with("retryLimit:"));
+    }
+
+    #[test]
+    fn kinds_parse_and_check_device_ids() {
+        for k in ConnectionKind::ALL {
+            assert_eq!(ConnectionKind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!(ConnectionKind::parse("actuator"), None);
+        assert_eq!(ConnectionKind::Lora.check_device_id(" deveui:70B3D57ED0000001 ").unwrap(), "deveui:70B3D57ED0000001");
+        assert!(ConnectionKind::Sms.check_device_id("imei:350000000000001").is_err());
+        assert!(ConnectionKind::Sms.check_device_id(&Uuid::nil().to_string()).is_ok());
     }
 
     #[test]
