@@ -38,6 +38,16 @@ fn specta_builder() -> Builder<tauri::Wry> {
         commands::transfers::read_release_notes,
         commands::transfers::delete_release_notes,
         commands::transfers::cancel_transfer,
+        commands::devices::list_devices,
+        commands::devices::check_device_id,
+        commands::downlinks::downlink_kinds,
+        commands::downlinks::preview_downlink,
+        commands::downlinks::preview_connection_downlink,
+        commands::downlinks::list_downlinks,
+        commands::downlinks::get_downlink,
+        commands::downlinks::send_downlink,
+        commands::downlinks::send_connection_downlink,
+        commands::downlinks::cancel_downlink,
     ])
 }
 

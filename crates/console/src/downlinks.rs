@@ -244,8 +244,14 @@ pub struct DownlinkView {
     pub deadline: Option<String>,
     pub dry_run: Option<bool>,
     pub cancel: CancelAdvice,
-    /// The service's JSON, as received.
+    /// The service's JSON, as received (to the UI: pretty-printed text).
+    #[serde(serialize_with = "pretty_text")]
+    #[cfg_attr(feature = "specta", specta(type = String))]
     pub body: Value,
+}
+
+fn pretty_text<S: serde::Serializer>(v: &Value, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&pretty(v))
 }
 
 fn deadline(created: Option<Timestamp>, timeout: Option<&str>) -> Option<String> {

@@ -1,6 +1,8 @@
 //! The commands the UI calls. Each is a thin layer over the shared crates; none returns a
 //! secret or a token (an end-to-end test records every answer of a run and checks).
 
+pub mod devices;
+pub mod downlinks;
 pub mod firmware;
 pub mod profiles;
 pub mod transfers;
