@@ -4,6 +4,7 @@ import { Nav, type Area, AREAS } from "./components/Nav";
 import { StatusBar } from "./components/StatusBar";
 import { ipc, errorMessage, type AppInfo } from "./ipc";
 import { SessionContext } from "./session";
+import { DownlinksView } from "./views/downlinks/DownlinksView";
 import { FirmwareView } from "./views/firmware/FirmwareView";
 import { PlannedView } from "./views/planned/PlannedView";
 import { SettingsView } from "./views/settings/SettingsView";
@@ -47,8 +48,9 @@ export function App() {
             </div>
           )}
           {info && area === "firmware" && <FirmwareView />}
+          {info && area === "downlinks" && <DownlinksView />}
           {area === "settings" && <SettingsView error={infoError} />}
-          {area !== "firmware" && area !== "settings" && <PlannedView area={area} />}
+          {area !== "firmware" && area !== "settings" && area !== "downlinks" && <PlannedView area={area} />}
         </main>
         <StatusBar info={info} error={infoError} />
       </div>

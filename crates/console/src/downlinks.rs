@@ -88,9 +88,9 @@ impl DownlinkKind {
         }
     }
 
-    /// Whether its downlinks carry `retryLimit` (actuator, LoRa, SMS; Digital Matter keeps any field).
+    /// Whether its downlinks carry `retryLimit` (actuator, LoRa and SMS: sections 2.6, 2.7).
     pub fn has_retries(self) -> bool {
-        matches!(self, DownlinkKind::Actuator | DownlinkKind::Lora | DownlinkKind::Sms | DownlinkKind::Digitalmatter)
+        matches!(self, DownlinkKind::Actuator | DownlinkKind::Lora | DownlinkKind::Sms)
     }
 }
 
