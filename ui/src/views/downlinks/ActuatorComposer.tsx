@@ -229,7 +229,7 @@ export function ActuatorComposer({ onClose, onSent }: { onClose: () => void; onS
             {m.variant === "payloadHex" && (
               <div class="field-pair">
                 {text("payloadHex", "Payload (hex)", "An even number of hex characters", { mono: true, placeholder: "0a0b" })}
-                {text("port", "LoRa port (optional)", "1–223", { placeholder: "1" })}
+                {text("port", "LoRa port (optional)", "1–223", { placeholder: "none" })}
               </div>
             )}
             {m.variant === "raw" &&
@@ -238,12 +238,12 @@ export function ActuatorComposer({ onClose, onSent }: { onClose: () => void; onS
                 placeholder: '{"type": "setProperty", "deviceId": "imei:…", "property": "…", "value": 1}',
               })}
             <div class="field-trio">
-              <Field id="retryLimit" label="Retry limit" error={shown("retryLimit")} hint="0–10; empty: 0">
+              <Field id="retryLimit" label="Retry limit" error={shown("retryLimit")} hint="0–10">
                 <input
                   id="retryLimit"
                   inputMode="numeric"
                   autoComplete="off"
-                  placeholder="0"
+                  placeholder="default 0"
                   value={draft.retryLimit}
                   onInput={(e) => set("retryLimit", e.currentTarget.value)}
                 />

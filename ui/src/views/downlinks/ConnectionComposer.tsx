@@ -192,7 +192,7 @@ export function ConnectionComposer({
               <>
                 {input("payloadHex", "Payload (hex)", "At most 242 bytes", { mono: true, placeholder: "0a0b" })}
                 <div class="field-pair">
-                  {input("fPort", "FPort", "1–223; empty: 1", { placeholder: "1" })}
+                  {input("fPort", "FPort", "1–223", { placeholder: "default 1" })}
                   <label class="check check-field">
                     <input type="checkbox" checked={draft.confirmed} data-testid="c-confirmed" onChange={(e) => set("confirmed", e.currentTarget.checked)} />
                     <span>
@@ -208,7 +208,7 @@ export function ConnectionComposer({
               <>
                 {input("topic", "Topic", "At most 256 characters, no # or +", { mono: true, placeholder: "devices/cmd" })}
                 {input("payload", "Payload", "Sent as this text", { area: true })}
-                {input("qos", "QoS", "0, 1 or 2; empty: 1", { placeholder: "1" })}
+                {input("qos", "QoS", "0, 1 or 2", { placeholder: "default 1" })}
               </>
             )}
             {k === "sms" && (
@@ -244,7 +244,7 @@ export function ConnectionComposer({
               })}
             <div class="field-pair">
               {input("feedbackTimeout", "Feedback timeout", "Required: ISO 8601, at least PT10M", { mono: true, placeholder: "PT1H" })}
-              {kind.retries && input("retryLimit", "Retry limit", "0–10; empty: 0", { placeholder: "0" })}
+              {kind.retries && input("retryLimit", "Retry limit", "0–10", { placeholder: "default 0" })}
             </div>
           </div>
           <BodyPreview preview={preview} />
