@@ -146,7 +146,9 @@ impl NewDownlink {
     pub fn to_json(&self) -> Result<Value> {
         let mut body = json!({"method": self.method.to_json()?});
         if let Some(n) = self.retry_limit {
-            check_retry_limit(n)?;
+            if n > MAX_RETRY_LIMIT {
+                return Err(Error::invalid("retryLimit", format!("must be 0 to {MAX_RETRY_LIMIT}")));
+            }
             body["retryLimit"] = json!(n);
         }
         if let Some(ft) = &self.feedback_timeout {
@@ -224,11 +226,6 @@ impl ConnectionKind {
         Self::ALL.into_iter().find(|k| k.as_str() == s)
     }
 
-    /// Checks a `deviceId` for this kind's bodies and filters and returns it as it will be sent:
-    /// any of the seven forms, except on SMS the device's UUID.
-    pub fn check_device_id(self, s: &str) -> Result<String> {
-        connection_device_id(self, s)
-    }
 }
 
 impl std::fmt::Display for ConnectionKind {
@@ -237,8 +234,9 @@ impl std::fmt::Display for ConnectionKind {
     }
 }
 
-/// Checks a `deviceId` of `kind`: any of the seven forms, except on SMS a plain UUID string.
-fn connection_device_id(kind: ConnectionKind, s: &str) -> Result<String> {
+/// Checks a `deviceId` of `kind` for its bodies and filters and returns it as it will be sent:
+/// any of the seven forms, except on SMS the device's UUID, a plain string.
+pub fn connection_device_id(kind: ConnectionKind, s: &str) -> Result<String> {
     if kind == ConnectionKind::Sms {
         Uuid::parse_str(s).map_err(|_| Error::invalid("deviceId", "on SMS downlinks must be the device's UUID"))?;
         Ok(s.to_owned())
@@ -395,7 +393,9 @@ impl NewConnectionDownlink {
             if !matches!(kind, ConnectionKind::Lora | ConnectionKind::Sms | ConnectionKind::DigitalMatter) {
                 return Err(Error::invalid("retryLimit", format!("is not a field of {kind} downlinks")));
             }
-            check_retry_limit(n)?;
+            if n > MAX_RETRY_LIMIT {
+                return Err(Error::invalid("retryLimit", format!("must be 0 to {MAX_RETRY_LIMIT}")));
+            }
             body.insert("retryLimit".into(), json!(n));
         }
         Ok(Value::Object(body))
@@ -542,13 +542,6 @@ impl ConnectionDownlinks<'_> {
 // ---------------------------------------------------------------------------------------------
 // Checks
 
-fn check_retry_limit(n: u32) -> Result<()> {
-    if n > MAX_RETRY_LIMIT {
-        return Err(Error::invalid("retryLimit", format!("must be 0 to {MAX_RETRY_LIMIT}")));
-    }
-    Ok(())
-}
-
 fn non_empty(field: &str, s: &str) -> Result<()> {
     if s.is_empty() {
         Err(Error::invalid(field, "must not be empty"))
@@ -649,14 +642,14 @@ mod tests {
     }
 
     #[test]
-    fn kinds_parse_and_check_device_ids() {
+    fn kinds_parse_and_device_ids_are_checked_per_kind() {
         for k in ConnectionKind::ALL {
             assert_eq!(ConnectionKind::parse(k.as_str()), Some(k));
         }
         assert_eq!(ConnectionKind::parse("actuator"), None);
-        assert_eq!(ConnectionKind::Lora.check_device_id(" deveui:70B3D57ED0000001 ").unwrap(), "deveui:70B3D57ED0000001");
-        assert!(ConnectionKind::Sms.check_device_id("imei:350000000000001").is_err());
-        assert!(ConnectionKind::Sms.check_device_id(&Uuid::nil().to_string()).is_ok());
+        assert_eq!(connection_device_id(ConnectionKind::Lora, " deveui:70B3D57ED0000001 ").unwrap(), "deveui:70B3D57ED0000001");
+        assert!(connection_device_id(ConnectionKind::Sms, "imei:350000000000001").is_err());
+        assert!(connection_device_id(ConnectionKind::Sms, &Uuid::nil().to_string()).is_ok());
     }
 
     #[test]

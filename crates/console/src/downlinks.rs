@@ -346,6 +346,8 @@ pub struct Observation {
 }
 
 type WatchKey = (String, DownlinkKind, String);
+/// What each downlink was seen as, and the order the downlinks were first seen in.
+type Seen = (HashMap<WatchKey, Vec<Observation>>, VecDeque<WatchKey>);
 
 /// The statuses seen per downlink, in memory. Keyed by scope (profile and customer), kind and
 /// id, so two customers' downlinks never mix. Bounded: the oldest downlinks are forgotten past
@@ -353,7 +355,7 @@ type WatchKey = (String, DownlinkKind, String);
 /// [`Watch::MAX_OBSERVATIONS`].
 #[derive(Default)]
 pub struct Watch {
-    inner: Mutex<(HashMap<WatchKey, Vec<Observation>>, VecDeque<WatchKey>)>,
+    inner: Mutex<Seen>,
 }
 
 impl Watch {
@@ -616,7 +618,7 @@ fn json_array(name: &str, s: &str) -> Result<Vec<Value>, FieldError> {
 /// Bytes typed as hex (the HTTP payload; the client sends them base64-encoded).
 fn hex_bytes(name: &str, s: &str) -> Result<Vec<u8>, FieldError> {
     let s = s.trim();
-    if s.is_empty() || s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if s.is_empty() || !s.len().is_multiple_of(2) || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(field(name, "must be an even number of hex characters"));
     }
     Ok((0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("checked hex")).collect())
@@ -958,7 +960,7 @@ pub fn check_device_id(input: &str, kind: Option<&str>) -> DeviceIdCheck {
         },
     };
     if let Some(c) = connection {
-        if let Err(e) = c.check_device_id(input.trim()) {
+        if let Err(e) = dcs_api::downlinks::connection_device_id(c, input.trim()) {
             return DeviceIdCheck { error: Some(field_of(e)), ..Default::default() };
         }
     }
@@ -1065,8 +1067,8 @@ impl DownlinkPageRequest {
     }
 }
 
-fn page_link(link: &str) -> Result<url::Url, Error> {
-    url::Url::parse(link).map_err(|_| Error::from(field("next", "must be a page link")))
+fn page_link(link: &str) -> Result<url::Url, FieldError> {
+    url::Url::parse(link).map_err(|_| field("next", "must be a page link"))
 }
 
 fn actuator_view(d: Raw<ActuatorDownlink>) -> DownlinkView {
@@ -1100,8 +1102,8 @@ pub async fn list(client: &Client, req: &DownlinkPageRequest) -> Result<Downlink
     }
 }
 
-fn connection_id(id: &str) -> Result<Uuid, Error> {
-    Uuid::parse_str(id.trim()).map_err(|_| Error::from(field("downlinkId", "must be a UUID")))
+fn connection_id(id: &str) -> Result<Uuid, FieldError> {
+    Uuid::parse_str(id.trim()).map_err(|_| field("downlinkId", "must be a UUID"))
 }
 
 /// One downlink as the service holds it now.
