@@ -48,6 +48,16 @@ fn specta_builder() -> Builder<tauri::Wry> {
         commands::bindings::update_binding,
         commands::bindings::delete_binding,
         commands::bindings::sync_lora_binding,
+        commands::devices::list_devices,
+        commands::devices::check_device_id,
+        commands::downlinks::downlink_kinds,
+        commands::downlinks::preview_downlink,
+        commands::downlinks::preview_connection_downlink,
+        commands::downlinks::list_downlinks,
+        commands::downlinks::get_downlink,
+        commands::downlinks::send_downlink,
+        commands::downlinks::send_connection_downlink,
+        commands::downlinks::cancel_downlink,
     ])
 }
 

@@ -40,6 +40,11 @@ impl Session {
         Ok(())
     }
 
+    /// Names the service and customer this session acts in, to keep what is seen per scope apart.
+    pub fn scope(&self) -> String {
+        format!("{}|{}|{}", self.profile.name, self.base_url, self.acting.customer_id().map(|c| c.to_string()).unwrap_or_default())
+    }
+
     /// A service error, explained in terms of the active customer where it concerns it.
     pub fn err(&self, e: dcs_api::Error) -> CommandError {
         CommandError::acting(e, &self.acting)
@@ -57,6 +62,8 @@ pub struct AppState {
     pub transfers: Transfers,
     /// Seed of the embedded simulator's demo data set (`DCS_SIM_SEED`, 1 by default).
     pub sim_seed: u64,
+    /// The statuses seen of each downlink shown (in memory only; gone when the app closes).
+    pub downlinks: dcs_console::downlinks::Watch,
 }
 
 impl AppState {
@@ -80,6 +87,7 @@ impl AppState {
             notice: Default::default(),
             transfers: Transfers::new(),
             sim_seed: std::env::var("DCS_SIM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1),
+            downlinks: Default::default(),
         };
         let first = match default {
             Some(name) => match placeholder.connect(&name, Acting::Yourself).await {
@@ -122,6 +130,17 @@ impl AppState {
         }
         let e = slot.as_ref().expect("started above");
         Ok((e.running.base_url(), e.profile.clone(), Secret::new(e.sim.demo_key().secret)))
+    }
+
+    /// The clock of the service `session` talks to: the embedded simulator's simulated clock
+    /// (it runs faster than real time), else this computer's.
+    pub async fn service_clock(&self, session: &Session) -> dcs_console::downlinks::ServiceClock {
+        if session.simulator() {
+            if let Some(e) = self.embedded.lock().await.as_ref() {
+                return e.clock();
+            }
+        }
+        dcs_console::downlinks::ServiceClock::wall()
     }
 
     /// The profile `name` with what it takes to reach it: its address and its secret.

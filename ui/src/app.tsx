@@ -5,6 +5,7 @@ import { StatusBar } from "./components/StatusBar";
 import { ipc, errorMessage, type AppInfo } from "./ipc";
 import { SessionContext } from "./session";
 import { BindingsView } from "./views/bindings/BindingsView";
+import { DownlinksView } from "./views/downlinks/DownlinksView";
 import { FirmwareView } from "./views/firmware/FirmwareView";
 import { PlannedView } from "./views/planned/PlannedView";
 import { SettingsView } from "./views/settings/SettingsView";
@@ -49,8 +50,9 @@ export function App() {
           )}
           {info && area === "firmware" && <FirmwareView />}
           {info && area === "bindings" && <BindingsView />}
+          {info && area === "downlinks" && <DownlinksView />}
           {area === "settings" && <SettingsView error={infoError} />}
-          {area !== "firmware" && area !== "settings" && area !== "bindings" && <PlannedView area={area} />}
+          {area === "rollouts" && <PlannedView area={area} />}
         </main>
         <StatusBar info={info} error={infoError} />
       </div>

@@ -87,9 +87,58 @@ export const commands = {
 	updateBinding: (request: UpdateBinding_Deserialize) => typedError<BindingView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("update_binding", { request })),
 	deleteBinding: (request: DeleteBinding_Deserialize) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("delete_binding", { request })),
 	syncLoraBinding: (request: SyncLoraBinding_Deserialize) => typedError<BindingView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("sync_lora_binding", { request })),
+	/**  One page of the devices of the active profile and customer, by name. */
+	listDevices: (request: DevicePageRequest_Deserialize) => typedError<DevicePage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("list_devices", { request })),
+	/**
+	 *  Checks a device id as typed: its normalised form and its form's name, or the rule it breaks.
+	 *  `kind` names the use: `sms` wants the device's UUID; any other kind (or none) takes the
+	 *  seven forms of section 1.
+	 */
+	checkDeviceId: (input: string, kind: string | null) => __TAURI_INVOKE<DeviceIdCheck_Serialize>("check_device_id", { input, kind }),
+	/**  The downlink kinds with their sort fields, statuses and filters. */
+	downlinkKinds: () => __TAURI_INVOKE<KindInfo[]>("downlink_kinds"),
+	/**  Every rule the actuator draft breaks, or the exact body `send_downlink` will send. */
+	previewDownlink: (draft: ActuatorDraft_Deserialize) => __TAURI_INVOKE<DownlinkPreview_Serialize>("preview_downlink", { draft }),
+	/**  Every rule the connection-specific draft breaks, or the exact body it will send. */
+	previewConnectionDownlink: (draft: ConnectionDraft_Deserialize) => __TAURI_INVOKE<DownlinkPreview_Serialize>("preview_connection_downlink", { draft }),
+	/**  One page of a kind's downlinks; every downlink shown is recorded as seen. */
+	listDownlinks: (request: DownlinkPageRequest_Deserialize) => typedError<DownlinkPage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("list_downlinks", { request })),
+	/**
+	 *  One downlink as the service holds it now, the statuses the console saw it in, and the
+	 *  service's clock for counting down to its feedback deadline.
+	 */
+	getDownlink: (kind: DownlinkKind, id: string) => typedError<DownlinkDetail_Serialize, CommandError_Serialize>(__TAURI_INVOKE("get_downlink", { kind, id })),
+	sendDownlink: (request: SendDownlink_Deserialize) => typedError<DownlinkView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("send_downlink", { request })),
+	sendConnectionDownlink: (request: SendConnectionDownlink_Deserialize) => typedError<DownlinkView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("send_connection_downlink", { request })),
+	/**
+	 *  Asks the service to cancel (202: it is carried out later; a refusal comes back as the
+	 *  service's problem, e.g. 409 for a final downlink).
+	 */
+	cancelDownlink: (request: CancelDownlink_Deserialize) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("cancel_downlink", { request })),
 };
 
 /* Types */
+/**  An actuator downlink as typed in the composer. Empty text means "not given". */
+export type ActuatorDraft = ActuatorDraft_Serialize | ActuatorDraft_Deserialize;
+
+/**  An actuator downlink as typed in the composer. Empty text means "not given". */
+export type ActuatorDraft_Deserialize = {
+	method?: MethodDraft_Deserialize,
+	retryLimit?: string,
+	feedbackTimeout?: string,
+	externalReference?: string,
+	dryRun?: boolean,
+};
+
+/**  An actuator downlink as typed in the composer. Empty text means "not given". */
+export type ActuatorDraft_Serialize = {
+	method: MethodDraft_Serialize,
+	retryLimit: string,
+	feedbackTimeout: string,
+	externalReference: string,
+	dryRun: boolean,
+};
+
 /**  Failures of the app itself, beside the client's [`ErrorCode`]s. */
 export type AppCode = 
 /**  The OS keychain is missing, locked or refused access. */
@@ -309,6 +358,43 @@ export type BindingView_Serialize = {
 	modifiedBy: string | null,
 };
 
+/**  What a cancellation would do now, in words: without and with `forced`. */
+export type CancelAdvice = {
+	state: CancelState,
+	/**  What a plain cancellation does. */
+	plain: string,
+	/**  What `forced` changes. */
+	forced: string,
+};
+
+/**  A cancellation to ask for; `forced` also stops a downlink already being sent. */
+export type CancelDownlink = CancelDownlink_Serialize | CancelDownlink_Deserialize;
+
+/**  A cancellation to ask for; `forced` also stops a downlink already being sent. */
+export type CancelDownlink_Deserialize = {
+	kind: DownlinkKind,
+	id: string,
+	forced: boolean,
+	actingFor?: string | null,
+};
+
+/**  A cancellation to ask for; `forced` also stops a downlink already being sent. */
+export type CancelDownlink_Serialize = {
+	kind: DownlinkKind,
+	id: string,
+	forced: boolean,
+	actingFor: string | null,
+};
+
+/**  Where a downlink stands for a cancellation (simulator assumption A-29). */
+export type CancelState = 
+/**  Waiting in the queue: cancelled at once. */
+"queued" | 
+/**  On its way: cancelled only with `forced`. */
+"executing" | 
+/**  Nothing left to cancel: the service answers 409. */
+"final" | "unknown";
+
 export type Code = ErrorCode | AppCode;
 
 export type CommandError = CommandError_Serialize | CommandError_Deserialize;
@@ -329,6 +415,64 @@ export type CommandError_Serialize = {
 	field: string | null,
 	status: number | null,
 	problem: Problem_Serialize | null,
+};
+
+/**
+ *  A connection-specific downlink as typed (payload fields per A-24). Only the fields of
+ *  `kind` are used.
+ */
+export type ConnectionDraft = ConnectionDraft_Serialize | ConnectionDraft_Deserialize;
+
+/**
+ *  A connection-specific downlink as typed (payload fields per A-24). Only the fields of
+ *  `kind` are used.
+ */
+export type ConnectionDraft_Deserialize = {
+	kind?: DownlinkKind,
+	/**  Any id form; on SMS the device's UUID. */
+	deviceId?: string,
+	feedbackTimeout?: string,
+	dryRun?: boolean,
+	retryLimit?: string,
+	mode?: PayloadMode,
+	/**  LoRa, SMS (mode hex), HTTP (mode hex). */
+	payloadHex?: string,
+	fPort?: string,
+	confirmed?: boolean,
+	topic?: string,
+	payload?: string,
+	qos?: string,
+	text?: string,
+	/**  HTTP: a JSON array of SenML records. */
+	senml?: string,
+	/**  Digital Matter: a JSON object of the fields to send. */
+	fields?: string,
+};
+
+/**
+ *  A connection-specific downlink as typed (payload fields per A-24). Only the fields of
+ *  `kind` are used.
+ */
+export type ConnectionDraft_Serialize = {
+	kind: DownlinkKind,
+	/**  Any id form; on SMS the device's UUID. */
+	deviceId: string,
+	feedbackTimeout: string,
+	dryRun: boolean,
+	retryLimit: string,
+	mode: PayloadMode,
+	/**  LoRa, SMS (mode hex), HTTP (mode hex). */
+	payloadHex: string,
+	fPort: string,
+	confirmed: boolean,
+	topic: string,
+	payload: string,
+	qos: string,
+	text: string,
+	/**  HTTP: a JSON array of SenML records. */
+	senml: string,
+	/**  Digital Matter: a JSON object of the fields to send. */
+	fields: string,
 };
 
 /**  A binding to create, and the customer the user confirmed it for. */
@@ -426,6 +570,272 @@ export type DeleteReleaseNotes_Deserialize = {
 export type DeleteReleaseNotes_Serialize = {
 	packageId: string,
 	actingFor: string | null,
+};
+
+/**  A device id as typed, checked: its normalised form and what form it is, or the rule it breaks. */
+export type DeviceIdCheck = DeviceIdCheck_Serialize | DeviceIdCheck_Deserialize;
+
+/**  A device id as typed, checked: its normalised form and what form it is, or the rule it breaks. */
+export type DeviceIdCheck_Deserialize = {
+	normalized?: string | null,
+	/**  e.g. "IMEI device URN". */
+	form?: string | null,
+	error?: FieldError | null,
+};
+
+/**  A device id as typed, checked: its normalised form and what form it is, or the rule it breaks. */
+export type DeviceIdCheck_Serialize = {
+	normalized: string | null,
+	/**  e.g. "IMEI device URN". */
+	form: string | null,
+	error: FieldError | null,
+};
+
+export type DevicePage = DevicePage_Serialize | DevicePage_Deserialize;
+
+/**
+ *  A page of the device listing: `search` matches name, description and barcode partially
+ *  (case-sensitive, as the service does); `page` counts from 0.
+ */
+export type DevicePageRequest = DevicePageRequest_Serialize | DevicePageRequest_Deserialize;
+
+/**
+ *  A page of the device listing: `search` matches name, description and barcode partially
+ *  (case-sensitive, as the service does); `page` counts from 0.
+ */
+export type DevicePageRequest_Deserialize = {
+	search?: string | null,
+	page?: number | null,
+	pageSize?: number | null,
+};
+
+/**
+ *  A page of the device listing: `search` matches name, description and barcode partially
+ *  (case-sensitive, as the service does); `page` counts from 0.
+ */
+export type DevicePageRequest_Serialize = {
+	search: string | null,
+	page: number | null,
+	pageSize: number | null,
+};
+
+export type DevicePage_Deserialize = {
+	items: DeviceSummary_Deserialize[],
+	/**  The page these are (from 0). */
+	page: number,
+	/**  No page follows. */
+	last: boolean,
+	/**  Devices matching the search in all. */
+	total: number,
+};
+
+export type DevicePage_Serialize = {
+	items: DeviceSummary_Serialize[],
+	/**  The page these are (from 0). */
+	page: number,
+	/**  No page follows. */
+	last: boolean,
+	/**  Devices matching the search in all. */
+	total: number,
+};
+
+/**  A device of the listing, as a picker shows it (the free-form metadata is left out). */
+export type DeviceSummary = DeviceSummary_Serialize | DeviceSummary_Deserialize;
+
+/**  A device of the listing, as a picker shows it (the free-form metadata is left out). */
+export type DeviceSummary_Deserialize = {
+	uuid: string,
+	name: string,
+	description?: string | null,
+	barcode?: string | null,
+	deviceSpecificationId: string,
+};
+
+/**  A device of the listing, as a picker shows it (the free-form metadata is left out). */
+export type DeviceSummary_Serialize = {
+	uuid: string,
+	name: string,
+	description: string | null,
+	barcode: string | null,
+	deviceSpecificationId: string,
+};
+
+/**  One downlink with what the console saw of it, for the detail view and its timeline. */
+export type DownlinkDetail = DownlinkDetail_Serialize | DownlinkDetail_Deserialize;
+
+/**  One downlink with what the console saw of it, for the detail view and its timeline. */
+export type DownlinkDetail_Deserialize = {
+	downlink: DownlinkView_Deserialize,
+	/**  Statuses the console saw it in, oldest first (only while it was shown). */
+	observed: Observation_Deserialize[],
+	clock: ServiceClock,
+};
+
+/**  One downlink with what the console saw of it, for the detail view and its timeline. */
+export type DownlinkDetail_Serialize = {
+	downlink: DownlinkView_Serialize,
+	/**  Statuses the console saw it in, oldest first (only while it was shown). */
+	observed: Observation_Serialize[],
+	clock: ServiceClock,
+};
+
+/**  The downlink families: actuator-style (`/downlinks`) and the connection-specific ones. */
+export type DownlinkKind = "actuator" | "http" | "lora" | "mqtt" | "sms" | "digitalmatter";
+
+export type DownlinkPage = DownlinkPage_Serialize | DownlinkPage_Deserialize;
+
+/**
+ *  Which page of which kind's downlinks to fetch: the first one for these filters (as typed;
+ *  empty is none), or the one a `next` link of an earlier page points to.
+ */
+export type DownlinkPageRequest = DownlinkPageRequest_Serialize | DownlinkPageRequest_Deserialize;
+
+/**
+ *  Which page of which kind's downlinks to fetch: the first one for these filters (as typed;
+ *  empty is none), or the one a `next` link of an earlier page points to.
+ */
+export type DownlinkPageRequest_Deserialize = {
+	kind: DownlinkKind,
+	next?: string | null,
+	sort?: string | null,
+	/**  Actuator only: `externalReference` exactly, `networkId` and `message` partially. */
+	q?: string | null,
+	/**  Connection kinds only. */
+	deviceId?: string | null,
+	/**  Connection kinds only. */
+	status?: string | null,
+	createdBefore?: string | null,
+	createdSince?: string | null,
+	modifiedBefore?: string | null,
+	modifiedSince?: string | null,
+	limit?: number | null,
+};
+
+/**
+ *  Which page of which kind's downlinks to fetch: the first one for these filters (as typed;
+ *  empty is none), or the one a `next` link of an earlier page points to.
+ */
+export type DownlinkPageRequest_Serialize = {
+	kind: DownlinkKind,
+	next: string | null,
+	sort: string | null,
+	/**  Actuator only: `externalReference` exactly, `networkId` and `message` partially. */
+	q: string | null,
+	/**  Connection kinds only. */
+	deviceId: string | null,
+	/**  Connection kinds only. */
+	status: string | null,
+	createdBefore: string | null,
+	createdSince: string | null,
+	modifiedBefore: string | null,
+	modifiedSince: string | null,
+	limit: number | null,
+};
+
+export type DownlinkPage_Deserialize = {
+	items: DownlinkView_Deserialize[],
+	/**  Pass back as `next` for the following page; absent on the last page. */
+	next?: string | null,
+};
+
+export type DownlinkPage_Serialize = {
+	items: DownlinkView_Serialize[],
+	/**  Pass back as `next` for the following page; absent on the last page. */
+	next: string | null,
+};
+
+/**
+ *  What the composer shows before sending: every rule broken (field and rule), or the exact
+ *  body the client will send and what sending it does, in sentences.
+ */
+export type DownlinkPreview = DownlinkPreview_Serialize | DownlinkPreview_Deserialize;
+
+/**
+ *  What the composer shows before sending: every rule broken (field and rule), or the exact
+ *  body the client will send and what sending it does, in sentences.
+ */
+export type DownlinkPreview_Deserialize = {
+	errors: FieldError[],
+	/**  The request body, pretty-printed; only when no rule is broken. */
+	body?: string | null,
+	effect: string[],
+};
+
+/**
+ *  What the composer shows before sending: every rule broken (field and rule), or the exact
+ *  body the client will send and what sending it does, in sentences.
+ */
+export type DownlinkPreview_Serialize = {
+	errors: FieldError[],
+	/**  The request body, pretty-printed; only when no rule is broken. */
+	body: string | null,
+	effect: string[],
+};
+
+/**
+ *  A downlink of any kind as the console shows it: the service's answer (`body`, untouched)
+ *  and what the console derives from it.
+ */
+export type DownlinkView = DownlinkView_Serialize | DownlinkView_Deserialize;
+
+/**
+ *  A downlink of any kind as the console shows it: the service's answer (`body`, untouched)
+ *  and what the console derives from it.
+ */
+export type DownlinkView_Deserialize = {
+	kind: DownlinkKind,
+	id: string,
+	/**  The target: `networkId` of an actuator downlink, `deviceId` of the others. */
+	device: string,
+	externalReference?: string | null,
+	status: string,
+	/**  No further change will happen. */
+	isFinal: boolean,
+	outcome: Outcome,
+	statusExplanation: string,
+	failureReason?: string | null,
+	failureExplanation?: string | null,
+	createdAt?: string | null,
+	modifiedAt?: string | null,
+	retryCount?: number | null,
+	retryLimit?: number | null,
+	feedbackTimeout?: string | null,
+	/**  `createdAt + feedbackTimeout`: when the service stops waiting for feedback. */
+	deadline?: string | null,
+	dryRun?: boolean | null,
+	cancel: CancelAdvice,
+	/**  The service's JSON, as received (to the UI: pretty-printed text). */
+	body: string,
+};
+
+/**
+ *  A downlink of any kind as the console shows it: the service's answer (`body`, untouched)
+ *  and what the console derives from it.
+ */
+export type DownlinkView_Serialize = {
+	kind: DownlinkKind,
+	id: string,
+	/**  The target: `networkId` of an actuator downlink, `deviceId` of the others. */
+	device: string,
+	externalReference: string | null,
+	status: string,
+	/**  No further change will happen. */
+	isFinal: boolean,
+	outcome: Outcome,
+	statusExplanation: string,
+	failureReason: string | null,
+	failureExplanation: string | null,
+	createdAt: string | null,
+	modifiedAt: string | null,
+	retryCount: number | null,
+	retryLimit: number | null,
+	feedbackTimeout: string | null,
+	/**  `createdAt + feedbackTimeout`: when the service stops waiting for feedback. */
+	deadline: string | null,
+	dryRun: boolean | null,
+	cancel: CancelAdvice,
+	/**  The service's JSON, as received (to the UI: pretty-printed text). */
+	body: string,
 };
 
 /**
@@ -615,6 +1025,66 @@ export type InvalidParam = {
 
 export type JobKind = "hash" | "uploadFirmware" | "uploadReleaseNotes" | "downloadFirmware" | "downloadReleaseNotes";
 
+/**  What the UI needs to know of a kind to show its list and filters. */
+export type KindInfo = {
+	kind: DownlinkKind,
+	label: string,
+	sortFields: string[],
+	/**  The known statuses (the `status` filter of the connection kinds offers them). */
+	statuses: string[],
+	/**  The `status` filter takes any string (SMS, MQTT), not only the known values (HTTP, LoRa). */
+	freeStatus: boolean,
+	/**  The list filters of the kind, by query parameter name (sections 4.2, 4.3). */
+	filters: string[],
+	retries: boolean,
+};
+
+/**  The `method` of an actuator downlink as typed. Only the fields of `variant` are used. */
+export type MethodDraft = MethodDraft_Serialize | MethodDraft_Deserialize;
+
+/**  The `method` of an actuator downlink as typed. Only the fields of `variant` are used. */
+export type MethodDraft_Deserialize = {
+	variant?: MethodVariant,
+	/**  Any of the seven id forms. */
+	deviceId?: string,
+	property?: string,
+	value?: string,
+	valueType?: ValueType,
+	command?: string,
+	/**  A JSON object, or empty for none. */
+	parameters?: string,
+	/**  A JSON array of SenML records. */
+	records?: string,
+	payloadHex?: string,
+	/**  LoRa port 1-223, or empty. */
+	port?: string,
+	/**  The whole `method` as a JSON object (variant `raw`). */
+	raw?: string,
+};
+
+/**  The `method` of an actuator downlink as typed. Only the fields of `variant` are used. */
+export type MethodDraft_Serialize = {
+	variant: MethodVariant,
+	/**  Any of the seven id forms. */
+	deviceId: string,
+	property: string,
+	value: string,
+	valueType: ValueType,
+	command: string,
+	/**  A JSON object, or empty for none. */
+	parameters: string,
+	/**  A JSON array of SenML records. */
+	records: string,
+	payloadHex: string,
+	/**  LoRa port 1-223, or empty. */
+	port: string,
+	/**  The whole `method` as a JSON object (variant `raw`). */
+	raw: string,
+};
+
+/**  The four `method` variants of the simulator (A-23), or raw JSON. */
+export type MethodVariant = "setProperty" | "invokeCommand" | "senml" | "payloadHex" | "raw";
+
 export type ModulePage = ModulePage_Serialize | ModulePage_Deserialize;
 
 /**
@@ -660,6 +1130,34 @@ export type ModulePage_Serialize = {
 	/**  Pass back as `next` to get the following page; absent on the last page. */
 	next: string | null,
 };
+
+/**  One status the console saw a downlink in, and when. */
+export type Observation = Observation_Serialize | Observation_Deserialize;
+
+/**  One status the console saw a downlink in, and when. */
+export type Observation_Deserialize = {
+	status: string,
+	retryCount?: number | null,
+	/**  When the console first saw it so (this computer's clock, UTC). */
+	seenAt: string,
+	/**  The service's `modifiedAt` at that moment (the service's clock). */
+	modifiedAt?: string | null,
+};
+
+/**  One status the console saw a downlink in, and when. */
+export type Observation_Serialize = {
+	status: string,
+	retryCount: number | null,
+	/**  When the console first saw it so (this computer's clock, UTC). */
+	seenAt: string,
+	/**  The service's `modifiedAt` at that moment (the service's clock). */
+	modifiedAt: string | null,
+};
+
+/**  Where a downlink stands, for colour and icons. */
+export type Outcome = "inProgress" | "delivered" | "failed" | "cancelled" | 
+/**  A status this version does not know. */
+"unknown";
 
 /**  What `embed` adds to a package. */
 export type PackageEmbedded = PackageEmbedded_Serialize | PackageEmbedded_Deserialize;
@@ -712,6 +1210,15 @@ export type PackagePage_Serialize = {
 	items: FirmwarePackage_Serialize[],
 	next: string | null,
 };
+
+/**  Which payload an SMS or HTTP downlink carries. */
+export type PayloadMode = 
+/**  SMS: `text`. */
+"text" | 
+/**  SMS: `payloadHex`; HTTP: `message.payload` (the bytes typed in hex, sent base64). */
+"hex" | 
+/**  HTTP: `message.senml`. */
+"senml";
 
 /**
  *  What a job is doing now. An upload hashes the whole file first (its checksum goes with the
@@ -892,6 +1399,46 @@ export type SecretState =
 { state: "builtin" } | 
 /**  The keychain could not be asked. */
 { state: "unavailable"; message: string };
+
+/**  A connection-specific downlink to send, and the customer the user confirmed it for. */
+export type SendConnectionDownlink = SendConnectionDownlink_Serialize | SendConnectionDownlink_Deserialize;
+
+/**  A connection-specific downlink to send, and the customer the user confirmed it for. */
+export type SendConnectionDownlink_Deserialize = {
+	draft: ConnectionDraft_Deserialize,
+	actingFor?: string | null,
+};
+
+/**  A connection-specific downlink to send, and the customer the user confirmed it for. */
+export type SendConnectionDownlink_Serialize = {
+	draft: ConnectionDraft_Serialize,
+	actingFor: string | null,
+};
+
+/**  An actuator downlink to send, and the customer the user confirmed it for. */
+export type SendDownlink = SendDownlink_Serialize | SendDownlink_Deserialize;
+
+/**  An actuator downlink to send, and the customer the user confirmed it for. */
+export type SendDownlink_Deserialize = {
+	draft: ActuatorDraft_Deserialize,
+	actingFor?: string | null,
+};
+
+/**  An actuator downlink to send, and the customer the user confirmed it for. */
+export type SendDownlink_Serialize = {
+	draft: ActuatorDraft_Serialize,
+	actingFor: string | null,
+};
+
+/**
+ *  The service's clock as the console estimates it: `now` when the answer was made, and how
+ *  many service seconds pass per real second (1 for a real service; the embedded simulator's
+ *  speed). The UI counts down from it without asking again.
+ */
+export type ServiceClock = {
+	now: string,
+	rate: number | null,
+};
 
 /**
  *  A device specification as the firmware workspace knows it: the service has no listing of
@@ -1116,6 +1663,9 @@ export type UploadRequest_Serialize = {
 	contentType: string | null,
 	actingFor: string | null,
 };
+
+/**  How the text of a `setProperty` value is read. */
+export type ValueType = "number" | "boolean" | "string";
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

@@ -35,6 +35,24 @@ export type BindingView = b.BindingView_Serialize;
 export type BindingDraft = b.BindingDraft_Deserialize;
 export type BindingPage = b.BindingPage_Serialize;
 export type BindingPageRequest = b.BindingPageRequest_Deserialize;
+export type DeviceSummary = b.DeviceSummary_Serialize;
+export type DevicePage = b.DevicePage_Serialize;
+export type DeviceIdCheck = b.DeviceIdCheck_Serialize;
+export type DownlinkKind = b.DownlinkKind;
+export type KindInfo = b.KindInfo;
+export type DownlinkView = b.DownlinkView_Serialize;
+export type DownlinkDetail = b.DownlinkDetail_Serialize;
+export type DownlinkPage = b.DownlinkPage_Serialize;
+export type DownlinkPageRequest = b.DownlinkPageRequest_Deserialize;
+export type DownlinkPreview = b.DownlinkPreview_Serialize;
+export type Observation = b.Observation_Serialize;
+export type Outcome = b.Outcome;
+export type ActuatorDraft = b.ActuatorDraft_Serialize;
+export type MethodDraft = b.MethodDraft_Serialize;
+export type MethodVariant = b.MethodVariant;
+export type ValueType = b.ValueType;
+export type ConnectionDraft = b.ConnectionDraft_Serialize;
+export type PayloadMode = b.PayloadMode;
 
 /** A failed command: carries the serialised CommandError so views can branch on `code`. */
 export class IpcError extends Error {
@@ -104,6 +122,19 @@ export const ipc = {
   deleteBinding: (kind: BindingKind, id: string, actingFor: string | null) =>
     unwrap(commands.deleteBinding({ kind, id, actingFor })),
   syncLoraBinding: (id: string, actingFor: string | null) => unwrap(commands.syncLoraBinding({ id, actingFor })),
+  listDevices: (search: string | null, page: number, pageSize: number) =>
+    unwrap(commands.listDevices({ search, page, pageSize })),
+  checkDeviceId: (input: string, kind: string | null) => commands.checkDeviceId(input, kind),
+  downlinkKinds: () => commands.downlinkKinds(),
+  previewDownlink: (draft: ActuatorDraft) => commands.previewDownlink(draft),
+  previewConnectionDownlink: (draft: ConnectionDraft) => commands.previewConnectionDownlink(draft),
+  listDownlinks: (request: DownlinkPageRequest) => unwrap(commands.listDownlinks(request)),
+  getDownlink: (kind: DownlinkKind, id: string) => unwrap(commands.getDownlink(kind, id)),
+  sendDownlink: (draft: ActuatorDraft, actingFor: string | null) => unwrap(commands.sendDownlink({ draft, actingFor })),
+  sendConnectionDownlink: (draft: ConnectionDraft, actingFor: string | null) =>
+    unwrap(commands.sendConnectionDownlink({ draft, actingFor })),
+  cancelDownlink: (kind: DownlinkKind, id: string, forced: boolean, actingFor: string | null) =>
+    unwrap(commands.cancelDownlink({ kind, id, forced, actingFor })),
 };
 
 /** A message for people from anything a command may throw. */

@@ -24,6 +24,10 @@ pub use crate::model::downlinks::{ActuatorDownlink, ConnectionDownlink};
 pub const ACTUATOR_SORT_FIELDS: &[&str] = &["createdAt", "modifiedAt", "status", "externalReference", "networkId"];
 /// Fields the connection-specific lists sort by (A-36).
 pub const CONNECTION_SORT_FIELDS: &[&str] = &["createdAt", "modifiedAt", "status", "deviceId"];
+/// Most retries a downlink may ask for (A-26).
+pub const MAX_RETRY_LIMIT: u32 = 10;
+/// Longest `externalReference` (A-27).
+pub const MAX_EXTERNAL_REFERENCE: usize = 100;
 
 // ---------------------------------------------------------------------------------------------
 // Actuator-style requests
@@ -142,6 +146,9 @@ impl NewDownlink {
     pub fn to_json(&self) -> Result<Value> {
         let mut body = json!({"method": self.method.to_json()?});
         if let Some(n) = self.retry_limit {
+            if n > MAX_RETRY_LIMIT {
+                return Err(Error::invalid("retryLimit", format!("must be 0 to {MAX_RETRY_LIMIT}")));
+            }
             body["retryLimit"] = json!(n);
         }
         if let Some(ft) = &self.feedback_timeout {
@@ -149,7 +156,9 @@ impl NewDownlink {
             body["feedbackTimeout"] = json!(ft);
         }
         if let Some(r) = &self.external_reference {
-            non_empty("externalReference", r)?;
+            if r.is_empty() || r.chars().count() > MAX_EXTERNAL_REFERENCE {
+                return Err(Error::invalid("externalReference", format!("must be 1 to {MAX_EXTERNAL_REFERENCE} characters")));
+            }
             body["externalReference"] = json!(r);
         }
         if let Some(d) = self.dry_run {
@@ -211,6 +220,12 @@ impl ConnectionKind {
             ConnectionKind::DigitalMatter => "digitalmatter",
         }
     }
+
+    /// The kind named by its path segment (`lora`, `digitalmatter`, ...).
+    pub fn parse(s: &str) -> Option<ConnectionKind> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
 }
 
 impl std::fmt::Display for ConnectionKind {
@@ -219,8 +234,9 @@ impl std::fmt::Display for ConnectionKind {
     }
 }
 
-/// Checks a `deviceId` of `kind`: any of the seven forms, except on SMS a plain UUID string.
-fn connection_device_id(kind: ConnectionKind, s: &str) -> Result<String> {
+/// Checks a `deviceId` of `kind` for its bodies and filters and returns it as it will be sent:
+/// any of the seven forms, except on SMS the device's UUID, a plain string (A-25).
+pub fn connection_device_id(kind: ConnectionKind, s: &str) -> Result<String> {
     if kind == ConnectionKind::Sms {
         Uuid::parse_str(s).map_err(|_| Error::invalid("deviceId", "on SMS downlinks must be the device's UUID"))?;
         Ok(s.to_owned())
@@ -376,6 +392,9 @@ impl NewConnectionDownlink {
         if let Some(n) = self.retry_limit {
             if !matches!(kind, ConnectionKind::Lora | ConnectionKind::Sms | ConnectionKind::DigitalMatter) {
                 return Err(Error::invalid("retryLimit", format!("is not a field of {kind} downlinks")));
+            }
+            if n > MAX_RETRY_LIMIT {
+                return Err(Error::invalid("retryLimit", format!("must be 0 to {MAX_RETRY_LIMIT}")));
             }
             body.insert("retryLimit".into(), json!(n));
         }
@@ -607,6 +626,30 @@ mod tests {
         assert!(DownlinkMethod::Raw(json!([])).to_json().is_err());
         let short = NewDownlink::new(DownlinkMethod::Raw(json!({"type": "x"}))).feedback_timeout("PT5M");
         assert_eq!(short.to_json().unwrap_err().to_string().split(':').next(), Some("feedbackTimeout"));
+    }
+
+    #[test]
+    fn retry_limits_and_references_have_bounds() {
+        let m = || DownlinkMethod::set_property("imei:350000000000001", "led", true);
+        assert!(NewDownlink::new(m()).retry_limit(10).to_json().is_ok());
+        let too_many = NewDownlink::new(m()).retry_limit(11).to_json().unwrap_err().to_string();
+        assert!(too_many.starts_with("retryLimit:"), "{too_many}");
+        assert!(NewDownlink::new(m()).external_reference(&"r".repeat(100)).to_json().is_ok());
+        assert!(NewDownlink::new(m()).external_reference(&"r".repeat(101)).to_json().is_err());
+        assert!(NewDownlink::new(m()).external_reference("").to_json().is_err());
+        let lora = NewConnectionDownlink::lora("deveui:70b3d57ed0000001", "PT1H", "0a").retry_limit(11);
+        assert!(lora.to_json().unwrap_err().to_string().starts_with("retryLimit:"));
+    }
+
+    #[test]
+    fn kinds_parse_and_device_ids_are_checked_per_kind() {
+        for k in ConnectionKind::ALL {
+            assert_eq!(ConnectionKind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!(ConnectionKind::parse("actuator"), None);
+        assert_eq!(connection_device_id(ConnectionKind::Lora, " deveui:70B3D57ED0000001 ").unwrap(), "deveui:70B3D57ED0000001");
+        assert!(connection_device_id(ConnectionKind::Sms, "imei:350000000000001").is_err());
+        assert!(connection_device_id(ConnectionKind::Sms, &Uuid::nil().to_string()).is_ok());
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! What the desktop app and the `dcs` command line share above the API client: profiles and
 //! their config file, the OS keychain, connecting a profile as a customer, the embedded
-//! simulator, and long file transfers as cancellable jobs with paced progress.
+//! simulator, long file transfers as cancellable jobs with paced progress, and downlinks as the
+//! console shows, composes and watches them.
 
 pub mod bindings;
 pub mod config;
+pub mod downlinks;
 pub mod keychain;
 pub mod profile;
 pub mod session;

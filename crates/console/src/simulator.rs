@@ -24,6 +24,13 @@ pub enum EmbedError {
     Client(#[from] dcs_api::Error),
 }
 
+impl Embedded {
+    /// The simulated clock now and its speed, for countdowns against the simulator's times.
+    pub fn clock(&self) -> crate::downlinks::ServiceClock {
+        crate::downlinks::ServiceClock { now: dcs_api::model::timestamp::format_millis(self.sim.now()), rate: self.sim.speed() }
+    }
+}
+
 /// Starts the simulator on `127.0.0.1:<free port>` inside the current tokio runtime.
 pub async fn start(opts: SimOptions) -> Result<Embedded, EmbedError> {
     let seed = opts.seed;

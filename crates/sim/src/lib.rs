@@ -126,6 +126,11 @@ impl Simulator {
         self.state.clock.set_speed(speed)
     }
 
+    /// How much faster than real time the simulated clock runs now.
+    pub fn speed(&self) -> f64 {
+        self.state.clock.speed()
+    }
+
     /// How many access tokens this simulator has issued.
     pub fn tokens_issued(&self) -> u64 {
         self.state.tokens_issued.load(std::sync::atomic::Ordering::Relaxed)

@@ -4,6 +4,8 @@
 //! `reveal_binding_secret` and `generate_binding_secret`, on the operator's click.
 
 pub mod bindings;
+pub mod devices;
+pub mod downlinks;
 pub mod firmware;
 pub mod profiles;
 pub mod transfers;

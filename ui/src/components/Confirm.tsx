@@ -9,6 +9,8 @@ export type ConfirmRequest = {
   body: ComponentChildren;
   /** Label of the button that goes ahead, e.g. "Create package". */
   confirmLabel: string;
+  /** Label of the button that backs out; "Cancel" unless that would be ambiguous. */
+  dismissLabel?: string;
   /** Whom a write to the service acts for; omit for local actions (profiles). */
   acting?: { profile: string; customer: Customer | null };
   danger?: boolean;
@@ -63,7 +65,7 @@ export function useConfirm(): [ComponentChildren, (r: ConfirmRequest) => Promise
       )}
       <div class="dialog-actions">
         <button type="button" class="button" onClick={() => finish(false)} data-testid="confirm-cancel">
-          Cancel
+          {request.dismissLabel ?? "Cancel"}
         </button>
         <button
           type="button"

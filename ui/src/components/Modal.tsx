@@ -10,12 +10,15 @@ export function Modal({
   labelledBy,
   onClose,
   busy,
+  wide,
   children,
 }: {
   testid: string;
   labelledBy: string;
   onClose: () => void;
   busy?: boolean;
+  /** Room for a form beside its preview. */
+  wide?: boolean;
   children: ComponentChildren;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
@@ -27,7 +30,7 @@ export function Modal({
   return (
     <dialog
       ref={dialog}
-      class="dialog dialog-wide"
+      class={wide ? "dialog dialog-wide dialog-xwide" : "dialog dialog-wide"}
       data-testid={testid}
       aria-labelledby={labelledBy}
       onCancel={(e) => {

@@ -7,6 +7,7 @@ describe("format", () => {
     expect(formatTimestamp("2026-01-05T10:30:00+02:00")).toBe("2026-01-05 08:30");
     expect(formatTimestamp(null)).toBe("");
     expect(formatTimestamp("yesterday")).toBe("yesterday");
+    expect(formatTimestamp("2026-01-05T08:00:07.500Z", true)).toBe("2026-01-05 08:00:07");
   });
   it("shortens ids and URLs", () => {
     expect(shortId("0f8fad5b-d9cb-469f-a165-70867728950e")).toBe("0f8fad5b");

@@ -71,4 +71,44 @@ describe("Pager", () => {
     await Promise.all([a, b]);
     expect(calls).toEqual([null, "1"]);
   });
+
+  it("refreshes the pages shown in place, without a loading state", async () => {
+    let round = 0;
+    const pager = new Pager<string>(async (next) => {
+      if (next === null) return { items: [`a${round}`], next: "1" };
+      return { items: [`b${round}`], next: round === 0 ? "2" : null };
+    });
+    await pager.reload();
+    await pager.loadMore();
+    expect(pager.snapshot.items).toEqual(["a0", "b0"]);
+    round = 1;
+    const seen: string[] = [];
+    pager.subscribe((s) => seen.push(s.status));
+    await pager.refresh();
+    expect(pager.snapshot).toMatchObject({ status: "ready", items: ["a1", "b1"], done: true });
+    expect(seen.every((s) => s === "ready")).toBe(true);
+  });
+
+  it("drops a refresh overtaken by a reset, and keeps the items when it fails", async () => {
+    let release: (p: PageResult<number>) => void = () => {};
+    let slow = false;
+    const pager = new Pager<number>(async () => (slow ? new Promise((r) => (release = r)) : { items: [1], next: null }));
+    await pager.reload();
+    slow = true;
+    const refreshing = pager.refresh();
+    slow = false;
+    await pager.reload(async () => ({ items: [7], next: null }));
+    release({ items: [2], next: null });
+    await refreshing;
+    expect(pager.snapshot.items).toEqual([7]);
+
+    const failing = new Pager<number>(async (n) => {
+      if (n === null && failing.snapshot.items.length) throw new Error("offline");
+      return { items: [3], next: null };
+    });
+    await failing.reload();
+    await failing.refresh();
+    expect(failing.snapshot.items).toEqual([3]);
+    expect(String(failing.snapshot.error)).toContain("offline");
+  });
 });

@@ -23,6 +23,8 @@ export type FetchPage<T> = (next: string | null) => Promise<PageResult<T>>;
 export class Pager<T> {
   private state: PagerState<T> = { status: "idle", items: [], next: null, error: null, done: false };
   private generation = 0;
+  /** Pages loaded since the last reset (what a refresh fetches again). */
+  private pages = 0;
   private listeners = new Set<(s: PagerState<T>) => void>();
 
   constructor(private fetchPage: FetchPage<T>) {}
@@ -46,10 +48,12 @@ export class Pager<T> {
   async reload(fetchPage?: FetchPage<T>): Promise<void> {
     if (fetchPage) this.fetchPage = fetchPage;
     const gen = ++this.generation;
+    this.pages = 0;
     this.set({ status: "loading", items: [], next: null, error: null, done: false });
     try {
       const page = await this.fetchPage(null);
       if (gen !== this.generation) return;
+      this.pages = 1;
       this.set({ status: "ready", items: page.items, next: page.next, done: page.next === null });
     } catch (error) {
       if (gen !== this.generation) return;
@@ -66,11 +70,40 @@ export class Pager<T> {
     try {
       const page = await this.fetchPage(s.next);
       if (gen !== this.generation) return;
+      this.pages += 1;
       this.set({ status: "ready", items: [...this.state.items, ...page.items], next: page.next, done: page.next === null });
     } catch (error) {
       if (gen !== this.generation) return;
       // Keep what was shown; `next` is unchanged so a retry asks for the same page.
       this.set({ status: "ready", error });
+    }
+  }
+
+  /**
+   * Fetches the pages already shown again and swaps them in without a loading state (for
+   * auto-refresh). Dropped if the list was reset or grew meanwhile; a failure keeps the items
+   * and sets `error`.
+   */
+  async refresh(): Promise<void> {
+    const s = this.state;
+    if (s.status !== "ready" || this.pages === 0) return;
+    const gen = this.generation;
+    const pages = this.pages;
+    const unchanged = () => gen === this.generation && pages === this.pages && this.state.status === "ready";
+    try {
+      let items: T[] = [];
+      let next: string | null = null;
+      for (let i = 0; i < pages; i++) {
+        const page = await this.fetchPage(next);
+        items = [...items, ...page.items];
+        next = page.next;
+        if (next === null) break;
+      }
+      if (!unchanged()) return;
+      this.set({ items, next, done: next === null, error: null });
+    } catch (error) {
+      if (!unchanged()) return;
+      this.set({ error });
     }
   }
 }
