@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
+import { DevicePicker } from "../../components/DevicePicker";
 import { Field } from "../../components/Field";
 import { Modal } from "../../components/Modal";
 import { ErrorBox } from "../../components/States";
@@ -8,21 +9,6 @@ import { byField, useFormSend } from "../../lib/forms";
 import { useSession } from "../../session";
 import { editImpact, editorFrom, emptyEditor, HTTP_TYPES, kindInfo, toDraft, type EditorState } from "./kinds";
 import { SecretInput, StoredSecret } from "./SecretField";
-
-/** The device of a binding: a plain id as typed, checked by Rust (any of the seven forms). */
-function DeviceInput({ value, onInput, kind }: { value: string; onInput: (v: string) => void; kind: BindingKind }) {
-  return (
-    <input
-      id="deviceId"
-      class="mono"
-      value={value}
-      autoComplete="off"
-      spellcheck={false}
-      placeholder={kind === "lora" ? "deveui:70b3d57ed0000001" : "imei:350000000000001"}
-      onInput={(e) => onInput(e.currentTarget.value)}
-    />
-  );
-}
 
 /**
  * Creates a binding of `kind`, or replaces `binding` (a full PUT). Every field is checked by the
@@ -150,9 +136,14 @@ export function BindingEditor({
             )}
           </dl>
         )}
-        <Field id="deviceId" label="Device" error={shown("deviceId")} hint={`${kind === "mqtt" ? "An" : "A"} ${k.label} device: UUID, imei:…, deveui:…, dvnuuid:… or a URN form`}>
-          <DeviceInput kind={kind} value={state.deviceId} onInput={(v) => set("deviceId", { deviceId: v })} />
-        </Field>
+        <DevicePicker
+          id="deviceId"
+          testid="binding-device"
+          label={`Device (${k.label} connection)`}
+          value={state.deviceId}
+          error={shown("deviceId")}
+          onChange={(v) => set("deviceId", { deviceId: v })}
+        />
         {kind === "lora" && (
           <Field id="applicationServerId" label="Application server id" error={shown("applicationServerId")} hint="16 hex characters, unique across the service">
             <input
