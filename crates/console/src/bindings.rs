@@ -12,11 +12,9 @@ use dcs_api::model::{
     secrets, BindingKind, HttpBinding, HttpBindingRequest, HttpBindingType, LoraBinding, LoraBindingRequest, MqttBinding,
     MqttBindingRequest, Timestamp,
 };
-use dcs_api::{Client, Error, TimeFilter};
+use dcs_api::{Client, Error};
 use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
-use time::macros::format_description;
-use time::{OffsetDateTime, PrimitiveDateTime};
 use uuid::Uuid;
 
 use crate::FieldError;
@@ -273,29 +271,6 @@ pub fn merge_secret(typed: Option<String>, stored: Option<&str>, field: &str) ->
     }
 }
 
-/// A time filter as typed: RFC 3339, or `YYYY-MM-DDTHH:MM[:SS]` or `YYYY-MM-DD` taken as UTC
-/// (what a date-time input gives). Empty is none.
-pub fn parse_time(field: &str, s: Option<&str>) -> Result<Option<OffsetDateTime>, FieldError> {
-    let Some(s) = s.map(str::trim).filter(|s| !s.is_empty()) else { return Ok(None) };
-    if let Ok(t) = OffsetDateTime::parse(s, &Rfc3339) {
-        return Ok(Some(t));
-    }
-    let minutes = format_description!("[year]-[month]-[day]T[hour]:[minute]");
-    let seconds = format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]");
-    for f in [minutes, seconds] {
-        if let Ok(t) = PrimitiveDateTime::parse(s, &f) {
-            return Ok(Some(t.assume_utc()));
-        }
-    }
-    if let Ok(d) = time::Date::parse(s, &format_description!("[year]-[month]-[day]")) {
-        return Ok(Some(d.midnight().assume_utc()));
-    }
-    Err(FieldError {
-        field: field.to_owned(),
-        rule: "must be a date and time such as 2026-01-05T08:00 (UTC) or 2026-01-05T08:00:00+01:00".into(),
-    })
-}
-
 fn invalid(field: &str, rule: &str) -> Error {
     Error::InvalidInput { field: field.to_owned(), rule: rule.to_owned() }
 }
@@ -321,12 +296,12 @@ pub fn filter(kind: BindingKind, req: &BindingPageRequest) -> Result<BindingFilt
     Ok(BindingFilter {
         client_id,
         device_id: optional(req.device_id.as_deref()),
-        time: TimeFilter {
-            created_before: parse_time("createdBefore", req.created_before.as_deref())?,
-            created_since: parse_time("createdSince", req.created_since.as_deref())?,
-            modified_before: parse_time("modifiedBefore", req.modified_before.as_deref())?,
-            modified_since: parse_time("modifiedSince", req.modified_since.as_deref())?,
-        },
+        time: crate::filters::time_filter(
+            req.created_before.as_deref(),
+            req.created_since.as_deref(),
+            req.modified_before.as_deref(),
+            req.modified_since.as_deref(),
+        )?,
         binding_type,
         username,
         sort: optional(req.sort.as_deref()),
@@ -506,17 +481,6 @@ mod tests {
         assert!(!format!("{:?}", draft(BindingKind::Mqtt, Some("Secret-Password-1234567890"))).contains("Secret-Password"));
         let masked = LoraBinding { app_key: None, ..b };
         assert!(!Lora::view(&masked).has_secret);
-    }
-
-    #[test]
-    fn time_filters_take_what_a_date_time_input_gives() {
-        let t = parse_time("createdSince", Some("2026-01-05T08:30")).unwrap().unwrap();
-        assert_eq!(t, time::macros::datetime!(2026-01-05 08:30 UTC));
-        let t = parse_time("createdSince", Some("2026-01-05T08:30:00+01:00")).unwrap().unwrap();
-        assert_eq!(t, time::macros::datetime!(2026-01-05 07:30 UTC));
-        assert_eq!(parse_time("x", Some("2026-01-05")).unwrap().unwrap(), time::macros::datetime!(2026-01-05 00:00 UTC));
-        assert_eq!(parse_time("x", Some("  ")).unwrap(), None);
-        assert_eq!(parse_time("modifiedBefore", Some("yesterday")).unwrap_err().field, "modifiedBefore");
     }
 
     #[test]

@@ -1004,40 +1004,14 @@ pub struct DownlinkPage {
     pub next: Option<String>,
 }
 
-/// A time typed in a filter: RFC 3339, or `YYYY-MM-DD[ HH:MM[:SS]]` (`T` or a space between)
-/// taken as UTC, as the lists show times.
-pub fn parse_time(name: &str, text: &str) -> Result<Option<Timestamp>, FieldError> {
-    use time::format_description::well_known::Rfc3339;
-    use time::macros::format_description;
-    let Some(s) = optional(text) else { return Ok(None) };
-    if let Ok(t) = Timestamp::parse(s, &Rfc3339) {
-        return Ok(Some(t));
-    }
-    let s2 = s.replacen(' ', "T", 1);
-    let forms = [
-        format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]"),
-        format_description!("[year]-[month]-[day]T[hour]:[minute]"),
-    ];
-    for f in forms {
-        if let Ok(t) = time::PrimitiveDateTime::parse(&s2, f) {
-            return Ok(Some(t.assume_utc()));
-        }
-    }
-    if let Ok(d) = time::Date::parse(s, format_description!("[year]-[month]-[day]")) {
-        return Ok(Some(d.midnight().assume_utc()));
-    }
-    Err(field(name, "must be a time such as 2026-01-05T08:00:00Z or 2026-01-05 08:00 (UTC)"))
-}
-
 impl DownlinkPageRequest {
     fn time(&self) -> Result<TimeFilter, FieldError> {
-        let t = |name: &str, v: &Option<String>| parse_time(name, v.as_deref().unwrap_or(""));
-        Ok(TimeFilter {
-            created_before: t("createdBefore", &self.created_before)?,
-            created_since: t("createdSince", &self.created_since)?,
-            modified_before: t("modifiedBefore", &self.modified_before)?,
-            modified_since: t("modifiedSince", &self.modified_since)?,
-        })
+        crate::filters::time_filter(
+            self.created_before.as_deref(),
+            self.created_since.as_deref(),
+            self.modified_before.as_deref(),
+            self.modified_since.as_deref(),
+        )
     }
 
     fn text(v: &Option<String>) -> Option<String> {
@@ -1385,16 +1359,6 @@ mod tests {
         }
         assert!(w.observed("s", DownlinkKind::Actuator, "d1").is_empty(), "the oldest downlink is forgotten");
         assert_eq!(w.observed("s", DownlinkKind::Actuator, &format!("x{}", Watch::MAX_DOWNLINKS)).len(), 1);
-    }
-
-    #[test]
-    fn time_filters_read_rfc3339_and_plain_utc() {
-        assert_eq!(parse_time("createdSince", "2026-01-05T08:00:00+02:00").unwrap(), Some(datetime!(2026-01-05 06:00 UTC)));
-        assert_eq!(parse_time("createdSince", "2026-01-05 08:00").unwrap(), Some(datetime!(2026-01-05 08:00 UTC)));
-        assert_eq!(parse_time("createdSince", "2026-01-05T08:00:30").unwrap(), Some(datetime!(2026-01-05 08:00:30 UTC)));
-        assert_eq!(parse_time("createdSince", "2026-01-05").unwrap(), Some(datetime!(2026-01-05 00:00 UTC)));
-        assert_eq!(parse_time("createdSince", "  ").unwrap(), None);
-        assert_eq!(parse_time("modifiedBefore", "yesterday").unwrap_err().field, "modifiedBefore");
     }
 
     #[test]

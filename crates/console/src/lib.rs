@@ -6,6 +6,7 @@
 pub mod bindings;
 pub mod config;
 pub mod downlinks;
+pub mod filters;
 pub mod keychain;
 pub mod profile;
 pub mod session;
