@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { DevicePicker } from "../../components/DevicePicker";
 import { Field } from "../../components/Field";
@@ -13,7 +13,8 @@ import {
   type MethodVariant,
   type ValueType,
 } from "../../ipc";
-import { byField, useFormSend } from "../../lib/forms";
+import { useFormSend } from "../../lib/forms";
+import { DraftText, useDraftPreview } from "./compose";
 import { useSession } from "../../session";
 import { SendSummary } from "./parts";
 
@@ -70,29 +71,10 @@ const idOf = (field: string) => field.replace(/\./g, "-");
 export function ActuatorComposer({ onClose, onSent }: { onClose: () => void; onSent: (d: DownlinkView) => void }) {
   const { info } = useSession();
   const [draft, setDraft] = useState<ActuatorDraft>(EMPTY);
-  const [preview, setPreview] = useState<DownlinkPreview | null>(null);
-  const [touched, setTouched] = useState<Set<string>>(new Set());
-  const [served, setServed] = useState<Record<string, string>>({});
   const [confirmElement, confirm] = useConfirm();
-  const { sending, failure, send } = useFormSend(KNOWN, (f) => setServed((old) => ({ ...old, ...f })));
+  const { preview, shown, touch, serve, checkAll } = useDraftPreview(draft, ipc.previewDownlink);
+  const { sending, failure, send } = useFormSend(KNOWN, serve);
 
-  useEffect(() => {
-    let live = true;
-    ipc.previewDownlink(draft).then((p) => live && setPreview(p));
-    return () => {
-      live = false;
-    };
-  }, [draft]);
-
-  const errors = byField(preview?.errors ?? []);
-  const shown = (f: string) => (touched.has(f) || touched.has("*") ? (served[f] ?? errors[f]) : undefined);
-  const touch = (f: string) => {
-    setTouched((t) => new Set(t).add(f));
-    setServed((s) => {
-      const { [f]: _gone, ...rest } = s;
-      return rest;
-    });
-  };
   const set = (f: keyof ActuatorDraft, v: string | boolean) => {
     setDraft((d) => ({ ...d, [f]: v }));
     touch(f);
@@ -103,40 +85,21 @@ export function ActuatorComposer({ onClose, onSent }: { onClose: () => void; onS
   };
   const m = draft.method;
 
-  const text = (field: keyof MethodDraft, label: string, hint: string, opts: { mono?: boolean; area?: boolean; placeholder?: string } = {}) => {
-    const name = `method.${field}`;
-    return (
-      <Field id={idOf(name)} label={label} error={shown(name)} hint={hint}>
-        {opts.area ? (
-          <textarea
-            id={idOf(name)}
-            rows={4}
-            class="mono"
-            spellcheck={false}
-            placeholder={opts.placeholder}
-            value={m[field] as string}
-            onInput={(e) => setMethod(field, e.currentTarget.value)}
-          />
-        ) : (
-          <input
-            id={idOf(name)}
-            class={opts.mono ? "mono" : undefined}
-            autoComplete="off"
-            spellcheck={false}
-            placeholder={opts.placeholder}
-            value={m[field] as string}
-            onInput={(e) => setMethod(field, e.currentTarget.value)}
-          />
-        )}
-      </Field>
-    );
-  };
+  const text = (field: keyof MethodDraft, label: string, hint: string, opts: { mono?: boolean; area?: boolean; placeholder?: string } = {}) => (
+    <DraftText
+      id={idOf(`method.${field}`)}
+      label={label}
+      hint={hint}
+      error={shown(`method.${field}`)}
+      value={m[field] as string}
+      onInput={(v) => setMethod(field, v)}
+      {...opts}
+    />
+  );
 
   const submit = async (e: Event) => {
     e.preventDefault();
-    setTouched(new Set(["*"]));
-    const p = await ipc.previewDownlink(draft);
-    setPreview(p);
+    const p = await checkAll();
     if (p.errors.length > 0 || !p.body || !info) return;
     const ok = await confirm({
       title: draft.dryRun ? "Send this downlink as a dry run?" : "Send this downlink?",

@@ -1,11 +1,11 @@
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { DevicePicker } from "../../components/DevicePicker";
-import { Field } from "../../components/Field";
 import { Modal } from "../../components/Modal";
 import { ErrorBox } from "../../components/States";
-import { ipc, type ConnectionDraft, type DownlinkPreview, type DownlinkView, type KindInfo, type PayloadMode } from "../../ipc";
-import { byField, useFormSend } from "../../lib/forms";
+import { ipc, type ConnectionDraft, type DownlinkView, type KindInfo, type PayloadMode } from "../../ipc";
+import { useFormSend } from "../../lib/forms";
+import { DraftText, useDraftPreview } from "./compose";
 import { useSession } from "../../session";
 import { BodyPreview } from "./ActuatorComposer";
 import { SendSummary } from "./parts";
@@ -51,57 +51,27 @@ export function ConnectionComposer({
 }) {
   const { info } = useSession();
   const [draft, setDraft] = useState<ConnectionDraft>(() => empty(kind.kind));
-  const [preview, setPreview] = useState<DownlinkPreview | null>(null);
-  const [touched, setTouched] = useState<Set<string>>(new Set());
-  const [served, setServed] = useState<Record<string, string>>({});
   const [confirmElement, confirm] = useConfirm();
-  const { sending, failure, send } = useFormSend(KNOWN, (f) => setServed((old) => ({ ...old, ...f })));
+  const { preview, shown, touch, serve, checkAll } = useDraftPreview(draft, ipc.previewConnectionDownlink);
+  const { sending, failure, send } = useFormSend(KNOWN, serve);
 
-  useEffect(() => {
-    let live = true;
-    ipc.previewConnectionDownlink(draft).then((p) => live && setPreview(p));
-    return () => {
-      live = false;
-    };
-  }, [draft]);
-
-  const errors = byField(preview?.errors ?? []);
-  const shown = (f: string) => (touched.has(f) || touched.has("*") ? (served[f] ?? errors[f]) : undefined);
   const set = (f: keyof ConnectionDraft, v: string | boolean, name: string = f) => {
     setDraft((d) => ({ ...d, [f]: v }));
-    setTouched((t) => new Set(t).add(name));
-    setServed((s) => {
-      const { [name]: _gone, ...rest } = s;
-      return rest;
-    });
+    touch(name);
   };
 
   const input = (f: keyof ConnectionDraft, label: string, hint: string, opts: { name?: string; mono?: boolean; area?: boolean; placeholder?: string } = {}) => {
-    const name = opts.name ?? f;
+    const { name = f, ...look } = opts;
     return (
-      <Field id={idOf(name)} label={label} error={shown(name)} hint={hint}>
-        {opts.area ? (
-          <textarea
-            id={idOf(name)}
-            rows={4}
-            class="mono"
-            spellcheck={false}
-            placeholder={opts.placeholder}
-            value={draft[f] as string}
-            onInput={(e) => set(f, e.currentTarget.value, name)}
-          />
-        ) : (
-          <input
-            id={idOf(name)}
-            class={opts.mono ? "mono" : undefined}
-            autoComplete="off"
-            spellcheck={false}
-            placeholder={opts.placeholder}
-            value={draft[f] as string}
-            onInput={(e) => set(f, e.currentTarget.value, name)}
-          />
-        )}
-      </Field>
+      <DraftText
+        id={idOf(name)}
+        label={label}
+        hint={hint}
+        error={shown(name)}
+        value={draft[f] as string}
+        onInput={(v) => set(f, v, name)}
+        {...look}
+      />
     );
   };
 
@@ -125,9 +95,7 @@ export function ConnectionComposer({
 
   const submit = async (e: Event) => {
     e.preventDefault();
-    setTouched(new Set(["*"]));
-    const p = await ipc.previewConnectionDownlink(draft);
-    setPreview(p);
+    const p = await checkAll();
     if (p.errors.length > 0 || !p.body || !info) return;
     const real = !draft.dryRun;
     const ok = await confirm({
