@@ -34,3 +34,17 @@ export function ErrorBox({ error, onRetry }: { error: unknown; onRetry?: () => v
     </div>
   );
 }
+
+/** The outcome of the last action on a screen, until the user dismisses it. */
+export type Notice = { kind: "ok" | "error"; text: string; id?: string };
+
+export function NoticeRow({ notice, onDismiss, testid }: { notice: Notice; onDismiss: () => void; testid: string }) {
+  return (
+    <div class={notice.kind === "ok" ? "result result-ok notice-row" : "result result-error notice-row"} role="status" data-testid={testid}>
+      {notice.text} {notice.id && <code>{notice.id}</code>}
+      <button type="button" class="button button-quiet button-small" onClick={onDismiss} aria-label="Dismiss">
+        ✕
+      </button>
+    </div>
+  );
+}

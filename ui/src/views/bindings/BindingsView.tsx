@@ -1,12 +1,12 @@
 import { useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { errorMessage, ipc, type BindingKind, type BindingView } from "../../ipc";
+import { NoticeRow, type Notice } from "../../components/States";
 import { useSession } from "../../session";
 import { BindingEditor } from "./BindingEditor";
 import { BindingsTable } from "./BindingsTable";
 import { hasFilters, HTTP_TYPES, kindInfo, KINDS, NO_FILTERS, type BindingFilters } from "./kinds";
 
-type Notice = { kind: "ok" | "error"; text: string };
 
 /** A filter input that applies on Enter or when left, so a list is not fetched per keystroke. */
 function FilterText({
@@ -207,18 +207,7 @@ export function BindingsView() {
         )}
       </div>
 
-      {notice && (
-        <div
-          class={notice.kind === "ok" ? "result result-ok notice-row" : "result result-error notice-row"}
-          role="status"
-          data-testid="bindings-notice"
-        >
-          {notice.text}
-          <button type="button" class="button button-quiet button-small" onClick={() => setNotice(null)} aria-label="Dismiss">
-            ✕
-          </button>
-        </div>
-      )}
+      {notice && <NoticeRow notice={notice} onDismiss={() => setNotice(null)} testid="bindings-notice" />}
       {editing && (
         <BindingEditor
           kind={kind}

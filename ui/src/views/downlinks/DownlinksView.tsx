@@ -1,7 +1,7 @@
 import "./downlinks.css";
 import { useEffect, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
-import { ErrorBox, Loading } from "../../components/States";
+import { ErrorBox, Loading, NoticeRow, type Notice } from "../../components/States";
 import { errorMessage, IpcError, ipc, type DownlinkKind, type DownlinkView, type KindInfo } from "../../ipc";
 import { useSession } from "../../session";
 import { ActuatorComposer } from "./ActuatorComposer";
@@ -42,7 +42,7 @@ export function DownlinksView() {
   const [count, setCount] = useState("");
   const [composing, setComposing] = useState(false);
   const [open, setOpen] = useState<DownlinkView | null>(null);
-  const [notice, setNotice] = useState<{ kind: "ok" | "error"; text: string; id?: string } | null>(null);
+  const [notice, setNotice] = useState<Notice | null>(null);
   const [reloadKey, setReloadKey] = useState(0);
   const [refreshKey, setRefreshKey] = useState(0);
   const [confirmElement, confirm] = useConfirm();
@@ -183,18 +183,7 @@ export function DownlinksView() {
         </div>
       )}
 
-      {notice && (
-        <div
-          class={notice.kind === "ok" ? "result result-ok notice-row" : "result result-error notice-row"}
-          role="status"
-          data-testid="downlink-notice"
-        >
-          {notice.text} {notice.id && <code>{notice.id}</code>}
-          <button type="button" class="button button-quiet button-small" onClick={() => setNotice(null)} aria-label="Dismiss">
-            ✕
-          </button>
-        </div>
-      )}
+      {notice && <NoticeRow notice={notice} onDismiss={() => setNotice(null)} testid="downlink-notice" />}
 
       {current && (
         <DownlinksTable

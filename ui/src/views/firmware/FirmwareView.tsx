@@ -1,7 +1,7 @@
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
-import { ErrorBox, Loading } from "../../components/States";
+import { ErrorBox, Loading, NoticeRow, type Notice } from "../../components/States";
 import { errorMessage, ipc, type FirmwareModule, type FirmwarePackage, type SpecificationSummary } from "../../ipc";
 import { useSession } from "../../session";
 import { EditPackageDialog } from "./EditPackage";
@@ -34,7 +34,7 @@ export function FirmwareView() {
   const [count, setCount] = useState("");
   const [creatingFor, setCreatingFor] = useState<FirmwareModule | null>(null);
   const [editing, setEditing] = useState<FirmwarePackage | null>(null);
-  const [notice, setNotice] = useState<{ kind: "ok" | "error"; text: string; id?: string } | null>(null);
+  const [notice, setNotice] = useState<Notice | null>(null);
   const [reloadKey, setReloadKey] = useState(0);
   const [confirmElement, confirm] = useConfirm();
   const [files, setFiles] = useState<{ pkg: FirmwarePackage; dropped: string | null } | null>(null);
@@ -221,18 +221,7 @@ export function FirmwareView() {
         </div>
       )}
 
-      {notice && (
-        <div
-          class={notice.kind === "ok" ? "result result-ok notice-row" : "result result-error notice-row"}
-          role="status"
-          data-testid="firmware-notice"
-        >
-          {notice.text} {notice.id && <code>{notice.id}</code>}
-          <button type="button" class="button button-quiet button-small" onClick={() => setNotice(null)} aria-label="Dismiss">
-            ✕
-          </button>
-        </div>
-      )}
+      {notice && <NoticeRow notice={notice} onDismiss={() => setNotice(null)} testid="firmware-notice" />}
       {creatingFor && (
         <NewPackageDialog
           module={creatingFor}
