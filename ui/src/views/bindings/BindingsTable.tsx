@@ -76,7 +76,7 @@ export function BindingsTable({
                 <code>{b.applicationServerId}</code>
               </td>
               <td>
-                <span class="status-cell">
+                <span class="binding-status">
                   <StatusTag status={b.status} />
                   <button
                     type="button"
