@@ -9,18 +9,6 @@ const PLANNED: Record<string, { title: string; what: string[] }> = {
       "Run a rollout in waves with success and error thresholds, pause, resume and abort",
     ],
   },
-  downlinks: {
-    title: "Downlinks",
-    what: [
-      "Compose actuator-style downlinks with a preview of the exact request",
-      "Connection-specific downlinks (HTTP, LoRa, MQTT, SMS) behind a clear warning",
-      "Status timelines, auto-refresh and cancellation",
-    ],
-  },
-  bindings: {
-    title: "Bindings",
-    what: ["LoRa, HTTP and MQTT connector bindings: list, create, edit and delete", "Masked keys and passwords, with a password generator"],
-  },
 };
 
 /** An honest placeholder for an area that is not built yet: it says what will be here. */
