@@ -18,7 +18,7 @@ APP_PACKAGES=(
   python3 python3-venv
 )
 # And to test it: a display, WebDriver for WebKitGTK, a keychain daemon, screenshots.
-TEST_PACKAGES=(xvfb webkit2gtk-driver gnome-keyring libsecret-tools dbus-x11 xauth imagemagick)
+TEST_PACKAGES=(xvfb webkit2gtk-driver gnome-keyring libsecret-tools dbus-x11 xauth imagemagick desktop-file-utils)
 
 ensure_packages() {
   local missing=()
@@ -99,4 +99,13 @@ build_ui() {
 build_app() {
   log "building the app"
   (cd "$ROOT" && cargo build -p dcs-app -p dcs-cli "${APP_FEATURES[@]}")
+}
+
+# The release app and its .deb (Tauri's bundler, from ui's devDependency @tauri-apps/cli, run
+# from the repository root so it finds src-tauri/tauri.conf.json). Prints the .deb's path.
+build_deb() {
+  log "building the release app and its .deb (tauri build --bundles deb)"
+  (cd "$ROOT" && ui/node_modules/.bin/tauri build --bundles deb --ci) >&2
+  local dir="${CARGO_TARGET_DIR:-$ROOT/target}/release/bundle/deb"
+  ls -t "$dir"/*.deb 2>/dev/null | head -n 1 | grep . || die "no .deb in $dir"
 }

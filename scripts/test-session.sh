@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs inside `dbus-run-session` (see test.sh): starts an unlocked gnome-keyring, then the Rust
-# tests and the end-to-end tests.
+# tests, the end-to-end tests and the installer test.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -24,3 +24,6 @@ trap cleanup EXIT
 
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$ROOT/tests/e2e"
+
+# The .deb test.sh built: installed, its app started from /usr/bin and checked, then removed.
+bash "$ROOT/tests/install/run.sh" "${DCS_DEB:?test.sh builds the .deb}"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up what is missing and runs every test: UI unit tests, the simulator's contract test
 # (schemathesis against its OpenAPI document), Rust unit and integration tests (the keychain
-# ones against a real gnome-keyring), and the end-to-end test of the real app under Xvfb
-# through tauri-driver. Usage: scripts/test.sh     (CI runs it through .ci/run)
+# ones against a real gnome-keyring), the end-to-end test of the real app under Xvfb through
+# tauri-driver, and the installer test (the release .deb installed, started and removed).
+# Usage: scripts/test.sh     (CI runs it through .ci/run)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 started=$(date +%s)
@@ -37,6 +38,10 @@ if ! diff -u "$ROOT/ui/src/bindings.ts" "$fresh"; then
   die "ui/src/bindings.ts is stale: run target/debug/dcs-console --export-bindings ui/src/bindings.ts and commit it"
 fi
 rm -f "$fresh"
+
+# The installable package, built once here and installed by the installer test in the session below.
+DCS_DEB="$(build_deb)"
+export DCS_DEB
 
 log "contract: the simulator against its OpenAPI document (schemathesis)"
 bash "$ROOT/tests/contract/run.sh"

@@ -20,7 +20,8 @@ from selenium.webdriver.common.options import ArgOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-APP = TARGET / "debug" / "dcs-console"
+# The app under test: the debug build by default; the installer test points it at the installed one.
+APP = Path(os.environ.get("DCS_APP_BINARY", TARGET / "debug" / "dcs-console"))
 DCS = TARGET / "debug" / "dcs"
 ARTIFACTS = Path(os.environ.get("DCS_E2E_ARTIFACTS", ROOT / "tests" / "e2e" / "artifacts"))
 # A seed other than the default, so the test sees the data of the simulator it configured.

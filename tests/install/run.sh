@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The installer test: installs the .deb on this machine (dpkg -i, then apt-get -f install for
+# any missing dependency), checks what it put where (binary, desktop entry, icons, control
+# fields), starts the installed app from /usr/bin under Xvfb through WebDriver and checks its
+# first screen against its simulator (screenshot in tests/install/artifacts), prints the idle
+# figures of the installed app (bench/app_idle.py), then removes the package and checks it is
+# gone. Needs root (or sudo) and a D-Bus session; scripts/test.sh runs it.
+# Usage: tests/install/run.sh [path/to/package.deb]   (default: the newest one built)
+set -euo pipefail
+source "$(dirname "$0")/../../scripts/lib.sh"
+
+deb="${1:-$(ls -t "${CARGO_TARGET_DIR:-$ROOT/target}"/release/bundle/deb/*.deb 2>/dev/null | head -n 1)}"
+[ -f "$deb" ] || die "no .deb to install: run scripts/bundle.sh first"
+pkg="$(dpkg-deb -f "$deb" Package)"
+bin="/usr/bin/dcs-console"
+fail() { die "installer test: $*"; }
+
+log "installer test: $deb"
+echo "  package $pkg $(dpkg-deb -f "$deb" Version), $(du -k "$deb" | cut -f1) KiB, installed size $(dpkg-deb -f "$deb" Installed-Size) KiB"
+dpkg-deb -f "$deb" Depends | grep -q 'libwebkit2gtk-4.1-0' || fail "Depends lacks WebKitGTK: $(dpkg-deb -f "$deb" Depends)"
+dpkg-deb -f "$deb" Description | grep -q 'Device Connectivity' || fail "no description"
+
+if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+  fail "$pkg is already installed on this machine; remove it first (apt-get remove $pkg)"
+fi
+removed=0
+remove() {
+  [ "$removed" = 1 ] && return 0
+  removed=1
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get remove -y -q "$pkg" >/dev/null
+}
+trap remove EXIT
+
+as_root dpkg -i "$deb" || as_root env DEBIAN_FRONTEND=noninteractive apt-get -f install -y -q
+dpkg-query -W -f='${Status}' "$pkg" | grep -q "install ok installed" || fail "$pkg did not install"
+
+files="$(dpkg -L "$pkg")"
+for f in "$bin" /usr/share/applications/ /usr/share/icons/hicolor/32x32/apps/ /usr/share/icons/hicolor/128x128/apps/ \
+  /usr/share/icons/hicolor/256x256/apps/ /usr/share/icons/hicolor/512x512/apps/; do
+  grep -q "^${f}" <<<"$files" || fail "the package does not install $f; it holds:
+$files"
+done
+desktop="$(grep '^/usr/share/applications/.*\.desktop$' <<<"$files" | head -n 1)"
+grep -q '^Exec=dcs-console' "$desktop" || fail "$desktop does not start dcs-console: $(cat "$desktop")"
+grep -q '^Name=Device Connectivity Console' "$desktop" || fail "$desktop has another name: $(cat "$desktop")"
+if command -v desktop-file-validate >/dev/null; then desktop-file-validate "$desktop"; fi
+echo "  installed: $bin ($(du -k "$bin" | cut -f1) KiB), $desktop, icons: $(grep -c '^/usr/share/icons/.*\.png$' <<<"$files") sizes"
+
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+if [ -z "${DISPLAY:-}" ]; then
+  Xvfb -displayfd 1 -screen 0 1280x800x24 -nolisten tcp > "$ROOT/tests/install/.display" 2>/dev/null &
+  xvfb=$!
+  for _ in $(seq 50); do [ -s "$ROOT/tests/install/.display" ] && break; sleep 0.1; done
+  export DISPLAY=":$(cat "$ROOT/tests/install/.display")"
+  rm -f "$ROOT/tests/install/.display"
+  trap 'remove; kill $xvfb 2>/dev/null || true' EXIT
+fi
+export DCS_APP_BINARY="$bin" DCS_E2E_ARTIFACTS="$ROOT/tests/install/artifacts"
+mkdir -p "$DCS_E2E_ARTIFACTS"
+log "installer test: the installed app's first screen"
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider \
+  "$ROOT/tests/e2e/test_first_screen.py::test_module_names_on_screen_are_exactly_the_simulators"
+log "installer test: the installed app's first screen and idle memory (figures, not checks)"
+"$VENV/bin/python" "$ROOT/bench/app_idle.py"
+
+remove
+[ ! -e "$bin" ] || fail "$bin is still there after removing $pkg"
+dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" && fail "$pkg is still installed"
+log "installer test: installed, started, checked and removed $pkg"
