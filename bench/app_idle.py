@@ -18,9 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
 
-from conftest import APP, free_port, new_session, wait_for_port  # noqa: E402
+from conftest import APP, app_session  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.common.options import ArgOptions  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 IDLE_SECONDS = 10
@@ -69,38 +68,18 @@ def app_pid() -> int:
 
 
 def one_start(work: Path) -> tuple[float, dict[str, tuple[int, int]]]:
-    port, native = free_port(), free_port()
     env = dict(os.environ, XDG_CONFIG_HOME=str(work / "config"), XDG_DATA_HOME=str(work / "data"))
-    driver_proc = subprocess.Popen(
-        ["tauri-driver", "--port", str(port), "--native-port", str(native)], env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port)
-        wait_for_port(native)
-        options = ArgOptions()
-        options.set_capability("browserName", "wry")
-        options.set_capability("tauri:options", {"application": str(APP)})
-        started = time.monotonic()
-        app = new_session(f"http://127.0.0.1:{port}", options)
-        try:
-            WebDriverWait(app, 60, poll_frequency=0.02).until(
-                lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=module-name]")
-            )
-            first_screen = time.monotonic() - started
-            time.sleep(IDLE_SECONDS)
-            memory = {}
-            for p in tree_of(app_pid()):
-                rss, pss = kib(p, "status", "VmRSS:"), kib(p, "smaps_rollup", "Pss:")
-                n = name(p)
-                old = memory.get(n, (0, 0))
-                memory[n] = (old[0] + rss, old[1] + pss)
-            return first_screen, memory
-        finally:
-            app.quit()
-    finally:
-        driver_proc.terminate()
-        driver_proc.wait(10)
+    started = []
+    with app_session(env, on_start=lambda: started.append(time.monotonic())) as app:
+        WebDriverWait(app, 60, poll_frequency=0.02).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=module-name]"))
+        first_screen = time.monotonic() - started[0]
+        time.sleep(IDLE_SECONDS)
+        memory: dict[str, tuple[int, int]] = {}
+        for p in tree_of(app_pid()):
+            rss, pss = kib(p, "status", "VmRSS:"), kib(p, "smaps_rollup", "Pss:")
+            old = memory.get(name(p), (0, 0))
+            memory[name(p)] = (old[0] + rss, old[1] + pss)
+        return first_screen, memory
 
 
 def main() -> None:

@@ -17,9 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
 
-from conftest import APP, free_port, new_session, service_token, wait_for_port  # noqa: E402
+from conftest import APP, app_session, service_token  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.common.options import ArgOptions  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 from dropping import drop_file_on  # noqa: E402
 
@@ -45,26 +44,11 @@ def main() -> None:
             f.write(os.urandom(1 << 20))
     size = firmware.stat().st_size
 
-    port, native = free_port(), free_port()
     env = dict(os.environ, XDG_CONFIG_HOME=str(work / "config"))
-    driver_proc = subprocess.Popen(
-        ["tauri-driver", "--port", str(port), "--native-port", str(native)], env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
     try:
-        wait_for_port(port)
-        wait_for_port(native)
-        options = ArgOptions()
-        options.set_capability("browserName", "wry")
-        options.set_capability("tauri:options", {"application": str(APP)})
-        app = new_session(f"http://127.0.0.1:{port}", options)
-        try:
+        with app_session(env) as app:
             run(app, firmware, size)
-        finally:
-            app.quit()
     finally:
-        driver_proc.terminate()
-        driver_proc.wait(10)
         subprocess.run(["rm", "-rf", str(work)])
 
 

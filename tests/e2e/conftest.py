@@ -5,6 +5,7 @@ starts it through Debian's WebKitWebDriver; the app starts its simulator in-proc
 does for a user with no configuration.
 """
 
+import contextlib
 import json
 import os
 import socket
@@ -93,8 +94,16 @@ def app(request, display, tmp_path):
         XDG_DATA_HOME=env.get("XDG_DATA_HOME", str(tmp_path / "data")),
         XDG_CACHE_HOME=str(tmp_path / "cache"),
     )
+    with open(tmp_path / "tauri-driver.log", "w") as log, app_session(env, log) as driver:
+        yield driver
+
+
+@contextlib.contextmanager
+def app_session(env: dict, log=subprocess.DEVNULL, on_start=None):
+    """Starts tauri-driver and, through it, the app (`APP`) in a WebDriver session; `on_start`
+    is called just before the session is asked for (the benchmarks time the start from there).
+    Quits both at the end."""
     port, native = free_port(), free_port()
-    log = open(tmp_path / "tauri-driver.log", "w")
     driver_proc = subprocess.Popen(
         ["tauri-driver", "--port", str(port), "--native-port", str(native)], env=env, stdout=log, stderr=subprocess.STDOUT
     )
@@ -105,6 +114,8 @@ def app(request, display, tmp_path):
         options = ArgOptions()
         options.set_capability("browserName", "wry")
         options.set_capability("tauri:options", {"application": str(APP)})
+        if on_start:
+            on_start()
         driver = new_session(f"http://127.0.0.1:{port}", options)
         driver.implicitly_wait(0)
         try:
@@ -117,7 +128,6 @@ def app(request, display, tmp_path):
             driver_proc.wait(10)
         except subprocess.TimeoutExpired:
             driver_proc.kill()
-        log.close()
 
 
 def new_session(url: str, options: ArgOptions, attempts: int = 5):
