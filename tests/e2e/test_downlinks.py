@@ -250,7 +250,7 @@ def test_cancel_seeded_downlinks_with_forced_explained(app, demo_key, artifacts)
     pending = next(i for i, s in listed if s == "PENDING")
 
     # Executing, without forced: the service refuses, and says why.
-    click(app, "[data-testid=downlink-cancel]", app.find_element(By.CSS_SELECTOR, f"[data-testid=downlink-row][data-id='{executing}']"))
+    click(app, "[data-testid=downlink-cancel]", f"[data-testid=downlink-row][data-id='{executing}']")
     wait_text(app, "[data-testid=cancel-plain]", "without forced the service refuses")
     click(app, "[data-testid=confirm-ok]")
     refusal = wait_text(app, "[data-testid=downlink-notice]", "did not cancel")
@@ -258,8 +258,8 @@ def test_cancel_seeded_downlinks_with_forced_explained(app, demo_key, artifacts)
     assert get(base_url, token, f"/downlinks/{executing}")["status"] == "EXECUTING"
 
     # Pending, forced chosen explicitly after reading what it does.
-    row = app.find_element(By.CSS_SELECTOR, f"[data-testid=downlink-row][data-id='{pending}']")
-    click(app, "[data-testid=downlink-cancel]", row)
+    # The list refreshes itself: the row is looked up on every attempt.
+    click(app, "[data-testid=downlink-cancel]", f"[data-testid=downlink-row][data-id='{pending}']")
     wait_text(app, "[data-testid=cancel-plain]", "cancels it at once")
     assert "not needed" in app.find_element(By.CSS_SELECTOR, "[data-testid=cancel-forced-why]").text
     click(app, "[data-testid=cancel-forced]")
@@ -272,7 +272,7 @@ def test_cancel_seeded_downlinks_with_forced_explained(app, demo_key, artifacts)
     assert get(base_url, token, f"/downlinks/{pending}")["status"] == "CANCELLED"
 
     # Executing, forced, from its detail: cancelled too.
-    click(app, "[data-testid=downlink-details]", app.find_element(By.CSS_SELECTOR, f"[data-testid=downlink-row][data-id='{executing}']"))
+    click(app, "[data-testid=downlink-details]", f"[data-testid=downlink-row][data-id='{executing}']")
     click(app, "[data-testid=detail-cancel]")
     wait_text(app, "[data-testid=cancel-forced-why]", "stops it anyway")
     click(app, "[data-testid=cancel-forced]")
@@ -292,7 +292,7 @@ def test_downlinks_in_the_dark_theme(app, artifacts):
     listed = rows(app)
     screenshot(app, artifacts / "downlinks-list-dark.png")
     failed = next((i for i, s in listed if s == "FAILED"), listed[0][0])
-    click(app, "[data-testid=downlink-details]", app.find_element(By.CSS_SELECTOR, f"[data-testid=downlink-row][data-id='{failed}']"))
+    click(app, "[data-testid=downlink-details]", f"[data-testid=downlink-row][data-id='{failed}']")
     wait_css(app, "[data-testid=timeline-status]")
     screenshot(app, artifacts / "downlink-detail-dark.png")
     click(app, "[data-testid=detail-close]")

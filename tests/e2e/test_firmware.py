@@ -96,8 +96,9 @@ def test_browse_filter_edit_and_delete_packages(app, demo_key, artifacts):
     WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: extra["id"] in package_rows(d))
 
     # Edit the description: the fixed fields say why; a bad value is named inline.
-    row = app.find_element(By.CSS_SELECTOR, f"[data-testid=package-row][data-id='{extra['id']}']")
-    click(app, "[data-testid=edit-package]", row)
+    # The row by selector, looked up on every attempt: the list reloads after a write.
+    extra_row = f"[data-testid=package-row][data-id='{extra['id']}']"
+    click(app, "[data-testid=edit-package]", extra_row)
     wait_text(app, "[data-testid=fixed-fields-why]", "only the description")
     type_into(app, "description", "caf\u00e9 build")
     wait_text(app, "[data-testid=error-description]", "printable")
@@ -111,10 +112,7 @@ def test_browse_filter_edit_and_delete_packages(app, demo_key, artifacts):
     assert send(base_url, token, "GET", f"/firmware/packages/{extra['id']}")["description"] == "Field trial build for the e2e test"
 
     # Delete it, after a confirmation that says what goes.
-    row = WebDriverWait(app, 20, ignored_exceptions=STALE).until(
-        lambda d: d.find_element(By.CSS_SELECTOR, f"[data-testid=package-row][data-id='{extra['id']}']")
-    )
-    click(app, "[data-testid=delete-package]", row)
+    click(app, "[data-testid=delete-package]", extra_row)
     body = wait_text(app, "[data-testid=confirm-dialog]", "cannot be undone")
     assert "0.0.1-e2e" in body
     screenshot(app, artifacts / "firmware-delete-confirm.png")

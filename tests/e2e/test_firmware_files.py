@@ -101,10 +101,10 @@ def test_drop_upload_with_progress_and_release_notes(app, demo_key, artifacts, t
     urllib.request.urlopen(req, timeout=10).read()
     click(app, "[data-testid=close-files]")
     WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=package-files-dialog]"))
-    row = WebDriverWait(app, 30, ignored_exceptions=STALE).until(
+    WebDriverWait(app, 30, ignored_exceptions=STALE).until(
         lambda d: d.find_element(By.CSS_SELECTOR, f"[data-testid=package-row][data-id='{pkg['id']}']")
     )
-    click(app, "[data-testid=package-files]", row)
+    click(app, "[data-testid=package-files]", f"[data-testid=package-row][data-id='{pkg['id']}']")
     click(app, "[data-testid=view-notes]")
     rendered = wait_css(app, "[data-testid=release-notes-text]")
     assert rendered.find_element(By.CSS_SELECTOR, "h1").text == "3.0.0"

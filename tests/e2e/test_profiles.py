@@ -31,10 +31,12 @@ def wait_css(driver, selector, timeout=20):
 
 def click(driver, selector, within=None):
     """Clicks an element once scrolled into view (forms run below the fold), looking it up again
-    if a re-render replaced it."""
+    if a re-render replaced it. `within` narrows the search: a CSS selector (looked up again on
+    every attempt, so a list that reloads does not leave it stale) or an element."""
 
     def attempt(d):
-        el = (within or d).find_element(By.CSS_SELECTOR, selector)
+        scope = d.find_element(By.CSS_SELECTOR, within) if isinstance(within, str) else (within or d)
+        el = scope.find_element(By.CSS_SELECTOR, selector)
         d.execute_script("arguments[0].scrollIntoView({block: 'center'})", el)
         if not (el.is_displayed() and el.is_enabled()):
             return False
@@ -171,7 +173,7 @@ def test_profile_keychain_and_customer_switching(app, sim_process, demo_key, tmp
     assert secret not in config and "wrong-secret" not in config
 
     # Use it: the header names it and offers its customers.
-    click(app, "[data-testid=use-profile]", row)
+    click(app, "[data-testid=use-profile]", f"[data-testid=profile-row][data-name='{name}']")
     WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid=profile]").text == name)
     screenshot(app, artifacts / "profiles.png")
 
