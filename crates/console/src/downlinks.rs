@@ -701,13 +701,7 @@ impl ActuatorDraft {
         if !self.external_reference.is_empty() {
             errors.extend(probe().external_reference(&self.external_reference).to_json().err().map(field_of));
         }
-        if !errors.is_empty() {
-            return DownlinkPreview { errors, body: None, effect: Vec::new() };
-        }
-        match self.new_downlink().and_then(|d| d.to_json().map_err(field_of)) {
-            Err(e) => DownlinkPreview { errors: vec![e], body: None, effect: Vec::new() },
-            Ok(body) => DownlinkPreview { errors, effect: self.effect(&body), body: Some(pretty(&body)) },
-        }
+        finish(errors, || self.new_downlink().and_then(|d| d.to_json().map_err(field_of)), |b| self.effect(b))
     }
 
     fn effect(&self, body: &Value) -> Vec<String> {
@@ -746,6 +740,22 @@ fn plural(n: usize) -> &'static str {
         ""
     } else {
         "s"
+    }
+}
+
+/// The end of both previews: the field errors found, or else the body the client builds from the
+/// whole draft (which may still name one) with what sending it would do.
+fn finish(
+    errors: Vec<FieldError>,
+    body: impl FnOnce() -> Result<Value, FieldError>,
+    effect: impl FnOnce(&Value) -> Vec<String>,
+) -> DownlinkPreview {
+    if !errors.is_empty() {
+        return DownlinkPreview { errors, body: None, effect: Vec::new() };
+    }
+    match body() {
+        Err(e) => DownlinkPreview { errors: vec![e], body: None, effect: Vec::new() },
+        Ok(body) => DownlinkPreview { errors, effect: effect(&body), body: Some(pretty(&body)) },
     }
 }
 
@@ -852,13 +862,7 @@ impl ConnectionDraft {
         if let Err(e) = self.build(&stand_in, "PT1H").and_then(|d| d.to_json().map_err(field_of)) {
             errors.push(e);
         }
-        if !errors.is_empty() {
-            return DownlinkPreview { errors, body: None, effect: Vec::new() };
-        }
-        match self.new_downlink().and_then(|d| d.to_json().map_err(field_of)) {
-            Err(e) => DownlinkPreview { errors: vec![e], body: None, effect: Vec::new() },
-            Ok(body) => DownlinkPreview { errors, effect: self.effect(&body), body: Some(pretty(&body)) },
-        }
+        finish(errors, || self.new_downlink().and_then(|d| d.to_json().map_err(field_of)), |b| self.effect(b))
     }
 
     fn effect(&self, body: &Value) -> Vec<String> {

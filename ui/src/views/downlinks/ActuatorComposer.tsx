@@ -14,7 +14,7 @@ import {
   type ValueType,
 } from "../../ipc";
 import { useFormSend } from "../../lib/forms";
-import { DraftText, useDraftPreview } from "./compose";
+import { DraftText, Segmented, useDraftPreview } from "./compose";
 import { useSession } from "../../session";
 import { SendSummary } from "./parts";
 
@@ -126,21 +126,7 @@ export function ActuatorComposer({ onClose, onSent }: { onClose: () => void; onS
           <div class="composer-form">
             <fieldset class="variant-set">
               <legend>Method</legend>
-              <div class="segmented" role="radiogroup" aria-label="Method variant">
-                {VARIANTS.map((v) => (
-                  <button
-                    key={v.id}
-                    type="button"
-                    role="radio"
-                    aria-checked={m.variant === v.id}
-                    class={m.variant === v.id ? "segment active" : "segment"}
-                    data-testid={`variant-${v.id}`}
-                    onClick={() => setMethod("variant", v.id)}
-                  >
-                    {v.label}
-                  </button>
-                ))}
-              </div>
+              <Segmented label="Method variant" options={VARIANTS} value={m.variant} onSelect={(v) => setMethod("variant", v)} testid="variant" />
             </fieldset>
             {m.variant !== "raw" && (
               <DevicePicker

@@ -5,7 +5,7 @@ import { Modal } from "../../components/Modal";
 import { ErrorBox } from "../../components/States";
 import { ipc, type ConnectionDraft, type DownlinkView, type KindInfo, type PayloadMode } from "../../ipc";
 import { useFormSend } from "../../lib/forms";
-import { DraftText, useDraftPreview } from "./compose";
+import { DraftText, Segmented, useDraftPreview } from "./compose";
 import { useSession } from "../../session";
 import { BodyPreview } from "./ActuatorComposer";
 import { SendSummary } from "./parts";
@@ -76,21 +76,7 @@ export function ConnectionComposer({
   };
 
   const modes = (choices: { id: PayloadMode; label: string }[]) => (
-    <div class="segmented" role="radiogroup" aria-label="Payload">
-      {choices.map((c) => (
-        <button
-          key={c.id}
-          type="button"
-          role="radio"
-          aria-checked={draft.mode === c.id}
-          class={draft.mode === c.id ? "segment active" : "segment"}
-          data-testid={`mode-${c.id}`}
-          onClick={() => set("mode", c.id)}
-        >
-          {c.label}
-        </button>
-      ))}
-    </div>
+    <Segmented label="Payload" options={choices} value={draft.mode} onSelect={(id) => set("mode", id)} testid="mode" />
   );
 
   const submit = async (e: Event) => {

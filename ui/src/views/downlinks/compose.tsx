@@ -94,3 +94,37 @@ export function DraftText({
     </Field>
   );
 }
+
+/** A choice among a few options, as a row of joined buttons (the method variant, the payload form). */
+export function Segmented<T extends string>({
+  label,
+  options,
+  value,
+  onSelect,
+  testid,
+}: {
+  label: string;
+  options: readonly { id: T; label: string }[];
+  value: T;
+  onSelect: (id: T) => void;
+  /** Each button's test id is `${testid}-${id}`. */
+  testid: string;
+}) {
+  return (
+    <div class="segmented" role="radiogroup" aria-label={label}>
+      {options.map((o) => (
+        <button
+          key={o.id}
+          type="button"
+          role="radio"
+          aria-checked={value === o.id}
+          class={value === o.id ? "segment active" : "segment"}
+          data-testid={`${testid}-${o.id}`}
+          onClick={() => onSelect(o.id)}
+        >
+          {o.label}
+        </button>
+      ))}
+    </div>
+  );
+}
