@@ -339,6 +339,20 @@ impl Firmware<'_> {
         Ok(paging::items(self.client.clone(), filter.to_url(self.client)?))
     }
 
+    /// Whether this service is known to offer the set-target operation. The reference does not
+    /// show one (section 4.1, "not shown"); the simulator documents `PUT
+    /// /firmware/states/{deviceId}/{moduleId}` and identifies itself at `GET /_sim/info`.
+    /// Against any other service this answers `false` rather than guessing a path.
+    pub async fn set_target_supported(&self) -> Result<bool> {
+        let url = self.client.url("_sim/info")?;
+        match self.client.get_json::<serde_json::Value>(url).await {
+            Ok(info) => Ok(info.get("seed").is_some() && info.get("devicesPerClient").is_some()),
+            Err(Error::Api { status, .. }) if (400..500).contains(&status) => Ok(false),
+            Err(Error::Protocol { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Sets (or with `None` resets) the version a device's module should update to
     /// (`PUT /firmware/states/{deviceId}/{moduleId}`, simulator assumption A-38). The version
     /// must be a package of the module with its firmware file uploaded.

@@ -7,6 +7,7 @@ pub mod bindings;
 pub mod config;
 pub mod downlinks;
 pub mod filters;
+pub mod fleet;
 pub mod keychain;
 pub mod profile;
 pub mod session;

@@ -91,6 +91,14 @@ impl DeviceId {
     }
 
     /// The URN shape of section 2.6 (`urn:dev:<kind>:<id>:`), where the form has one.
+    /// The device's UUID when the form is the bare UUID (the other forms need the service).
+    pub fn as_uuid(&self) -> Option<Uuid> {
+        match self {
+            DeviceId::Uuid(u) => Some(*u),
+            _ => None,
+        }
+    }
+
     pub fn urn(&self) -> Option<String> {
         match self {
             DeviceId::Uuid(_) => None,

@@ -1,0 +1,275 @@
+//! The fleet as the rollout dashboard sees it: every firmware state of a scope (a profile's
+//! service, acting as itself or for one customer) copied into a local SQLite database, refreshed
+//! incrementally, summarised per module, kept as history over time, and rollouts in waves run
+//! on top of it.
+//!
+//! - [`FleetDb`]: the database file (in the app's data folder) and its schema;
+//! - [`scan`]: the full scan and the incremental refresh, page by page, with progress and
+//!   cancellation;
+//! - [`query`]: the overview of a module, the device table (filter, sort, windows of rows, CSV)
+//!   and the history timeline;
+//! - [`rollout`]: plans in waves with success and error thresholds, and the step that moves them.
+
+pub mod query;
+pub mod rollout;
+pub mod scan;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// Errors of the fleet database and of the work above it.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetError {
+    #[error("the fleet database: {0}")]
+    Db(#[from] rusqlite::Error),
+    #[error("could not open the fleet database {path}: {reason}")]
+    Open { path: String, reason: String },
+    #[error(transparent)]
+    Api(#[from] dcs_api::Error),
+    #[error("{field}: {rule}")]
+    Invalid { field: String, rule: String },
+    #[error("{0}")]
+    Conflict(String),
+    #[error("the scan was cancelled")]
+    Cancelled,
+}
+
+impl FleetError {
+    pub fn invalid(field: impl Into<String>, rule: impl Into<String>) -> FleetError {
+        FleetError::Invalid { field: field.into(), rule: rule.into() }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, FleetError>;
+
+/// Where a fleet was seen: the profile, the service's address and the customer acted for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ScopeKey {
+    pub profile: String,
+    pub base_url: String,
+    pub customer: Option<Uuid>,
+}
+
+impl ScopeKey {
+    fn key(&self) -> String {
+        format!("{}|{}|{}", self.profile, self.base_url, self.customer.map(|c| c.to_string()).unwrap_or_default())
+    }
+}
+
+/// One scope's row id in the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Scope(pub i64);
+
+/// What the database knows of a scope's scans.
+#[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct ScopeInfo {
+    /// States held.
+    pub states: u32,
+    /// When the last full scan finished (this computer's clock, RFC 3339).
+    pub last_full_scan: Option<String>,
+    /// When the last refresh (full or incremental) finished.
+    pub last_refresh: Option<String>,
+    /// The service time the next incremental refresh asks from (`modifiedSince`).
+    pub watermark: Option<String>,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS scopes (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    profile TEXT NOT NULL,
+    base_url TEXT NOT NULL,
+    customer TEXT,
+    watermark INTEGER,
+    last_full_at INTEGER,
+    last_refresh_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS states (
+    scope INTEGER NOT NULL,
+    module_id TEXT NOT NULL,
+    device_id TEXT NOT NULL,
+    spec_id TEXT,
+    client_id TEXT,
+    project_id TEXT,
+    current TEXT,
+    target TEXT,
+    target_at INTEGER,
+    status TEXT,
+    details TEXT,
+    status_at INTEGER,
+    scan INTEGER NOT NULL,
+    PRIMARY KEY (scope, module_id, device_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS states_status ON states (scope, module_id, status);
+CREATE INDEX IF NOT EXISTS states_current ON states (scope, module_id, current);
+CREATE INDEX IF NOT EXISTS states_device ON states (scope, device_id);
+CREATE TABLE IF NOT EXISTS modules (
+    scope INTEGER NOT NULL,
+    module_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    spec_id TEXT,
+    PRIMARY KEY (scope, module_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS specs (
+    scope INTEGER NOT NULL,
+    spec_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    PRIMARY KEY (scope, spec_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS packages (
+    scope INTEGER NOT NULL,
+    module_id TEXT NOT NULL,
+    version TEXT NOT NULL,
+    has_file INTEGER NOT NULL,
+    PRIMARY KEY (scope, module_id, version)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS snapshots (
+    scope INTEGER NOT NULL,
+    module_id TEXT NOT NULL,
+    taken_at INTEGER NOT NULL,
+    counts TEXT NOT NULL,
+    PRIMARY KEY (scope, module_id, taken_at)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollouts (
+    id TEXT PRIMARY KEY,
+    scope INTEGER NOT NULL,
+    module_id TEXT NOT NULL,
+    version TEXT NOT NULL,
+    waves TEXT NOT NULL,
+    success_threshold REAL NOT NULL,
+    error_threshold REAL NOT NULL,
+    selection TEXT NOT NULL,
+    state TEXT NOT NULL,
+    reason TEXT,
+    current_wave INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rollout_devices (
+    rollout TEXT NOT NULL,
+    device_id TEXT NOT NULL,
+    wave INTEGER NOT NULL,
+    previous_target TEXT,
+    set_at INTEGER,
+    error TEXT,
+    PRIMARY KEY (rollout, device_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollout_events (
+    rollout TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    message TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rollout_events_at ON rollout_events (rollout, at);
+";
+
+/// The fleet database: one file, shared by every scope, used from one connection at a time.
+pub struct FleetDb {
+    conn: Mutex<Connection>,
+    path: Option<PathBuf>,
+}
+
+impl FleetDb {
+    /// Opens (creating if needed) the database at `path`.
+    pub fn open(path: &Path) -> Result<FleetDb> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| FleetError::Open { path: path.display().to_string(), reason: e.to_string() })?;
+        }
+        let conn = Connection::open(path)
+            .map_err(|e| FleetError::Open { path: path.display().to_string(), reason: e.to_string() })?;
+        Self::init(conn, Some(path.to_owned()))
+    }
+
+    /// A database in memory (tests and benchmarks of the queries).
+    pub fn in_memory() -> Result<FleetDb> {
+        Self::init(Connection::open_in_memory()?, None)
+    }
+
+    fn init(conn: Connection, path: Option<PathBuf>) -> Result<FleetDb> {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(FleetDb { conn: Mutex::new(conn), path })
+    }
+
+    /// The default file: `fleet.sqlite` in the console's data folder.
+    pub fn default_path() -> Option<PathBuf> {
+        dirs::data_dir().map(|d| d.join("dcs-console").join("fleet.sqlite"))
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The scope's row, created on first use.
+    pub fn scope(&self, key: &ScopeKey) -> Result<Scope> {
+        let conn = self.conn();
+        conn.execute(
+            "INSERT INTO scopes (key, profile, base_url, customer) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (key) DO NOTHING",
+            params![key.key(), key.profile, key.base_url, key.customer.map(|c| c.to_string())],
+        )?;
+        let id = conn.query_row("SELECT id FROM scopes WHERE key = ?1", [key.key()], |r| r.get(0))?;
+        Ok(Scope(id))
+    }
+
+    /// The scope's key again (to connect to it without the user, e.g. to go on with a rollout).
+    pub fn scope_key(&self, scope: Scope) -> Result<Option<ScopeKey>> {
+        let conn = self.conn();
+        let row = conn
+            .query_row("SELECT profile, base_url, customer FROM scopes WHERE id = ?1", [scope.0], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?))
+            })
+            .optional()?;
+        Ok(row.map(|(profile, base_url, customer)| ScopeKey {
+            profile,
+            base_url,
+            customer: customer.and_then(|c| c.parse().ok()),
+        }))
+    }
+
+    pub fn scope_info(&self, scope: Scope) -> Result<ScopeInfo> {
+        let conn = self.conn();
+        let (watermark, full, refresh): (Option<i64>, Option<i64>, Option<i64>) = conn.query_row(
+            "SELECT watermark, last_full_at, last_refresh_at FROM scopes WHERE id = ?1",
+            [scope.0],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        let states: i64 = conn.query_row("SELECT count(*) FROM states WHERE scope = ?1", [scope.0], |r| r.get(0))?;
+        Ok(ScopeInfo {
+            states: states as u32,
+            last_full_scan: full.map(ms_to_text),
+            last_refresh: refresh.map(ms_to_text),
+            watermark: watermark.map(ms_to_text),
+        })
+    }
+}
+
+/// Milliseconds since the epoch, as kept in the database.
+pub fn to_ms(t: OffsetDateTime) -> i64 {
+    (t.unix_timestamp_nanos() / 1_000_000) as i64
+}
+
+pub fn from_ms(ms: i64) -> OffsetDateTime {
+    OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000).unwrap_or(OffsetDateTime::UNIX_EPOCH)
+}
+
+pub fn ms_to_text(ms: i64) -> String {
+    dcs_api::model::timestamp::format_millis(from_ms(ms))
+}
+
+pub fn now_ms() -> i64 {
+    to_ms(OffsetDateTime::now_utc())
+}

@@ -1,0 +1,587 @@
+//! What the dashboard reads from the fleet database: the modules and their health, the overview
+//! of one module, the device table (filters, sort, windows of rows, CSV) and the history.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use dcs_api::firmware::StateFilter;
+use dcs_api::model::DeviceId;
+use dcs_api::Client;
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, params_from_iter, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::{ms_to_text, FleetDb, FleetError, Result, Scope};
+
+/// The status key of a state that never had a target (no `firmwareUpdateStatus`).
+pub const NO_STATUS: &str = "none";
+/// Statuses after which nothing more happens until the target changes (simulator, A-37).
+pub const FINAL_STATUSES: &[&str] = &["SUCCEEDED", "FAILED", "CANCELLED"];
+
+/// A module with the health of its devices.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct ModuleSummary {
+    pub module_id: String,
+    pub name: String,
+    pub spec_id: Option<String>,
+    pub spec_name: Option<String>,
+    pub devices: u32,
+    /// Devices whose current version differs from their target.
+    pub drift: u32,
+    pub failed: u32,
+    /// Devices with an update under way (neither final nor without a target).
+    pub updating: u32,
+    /// The most common current version and how many run it.
+    pub top_version: Option<String>,
+    pub top_version_devices: u32,
+}
+
+/// One bar of a chart.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct Count {
+    /// What a filter takes (a version, a status, an id); "none" for absent.
+    pub key: String,
+    pub label: String,
+    pub count: u32,
+}
+
+/// Failures that give the same reason.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct FailureGroup {
+    pub details: String,
+    pub count: u32,
+    /// The target version the devices failed to reach.
+    pub target: Option<String>,
+    pub latest: Option<String>,
+}
+
+/// The dashboard of one module.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct ModuleOverview {
+    pub module: ModuleSummary,
+    pub by_version: Vec<Count>,
+    pub by_status: Vec<Count>,
+    pub by_target: Vec<Count>,
+    /// Devices per owner (for a reseller acting as itself: its own and its customers').
+    pub by_customer: Vec<Count>,
+    pub failures: Vec<FailureGroup>,
+    /// Versions of the module's packages, and whether their firmware file is uploaded.
+    pub packages: Vec<PackageVersion>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct PackageVersion {
+    pub version: String,
+    pub has_file: bool,
+}
+
+/// Names for owners' ids (the profile's customers); the rest are shown by id.
+pub type Names = BTreeMap<Uuid, String>;
+
+/// Every module with states in `scope`, by specification name then module name.
+pub fn modules(db: &FleetDb, scope: Scope) -> Result<Vec<ModuleSummary>> {
+    let conn = db.conn();
+    let mut stmt = conn.prepare_cached(
+        "SELECT s.module_id, COALESCE(m.name, s.module_id), COALESCE(m.spec_id, max(s.spec_id)), sp.name, count(*),
+                sum(s.target IS NOT NULL AND s.current IS NOT s.target),
+                sum(s.status = 'FAILED'),
+                sum(s.status IS NOT NULL AND s.status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED'))
+         FROM states s
+         LEFT JOIN modules m ON m.scope = s.scope AND m.module_id = s.module_id
+         LEFT JOIN specs sp ON sp.scope = s.scope AND sp.spec_id = COALESCE(m.spec_id, s.spec_id)
+         WHERE s.scope = ?1
+         GROUP BY s.module_id
+         ORDER BY sp.name, 2",
+    )?;
+    let mut out: Vec<ModuleSummary> = stmt
+        .query_map([scope.0], |r| {
+            Ok(ModuleSummary {
+                module_id: r.get(0)?,
+                name: r.get(1)?,
+                spec_id: r.get(2)?,
+                spec_name: r.get(3)?,
+                devices: r.get::<_, i64>(4)? as u32,
+                drift: r.get::<_, i64>(5)? as u32,
+                failed: r.get::<_, i64>(6)? as u32,
+                updating: r.get::<_, i64>(7)? as u32,
+                top_version: None,
+                top_version_devices: 0,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut top = conn.prepare_cached(
+        "SELECT current, count(*) AS n FROM states WHERE scope = ?1 AND module_id = ?2 AND current IS NOT NULL
+         GROUP BY current ORDER BY n DESC, current LIMIT 1",
+    )?;
+    for m in &mut out {
+        if let Some((v, n)) =
+            top.query_row(params![scope.0, m.module_id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))).optional()?
+        {
+            m.top_version = Some(v);
+            m.top_version_devices = n as u32;
+        }
+    }
+    Ok(out)
+}
+
+/// The overview of one module.
+pub fn overview(db: &FleetDb, scope: Scope, module_id: &str, names: &Names) -> Result<ModuleOverview> {
+    let module = modules(db, scope)?
+        .into_iter()
+        .find(|m| m.module_id == module_id)
+        .ok_or_else(|| FleetError::invalid("moduleId", format!("no states of module {module_id} are known; scan first")))?;
+    let conn = db.conn();
+    let counts = |column: &str| -> Result<Vec<Count>> {
+        let sql = format!(
+            "SELECT COALESCE({column}, 'none'), count(*) AS n FROM states WHERE scope = ?1 AND module_id = ?2
+             GROUP BY 1 ORDER BY n DESC, 1"
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![scope.0, module_id], |r| {
+            let key: String = r.get(0)?;
+            Ok(Count { label: key.clone(), key, count: r.get::<_, i64>(1)? as u32 })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    };
+    let by_version = counts("current")?;
+    let by_status = counts("status")?;
+    let by_target = counts("target")?;
+    let mut by_customer = counts("client_id")?;
+    for c in &mut by_customer {
+        if let Some(name) = c.key.parse::<Uuid>().ok().and_then(|id| names.get(&id)) {
+            c.label = name.clone();
+        }
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT COALESCE(details, '(no details given)'), target, count(*) AS n, max(status_at)
+         FROM states WHERE scope = ?1 AND module_id = ?2 AND status = 'FAILED'
+         GROUP BY 1, 2 ORDER BY n DESC, 1 LIMIT 50",
+    )?;
+    let failures = stmt
+        .query_map(params![scope.0, module_id], |r| {
+            Ok(FailureGroup {
+                details: r.get(0)?,
+                target: r.get(1)?,
+                count: r.get::<_, i64>(2)? as u32,
+                latest: r.get::<_, Option<i64>>(3)?.map(ms_to_text),
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    drop(stmt);
+    let packages = packages_of(&conn, scope, module_id)?;
+    Ok(ModuleOverview { module, by_version, by_status, by_target, by_customer, failures, packages })
+}
+
+fn packages_of(conn: &rusqlite::Connection, scope: Scope, module_id: &str) -> Result<Vec<PackageVersion>> {
+    let mut stmt = conn.prepare_cached("SELECT version, has_file FROM packages WHERE scope = ?1 AND module_id = ?2 ORDER BY version")?;
+    let rows = stmt.query_map(params![scope.0, module_id], |r| Ok(PackageVersion { version: r.get(0)?, has_file: r.get(1)? }))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The package versions of a module known from the last full scan.
+pub fn packages(db: &FleetDb, scope: Scope, module_id: &str) -> Result<Vec<PackageVersion>> {
+    packages_of(&db.conn(), scope, module_id)
+}
+
+/// Devices of every module per owner, for resellers: who has how many devices, drifting, failed.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct CustomerSummary {
+    pub client_id: Option<String>,
+    pub label: String,
+    pub devices: u32,
+    pub states: u32,
+    pub drift: u32,
+    pub failed: u32,
+}
+
+pub fn customers(db: &FleetDb, scope: Scope, names: &Names) -> Result<Vec<CustomerSummary>> {
+    let conn = db.conn();
+    let mut stmt = conn.prepare_cached(
+        "SELECT client_id, count(DISTINCT device_id), count(*),
+                sum(target IS NOT NULL AND current IS NOT target), sum(status = 'FAILED')
+         FROM states WHERE scope = ?1 GROUP BY client_id ORDER BY 2 DESC",
+    )?;
+    let rows = stmt.query_map([scope.0], |r| {
+        let id: Option<String> = r.get(0)?;
+        Ok(CustomerSummary {
+            label: id
+                .as_deref()
+                .and_then(|i| i.parse::<Uuid>().ok())
+                .and_then(|u| names.get(&u).cloned())
+                .or_else(|| id.clone())
+                .unwrap_or_else(|| "(no owner given)".into()),
+            client_id: id,
+            devices: r.get::<_, i64>(1)? as u32,
+            states: r.get::<_, i64>(2)? as u32,
+            drift: r.get::<_, i64>(3)? as u32,
+            failed: r.get::<_, i64>(4)? as u32,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The device table
+
+/// Filters and order of the device table. Every field is optional; `device` is a device in any
+/// of the seven forms (resolved to its UUID first, see [`resolve_device`]) or the start of a UUID.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase", default)]
+pub struct DeviceQuery {
+    pub module_id: Option<String>,
+    /// Current version; "none" for devices that report none.
+    pub version: Option<String>,
+    pub target: Option<String>,
+    /// Update status; "none" for devices that never had a target.
+    pub status: Option<String>,
+    pub spec_id: Option<String>,
+    pub client_id: Option<String>,
+    pub device: Option<String>,
+    /// Only devices whose current version differs from their target.
+    pub drift: bool,
+    /// A table column, `-` in front for descending: device, module, version, target, status,
+    /// statusAt, targetAt.
+    pub sort: Option<String>,
+}
+
+/// One row of the device table.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceRow {
+    /// `<deviceId>/<moduleId>`: what the table selects by.
+    pub key: String,
+    pub device_id: String,
+    pub module_id: String,
+    pub module: String,
+    pub spec: Option<String>,
+    pub client_id: Option<String>,
+    pub current: Option<String>,
+    pub target: Option<String>,
+    pub status: Option<String>,
+    pub details: Option<String>,
+    pub status_at: Option<String>,
+    pub target_at: Option<String>,
+}
+
+pub const SORT_COLUMNS: &[(&str, &str)] = &[
+    ("device", "s.device_id"),
+    ("module", "module_name"),
+    ("version", "s.current"),
+    ("target", "s.target"),
+    ("status", "s.status"),
+    ("statusAt", "s.status_at"),
+    ("targetAt", "s.target_at"),
+];
+
+/// Where-clause and parameters of a query (with `s` the states table).
+fn where_clause(scope: Scope, q: &DeviceQuery, device: Option<&DeviceMatch>) -> Result<(String, Vec<SqlValue>)> {
+    let mut sql = String::from("s.scope = ?");
+    let mut args: Vec<SqlValue> = vec![SqlValue::Integer(scope.0)];
+    let eq = |sql: &mut String, args: &mut Vec<SqlValue>, column: &str, value: &Option<String>| {
+        if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
+            if v == NO_STATUS && column != "s.module_id" {
+                sql.push_str(&format!(" AND {column} IS NULL"));
+            } else {
+                sql.push_str(&format!(" AND {column} = ?"));
+                args.push(SqlValue::Text(v.to_owned()));
+            }
+        }
+    };
+    eq(&mut sql, &mut args, "s.module_id", &q.module_id);
+    eq(&mut sql, &mut args, "s.current", &q.version);
+    eq(&mut sql, &mut args, "s.target", &q.target);
+    eq(&mut sql, &mut args, "s.status", &q.status);
+    eq(&mut sql, &mut args, "s.spec_id", &q.spec_id);
+    eq(&mut sql, &mut args, "s.client_id", &q.client_id);
+    if q.drift {
+        sql.push_str(" AND s.target IS NOT NULL AND s.current IS NOT s.target");
+    }
+    match device {
+        Some(DeviceMatch::Exact(id)) => {
+            sql.push_str(" AND s.device_id = ?");
+            args.push(SqlValue::Text(id.to_string()));
+        }
+        Some(DeviceMatch::Prefix(p)) => {
+            sql.push_str(" AND s.device_id >= ? AND s.device_id < ?");
+            args.push(SqlValue::Text(p.clone()));
+            args.push(SqlValue::Text(format!("{p}\u{10FFFF}")));
+        }
+        None => {}
+    }
+    Ok((sql, args))
+}
+
+fn order_clause(sort: Option<&str>) -> Result<String> {
+    let Some(sort) = sort.filter(|s| !s.is_empty()) else {
+        return Ok("s.device_id, s.module_id".into());
+    };
+    let (name, desc) = match sort.strip_prefix('-') {
+        Some(n) => (n, true),
+        None => (sort, false),
+    };
+    let column = SORT_COLUMNS.iter().find(|(n, _)| *n == name).map(|(_, c)| *c).ok_or_else(|| {
+        let names: Vec<&str> = SORT_COLUMNS.iter().map(|(n, _)| *n).collect();
+        FleetError::invalid("sort", format!("must be one of {} (with `-` for descending)", names.join(", ")))
+    })?;
+    let dir = if desc { "DESC" } else { "ASC" };
+    Ok(format!("{column} {dir} NULLS LAST, s.device_id, s.module_id"))
+}
+
+/// How the device filter matches.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeviceMatch {
+    Exact(Uuid),
+    /// The start of a device UUID (lower case), at least 4 characters.
+    Prefix(String),
+}
+
+/// Turns the device filter as typed into a match: a UUID or DVNUUID form directly, an IMEI or
+/// DevEUI form through the service (the states list takes every form and answers with the
+/// UUID, A-41), or the start of a UUID.
+pub async fn resolve_device(client: &Client, raw: &str) -> Result<DeviceMatch> {
+    let raw = raw.trim();
+    match DeviceId::parse(raw) {
+        Ok(id) => {
+            if let Some(uuid) = id.as_uuid() {
+                return Ok(DeviceMatch::Exact(uuid));
+            }
+            let filter = StateFilter { device_id: Some(raw.to_owned()), limit: Some(1), ..Default::default() };
+            let (page, _) = client.firmware().states_page(&filter).await?;
+            match page.items.first() {
+                Some(s) => Ok(DeviceMatch::Exact(s.device_id)),
+                None => Err(FleetError::invalid("device", format!("the service knows no device {id}"))),
+            }
+        }
+        Err(e) => {
+            let lower = raw.to_ascii_lowercase();
+            if lower.len() >= 4 && lower.len() < 36 && lower.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+                Ok(DeviceMatch::Prefix(lower))
+            } else {
+                Err(FleetError::invalid("device", format!("{e}; or type the start of a device UUID (at least 4 hex characters)")))
+            }
+        }
+    }
+}
+
+const ROW_SELECT: &str = "SELECT s.device_id, s.module_id, COALESCE(m.name, s.module_id) AS module_name, sp.name,
+        s.client_id, s.current, s.target, s.status, s.details, s.status_at, s.target_at
+     FROM states s
+     LEFT JOIN modules m ON m.scope = s.scope AND m.module_id = s.module_id
+     LEFT JOIN specs sp ON sp.scope = s.scope AND sp.spec_id = s.spec_id";
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DeviceRow> {
+    let device_id: String = r.get(0)?;
+    let module_id: String = r.get(1)?;
+    Ok(DeviceRow {
+        key: format!("{device_id}/{module_id}"),
+        device_id,
+        module_id,
+        module: r.get(2)?,
+        spec: r.get(3)?,
+        client_id: r.get(4)?,
+        current: r.get(5)?,
+        target: r.get(6)?,
+        status: r.get(7)?,
+        details: r.get(8)?,
+        status_at: r.get::<_, Option<i64>>(9)?.map(ms_to_text),
+        target_at: r.get::<_, Option<i64>>(10)?.map(ms_to_text),
+    })
+}
+
+/// How many rows match.
+pub fn count(db: &FleetDb, scope: Scope, q: &DeviceQuery, device: Option<&DeviceMatch>) -> Result<u32> {
+    let (filter, args) = where_clause(scope, q, device)?;
+    let conn = db.conn();
+    let n: i64 = conn.query_row(&format!("SELECT count(*) FROM states s WHERE {filter}"), params_from_iter(args), |r| r.get(0))?;
+    Ok(n as u32)
+}
+
+/// A window of the matching rows in the query's order.
+pub fn rows(db: &FleetDb, scope: Scope, q: &DeviceQuery, device: Option<&DeviceMatch>, offset: u32, limit: u32) -> Result<Vec<DeviceRow>> {
+    let (filter, mut args) = where_clause(scope, q, device)?;
+    let order = order_clause(q.sort.as_deref())?;
+    args.push(SqlValue::Integer(limit.min(5000) as i64));
+    args.push(SqlValue::Integer(offset as i64));
+    let conn = db.conn();
+    let mut stmt = conn.prepare_cached(&format!("{ROW_SELECT} WHERE {filter} ORDER BY {order} LIMIT ? OFFSET ?"))?;
+    let rows = stmt.query_map(params_from_iter(args), row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Rows chosen in the table: all that match the query except `keys`, or only `keys`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct Selection {
+    pub all: bool,
+    /// `<deviceId>/<moduleId>` keys ([`DeviceRow::key`]).
+    pub keys: Vec<String>,
+}
+
+/// Every selected row, in the query's order.
+pub fn selected(db: &FleetDb, scope: Scope, q: &DeviceQuery, device: Option<&DeviceMatch>, sel: &Selection) -> Result<Vec<DeviceRow>> {
+    let keys: std::collections::HashSet<&str> = sel.keys.iter().map(String::as_str).collect();
+    let all = rows(db, scope, q, device, 0, u32::MAX)?;
+    let mut out = Vec::new();
+    let total = count(db, scope, q, device)? as usize;
+    // `rows` caps a window; read the rest in windows.
+    let mut batch = all;
+    let mut offset = batch.len();
+    loop {
+        out.extend(batch.into_iter().filter(|r| keys.contains(r.key.as_str()) != sel.all));
+        if offset >= total {
+            break;
+        }
+        batch = rows(db, scope, q, device, offset as u32, 5000)?;
+        if batch.is_empty() {
+            break;
+        }
+        offset += batch.len();
+    }
+    Ok(out)
+}
+
+/// Writes the selected rows (or every matching row) as CSV; answers the number of rows.
+pub fn write_csv(
+    db: &FleetDb,
+    scope: Scope,
+    q: &DeviceQuery,
+    device: Option<&DeviceMatch>,
+    sel: Option<&Selection>,
+    names: &Names,
+    path: &Path,
+) -> Result<u32> {
+    let rows = selected(db, scope, q, device, sel.unwrap_or(&Selection { all: true, keys: Vec::new() }))?;
+    let io = |e: std::io::Error| FleetError::invalid("path", format!("could not write {}: {e}", path.display()));
+    let file = std::fs::File::create(path).map_err(io)?;
+    let mut w = csv::Writer::from_writer(std::io::BufWriter::new(file));
+    let csv_err = |e: csv::Error| FleetError::invalid("path", format!("could not write {}: {e}", path.display()));
+    w.write_record([
+        "deviceId",
+        "moduleId",
+        "module",
+        "deviceSpecification",
+        "clientId",
+        "customer",
+        "currentFirmwareVersion",
+        "targetFirmwareVersion",
+        "firmwareUpdateStatus",
+        "firmwareUpdateStatusDetails",
+        "firmwareUpdateStatusModifiedAt",
+        "targetFirmwareVersionModifiedAt",
+    ])
+    .map_err(csv_err)?;
+    for r in &rows {
+        let customer = r.client_id.as_deref().and_then(|c| c.parse::<Uuid>().ok()).and_then(|c| names.get(&c)).cloned();
+        let o = |v: &Option<String>| v.clone().unwrap_or_default();
+        w.write_record([
+            r.device_id.clone(),
+            r.module_id.clone(),
+            r.module.clone(),
+            o(&r.spec),
+            o(&r.client_id),
+            customer.unwrap_or_default(),
+            o(&r.current),
+            o(&r.target),
+            o(&r.status),
+            o(&r.details),
+            o(&r.status_at),
+            o(&r.target_at),
+        ])
+        .map_err(csv_err)?;
+    }
+    w.flush().map_err(io)?;
+    Ok(rows.len() as u32)
+}
+
+// ---------------------------------------------------------------------------------------------
+// History
+
+/// How long an unchanged module goes without a new snapshot (so the timeline still has points).
+pub const SNAPSHOT_HEARTBEAT_MS: i64 = 10 * 60 * 1000;
+
+/// Counts per status of every module now, stored as a snapshot at `at` (this computer's clock)
+/// where they changed since the module's last snapshot or that one is older than the heartbeat.
+/// Answers how many modules got a snapshot.
+pub fn snapshot(db: &FleetDb, scope: Scope, at: i64) -> Result<u32> {
+    let mut conn = db.conn();
+    let tx = conn.transaction()?;
+    let mut per_module: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
+    {
+        let mut stmt = tx.prepare_cached(
+            "SELECT module_id, COALESCE(status, 'none'), count(*) FROM states WHERE scope = ?1 GROUP BY 1, 2",
+        )?;
+        let rows = stmt.query_map([scope.0], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))?;
+        for row in rows {
+            let (module, status, n) = row?;
+            per_module.entry(module).or_default().insert(status, n as u32);
+        }
+    }
+    let mut written = 0;
+    {
+        let mut last = tx.prepare_cached(
+            "SELECT taken_at, counts FROM snapshots WHERE scope = ?1 AND module_id = ?2 ORDER BY taken_at DESC LIMIT 1",
+        )?;
+        let mut insert =
+            tx.prepare_cached("INSERT OR REPLACE INTO snapshots (scope, module_id, taken_at, counts) VALUES (?1, ?2, ?3, ?4)")?;
+        for (module, counts) in &per_module {
+            let text = serde_json::to_string(counts).expect("counts serialise");
+            let previous: Option<(i64, String)> =
+                last.query_row(params![scope.0, module], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+            let due = match &previous {
+                None => true,
+                Some((taken, old)) => *old != text || at - taken >= SNAPSHOT_HEARTBEAT_MS,
+            };
+            if due {
+                insert.execute(params![scope.0, module, at, text])?;
+                written += 1;
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(written)
+}
+
+/// One point of the timeline.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryPoint {
+    pub at: String,
+    /// Devices per status ("none": no target).
+    pub counts: BTreeMap<String, u32>,
+}
+
+/// A module's snapshots since `since` (this computer's clock, ms), oldest first, at most
+/// `max_points` (evenly thinned, the newest always kept).
+pub fn history(db: &FleetDb, scope: Scope, module_id: &str, since: Option<i64>, max_points: usize) -> Result<Vec<HistoryPoint>> {
+    let conn = db.conn();
+    let mut stmt = conn.prepare_cached(
+        "SELECT taken_at, counts FROM snapshots WHERE scope = ?1 AND module_id = ?2 AND taken_at >= ?3 ORDER BY taken_at",
+    )?;
+    let rows = stmt.query_map(params![scope.0, module_id, since.unwrap_or(0)], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+    let all: Vec<(i64, String)> = rows.collect::<rusqlite::Result<_>>()?;
+    let step = all.len().div_ceil(max_points.max(2)).max(1);
+    let last = all.len().saturating_sub(1);
+    Ok(all
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| i % step == 0 || *i == last)
+        .map(|(_, (at, counts))| HistoryPoint { at: ms_to_text(at), counts: serde_json::from_str(&counts).unwrap_or_default() })
+        .collect())
+}
