@@ -23,6 +23,12 @@ pub enum AppCode {
     CustomerRefused,
     /// The system clipboard could not be written.
     Clipboard,
+    /// Other work is under way (a fleet scan), or the thing is not in a state that allows it.
+    Conflict,
+    /// The action needs an operation this service does not document (setting a target).
+    Unavailable,
+    /// The app's own database could not be read or written.
+    Storage,
 }
 
 #[derive(Debug, Clone, Serialize, specta::Type)]

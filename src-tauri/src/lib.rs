@@ -3,6 +3,7 @@
 
 mod commands;
 mod error;
+mod fleet_worker;
 mod state;
 
 use tauri::Manager;
@@ -58,6 +59,23 @@ fn specta_builder() -> Builder<tauri::Wry> {
         commands::downlinks::send_downlink,
         commands::downlinks::send_connection_downlink,
         commands::downlinks::cancel_downlink,
+        commands::fleet::fleet_status,
+        commands::fleet::fleet_home,
+        commands::fleet::fleet_scan,
+        commands::fleet::fleet_cancel_scan,
+        commands::fleet::fleet_set_refresh,
+        commands::fleet::fleet_overview,
+        commands::fleet::fleet_count,
+        commands::fleet::fleet_rows,
+        commands::fleet::fleet_export_csv,
+        commands::fleet::fleet_history,
+        commands::fleet::rollout_preview,
+        commands::fleet::rollout_start,
+        commands::fleet::rollouts,
+        commands::fleet::rollout_pause,
+        commands::fleet::rollout_resume,
+        commands::fleet::rollout_unfinished,
+        commands::fleet::rollout_abort,
     ])
 }
 
@@ -87,6 +105,7 @@ pub fn run() {
             builder.mount_events(app);
             let state = tauri::async_runtime::block_on(state::AppState::start()).map_err(|e| e.message)?;
             app.manage(state);
+            fleet_worker::spawn(app.handle().clone());
             Ok(())
         })
         .run(tauri::generate_context!())

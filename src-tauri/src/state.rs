@@ -12,6 +12,12 @@ use dcs_console::transfers::Transfers;
 use dcs_console::{ConfigStore, Profile, SIMULATOR_PROFILE};
 use tokio::sync::{Mutex, RwLock};
 
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use dcs_console::fleet::service::FleetService;
+use dcs_console::fleet::{FleetDb, Scope, ScopeKey};
+
 use crate::error::{AppCode, CommandError};
 
 /// The profile in use and the client acting for its chosen customer.
@@ -64,6 +70,12 @@ pub struct AppState {
     pub sim_seed: u64,
     /// The statuses seen of each downlink shown (in memory only; gone when the app closes).
     pub downlinks: dcs_console::downlinks::Watch,
+    /// The fleet database and its scans and rollouts; the reason when it could not be opened.
+    pub fleet: Result<Arc<FleetService>, String>,
+    /// The app's data folder (`DCS_DATA_DIR`, else the platform's data folder + `dcs-console`).
+    pub data_dir: Option<PathBuf>,
+    /// Sessions of scopes other than the active one, opened to go on with their rollouts.
+    background: Mutex<HashMap<Scope, Arc<Session>>>,
 }
 
 impl AppState {
@@ -80,6 +92,18 @@ impl AppState {
             }
         };
         let embedded = Mutex::new(None);
+        let data_dir = std::env::var_os("DCS_DATA_DIR")
+            .map(PathBuf::from)
+            .or_else(dcs_console::app_data_dir);
+        let fleet = match &data_dir {
+            Some(dir) => FleetDb::open(&dir.join("fleet.sqlite"))
+                .map(|db| Arc::new(FleetService::new(Arc::new(db))))
+                .map_err(|e| e.to_string()),
+            None => Err("this system has no data folder for the fleet database".to_owned()),
+        };
+        if let Err(e) = &fleet {
+            tracing::warn!(error = %e, "the fleet database is not available");
+        }
         let placeholder = AppState {
             config,
             session: RwLock::new(Arc::new(Self::unconnected())),
@@ -88,6 +112,9 @@ impl AppState {
             transfers: Transfers::new(),
             sim_seed: std::env::var("DCS_SIM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1),
             downlinks: Default::default(),
+            fleet,
+            data_dir,
+            background: Mutex::new(HashMap::new()),
         };
         let first = match default {
             Some(name) => match placeholder.connect(&name, Acting::Yourself).await {
@@ -121,7 +148,16 @@ impl AppState {
     async fn simulator(&self) -> Result<(String, Profile, Secret), CommandError> {
         let mut slot = self.embedded.lock().await;
         if slot.is_none() {
-            let opts = dcs_sim::SimOptions { seed: self.sim_seed, speed: dcs_sim::DEMO_SPEED, ..Default::default() };
+            // The simulator keeps its state in the app's data folder, as a service would: uploads,
+            // targets and rollouts are still there after a restart.
+            let data = self.data_dir.as_ref().map(|d| d.join(format!("simulator-seed-{}.sqlite", self.sim_seed)));
+            let speed = std::env::var("DCS_SIM_SPEED").ok().and_then(|s| s.parse().ok()).filter(|s: &f64| *s > 0.0);
+            let opts = dcs_sim::SimOptions {
+                seed: self.sim_seed,
+                speed: speed.unwrap_or(dcs_sim::DEMO_SPEED),
+                data,
+                ..Default::default()
+            };
             let started = simulator::start(opts)
                 .await
                 .map_err(|e| CommandError::app(AppCode::Config, format!("the built-in simulator could not start: {e}")))?;
@@ -154,6 +190,49 @@ impl AppState {
         let base = profile.base_url.clone().expect("stored profiles have a base URL");
         let secret = session::stored_secret(name)?;
         Ok((profile, base, secret))
+    }
+
+    /// The fleet service, or why there is none.
+    pub fn fleet(&self) -> Result<&Arc<FleetService>, CommandError> {
+        self.fleet.as_ref().map_err(|e| CommandError::app(AppCode::Config, format!("the fleet database is not available: {e}")))
+    }
+
+    /// The fleet scope of `session`. The built-in simulator listens on a new port every start,
+    /// so its scope is named by its seed instead of its address.
+    pub fn scope_key(&self, session: &Session) -> ScopeKey {
+        let base_url = if session.simulator() { format!("builtin-simulator:seed-{}", self.sim_seed) } else { session.base_url.clone() };
+        ScopeKey { profile: session.profile.name.clone(), base_url, customer: session.acting.customer_id() }
+    }
+
+    /// A session of `scope` for background work: the active one if it is that scope, else one
+    /// opened (and kept) for it.
+    pub async fn session_for(&self, fleet: &FleetService, scope: Scope) -> Result<Arc<Session>, CommandError> {
+        let active = self.session().await;
+        if fleet.db().scope(&self.scope_key(&active)).ok() == Some(scope) {
+            return Ok(active);
+        }
+        if let Some(s) = self.background.lock().await.get(&scope) {
+            return Ok(s.clone());
+        }
+        let key = fleet
+            .db()
+            .scope_key(scope)
+            .map_err(|e| CommandError::app(AppCode::Config, e.to_string()))?
+            .ok_or_else(|| CommandError::app(AppCode::Config, "unknown fleet scope"))?;
+        let profile = if key.base_url.starts_with("builtin-simulator:") { SIMULATOR_PROFILE.to_owned() } else { key.profile.clone() };
+        let acting = match key.customer {
+            None => Acting::Yourself,
+            Some(id) => {
+                let (p, _, _) = self.resolve(&profile).await?;
+                Acting::Customer(p.resolve_customer(&id.to_string())?)
+            }
+        };
+        let session = Arc::new(self.connect(&profile, acting).await?);
+        if self.scope_key(&session) != key {
+            return Err(CommandError::app(AppCode::Config, format!("the profile of a rollout's scope now points elsewhere ({})", key.base_url)));
+        }
+        self.background.lock().await.insert(scope, session.clone());
+        Ok(session)
     }
 
     async fn connect(&self, name: &str, acting: Acting) -> Result<Session, CommandError> {

@@ -115,6 +115,40 @@ export const commands = {
 	 *  service's problem, e.g. 409 for a final downlink).
 	 */
 	cancelDownlink: (request: CancelDownlink_Deserialize) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("cancel_downlink", { request })),
+	/**  The scan state of the active scope (polled while the dashboard is open). */
+	fleetStatus: () => typedError<FleetStatus_Serialize, CommandError_Serialize>(__TAURI_INVOKE("fleet_status")),
+	fleetHome: () => typedError<FleetHome_Serialize, CommandError_Serialize>(__TAURI_INVOKE("fleet_home")),
+	/**
+	 *  Starts a scan of the active scope in the background (full, or incremental from the last
+	 *  watermark); its progress shows in `fleet_status`.
+	 */
+	fleetScan: (full: boolean) => typedError<FleetStatus_Serialize, CommandError_Serialize>(__TAURI_INVOKE("fleet_scan", { full })),
+	/**  Cancels the scan under way; answers whether there was one. */
+	fleetCancelScan: () => typedError<boolean, CommandError_Serialize>(__TAURI_INVOKE("fleet_cancel_scan")),
+	/**  Sets how often the fleet is refreshed (5 to 3600 s) and whether the timer runs. */
+	fleetSetRefresh: (intervalSeconds: number, auto: boolean) => typedError<FleetStatus_Serialize, CommandError_Serialize>(__TAURI_INVOKE("fleet_set_refresh", { intervalSeconds, auto })),
+	fleetOverview: (moduleId: string) => typedError<ModuleOverview_Serialize, CommandError_Serialize>(__TAURI_INVOKE("fleet_overview", { moduleId })),
+	/**  How many rows of the device table match. */
+	fleetCount: (query: DeviceQuery_Deserialize) => typedError<number, CommandError_Serialize>(__TAURI_INVOKE("fleet_count", { query })),
+	/**  A window of the device table. */
+	fleetRows: (query: DeviceQuery_Deserialize, offset: number, limit: number) => typedError<DeviceRow_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("fleet_rows", { query, offset, limit })),
+	/**  Writes the selected rows (or all that match) to `path` as CSV; answers how many. */
+	fleetExportCsv: (query: DeviceQuery_Deserialize, selection: Selection | null, path: string) => typedError<number, CommandError_Serialize>(__TAURI_INVOKE("fleet_export_csv", { query, selection, path })),
+	/**  A module's history over the last `hours` (all of it when absent). */
+	fleetHistory: (moduleId: string, hours: number | null) => typedError<HistoryPoint[], CommandError_Serialize>(__TAURI_INVOKE("fleet_history", { moduleId, hours })),
+	/**  What a plan would do: its problems field by field, or its devices per wave. */
+	rolloutPreview: (plan: RolloutPlan_Deserialize) => typedError<PlanPreview, CommandError_Serialize>(__TAURI_INVOKE("rollout_preview", { plan })),
+	/**  Starts a rollout: checks the plan again, saves it, and starts its first wave. */
+	rolloutStart: (plan: RolloutPlan_Deserialize, actingFor: string | null) => typedError<RolloutView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_start", { plan, actingFor })),
+	/**  The rollouts of the active scope, newest first. */
+	rollouts: () => typedError<RolloutView_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("rollouts")),
+	rolloutPause: (id: string, actingFor: string | null) => typedError<RolloutView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_pause", { id, actingFor })),
+	/**  Resumes a paused rollout, with new thresholds if given, and moves it on at once. */
+	rolloutResume: (id: string, successThreshold: number | null, errorThreshold: number | null, actingFor: string | null) => typedError<RolloutView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_resume", { id, successThreshold, errorThreshold, actingFor })),
+	/**  What an abort would reset: devices whose update under the rollout has not finished. */
+	rolloutUnfinished: (id: string) => typedError<number, CommandError_Serialize>(__TAURI_INVOKE("rollout_unfinished", { id })),
+	/**  Aborts a rollout; with `resetUnfinished`, resets the targets of devices still updating. */
+	rolloutAbort: (id: string, resetUnfinished: boolean, actingFor: string | null) => typedError<RolloutView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_abort", { id, resetUnfinished, actingFor })),
 };
 
 /* Types */
@@ -152,7 +186,13 @@ export type AppCode =
 /**  The service refused to act for the chosen customer (reseller context, section 5.4). */
 "customer_refused" | 
 /**  The system clipboard could not be written. */
-"clipboard";
+"clipboard" | 
+/**  Other work is under way (a fleet scan), or the thing is not in a state that allows it. */
+"conflict" | 
+/**  The action needs an operation this service does not document (setting a target). */
+"unavailable" | 
+/**  The app's own database could not be read or written. */
+"storage";
 
 /**
  *  What the header and the status bar show: the active profile, the service, and the
@@ -198,6 +238,12 @@ export type AppInfo_Serialize = {
 	deprecatedSubCustomerMode: boolean,
 	/**  Why the app did not open as configured, if it did not. */
 	notice: string | null,
+};
+
+/**  Whether the rollout actions can set targets on this service. */
+export type Availability = {
+	available: boolean,
+	reason: string,
 };
 
 /**  A binding as an editor holds it: the writable fields of every kind, as typed. */
@@ -475,6 +521,14 @@ export type ConnectionDraft_Serialize = {
 	fields: string,
 };
 
+/**  One bar of a chart. */
+export type Count = {
+	/**  What a filter takes (a version, a status, an id); "none" for absent. */
+	key: string,
+	label: string,
+	count: number,
+};
+
 /**  A binding to create, and the customer the user confirmed it for. */
 export type CreateBinding = CreateBinding_Serialize | CreateBinding_Deserialize;
 
@@ -531,6 +585,56 @@ export type CustomerDraft = {
 	label: string,
 };
 
+/**  A reseller's customer as last scanned by this console. */
+export type CustomerScope = CustomerScope_Serialize | CustomerScope_Deserialize;
+
+/**  A reseller's customer as last scanned by this console. */
+export type CustomerScope_Deserialize = {
+	customerId: string,
+	label: string,
+	states: number,
+	devices: number,
+	drift: number,
+	failed: number,
+	lastRefresh?: string | null,
+	active: boolean,
+};
+
+/**  A reseller's customer as last scanned by this console. */
+export type CustomerScope_Serialize = {
+	customerId: string,
+	label: string,
+	states: number,
+	devices: number,
+	drift: number,
+	failed: number,
+	lastRefresh: string | null,
+	active: boolean,
+};
+
+/**  Devices of every module per owner, for resellers: who has how many devices, drifting, failed. */
+export type CustomerSummary = CustomerSummary_Serialize | CustomerSummary_Deserialize;
+
+/**  Devices of every module per owner, for resellers: who has how many devices, drifting, failed. */
+export type CustomerSummary_Deserialize = {
+	clientId?: string | null,
+	label: string,
+	devices: number,
+	states: number,
+	drift: number,
+	failed: number,
+};
+
+/**  Devices of every module per owner, for resellers: who has how many devices, drifting, failed. */
+export type CustomerSummary_Serialize = {
+	clientId: string | null,
+	label: string,
+	devices: number,
+	states: number,
+	drift: number,
+	failed: number,
+};
+
 export type DeleteBinding = DeleteBinding_Serialize | DeleteBinding_Deserialize;
 
 export type DeleteBinding_Deserialize = {
@@ -571,6 +675,33 @@ export type DeleteReleaseNotes_Serialize = {
 	packageId: string,
 	actingFor: string | null,
 };
+
+/**  Which devices a rollout is for. */
+export type DeviceChoice = DeviceChoice_Serialize | DeviceChoice_Deserialize;
+
+/**  Which devices a rollout is for. */
+export type DeviceChoice_Deserialize = 
+/**  Every device with a state of the module. */
+{ kind: "all" } | 
+/**
+ *  The device table's rows matching a query (the module is the rollout's), optionally only
+ *  those selected.
+ */
+{ kind: "query"; query: DeviceQuery_Deserialize; selection?: Selection | null } | 
+/**  A pasted list of device ids in any of the seven forms, separated by commas, spaces or lines. */
+{ kind: "list"; text: string };
+
+/**  Which devices a rollout is for. */
+export type DeviceChoice_Serialize = 
+/**  Every device with a state of the module. */
+{ kind: "all" } | 
+/**
+ *  The device table's rows matching a query (the module is the rollout's), optionally only
+ *  those selected.
+ */
+{ kind: "query"; query: DeviceQuery_Serialize; selection: Selection | null } | 
+/**  A pasted list of device ids in any of the seven forms, separated by commas, spaces or lines. */
+{ kind: "list"; text: string };
 
 /**  A device id as typed, checked: its normalised form and what form it is, or the rule it breaks. */
 export type DeviceIdCheck = DeviceIdCheck_Serialize | DeviceIdCheck_Deserialize;
@@ -637,6 +768,95 @@ export type DevicePage_Serialize = {
 	last: boolean,
 	/**  Devices matching the search in all. */
 	total: number,
+};
+
+/**
+ *  Filters and order of the device table. Every field is optional; `device` is a device in any
+ *  of the seven forms (resolved to its UUID first, see [`resolve_device`]) or the start of a UUID.
+ */
+export type DeviceQuery = DeviceQuery_Serialize | DeviceQuery_Deserialize;
+
+/**
+ *  Filters and order of the device table. Every field is optional; `device` is a device in any
+ *  of the seven forms (resolved to its UUID first, see [`resolve_device`]) or the start of a UUID.
+ */
+export type DeviceQuery_Deserialize = {
+	moduleId?: string | null,
+	/**  Current version; "none" for devices that report none. */
+	version?: string | null,
+	target?: string | null,
+	/**  Update status; "none" for devices that never had a target. */
+	status?: string | null,
+	specId?: string | null,
+	clientId?: string | null,
+	device?: string | null,
+	/**  Only devices whose current version differs from their target. */
+	drift?: boolean,
+	/**
+	 *  A table column, `-` in front for descending: device, module, version, target, status,
+	 *  statusAt, targetAt.
+	 */
+	sort?: string | null,
+};
+
+/**
+ *  Filters and order of the device table. Every field is optional; `device` is a device in any
+ *  of the seven forms (resolved to its UUID first, see [`resolve_device`]) or the start of a UUID.
+ */
+export type DeviceQuery_Serialize = {
+	moduleId: string | null,
+	/**  Current version; "none" for devices that report none. */
+	version: string | null,
+	target: string | null,
+	/**  Update status; "none" for devices that never had a target. */
+	status: string | null,
+	specId: string | null,
+	clientId: string | null,
+	device: string | null,
+	/**  Only devices whose current version differs from their target. */
+	drift: boolean,
+	/**
+	 *  A table column, `-` in front for descending: device, module, version, target, status,
+	 *  statusAt, targetAt.
+	 */
+	sort: string | null,
+};
+
+/**  One row of the device table. */
+export type DeviceRow = DeviceRow_Serialize | DeviceRow_Deserialize;
+
+/**  One row of the device table. */
+export type DeviceRow_Deserialize = {
+	/**  `<deviceId>/<moduleId>`: what the table selects by. */
+	key: string,
+	deviceId: string,
+	moduleId: string,
+	module: string,
+	spec?: string | null,
+	clientId?: string | null,
+	current?: string | null,
+	target?: string | null,
+	status?: string | null,
+	details?: string | null,
+	statusAt?: string | null,
+	targetAt?: string | null,
+};
+
+/**  One row of the device table. */
+export type DeviceRow_Serialize = {
+	/**  `<deviceId>/<moduleId>`: what the table selects by. */
+	key: string,
+	deviceId: string,
+	moduleId: string,
+	module: string,
+	spec: string | null,
+	clientId: string | null,
+	current: string | null,
+	target: string | null,
+	status: string | null,
+	details: string | null,
+	statusAt: string | null,
+	targetAt: string | null,
 };
 
 /**  A device of the listing, as a picker shows it (the free-form metadata is left out). */
@@ -897,6 +1117,27 @@ export type ErrorCode =
 /**  A local file could not be read or written. */
 "local_file";
 
+/**  Failures that give the same reason. */
+export type FailureGroup = FailureGroup_Serialize | FailureGroup_Deserialize;
+
+/**  Failures that give the same reason. */
+export type FailureGroup_Deserialize = {
+	details: string,
+	count: number,
+	/**  The target version the devices failed to reach. */
+	target?: string | null,
+	latest?: string | null,
+};
+
+/**  Failures that give the same reason. */
+export type FailureGroup_Serialize = {
+	details: string,
+	count: number,
+	/**  The target version the devices failed to reach. */
+	target: string | null,
+	latest: string | null,
+};
+
 /**
  *  One refused value of a profile: the field (`customers[2].label` for nested ones) and the
  *  rule it breaks.
@@ -1008,6 +1249,68 @@ export type FirmwarePackage_Serialize = {
 	_embedded?: PackageEmbedded_Serialize,
 };
 
+/**  What the dashboard opens with. */
+export type FleetHome = FleetHome_Serialize | FleetHome_Deserialize;
+
+/**  What the dashboard opens with. */
+export type FleetHome_Deserialize = {
+	status: FleetStatus_Deserialize,
+	modules: ModuleSummary_Deserialize[],
+	/**  Devices per owner in this scope. */
+	customers: CustomerSummary_Deserialize[],
+	/**  For a reseller: each of its customers' scopes this console has scanned. */
+	customerScopes: CustomerScope_Deserialize[],
+	setTarget: Availability,
+};
+
+/**  What the dashboard opens with. */
+export type FleetHome_Serialize = {
+	status: FleetStatus_Serialize,
+	modules: ModuleSummary_Serialize[],
+	/**  Devices per owner in this scope. */
+	customers: CustomerSummary_Serialize[],
+	/**  For a reseller: each of its customers' scopes this console has scanned. */
+	customerScopes: CustomerScope_Serialize[],
+	setTarget: Availability,
+};
+
+/**  What the dashboard shows of the fleet's work for one scope. */
+export type FleetStatus = FleetStatus_Serialize | FleetStatus_Deserialize;
+
+/**  What the dashboard shows of the fleet's work for one scope. */
+export type FleetStatus_Deserialize = {
+	/**  The scan under way in this scope, if one is. */
+	scanning?: ScanProgress_Deserialize | null,
+	/**  A scan of another scope is under way (this one's waits). */
+	busyElsewhere: boolean,
+	last?: ScanReport_Deserialize | null,
+	/**  Why the last refresh failed, if it did. */
+	error?: string | null,
+	info: ScopeInfo_Deserialize,
+	/**  Grows with every finished refresh or rollout change: the UI reloads what it shows then. */
+	revision: number,
+	intervalSeconds: number,
+	autoRefresh: boolean,
+	runningRollouts: number,
+};
+
+/**  What the dashboard shows of the fleet's work for one scope. */
+export type FleetStatus_Serialize = {
+	/**  The scan under way in this scope, if one is. */
+	scanning: ScanProgress_Serialize | null,
+	/**  A scan of another scope is under way (this one's waits). */
+	busyElsewhere: boolean,
+	last: ScanReport_Serialize | null,
+	/**  Why the last refresh failed, if it did. */
+	error: string | null,
+	info: ScopeInfo_Serialize,
+	/**  Grows with every finished refresh or rollout change: the UI reloads what it shows then. */
+	revision: number,
+	intervalSeconds: number,
+	autoRefresh: boolean,
+	runningRollouts: number,
+};
+
 /**  A hashed local file. */
 export type HashResult = {
 	/**  Lower-case hex. */
@@ -1015,6 +1318,13 @@ export type HashResult = {
 	size: number | null,
 	/**  The file's own name (what an upload sends unless told otherwise). */
 	fileName: string,
+};
+
+/**  One point of the timeline. */
+export type HistoryPoint = {
+	at: string,
+	/**  Devices per status ("none": no target). */
+	counts: { [key in string]: number },
 };
 
 /**  One parameter that broke a rule: `name` is the field or query parameter, `reason` the rule. */
@@ -1085,6 +1395,35 @@ export type MethodDraft_Serialize = {
 /**  The four `method` variants of the simulator (A-23), or raw JSON. */
 export type MethodVariant = "setProperty" | "invokeCommand" | "senml" | "payloadHex" | "raw";
 
+/**  The dashboard of one module. */
+export type ModuleOverview = ModuleOverview_Serialize | ModuleOverview_Deserialize;
+
+/**  The dashboard of one module. */
+export type ModuleOverview_Deserialize = {
+	module: ModuleSummary_Deserialize,
+	byVersion: Count[],
+	byStatus: Count[],
+	byTarget: Count[],
+	/**  Devices per owner (for a reseller acting as itself: its own and its customers'). */
+	byCustomer: Count[],
+	failures: FailureGroup_Deserialize[],
+	/**  Versions of the module's packages, and whether their firmware file is uploaded. */
+	packages: PackageVersion[],
+};
+
+/**  The dashboard of one module. */
+export type ModuleOverview_Serialize = {
+	module: ModuleSummary_Serialize,
+	byVersion: Count[],
+	byStatus: Count[],
+	byTarget: Count[],
+	/**  Devices per owner (for a reseller acting as itself: its own and its customers'). */
+	byCustomer: Count[],
+	failures: FailureGroup_Serialize[],
+	/**  Versions of the module's packages, and whether their firmware file is uploaded. */
+	packages: PackageVersion[],
+};
+
 export type ModulePage = ModulePage_Serialize | ModulePage_Deserialize;
 
 /**
@@ -1129,6 +1468,43 @@ export type ModulePage_Serialize = {
 	items: FirmwareModule_Serialize[],
 	/**  Pass back as `next` to get the following page; absent on the last page. */
 	next: string | null,
+};
+
+/**  A module with the health of its devices. */
+export type ModuleSummary = ModuleSummary_Serialize | ModuleSummary_Deserialize;
+
+/**  A module with the health of its devices. */
+export type ModuleSummary_Deserialize = {
+	moduleId: string,
+	name: string,
+	specId?: string | null,
+	specName?: string | null,
+	devices: number,
+	/**  Devices whose current version differs from their target. */
+	drift: number,
+	failed: number,
+	/**  Devices with an update under way (neither final nor without a target). */
+	updating: number,
+	/**  The most common current version and how many run it. */
+	topVersion?: string | null,
+	topVersionDevices: number,
+};
+
+/**  A module with the health of its devices. */
+export type ModuleSummary_Serialize = {
+	moduleId: string,
+	name: string,
+	specId: string | null,
+	specName: string | null,
+	devices: number,
+	/**  Devices whose current version differs from their target. */
+	drift: number,
+	failed: number,
+	/**  Devices with an update under way (neither final nor without a target). */
+	updating: number,
+	/**  The most common current version and how many run it. */
+	topVersion: string | null,
+	topVersionDevices: number,
 };
 
 /**  One status the console saw a downlink in, and when. */
@@ -1211,6 +1587,11 @@ export type PackagePage_Serialize = {
 	next: string | null,
 };
 
+export type PackageVersion = {
+	version: string,
+	hasFile: boolean,
+};
+
 /**  Which payload an SMS or HTTP downlink carries. */
 export type PayloadMode = 
 /**  SMS: `text`. */
@@ -1225,6 +1606,26 @@ export type PayloadMode =
  *  body), then sends it: two phases, each running from 0 to the file's size.
  */
 export type Phase = "hashing" | "uploading" | "downloading";
+
+/**  What a plan would do, before it is started. */
+export type PlanPreview = {
+	problems: PlanProblem[],
+	moduleName: string,
+	/**  Devices the rollout would update. */
+	devices: number,
+	/**  Devices of the choice left out because they already run the version. */
+	alreadyOnVersion: number,
+	/**  Devices of the choice with an update to another version under way (it is replaced). */
+	updatingElsewhere: number,
+	/**  Devices per wave. */
+	waveSizes: number[],
+};
+
+/**  One broken rule of a plan. */
+export type PlanProblem = {
+	field: string,
+	rule: string,
+};
 
 /**  A problem document; `type` defaults to `about:blank` as RFC 9457 says. */
 export type Problem = Problem_Serialize | Problem_Deserialize;
@@ -1370,6 +1771,90 @@ export type ReleaseNotesText_Serialize = {
 	fileName: string | null,
 };
 
+export type RolloutEvent = {
+	at: string,
+	message: string,
+};
+
+/**  A rollout as the operator plans it. */
+export type RolloutPlan = RolloutPlan_Serialize | RolloutPlan_Deserialize;
+
+/**  A rollout as the operator plans it. */
+export type RolloutPlan_Deserialize = {
+	moduleId: string,
+	version: string,
+	devices: DeviceChoice_Deserialize,
+	/**  Cumulative percentages of the devices, rising, the last 100. */
+	waves: (number | null)[],
+	/**  Percent of a wave's devices that must succeed before the next wave starts. */
+	successThreshold: number | null,
+	/**  Percent of failed devices (of the started waves) above which the rollout pauses. */
+	errorThreshold: number | null,
+};
+
+/**  A rollout as the operator plans it. */
+export type RolloutPlan_Serialize = {
+	moduleId: string,
+	version: string,
+	devices: DeviceChoice_Serialize,
+	/**  Cumulative percentages of the devices, rising, the last 100. */
+	waves: (number | null)[],
+	/**  Percent of a wave's devices that must succeed before the next wave starts. */
+	successThreshold: number | null,
+	/**  Percent of failed devices (of the started waves) above which the rollout pauses. */
+	errorThreshold: number | null,
+};
+
+/**  Where a rollout stands. */
+export type RolloutState = "running" | "paused" | "completed" | "aborted";
+
+/**  A rollout as the dashboard shows it. */
+export type RolloutView = RolloutView_Serialize | RolloutView_Deserialize;
+
+/**  A rollout as the dashboard shows it. */
+export type RolloutView_Deserialize = {
+	id: string,
+	moduleId: string,
+	moduleName: string,
+	version: string,
+	state: RolloutState,
+	/**  Why it paused, completed or was aborted. */
+	reason?: string | null,
+	/**  The wave under way (0-based); -1 before the first starts. */
+	currentWave: number,
+	successThreshold: number | null,
+	errorThreshold: number | null,
+	devices: DeviceChoice_Deserialize,
+	waves: WaveView[],
+	total: WaveView,
+	createdAt: string,
+	updatedAt: string,
+	/**  Newest first, at most 100. */
+	events: RolloutEvent[],
+};
+
+/**  A rollout as the dashboard shows it. */
+export type RolloutView_Serialize = {
+	id: string,
+	moduleId: string,
+	moduleName: string,
+	version: string,
+	state: RolloutState,
+	/**  Why it paused, completed or was aborted. */
+	reason: string | null,
+	/**  The wave under way (0-based); -1 before the first starts. */
+	currentWave: number,
+	successThreshold: number | null,
+	errorThreshold: number | null,
+	devices: DeviceChoice_Serialize,
+	waves: WaveView[],
+	total: WaveView,
+	createdAt: string,
+	updatedAt: string,
+	/**  Newest first, at most 100. */
+	events: RolloutEvent[],
+};
+
 /**  A profile to save and, when the user typed one, its new secret. No `Debug`: it holds a secret. */
 export type SaveProfile = SaveProfile_Serialize | SaveProfile_Deserialize;
 
@@ -1389,6 +1874,91 @@ export type SaveProfile_Serialize = {
 	isNew: boolean,
 };
 
+export type ScanKind = "full" | "incremental";
+
+/**  Where a running scan is. */
+export type ScanProgress = ScanProgress_Serialize | ScanProgress_Deserialize;
+
+/**  Where a running scan is. */
+export type ScanProgress_Deserialize = {
+	kind: ScanKind,
+	pages: number,
+	states: number,
+	/**  States the scope held after its last full scan: the service never says how many there are. */
+	expected?: number | null,
+	elapsedMs: number,
+};
+
+/**  Where a running scan is. */
+export type ScanProgress_Serialize = {
+	kind: ScanKind,
+	pages: number,
+	states: number,
+	/**  States the scope held after its last full scan: the service never says how many there are. */
+	expected: number | null,
+	elapsedMs: number,
+};
+
+/**  What a finished scan did. */
+export type ScanReport = ScanReport_Serialize | ScanReport_Deserialize;
+
+/**  What a finished scan did. */
+export type ScanReport_Deserialize = {
+	kind: ScanKind,
+	pages: number,
+	/**  States read (a state read twice counts twice). */
+	states: number,
+	/**  States whose version, target or status differ from what the database held. */
+	changed: number,
+	/**  States the service no longer has, removed (full scans only). */
+	removed: number,
+	elapsedMs: number,
+	/**  The next refresh's `modifiedSince` (RFC 3339), if the service has any state. */
+	watermark?: string | null,
+};
+
+/**  What a finished scan did. */
+export type ScanReport_Serialize = {
+	kind: ScanKind,
+	pages: number,
+	/**  States read (a state read twice counts twice). */
+	states: number,
+	/**  States whose version, target or status differ from what the database held. */
+	changed: number,
+	/**  States the service no longer has, removed (full scans only). */
+	removed: number,
+	elapsedMs: number,
+	/**  The next refresh's `modifiedSince` (RFC 3339), if the service has any state. */
+	watermark: string | null,
+};
+
+/**  What the database knows of a scope's scans. */
+export type ScopeInfo = ScopeInfo_Serialize | ScopeInfo_Deserialize;
+
+/**  What the database knows of a scope's scans. */
+export type ScopeInfo_Deserialize = {
+	/**  States held. */
+	states: number,
+	/**  When the last full scan finished (this computer's clock, RFC 3339). */
+	lastFullScan?: string | null,
+	/**  When the last refresh (full or incremental) finished. */
+	lastRefresh?: string | null,
+	/**  The service time the next incremental refresh asks from (`modifiedSince`). */
+	watermark?: string | null,
+};
+
+/**  What the database knows of a scope's scans. */
+export type ScopeInfo_Serialize = {
+	/**  States held. */
+	states: number,
+	/**  When the last full scan finished (this computer's clock, RFC 3339). */
+	lastFullScan: string | null,
+	/**  When the last refresh (full or incremental) finished. */
+	lastRefresh: string | null,
+	/**  The service time the next incremental refresh asks from (`modifiedSince`). */
+	watermark: string | null,
+};
+
 /**  Whether a profile's secret is in the keychain; never the secret. */
 export type SecretState = 
 /**  In the OS keychain. */
@@ -1399,6 +1969,13 @@ export type SecretState =
 { state: "builtin" } | 
 /**  The keychain could not be asked. */
 { state: "unavailable"; message: string };
+
+/**  Rows chosen in the table: all that match the query except `keys`, or only `keys`. */
+export type Selection = {
+	all: boolean,
+	/**  `<deviceId>/<moduleId>` keys ([`DeviceRow::key`]). */
+	keys: string[],
+};
 
 /**  A connection-specific downlink to send, and the customer the user confirmed it for. */
 export type SendConnectionDownlink = SendConnectionDownlink_Serialize | SendConnectionDownlink_Deserialize;
@@ -1666,6 +2243,24 @@ export type UploadRequest_Serialize = {
 
 /**  How the text of a `setProperty` value is read. */
 export type ValueType = "number" | "boolean" | "string";
+
+/**  One wave's devices by outcome. */
+export type WaveView = {
+	index: number,
+	/**  The cumulative percentage it ends at. */
+	percent: number | null,
+	size: number,
+	started: boolean,
+	/**  Targets set (accepted by the service). */
+	set: number,
+	succeeded: number,
+	failed: number,
+	/**  Cancelled by the service, or the target changed by someone else. */
+	replaced: number,
+	updating: number,
+	/**  Targets the service refused. */
+	refused: number,
+};
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

@@ -18,3 +18,9 @@ pub use config::{Config, ConfigError, ConfigStore};
 pub use keychain::{Keychain, KeychainError};
 pub use profile::{Customer, CustomerDraft, FieldError, Profile, ProfileDraft, SIMULATOR_PROFILE};
 pub use session::{Acting, SessionError};
+
+/// The console's data folder (the fleet database, the built-in simulator's state): the
+/// platform's data folder + `dcs-console`.
+pub fn app_data_dir() -> Option<std::path::PathBuf> {
+    dirs::data_dir().map(|d| d.join("dcs-console"))
+}

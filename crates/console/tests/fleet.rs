@@ -27,74 +27,168 @@ struct Env {
 }
 
 async fn env(devices: u32, speed: f64) -> Env {
-    let sim = Simulator::new(SimOptions { devices_per_client: devices, speed, ..Default::default() }).unwrap();
-    let running = sim.spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.unwrap();
+    let sim = Simulator::new(SimOptions {
+        devices_per_client: devices,
+        speed,
+        ..Default::default()
+    })
+    .unwrap();
+    let running = sim
+        .spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+        .await
+        .unwrap();
     let key = sim.demo_key();
     let base = running.base_url();
-    let client = Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret)).unwrap()).unwrap();
+    let client =
+        Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret)).unwrap())
+            .unwrap();
     let db = FleetDb::in_memory().unwrap();
-    let scope = db.scope(&ScopeKey { profile: "sim".into(), base_url: base, customer: None }).unwrap();
-    Env { sim, _running: running, client, db, scope }
+    let scope = db
+        .scope(&ScopeKey {
+            profile: "sim".into(),
+            base_url: base,
+            customer: None,
+        })
+        .unwrap();
+    Env {
+        sim,
+        _running: running,
+        client,
+        db,
+        scope,
+    }
 }
 
 async fn all_states(client: &Client) -> Vec<FirmwareState> {
-    client.firmware().states(&StateFilter { limit: Some(1000), ..Default::default() }).unwrap().try_collect().await.unwrap()
+    client
+        .firmware()
+        .states(&StateFilter {
+            limit: Some(1000),
+            ..Default::default()
+        })
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
 }
 
 async fn refresh(e: &Env, kind: ScanKind) -> scan::ScanReport {
-    scan::refresh(&e.client, &e.db, e.scope, kind, &CancellationToken::new(), |_| {}).await.unwrap()
+    scan::refresh(
+        &e.client,
+        &e.db,
+        e.scope,
+        kind,
+        &CancellationToken::new(),
+        |_| {},
+    )
+    .await
+    .unwrap()
 }
 
 #[tokio::test]
 async fn a_full_scan_holds_what_the_service_lists_and_a_refresh_reads_only_changes() {
     let e = env(400, 1.0).await;
     let seen = std::sync::Mutex::new(Vec::new());
-    let report = scan::refresh(&e.client, &e.db, e.scope, ScanKind::Incremental, &CancellationToken::new(), |p| {
-        seen.lock().unwrap().push(p.states)
-    })
+    let report = scan::refresh(
+        &e.client,
+        &e.db,
+        e.scope,
+        ScanKind::Incremental,
+        &CancellationToken::new(),
+        |p| seen.lock().unwrap().push(p.states),
+    )
     .await
     .unwrap();
     // No watermark yet: an incremental refresh becomes a full scan.
     assert_eq!(report.kind, ScanKind::Full);
     let service = all_states(&e.client).await;
     assert_eq!(report.states as usize, service.len());
-    assert_eq!(e.db.scope_info(e.scope).unwrap().states as usize, service.len());
+    assert_eq!(
+        e.db.scope_info(e.scope).unwrap().states as usize,
+        service.len()
+    );
     // Progress after every page, rising, ending at the total.
     let seen = seen.into_inner().unwrap();
     assert_eq!(seen.len() as u32, report.pages);
     assert!(seen.windows(2).all(|w| w[0] < w[1]) && *seen.last().unwrap() == report.states);
-    assert!(report.pages > 1, "several pages of {} states", scan::PAGE_SIZE);
+    assert!(
+        report.pages > 1,
+        "several pages of {} states",
+        scan::PAGE_SIZE
+    );
 
     // The summaries count what the service lists.
     let modules = query::modules(&e.db, e.scope).unwrap();
-    assert_eq!(modules.iter().map(|m| m.devices as usize).sum::<usize>(), service.len());
+    assert_eq!(
+        modules.iter().map(|m| m.devices as usize).sum::<usize>(),
+        service.len()
+    );
     let module = &modules[0];
     let mut by_status: BTreeMap<String, u32> = BTreeMap::new();
-    for s in service.iter().filter(|s| s.module_id.to_string() == module.module_id) {
-        let key = s.firmware_update_status.as_ref().map(|x| x.as_str().to_owned()).unwrap_or_else(|| "none".into());
+    for s in service
+        .iter()
+        .filter(|s| s.module_id.to_string() == module.module_id)
+    {
+        let key = s
+            .firmware_update_status
+            .as_ref()
+            .map(|x| x.as_str().to_owned())
+            .unwrap_or_else(|| "none".into());
         *by_status.entry(key).or_default() += 1;
     }
     let overview = query::overview(&e.db, e.scope, &module.module_id, &Default::default()).unwrap();
-    let shown: BTreeMap<String, u32> = overview.by_status.iter().map(|c| (c.key.clone(), c.count)).collect();
+    let shown: BTreeMap<String, u32> = overview
+        .by_status
+        .iter()
+        .map(|c| (c.key.clone(), c.count))
+        .collect();
     assert_eq!(shown, by_status);
     let drift = service
         .iter()
         .filter(|s| s.module_id.to_string() == module.module_id)
-        .filter(|s| s.target_firmware_version.is_some() && s.current_firmware_version != s.target_firmware_version)
+        .filter(|s| {
+            s.target_firmware_version.is_some()
+                && s.current_firmware_version != s.target_firmware_version
+        })
         .count();
     assert_eq!(module.drift as usize, drift);
-    assert!(!overview.packages.is_empty() && module.spec_name.is_some(), "catalogue read: {module:?}");
+    assert!(
+        !overview.packages.is_empty() && module.spec_name.is_some(),
+        "catalogue read: {module:?}"
+    );
 
     // One target set: the next refresh reads a handful of states, not the fleet.
-    let device = service.iter().find(|s| s.module_id.to_string() == module.module_id).unwrap();
+    let device = service
+        .iter()
+        .find(|s| s.module_id.to_string() == module.module_id)
+        .unwrap();
     let version = overview.packages[0].version.clone();
-    e.client.firmware().set_target(&DeviceId::Uuid(device.device_id), device.module_id, Some(&version)).await.unwrap();
+    e.client
+        .firmware()
+        .set_target(
+            &DeviceId::Uuid(device.device_id),
+            device.module_id,
+            Some(&version),
+        )
+        .await
+        .unwrap();
     let inc = refresh(&e, ScanKind::Incremental).await;
     assert_eq!(inc.kind, ScanKind::Incremental);
-    assert!(inc.states >= 1 && (inc.states as usize) < service.len() / 4, "read {} of {}", inc.states, service.len());
+    assert!(
+        inc.states >= 1 && (inc.states as usize) < service.len() / 4,
+        "read {} of {}",
+        inc.states,
+        service.len()
+    );
     assert!(inc.changed >= 1);
-    let q = DeviceQuery { module_id: Some(module.module_id.clone()), device: Some(device.device_id.to_string()), ..Default::default() };
-    let m = query::resolve_device(&e.client, &device.device_id.to_string()).await.unwrap();
+    let q = DeviceQuery {
+        module_id: Some(module.module_id.clone()),
+        device: Some(device.device_id.to_string()),
+        ..Default::default()
+    };
+    let m = query::resolve_device(&e.client, &device.device_id.to_string())
+        .await
+        .unwrap();
     let row = &query::rows(&e.db, e.scope, &q, Some(&m), 0, 10).unwrap()[0];
     assert_eq!(row.target.as_deref(), Some(version.as_str()));
 
@@ -110,58 +204,147 @@ async fn a_cancelled_scan_keeps_the_watermark() {
     let before = e.db.scope_info(e.scope).unwrap();
     let cancel = CancellationToken::new();
     cancel.cancel();
-    let err = scan::refresh(&e.client, &e.db, e.scope, ScanKind::Full, &cancel, |_| {}).await.unwrap_err();
+    let err = scan::refresh(&e.client, &e.db, e.scope, ScanKind::Full, &cancel, |_| {})
+        .await
+        .unwrap_err();
     assert!(matches!(err, FleetError::Cancelled), "{err}");
     let after = e.db.scope_info(e.scope).unwrap();
-    assert_eq!((before.watermark, before.last_full_scan, before.states), (after.watermark, after.last_full_scan, after.states));
+    assert_eq!(
+        (before.watermark, before.last_full_scan, before.states),
+        (after.watermark, after.last_full_scan, after.states)
+    );
 }
 
 #[tokio::test]
 async fn the_device_table_filters_sorts_pages_and_exports() {
     let e = env(300, 1.0).await;
     refresh(&e, ScanKind::Full).await;
-    let module = query::modules(&e.db, e.scope).unwrap().into_iter().max_by_key(|m| m.failed).unwrap();
-    let base = DeviceQuery { module_id: Some(module.module_id.clone()), ..Default::default() };
-    let failed = DeviceQuery { status: Some("FAILED".into()), sort: Some("-statusAt".into()), ..base.clone() };
+    let module = query::modules(&e.db, e.scope)
+        .unwrap()
+        .into_iter()
+        .max_by_key(|m| m.failed)
+        .unwrap();
+    let base = DeviceQuery {
+        module_id: Some(module.module_id.clone()),
+        ..Default::default()
+    };
+    let failed = DeviceQuery {
+        status: Some("FAILED".into()),
+        sort: Some("-statusAt".into()),
+        ..base.clone()
+    };
     let n = query::count(&e.db, e.scope, &failed, None).unwrap();
     assert_eq!(n, module.failed);
     let rows = query::rows(&e.db, e.scope, &failed, None, 0, 1000).unwrap();
     assert_eq!(rows.len() as u32, n);
-    assert!(rows.iter().all(|r| r.status.as_deref() == Some("FAILED") && r.details.is_some()));
-    assert!(rows.windows(2).all(|w| w[0].status_at >= w[1].status_at), "newest first");
+    assert!(rows
+        .iter()
+        .all(|r| r.status.as_deref() == Some("FAILED") && r.details.is_some()));
+    assert!(
+        rows.windows(2).all(|w| w[0].status_at >= w[1].status_at),
+        "newest first"
+    );
     // Windows of the same order join up to the whole.
     let all = query::rows(&e.db, e.scope, &base, None, 0, 5000).unwrap();
     let mut joined = query::rows(&e.db, e.scope, &base, None, 0, 7).unwrap();
     joined.extend(query::rows(&e.db, e.scope, &base, None, 7, 5000).unwrap());
     assert_eq!(all, joined);
     // "none": devices that never had a target.
-    let none = DeviceQuery { status: Some("none".into()), ..base.clone() };
-    assert!(query::rows(&e.db, e.scope, &none, None, 0, 100).unwrap().iter().all(|r| r.status.is_none()));
+    let none = DeviceQuery {
+        status: Some("none".into()),
+        ..base.clone()
+    };
+    assert!(query::rows(&e.db, e.scope, &none, None, 0, 100)
+        .unwrap()
+        .iter()
+        .all(|r| r.status.is_none()));
     // A device by its IMEI or DevEUI: the service says which UUID it is.
-    let device = e.sim.store().beta_devices(e.sim.demo_key().client_id, None, "id", true, 0, 100_000).unwrap().0.into_iter().find(|d| d.imei.is_some()).unwrap();
-    let m = query::resolve_device(&e.client, &format!("urn:dev:imei:{}", device.imei.unwrap())).await.unwrap();
+    let device = e
+        .sim
+        .store()
+        .beta_devices(e.sim.demo_key().client_id, None, "id", true, 0, 100_000)
+        .unwrap()
+        .0
+        .into_iter()
+        .find(|d| d.imei.is_some())
+        .unwrap();
+    let m = query::resolve_device(&e.client, &format!("urn:dev:imei:{}", device.imei.unwrap()))
+        .await
+        .unwrap();
     assert_eq!(m, query::DeviceMatch::Exact(device.id));
-    let prefix = query::resolve_device(&e.client, &device.id.to_string()[..6]).await.unwrap();
-    let by_prefix = query::rows(&e.db, e.scope, &DeviceQuery::default(), Some(&prefix), 0, 100).unwrap();
-    assert!(by_prefix.iter().any(|r| r.device_id == device.id.to_string()));
-    assert!(by_prefix.iter().all(|r| r.device_id.starts_with(&device.id.to_string()[..6])));
-    let bad = query::resolve_device(&e.client, "imei:12").await.unwrap_err();
+    let prefix = query::resolve_device(&e.client, &device.id.to_string()[..6])
+        .await
+        .unwrap();
+    let by_prefix = query::rows(
+        &e.db,
+        e.scope,
+        &DeviceQuery::default(),
+        Some(&prefix),
+        0,
+        100,
+    )
+    .unwrap();
+    assert!(by_prefix
+        .iter()
+        .any(|r| r.device_id == device.id.to_string()));
+    assert!(by_prefix
+        .iter()
+        .all(|r| r.device_id.starts_with(&device.id.to_string()[..6])));
+    let bad = query::resolve_device(&e.client, "imei:12")
+        .await
+        .unwrap_err();
     assert!(bad.to_string().starts_with("device: "), "{bad}");
-    let bad_sort = query::rows(&e.db, e.scope, &DeviceQuery { sort: Some("colour".into()), ..Default::default() }, None, 0, 1);
-    assert!(bad_sort.unwrap_err().to_string().starts_with("sort: must be one of"));
+    let bad_sort = query::rows(
+        &e.db,
+        e.scope,
+        &DeviceQuery {
+            sort: Some("colour".into()),
+            ..Default::default()
+        },
+        None,
+        0,
+        1,
+    );
+    assert!(bad_sort
+        .unwrap_err()
+        .to_string()
+        .starts_with("sort: must be one of"));
 
     // CSV: a header and one line per selected row; "all except" leaves the excluded out.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("failed.csv");
-    let written = query::write_csv(&e.db, e.scope, &failed, None, None, &Default::default(), &path).unwrap();
+    let written = query::write_csv(
+        &e.db,
+        e.scope,
+        &failed,
+        None,
+        None,
+        &Default::default(),
+        &path,
+    )
+    .unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(written, n);
     assert_eq!(text.lines().count() as u32, n + 1);
     assert!(text.starts_with("deviceId,moduleId,module,"));
-    let except = Selection { all: true, keys: vec![rows[0].key.clone()] };
-    let written = query::write_csv(&e.db, e.scope, &failed, None, Some(&except), &Default::default(), &path).unwrap();
+    let except = Selection {
+        all: true,
+        keys: vec![rows[0].key.clone()],
+    };
+    let written = query::write_csv(
+        &e.db,
+        e.scope,
+        &failed,
+        None,
+        Some(&except),
+        &Default::default(),
+        &path,
+    )
+    .unwrap();
     assert_eq!(written, n - 1);
-    assert!(!std::fs::read_to_string(&path).unwrap().contains(&rows[0].device_id));
+    assert!(!std::fs::read_to_string(&path)
+        .unwrap()
+        .contains(&rows[0].device_id));
 }
 
 #[tokio::test]
@@ -172,15 +355,39 @@ async fn history_keeps_a_point_per_change() {
     assert!(query::snapshot(&e.db, e.scope, 1_000).unwrap() > 0);
     // Nothing changed and the heartbeat is not due: no new point.
     assert_eq!(query::snapshot(&e.db, e.scope, 2_000).unwrap(), 0);
-    let device: uuid::Uuid =
-        query::rows(&e.db, e.scope, &DeviceQuery { module_id: Some(module.module_id.clone()), ..Default::default() }, None, 0, 1)
-            .unwrap()[0]
-            .device_id
-            .parse()
-            .unwrap();
-    let version = query::packages(&e.db, e.scope, &module.module_id).unwrap()[0].version.clone();
-    let set = e.client.firmware().set_target(&DeviceId::Uuid(device), module.module_id.parse().unwrap(), Some(&version)).await.unwrap();
-    assert_eq!(set.firmware_update_status.as_ref().map(|s| s.as_str()), Some("PENDING"), "{set:?}");
+    let device: uuid::Uuid = query::rows(
+        &e.db,
+        e.scope,
+        &DeviceQuery {
+            module_id: Some(module.module_id.clone()),
+            ..Default::default()
+        },
+        None,
+        0,
+        1,
+    )
+    .unwrap()[0]
+        .device_id
+        .parse()
+        .unwrap();
+    let version = query::packages(&e.db, e.scope, &module.module_id).unwrap()[0]
+        .version
+        .clone();
+    let set = e
+        .client
+        .firmware()
+        .set_target(
+            &DeviceId::Uuid(device),
+            module.module_id.parse().unwrap(),
+            Some(&version),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        set.firmware_update_status.as_ref().map(|s| s.as_str()),
+        Some("PENDING"),
+        "{set:?}"
+    );
     refresh(&e, ScanKind::Incremental).await;
     query::snapshot(&e.db, e.scope, 3_000).unwrap();
     let points = query::history(&e.db, e.scope, &module.module_id, None, 500).unwrap();
@@ -192,10 +399,24 @@ async fn history_keeps_a_point_per_change() {
 
 /// A module with many devices and a version few of them run.
 fn pick(e: &Env) -> (String, String) {
-    let module = query::modules(&e.db, e.scope).unwrap().into_iter().max_by_key(|m| m.devices).unwrap();
+    let module = query::modules(&e.db, e.scope)
+        .unwrap()
+        .into_iter()
+        .max_by_key(|m| m.devices)
+        .unwrap();
     let overview = query::overview(&e.db, e.scope, &module.module_id, &Default::default()).unwrap();
-    let running: BTreeMap<String, u32> = overview.by_version.iter().map(|c| (c.key.clone(), c.count)).collect();
-    let version = overview.packages.iter().min_by_key(|p| running.get(&p.version).copied().unwrap_or(0)).unwrap().version.clone();
+    let running: BTreeMap<String, u32> = overview
+        .by_version
+        .iter()
+        .map(|c| (c.key.clone(), c.count))
+        .collect();
+    let version = overview
+        .packages
+        .iter()
+        .min_by_key(|p| running.get(&p.version).copied().unwrap_or(0))
+        .unwrap()
+        .version
+        .clone();
     (module.module_id, version)
 }
 
@@ -216,7 +437,9 @@ async fn a_rollout_moves_wave_by_wave_to_completion() {
     refresh(&e, ScanKind::Full).await;
     let (module, version) = pick(&e);
     let p = plan(&module, &version, &[10.0, 50.0, 100.0], 60.0, 100.0);
-    let (preview, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
+    let (preview, devices) = rollout::preview(&e.client, &e.db, e.scope, &p)
+        .await
+        .unwrap();
     assert!(preview.problems.is_empty(), "{:?}", preview.problems);
     assert_eq!(preview.wave_sizes.iter().sum::<u32>(), preview.devices);
     assert_eq!(preview.wave_sizes.len(), 3);
@@ -233,28 +456,62 @@ async fn a_rollout_moves_wave_by_wave_to_completion() {
         if outcome == StepOutcome::Completed || matches!(outcome, StepOutcome::Paused { .. }) {
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(90), "not complete after 90 s: {outcomes:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "not complete after 90 s: {outcomes:?}"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
         refresh(&e, ScanKind::Incremental).await;
     }
     let view = rollout::get(&e.db, &id).unwrap();
-    assert_eq!(outcomes.last(), Some(&StepOutcome::Completed), "{outcomes:?} {:?}", view.events);
-    let starts: Vec<u32> = outcomes.iter().filter_map(|o| if let StepOutcome::WaveStarted { wave, .. } = o { Some(*wave) } else { None }).collect();
+    assert_eq!(
+        outcomes.last(),
+        Some(&StepOutcome::Completed),
+        "{outcomes:?} {:?}",
+        view.events
+    );
+    let starts: Vec<u32> = outcomes
+        .iter()
+        .filter_map(|o| {
+            if let StepOutcome::WaveStarted { wave, .. } = o {
+                Some(*wave)
+            } else {
+                None
+            }
+        })
+        .collect();
     assert_eq!(starts, vec![0, 1, 2]);
     assert_eq!(view.state, RolloutState::Completed);
-    assert!(view.waves.iter().all(|w| w.started && w.set == w.size && w.updating == 0));
-    assert!(view.total.succeeded * 100 >= view.total.size * 60, "{:?}", view.total);
+    assert!(view
+        .waves
+        .iter()
+        .all(|w| w.started && w.set == w.size && w.updating == 0));
+    assert!(
+        view.total.succeeded * 100 >= view.total.size * 60,
+        "{:?}",
+        view.total
+    );
     // The service agrees: every device of the rollout has the target.
     for d in &devices {
         let (page, _) = e
             .client
             .firmware()
-            .states_page(&StateFilter { device_id: Some(d.0.to_string()), module_id: Some(module.parse().unwrap()), ..Default::default() })
+            .states_page(&StateFilter {
+                device_id: Some(d.0.to_string()),
+                module_id: Some(module.parse().unwrap()),
+                ..Default::default()
+            })
             .await
             .unwrap();
-        assert_eq!(page.items[0].target_firmware_version.as_deref(), Some(version.as_str()));
+        assert_eq!(
+            page.items[0].target_firmware_version.as_deref(),
+            Some(version.as_str())
+        );
     }
-    assert!(view.events.iter().any(|ev| ev.message.starts_with("Wave 3 started")));
+    assert!(view
+        .events
+        .iter()
+        .any(|ev| ev.message.starts_with("Wave 3 started")));
     assert!(view.events[0].message.starts_with("Completed:"));
 }
 
@@ -264,14 +521,24 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
     refresh(&e, ScanKind::Full).await;
     let (module, version) = pick(&e);
     let p = plan(&module, &version, &[20.0, 100.0], 90.0, 10.0);
-    let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
+    let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &p)
+        .await
+        .unwrap();
     let id = rollout::create(&e.db, e.scope, &p, &devices).unwrap();
-    let StepOutcome::WaveStarted { wave: 0, set, refused: 0 } = rollout::advance(&e.client, &e.db, &id).await.unwrap() else {
+    let StepOutcome::WaveStarted {
+        wave: 0,
+        set,
+        refused: 0,
+    } = rollout::advance(&e.client, &e.db, &id).await.unwrap()
+    else {
         panic!("the first wave should start")
     };
     assert!(set > 0);
     // Nothing final yet at 1x: waiting.
-    assert_eq!(rollout::advance(&e.client, &e.db, &id).await.unwrap(), StepOutcome::Waiting);
+    assert_eq!(
+        rollout::advance(&e.client, &e.db, &id).await.unwrap(),
+        StepOutcome::Waiting
+    );
 
     // The first wave's devices fail (as a refresh would bring it): the error threshold pauses.
     let module_id: uuid::Uuid = module.parse().unwrap();
@@ -279,7 +546,11 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
     let wave0: Vec<query::DeviceRow> = query::rows(
         &e.db,
         e.scope,
-        &DeviceQuery { module_id: Some(module.clone()), target: Some(version.clone()), ..Default::default() },
+        &DeviceQuery {
+            module_id: Some(module.clone()),
+            target: Some(version.clone()),
+            ..Default::default()
+        },
         None,
         0,
         5000,
@@ -303,21 +574,38 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
         })
         .collect();
     dcs_console::fleet::scan::write_page(&e.db, e.scope, 0, &failed).unwrap();
-    let StepOutcome::Paused { reason } = rollout::advance(&e.client, &e.db, &id).await.unwrap() else { panic!("should pause") };
+    let StepOutcome::Paused { reason } = rollout::advance(&e.client, &e.db, &id).await.unwrap()
+    else {
+        panic!("should pause")
+    };
     assert!(reason.starts_with("error threshold passed"), "{reason}");
-    assert_eq!(rollout::get(&e.db, &id).unwrap().state, RolloutState::Paused);
+    assert_eq!(
+        rollout::get(&e.db, &id).unwrap().state,
+        RolloutState::Paused
+    );
     // Paused: a step does nothing.
-    assert_eq!(rollout::advance(&e.client, &e.db, &id).await.unwrap(), StepOutcome::Waiting);
+    assert_eq!(
+        rollout::advance(&e.client, &e.db, &id).await.unwrap(),
+        StepOutcome::Waiting
+    );
     // Resumed with a higher error threshold: the wave is over and short of the success threshold.
     let bad = rollout::resume(&e.db, &id, Some(0.0), None).unwrap_err();
     assert!(bad.to_string().starts_with("successThreshold:"), "{bad}");
     rollout::resume(&e.db, &id, None, Some(100.0)).unwrap();
-    let StepOutcome::Paused { reason } = rollout::advance(&e.client, &e.db, &id).await.unwrap() else { panic!("should pause") };
-    assert!(reason.contains("below the 90% success threshold"), "{reason}");
+    let StepOutcome::Paused { reason } = rollout::advance(&e.client, &e.db, &id).await.unwrap()
+    else {
+        panic!("should pause")
+    };
+    assert!(
+        reason.contains("below the 90% success threshold"),
+        "{reason}"
+    );
 
     // A second rollout, aborted while its first wave updates: the service cancels those updates.
     let other = plan(&module, &version, &[50.0, 100.0], 90.0, 100.0);
-    let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &other).await.unwrap();
+    let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &other)
+        .await
+        .unwrap();
     let id2 = rollout::create(&e.db, e.scope, &other, &devices).unwrap();
     rollout::advance(&e.client, &e.db, &id2).await.unwrap();
     let unfinished = rollout::unfinished(&e.db, &id2).unwrap();
@@ -328,12 +616,25 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
     let (page, _) = e
         .client
         .firmware()
-        .states_page(&StateFilter { device_id: Some(unfinished[0].to_string()), module_id: Some(module_id), ..Default::default() })
+        .states_page(&StateFilter {
+            device_id: Some(unfinished[0].to_string()),
+            module_id: Some(module_id),
+            ..Default::default()
+        })
         .await
         .unwrap();
     assert_eq!(page.items[0].target_firmware_version, None);
-    assert_eq!(page.items[0].firmware_update_status.as_ref().map(|s| s.as_str()), Some("CANCELLED"));
-    assert!(rollout::abort(&e.client, &e.db, &id2, true).await.is_err(), "aborted once only");
+    assert_eq!(
+        page.items[0]
+            .firmware_update_status
+            .as_ref()
+            .map(|s| s.as_str()),
+        Some("CANCELLED")
+    );
+    assert!(
+        rollout::abort(&e.client, &e.db, &id2, true).await.is_err(),
+        "aborted once only"
+    );
 }
 
 #[tokio::test]
@@ -342,29 +643,83 @@ async fn plans_are_checked_field_by_field() {
     refresh(&e, ScanKind::Full).await;
     let (module, version) = pick(&e);
     let mut p = plan(&module, "9.9.9", &[50.0, 40.0], 0.0, 150.0);
-    p.devices = DeviceChoice::List { text: format!("imei:12, {}\nnot-a-device", uuid::Uuid::new_v4()) };
-    let (preview, _) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
+    p.devices = DeviceChoice::List {
+        text: format!("imei:12, {}\nnot-a-device", uuid::Uuid::new_v4()),
+    };
+    let (preview, _) = rollout::preview(&e.client, &e.db, e.scope, &p)
+        .await
+        .unwrap();
     let fields: Vec<&str> = preview.problems.iter().map(|p| p.field.as_str()).collect();
-    assert_eq!(fields, vec!["version", "waves", "errorThreshold", "successThreshold", "devices"], "{:?}", preview.problems);
+    assert_eq!(
+        fields,
+        vec![
+            "version",
+            "waves",
+            "errorThreshold",
+            "successThreshold",
+            "devices"
+        ],
+        "{:?}",
+        preview.problems
+    );
     let devices_rule = &preview.problems[4].rule;
-    assert!(devices_rule.contains("#1 `imei:12`") && devices_rule.contains("#3 `not-a-device`"), "{devices_rule}");
-    assert!(devices_rule.contains("no state of this module"), "{devices_rule}");
-    let order: Vec<usize> = ["#1 ", "#2 ", "#3 "].iter().map(|k| devices_rule.find(k).unwrap()).collect();
-    assert!(order.windows(2).all(|w| w[0] < w[1]), "in the pasted order: {devices_rule}");
+    assert!(
+        devices_rule.contains("#1 `imei:12`") && devices_rule.contains("#3 `not-a-device`"),
+        "{devices_rule}"
+    );
+    assert!(
+        devices_rule.contains("no state of this module"),
+        "{devices_rule}"
+    );
+    let order: Vec<usize> = ["#1 ", "#2 ", "#3 "]
+        .iter()
+        .map(|k| devices_rule.find(k).unwrap())
+        .collect();
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "in the pasted order: {devices_rule}"
+    );
 
     // A pasted list of mixed forms of real devices is fine.
-    let store_devices = e.sim.store().beta_devices(e.sim.demo_key().client_id, None, "id", true, 0, 100_000).unwrap().0;
-    let rows = query::rows(&e.db, e.scope, &DeviceQuery { module_id: Some(module.clone()), ..Default::default() }, None, 0, 5000).unwrap();
+    let store_devices = e
+        .sim
+        .store()
+        .beta_devices(e.sim.demo_key().client_id, None, "id", true, 0, 100_000)
+        .unwrap()
+        .0;
+    let rows = query::rows(
+        &e.db,
+        e.scope,
+        &DeviceQuery {
+            module_id: Some(module.clone()),
+            ..Default::default()
+        },
+        None,
+        0,
+        5000,
+    )
+    .unwrap();
     let mut forms = Vec::new();
-    for d in store_devices.iter().filter(|d| rows.iter().any(|r| r.device_id == d.id.to_string())).take(3) {
+    for d in store_devices
+        .iter()
+        .filter(|d| rows.iter().any(|r| r.device_id == d.id.to_string()))
+        .take(3)
+    {
         forms.push(match (&d.imei, &d.deveui) {
             (Some(imei), _) => format!("imei:{imei}"),
             (_, Some(eui)) => format!("urn:dev:deveui:{}", eui.to_uppercase()),
             _ => d.id.to_string(),
         });
     }
-    let good = RolloutPlan { devices: DeviceChoice::List { text: forms.join("\n") }, ..plan(&module, &version, &[100.0], 50.0, 50.0) };
-    let (preview, devices) = rollout::preview(&e.client, &e.db, e.scope, &good).await.unwrap();
+    let good = RolloutPlan {
+        devices: DeviceChoice::List {
+            text: forms.join("\n"),
+        },
+        ..plan(&module, &version, &[100.0], 50.0, 50.0)
+    };
+    let (preview, devices) = rollout::preview(&e.client, &e.db, e.scope, &good)
+        .await
+        .unwrap();
     assert!(preview.problems.is_empty(), "{:?}", preview.problems);
     assert_eq!(preview.devices + preview.already_on_version, 3);
     assert_eq!(devices.len() as u32, preview.devices);
@@ -378,6 +733,8 @@ async fn setting_targets_is_known_only_on_the_simulator() {
     let key = e.sim.demo_key();
     let base = format!("{}/elsewhere/", e._running.base_url().trim_end_matches('/'));
     let auth = e._running.base_url();
-    let other = Client::new(ClientConfig::new(&base, &auth, &key.key_id, Secret::new(key.secret)).unwrap()).unwrap();
+    let other =
+        Client::new(ClientConfig::new(&base, &auth, &key.key_id, Secret::new(key.secret)).unwrap())
+            .unwrap();
     assert!(!other.firmware().set_target_supported().await.unwrap());
 }

@@ -16,6 +16,11 @@ impl SimClock {
         SimClock { state: Mutex::new((Instant::now(), OffsetDateTime::now_utc(), speed)) }
     }
 
+    /// A clock that starts at `start` (a restarted simulator's, so its time never goes back).
+    pub fn starting_at(speed: f64, start: OffsetDateTime) -> SimClock {
+        SimClock { state: Mutex::new((Instant::now(), start, speed)) }
+    }
+
     pub fn now(&self) -> OffsetDateTime {
         let (real, sim, speed) = *self.state.lock().unwrap_or_else(|p| p.into_inner());
         let elapsed = real.elapsed().as_secs_f64() * speed;

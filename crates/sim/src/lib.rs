@@ -102,7 +102,13 @@ impl Simulator {
         }
         // Tokens are only meaningful to the simulator that issued them.
         let signing_key = seed::signing_key(opts.seed);
-        let clock = clock::SimClock::new(opts.speed);
+        // A data file from an earlier run may hold times ahead of the wall clock (the simulated
+        // clock runs fast): go on from the latest of them, so that nothing moves back in time.
+        let wall = time::OffsetDateTime::now_utc();
+        let clock = match store.latest_change()? {
+            Some(latest) if latest >= wall => clock::SimClock::starting_at(opts.speed, latest + time::Duration::seconds(1)),
+            _ => clock::SimClock::new(opts.speed),
+        };
         let faults = faults::FaultState::new(opts.faults.clone());
         Ok(Simulator {
             state: Arc::new(SimState { store, opts, signing_key, clock, faults, tokens_issued: Default::default() }),

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use dcs_sim::SimOptions;
+use dcs_sim::{SimOptions, Simulator};
 use reqwest::multipart::{Form, Part};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -271,6 +271,24 @@ async fn a_data_file_keeps_everything_across_restarts_and_reset_restores_the_see
     e.sim.reset().unwrap();
     assert_eq!(e.get(&format!("/firmware/packages/{id}")).await.0, StatusCode::NOT_FOUND);
     assert!(!e.get("/firmware/modules").await.1["items"].as_array().unwrap().is_empty(), "the seed is back");
+}
+
+#[tokio::test]
+async fn a_restarted_simulator_goes_on_from_its_latest_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("sim.db");
+    // A fast clock runs far ahead of the wall clock, and stamps what changes with its time.
+    let opts = SimOptions { devices_per_client: 10, data: Some(data.clone()), speed: 100_000.0, ..Default::default() };
+    let latest = {
+        let sim = Simulator::new(opts.clone()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(sim.step().unwrap() > 0, "seeded updates move");
+        let latest = sim.store().latest_change().unwrap().unwrap();
+        assert!(latest > time::OffsetDateTime::now_utc() + time::Duration::hours(1), "ahead: {latest}");
+        latest
+    };
+    let again = Simulator::new(SimOptions { speed: 1.0, ..opts }).unwrap();
+    assert!(again.now() > latest, "{} should be after {latest}", again.now());
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@ pub mod bindings;
 pub mod devices;
 pub mod downlinks;
 pub mod firmware;
+pub mod fleet;
 pub mod profiles;
 pub mod transfers;
 

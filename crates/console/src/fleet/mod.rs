@@ -13,6 +13,7 @@
 pub mod query;
 pub mod rollout;
 pub mod scan;
+pub mod service;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -41,7 +42,10 @@ pub enum FleetError {
 
 impl FleetError {
     pub fn invalid(field: impl Into<String>, rule: impl Into<String>) -> FleetError {
-        FleetError::Invalid { field: field.into(), rule: rule.into() }
+        FleetError::Invalid {
+            field: field.into(),
+            rule: rule.into(),
+        }
     }
 }
 
@@ -57,7 +61,12 @@ pub struct ScopeKey {
 
 impl ScopeKey {
     fn key(&self) -> String {
-        format!("{}|{}|{}", self.profile, self.base_url, self.customer.map(|c| c.to_string()).unwrap_or_default())
+        format!(
+            "{}|{}|{}",
+            self.profile,
+            self.base_url,
+            self.customer.map(|c| c.to_string()).unwrap_or_default()
+        )
     }
 }
 
@@ -179,11 +188,15 @@ impl FleetDb {
     /// Opens (creating if needed) the database at `path`.
     pub fn open(path: &Path) -> Result<FleetDb> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| FleetError::Open { path: path.display().to_string(), reason: e.to_string() })?;
+            std::fs::create_dir_all(dir).map_err(|e| FleetError::Open {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            })?;
         }
-        let conn = Connection::open(path)
-            .map_err(|e| FleetError::Open { path: path.display().to_string(), reason: e.to_string() })?;
+        let conn = Connection::open(path).map_err(|e| FleetError::Open {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
         Self::init(conn, Some(path.to_owned()))
     }
 
@@ -198,12 +211,15 @@ impl FleetDb {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(SCHEMA)?;
-        Ok(FleetDb { conn: Mutex::new(conn), path })
+        Ok(FleetDb {
+            conn: Mutex::new(conn),
+            path,
+        })
     }
 
     /// The default file: `fleet.sqlite` in the console's data folder.
     pub fn default_path() -> Option<PathBuf> {
-        dirs::data_dir().map(|d| d.join("dcs-console").join("fleet.sqlite"))
+        crate::app_data_dir().map(|d| d.join("fleet.sqlite"))
     }
 
     pub fn path(&self) -> Option<&Path> {
@@ -211,7 +227,9 @@ impl FleetDb {
     }
 
     pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
-        self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.conn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The scope's row, created on first use.
@@ -221,7 +239,9 @@ impl FleetDb {
             "INSERT INTO scopes (key, profile, base_url, customer) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (key) DO NOTHING",
             params![key.key(), key.profile, key.base_url, key.customer.map(|c| c.to_string())],
         )?;
-        let id = conn.query_row("SELECT id FROM scopes WHERE key = ?1", [key.key()], |r| r.get(0))?;
+        let id = conn.query_row("SELECT id FROM scopes WHERE key = ?1", [key.key()], |r| {
+            r.get(0)
+        })?;
         Ok(Scope(id))
     }
 
@@ -229,9 +249,17 @@ impl FleetDb {
     pub fn scope_key(&self, scope: Scope) -> Result<Option<ScopeKey>> {
         let conn = self.conn();
         let row = conn
-            .query_row("SELECT profile, base_url, customer FROM scopes WHERE id = ?1", [scope.0], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?))
-            })
+            .query_row(
+                "SELECT profile, base_url, customer FROM scopes WHERE id = ?1",
+                [scope.0],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                    ))
+                },
+            )
             .optional()?;
         Ok(row.map(|(profile, base_url, customer)| ScopeKey {
             profile,
@@ -247,7 +275,11 @@ impl FleetDb {
             [scope.0],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )?;
-        let states: i64 = conn.query_row("SELECT count(*) FROM states WHERE scope = ?1", [scope.0], |r| r.get(0))?;
+        let states: i64 = conn.query_row(
+            "SELECT count(*) FROM states WHERE scope = ?1",
+            [scope.0],
+            |r| r.get(0),
+        )?;
         Ok(ScopeInfo {
             states: states as u32,
             last_full_scan: full.map(ms_to_text),
@@ -263,7 +295,8 @@ pub fn to_ms(t: OffsetDateTime) -> i64 {
 }
 
 pub fn from_ms(ms: i64) -> OffsetDateTime {
-    OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000).unwrap_or(OffsetDateTime::UNIX_EPOCH)
+    OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
+        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
 }
 
 pub fn ms_to_text(ms: i64) -> String {

@@ -125,8 +125,11 @@ pub fn modules(db: &FleetDb, scope: Scope) -> Result<Vec<ModuleSummary>> {
          GROUP BY current ORDER BY n DESC, current LIMIT 1",
     )?;
     for m in &mut out {
-        if let Some((v, n)) =
-            top.query_row(params![scope.0, m.module_id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))).optional()?
+        if let Some((v, n)) = top
+            .query_row(params![scope.0, m.module_id], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })
+            .optional()?
         {
             m.top_version = Some(v);
             m.top_version_devices = n as u32;
@@ -136,11 +139,21 @@ pub fn modules(db: &FleetDb, scope: Scope) -> Result<Vec<ModuleSummary>> {
 }
 
 /// The overview of one module.
-pub fn overview(db: &FleetDb, scope: Scope, module_id: &str, names: &Names) -> Result<ModuleOverview> {
+pub fn overview(
+    db: &FleetDb,
+    scope: Scope,
+    module_id: &str,
+    names: &Names,
+) -> Result<ModuleOverview> {
     let module = modules(db, scope)?
         .into_iter()
         .find(|m| m.module_id == module_id)
-        .ok_or_else(|| FleetError::invalid("moduleId", format!("no states of module {module_id} are known; scan first")))?;
+        .ok_or_else(|| {
+            FleetError::invalid(
+                "moduleId",
+                format!("no states of module {module_id} are known; scan first"),
+            )
+        })?;
     let conn = db.conn();
     let counts = |column: &str| -> Result<Vec<Count>> {
         let sql = format!(
@@ -150,7 +163,11 @@ pub fn overview(db: &FleetDb, scope: Scope, module_id: &str, names: &Names) -> R
         let mut stmt = conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(params![scope.0, module_id], |r| {
             let key: String = r.get(0)?;
-            Ok(Count { label: key.clone(), key, count: r.get::<_, i64>(1)? as u32 })
+            Ok(Count {
+                label: key.clone(),
+                key,
+                count: r.get::<_, i64>(1)? as u32,
+            })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     };
@@ -180,12 +197,29 @@ pub fn overview(db: &FleetDb, scope: Scope, module_id: &str, names: &Names) -> R
         .collect::<rusqlite::Result<_>>()?;
     drop(stmt);
     let packages = packages_of(&conn, scope, module_id)?;
-    Ok(ModuleOverview { module, by_version, by_status, by_target, by_customer, failures, packages })
+    Ok(ModuleOverview {
+        module,
+        by_version,
+        by_status,
+        by_target,
+        by_customer,
+        failures,
+        packages,
+    })
 }
 
-fn packages_of(conn: &rusqlite::Connection, scope: Scope, module_id: &str) -> Result<Vec<PackageVersion>> {
+fn packages_of(
+    conn: &rusqlite::Connection,
+    scope: Scope,
+    module_id: &str,
+) -> Result<Vec<PackageVersion>> {
     let mut stmt = conn.prepare_cached("SELECT version, has_file FROM packages WHERE scope = ?1 AND module_id = ?2 ORDER BY version")?;
-    let rows = stmt.query_map(params![scope.0, module_id], |r| Ok(PackageVersion { version: r.get(0)?, has_file: r.get(1)? }))?;
+    let rows = stmt.query_map(params![scope.0, module_id], |r| {
+        Ok(PackageVersion {
+            version: r.get(0)?,
+            has_file: r.get(1)?,
+        })
+    })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -289,7 +323,11 @@ pub const SORT_COLUMNS: &[(&str, &str)] = &[
 ];
 
 /// Where-clause and parameters of a query (with `s` the states table).
-fn where_clause(scope: Scope, q: &DeviceQuery, device: Option<&DeviceMatch>) -> Result<(String, Vec<SqlValue>)> {
+fn where_clause(
+    scope: Scope,
+    q: &DeviceQuery,
+    device: Option<&DeviceMatch>,
+) -> Result<(String, Vec<SqlValue>)> {
     let mut sql = String::from("s.scope = ?");
     let mut args: Vec<SqlValue> = vec![SqlValue::Integer(scope.0)];
     let eq = |sql: &mut String, args: &mut Vec<SqlValue>, column: &str, value: &Option<String>| {
@@ -334,12 +372,24 @@ fn order_clause(sort: Option<&str>) -> Result<String> {
         Some(n) => (n, true),
         None => (sort, false),
     };
-    let column = SORT_COLUMNS.iter().find(|(n, _)| *n == name).map(|(_, c)| *c).ok_or_else(|| {
-        let names: Vec<&str> = SORT_COLUMNS.iter().map(|(n, _)| *n).collect();
-        FleetError::invalid("sort", format!("must be one of {} (with `-` for descending)", names.join(", ")))
-    })?;
+    let column = SORT_COLUMNS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, c)| *c)
+        .ok_or_else(|| {
+            let names: Vec<&str> = SORT_COLUMNS.iter().map(|(n, _)| *n).collect();
+            FleetError::invalid(
+                "sort",
+                format!(
+                    "must be one of {} (with `-` for descending)",
+                    names.join(", ")
+                ),
+            )
+        })?;
     let dir = if desc { "DESC" } else { "ASC" };
-    Ok(format!("{column} {dir} NULLS LAST, s.device_id, s.module_id"))
+    Ok(format!(
+        "{column} {dir} NULLS LAST, s.device_id, s.module_id"
+    ))
 }
 
 /// How the device filter matches.
@@ -360,25 +410,39 @@ pub async fn resolve_device(client: &Client, raw: &str) -> Result<DeviceMatch> {
             if let Some(uuid) = id.as_uuid() {
                 return Ok(DeviceMatch::Exact(uuid));
             }
-            let filter = StateFilter { device_id: Some(raw.to_owned()), limit: Some(1), ..Default::default() };
+            let filter = StateFilter {
+                device_id: Some(raw.to_owned()),
+                limit: Some(1),
+                ..Default::default()
+            };
             let (page, _) = client.firmware().states_page(&filter).await?;
             match page.items.first() {
                 Some(s) => Ok(DeviceMatch::Exact(s.device_id)),
-                None => Err(FleetError::invalid("device", format!("the service knows no device {id}"))),
+                None => Err(FleetError::invalid(
+                    "device",
+                    format!("the service knows no device {id}"),
+                )),
             }
         }
         Err(e) => {
             let lower = raw.to_ascii_lowercase();
-            if lower.len() >= 4 && lower.len() < 36 && lower.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+            if lower.len() >= 4
+                && lower.len() < 36
+                && lower.chars().all(|c| c.is_ascii_hexdigit() || c == '-')
+            {
                 Ok(DeviceMatch::Prefix(lower))
             } else {
-                Err(FleetError::invalid("device", format!("{e}; or type the start of a device UUID (at least 4 hex characters)")))
+                Err(FleetError::invalid(
+                    "device",
+                    format!("{e}; or type the start of a device UUID (at least 4 hex characters)"),
+                ))
             }
         }
     }
 }
 
-const ROW_SELECT: &str = "SELECT s.device_id, s.module_id, COALESCE(m.name, s.module_id) AS module_name, sp.name,
+const ROW_SELECT: &str =
+    "SELECT s.device_id, s.module_id, COALESCE(m.name, s.module_id) AS module_name, sp.name,
         s.client_id, s.current, s.target, s.status, s.details, s.status_at, s.target_at
      FROM states s
      LEFT JOIN modules m ON m.scope = s.scope AND m.module_id = s.module_id
@@ -404,21 +468,39 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DeviceRow> {
 }
 
 /// How many rows match.
-pub fn count(db: &FleetDb, scope: Scope, q: &DeviceQuery, device: Option<&DeviceMatch>) -> Result<u32> {
+pub fn count(
+    db: &FleetDb,
+    scope: Scope,
+    q: &DeviceQuery,
+    device: Option<&DeviceMatch>,
+) -> Result<u32> {
     let (filter, args) = where_clause(scope, q, device)?;
     let conn = db.conn();
-    let n: i64 = conn.query_row(&format!("SELECT count(*) FROM states s WHERE {filter}"), params_from_iter(args), |r| r.get(0))?;
+    let n: i64 = conn.query_row(
+        &format!("SELECT count(*) FROM states s WHERE {filter}"),
+        params_from_iter(args),
+        |r| r.get(0),
+    )?;
     Ok(n as u32)
 }
 
 /// A window of the matching rows in the query's order.
-pub fn rows(db: &FleetDb, scope: Scope, q: &DeviceQuery, device: Option<&DeviceMatch>, offset: u32, limit: u32) -> Result<Vec<DeviceRow>> {
+pub fn rows(
+    db: &FleetDb,
+    scope: Scope,
+    q: &DeviceQuery,
+    device: Option<&DeviceMatch>,
+    offset: u32,
+    limit: u32,
+) -> Result<Vec<DeviceRow>> {
     let (filter, mut args) = where_clause(scope, q, device)?;
     let order = order_clause(q.sort.as_deref())?;
     args.push(SqlValue::Integer(limit.min(5000) as i64));
     args.push(SqlValue::Integer(offset as i64));
     let conn = db.conn();
-    let mut stmt = conn.prepare_cached(&format!("{ROW_SELECT} WHERE {filter} ORDER BY {order} LIMIT ? OFFSET ?"))?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "{ROW_SELECT} WHERE {filter} ORDER BY {order} LIMIT ? OFFSET ?"
+    ))?;
     let rows = stmt.query_map(params_from_iter(args), row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
@@ -434,7 +516,13 @@ pub struct Selection {
 }
 
 /// Every selected row, in the query's order.
-pub fn selected(db: &FleetDb, scope: Scope, q: &DeviceQuery, device: Option<&DeviceMatch>, sel: &Selection) -> Result<Vec<DeviceRow>> {
+pub fn selected(
+    db: &FleetDb,
+    scope: Scope,
+    q: &DeviceQuery,
+    device: Option<&DeviceMatch>,
+    sel: &Selection,
+) -> Result<Vec<DeviceRow>> {
     let keys: std::collections::HashSet<&str> = sel.keys.iter().map(String::as_str).collect();
     let all = rows(db, scope, q, device, 0, u32::MAX)?;
     let mut out = Vec::new();
@@ -443,7 +531,11 @@ pub fn selected(db: &FleetDb, scope: Scope, q: &DeviceQuery, device: Option<&Dev
     let mut batch = all;
     let mut offset = batch.len();
     loop {
-        out.extend(batch.into_iter().filter(|r| keys.contains(r.key.as_str()) != sel.all));
+        out.extend(
+            batch
+                .into_iter()
+                .filter(|r| keys.contains(r.key.as_str()) != sel.all),
+        );
         if offset >= total {
             break;
         }
@@ -466,11 +558,24 @@ pub fn write_csv(
     names: &Names,
     path: &Path,
 ) -> Result<u32> {
-    let rows = selected(db, scope, q, device, sel.unwrap_or(&Selection { all: true, keys: Vec::new() }))?;
-    let io = |e: std::io::Error| FleetError::invalid("path", format!("could not write {}: {e}", path.display()));
+    let rows = selected(
+        db,
+        scope,
+        q,
+        device,
+        sel.unwrap_or(&Selection {
+            all: true,
+            keys: Vec::new(),
+        }),
+    )?;
+    let io = |e: std::io::Error| {
+        FleetError::invalid("path", format!("could not write {}: {e}", path.display()))
+    };
     let file = std::fs::File::create(path).map_err(io)?;
     let mut w = csv::Writer::from_writer(std::io::BufWriter::new(file));
-    let csv_err = |e: csv::Error| FleetError::invalid("path", format!("could not write {}: {e}", path.display()));
+    let csv_err = |e: csv::Error| {
+        FleetError::invalid("path", format!("could not write {}: {e}", path.display()))
+    };
     w.write_record([
         "deviceId",
         "moduleId",
@@ -487,7 +592,12 @@ pub fn write_csv(
     ])
     .map_err(csv_err)?;
     for r in &rows {
-        let customer = r.client_id.as_deref().and_then(|c| c.parse::<Uuid>().ok()).and_then(|c| names.get(&c)).cloned();
+        let customer = r
+            .client_id
+            .as_deref()
+            .and_then(|c| c.parse::<Uuid>().ok())
+            .and_then(|c| names.get(&c))
+            .cloned();
         let o = |v: &Option<String>| v.clone().unwrap_or_default();
         w.write_record([
             r.device_id.clone(),
@@ -526,10 +636,19 @@ pub fn snapshot(db: &FleetDb, scope: Scope, at: i64) -> Result<u32> {
         let mut stmt = tx.prepare_cached(
             "SELECT module_id, COALESCE(status, 'none'), count(*) FROM states WHERE scope = ?1 GROUP BY 1, 2",
         )?;
-        let rows = stmt.query_map([scope.0], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))?;
+        let rows = stmt.query_map([scope.0], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        })?;
         for row in rows {
             let (module, status, n) = row?;
-            per_module.entry(module).or_default().insert(status, n as u32);
+            per_module
+                .entry(module)
+                .or_default()
+                .insert(status, n as u32);
         }
     }
     let mut written = 0;
@@ -541,8 +660,9 @@ pub fn snapshot(db: &FleetDb, scope: Scope, at: i64) -> Result<u32> {
             tx.prepare_cached("INSERT OR REPLACE INTO snapshots (scope, module_id, taken_at, counts) VALUES (?1, ?2, ?3, ?4)")?;
         for (module, counts) in &per_module {
             let text = serde_json::to_string(counts).expect("counts serialise");
-            let previous: Option<(i64, String)> =
-                last.query_row(params![scope.0, module], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+            let previous: Option<(i64, String)> = last
+                .query_row(params![scope.0, module], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()?;
             let due = match &previous {
                 None => true,
                 Some((taken, old)) => *old != text || at - taken >= SNAPSHOT_HEARTBEAT_MS,
@@ -569,12 +689,20 @@ pub struct HistoryPoint {
 
 /// A module's snapshots since `since` (this computer's clock, ms), oldest first, at most
 /// `max_points` (evenly thinned, the newest always kept).
-pub fn history(db: &FleetDb, scope: Scope, module_id: &str, since: Option<i64>, max_points: usize) -> Result<Vec<HistoryPoint>> {
+pub fn history(
+    db: &FleetDb,
+    scope: Scope,
+    module_id: &str,
+    since: Option<i64>,
+    max_points: usize,
+) -> Result<Vec<HistoryPoint>> {
     let conn = db.conn();
     let mut stmt = conn.prepare_cached(
         "SELECT taken_at, counts FROM snapshots WHERE scope = ?1 AND module_id = ?2 AND taken_at >= ?3 ORDER BY taken_at",
     )?;
-    let rows = stmt.query_map(params![scope.0, module_id, since.unwrap_or(0)], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+    let rows = stmt.query_map(params![scope.0, module_id, since.unwrap_or(0)], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+    })?;
     let all: Vec<(i64, String)> = rows.collect::<rusqlite::Result<_>>()?;
     let step = all.len().div_ceil(max_points.max(2)).max(1);
     let last = all.len().saturating_sub(1);
@@ -582,6 +710,9 @@ pub fn history(db: &FleetDb, scope: Scope, module_id: &str, since: Option<i64>, 
         .into_iter()
         .enumerate()
         .filter(|(i, _)| i % step == 0 || *i == last)
-        .map(|(_, (at, counts))| HistoryPoint { at: ms_to_text(at), counts: serde_json::from_str(&counts).unwrap_or_default() })
+        .map(|(_, (at, counts))| HistoryPoint {
+            at: ms_to_text(at),
+            counts: serde_json::from_str(&counts).unwrap_or_default(),
+        })
         .collect())
 }

@@ -43,7 +43,10 @@ pub enum DeviceChoice {
     All,
     /// The device table's rows matching a query (the module is the rollout's), optionally only
     /// those selected.
-    Query { query: DeviceQuery, selection: Option<Selection> },
+    Query {
+        query: DeviceQuery,
+        selection: Option<Selection>,
+    },
     /// A pasted list of device ids in any of the seven forms, separated by commas, spaces or lines.
     List { text: String },
 }
@@ -94,44 +97,84 @@ pub struct PlanPreview {
 pub fn check_shape(db: &FleetDb, scope: Scope, plan: &RolloutPlan) -> Vec<PlanProblem> {
     let mut problems: Vec<PlanProblem> = Vec::new();
     fn push(problems: &mut Vec<PlanProblem>, field: &str, rule: String) {
-        problems.push(PlanProblem { field: field.into(), rule });
+        problems.push(PlanProblem {
+            field: field.into(),
+            rule,
+        });
     }
     if let Err(rule) = dcs_api::model::validate::firmware_version(&plan.version) {
         push(&mut problems, "version", rule.to_string());
     } else {
         match query::packages(db, scope, &plan.module_id) {
             Ok(pkgs) => match pkgs.iter().find(|p| p.version == plan.version) {
-                None => push(&mut problems, "version", format!("the module has no package with version {} (scan again after creating it)", plan.version)),
-                Some(p) if !p.has_file => push(&mut problems, "version", format!("package {} has no firmware file uploaded yet", plan.version)),
+                None => push(
+                    &mut problems,
+                    "version",
+                    format!(
+                        "the module has no package with version {} (scan again after creating it)",
+                        plan.version
+                    ),
+                ),
+                Some(p) if !p.has_file => push(
+                    &mut problems,
+                    "version",
+                    format!("package {} has no firmware file uploaded yet", plan.version),
+                ),
                 Some(_) => {}
             },
             Err(e) => push(&mut problems, "version", e.to_string()),
         }
     }
     if plan.waves.is_empty() {
-        push(&mut problems, "waves", "give at least one wave (for example 1, 10, 50, 100)".into());
+        push(
+            &mut problems,
+            "waves",
+            "give at least one wave (for example 1, 10, 50, 100)".into(),
+        );
     } else if plan.waves.len() > 20 {
         push(&mut problems, "waves", "at most 20 waves".into());
     } else {
         let mut last = 0.0;
         for (i, w) in plan.waves.iter().enumerate() {
             if !w.is_finite() || *w <= last || *w > 100.0 {
-                push(&mut problems, "waves", format!("wave {}: {w}% must be above the wave before ({last}%) and at most 100%", i + 1));
+                push(
+                    &mut problems,
+                    "waves",
+                    format!(
+                        "wave {}: {w}% must be above the wave before ({last}%) and at most 100%",
+                        i + 1
+                    ),
+                );
                 break;
             }
             last = *w;
         }
         if last != 100.0 && problems.iter().all(|p| p.field != "waves") {
-            push(&mut problems, "waves", format!("the last wave must reach 100% (it reaches {last}%)"));
+            push(
+                &mut problems,
+                "waves",
+                format!("the last wave must reach 100% (it reaches {last}%)"),
+            );
         }
     }
-    for (field, v) in [("successThreshold", plan.success_threshold), ("errorThreshold", plan.error_threshold)] {
+    for (field, v) in [
+        ("successThreshold", plan.success_threshold),
+        ("errorThreshold", plan.error_threshold),
+    ] {
         if !v.is_finite() || !(0.0..=100.0).contains(&v) {
-            push(&mut problems, field, format!("must be a percentage from 0 to 100, got {v}"));
+            push(
+                &mut problems,
+                field,
+                format!("must be a percentage from 0 to 100, got {v}"),
+            );
         }
     }
     if plan.success_threshold == 0.0 && problems.iter().all(|p| p.field != "successThreshold") {
-        push(&mut problems, "successThreshold", "must be above 0%: a wave must succeed somewhat before the next starts".into());
+        push(
+            &mut problems,
+            "successThreshold",
+            "must be above 0%: a wave must succeed somewhat before the next starts".into(),
+        );
     }
     problems
 }
@@ -140,13 +183,23 @@ pub fn check_shape(db: &FleetDb, scope: Scope, plan: &RolloutPlan) -> Vec<PlanPr
 type Candidate = (Uuid, Option<String>, Option<String>, Option<String>);
 
 /// Resolves the choice to devices of the module, or the rule each broken part breaks.
-pub async fn resolve(client: &Client, db: &FleetDb, scope: Scope, plan: &RolloutPlan) -> Result<std::result::Result<Vec<Candidate>, Vec<PlanProblem>>> {
+pub async fn resolve(
+    client: &Client,
+    db: &FleetDb,
+    scope: Scope,
+    plan: &RolloutPlan,
+) -> Result<std::result::Result<Vec<Candidate>, Vec<PlanProblem>>> {
     let module = &plan.module_id;
     let known: HashMap<Uuid, Candidate> = {
         let conn = db.conn();
         let mut stmt = conn.prepare_cached("SELECT device_id, current, target, status FROM states WHERE scope = ?1 AND module_id = ?2")?;
         let rows = stmt.query_map(params![scope.0, module], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, Option<String>>(2)?, r.get::<_, Option<String>>(3)?))
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<String>>(3)?,
+            ))
         })?;
         let mut map = HashMap::new();
         for row in rows {
@@ -158,7 +211,10 @@ pub async fn resolve(client: &Client, db: &FleetDb, scope: Scope, plan: &Rollout
         map
     };
     if known.is_empty() {
-        return Ok(Err(vec![PlanProblem { field: "moduleId".into(), rule: "no device states of this module are known; scan first".into() }]));
+        return Ok(Err(vec![PlanProblem {
+            field: "moduleId".into(),
+            rule: "no device states of this module are known; scan first".into(),
+        }]));
     }
     let ids: Vec<Uuid> = match &plan.devices {
         DeviceChoice::All => known.keys().copied().collect(),
@@ -169,14 +225,26 @@ pub async fn resolve(client: &Client, db: &FleetDb, scope: Scope, plan: &Rollout
                 Some(raw) => Some(query::resolve_device(client, raw).await?),
                 None => None,
             };
-            let sel = selection.clone().unwrap_or(Selection { all: true, keys: Vec::new() });
-            query::selected(db, scope, &q, device.as_ref(), &sel)?.iter().filter_map(|r| r.device_id.parse().ok()).collect()
+            let sel = selection.clone().unwrap_or(Selection {
+                all: true,
+                keys: Vec::new(),
+            });
+            query::selected(db, scope, &q, device.as_ref(), &sel)?
+                .iter()
+                .filter_map(|r| r.device_id.parse().ok())
+                .collect()
         }
         DeviceChoice::List { text } => {
             let mut problems = Vec::new();
-            let entries: Vec<&str> = text.split(|c: char| c.is_whitespace() || c == ',' || c == ';').filter(|s| !s.is_empty()).collect();
+            let entries: Vec<&str> = text
+                .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+                .filter(|s| !s.is_empty())
+                .collect();
             if entries.is_empty() {
-                return Ok(Err(vec![PlanProblem { field: "devices".into(), rule: "paste at least one device id".into() }]));
+                return Ok(Err(vec![PlanProblem {
+                    field: "devices".into(),
+                    rule: "paste at least one device id".into(),
+                }]));
             }
             let mut parsed = Vec::new();
             for (i, e) in entries.iter().enumerate() {
@@ -185,51 +253,83 @@ pub async fn resolve(client: &Client, db: &FleetDb, scope: Scope, plan: &Rollout
                     Err(err) => problems.push((i, format!("#{} `{e}`: {err}", i + 1))),
                 }
             }
-            let lookups = stream::iter(parsed.into_iter().map(|(i, raw, id)| async move {
-                let found = match id.as_uuid() {
-                    Some(u) => Ok(Some(u)),
-                    None => {
-                        let filter = dcs_api::firmware::StateFilter {
-                            device_id: Some(raw.clone()),
-                            module_id: None,
-                            limit: Some(1),
-                            ..Default::default()
+            let jobs: Vec<_> = parsed
+                .into_iter()
+                .map(|(i, raw, id)| {
+                    let client = client.clone();
+                    async move {
+                        let found = match id.as_uuid() {
+                            Some(u) => Ok(Some(u)),
+                            None => {
+                                let filter = dcs_api::firmware::StateFilter {
+                                    device_id: Some(raw.clone()),
+                                    module_id: None,
+                                    limit: Some(1),
+                                    ..Default::default()
+                                };
+                                client
+                                    .firmware()
+                                    .states_page(&filter)
+                                    .await
+                                    .map(|(p, _)| p.items.first().map(|s| s.device_id))
+                            }
                         };
-                        client.firmware().states_page(&filter).await.map(|(p, _)| p.items.first().map(|s| s.device_id))
+                        (i, raw, found)
                     }
-                };
-                (i, raw, found)
-            }))
-            .buffer_unordered(PARALLEL_SETS)
-            .collect::<Vec<_>>()
-            .await;
+                })
+                .collect();
+            let lookups = stream::iter(jobs)
+                .buffer_unordered(PARALLEL_SETS)
+                .collect::<Vec<_>>()
+                .await;
             let mut ids = Vec::new();
             let mut sorted = lookups;
             sorted.sort_by_key(|(i, _, _)| *i);
             for (i, raw, found) in sorted {
                 match found {
                     Ok(Some(u)) if known.contains_key(&u) => ids.push(u),
-                    Ok(Some(u)) => problems.push((i, format!("#{} `{raw}`: device {u} has no state of this module", i + 1))),
-                    Ok(None) => problems.push((i, format!("#{} `{raw}`: the service knows no such device", i + 1))),
+                    Ok(Some(u)) => problems.push((
+                        i,
+                        format!("#{} `{raw}`: device {u} has no state of this module", i + 1),
+                    )),
+                    Ok(None) => problems.push((
+                        i,
+                        format!("#{} `{raw}`: the service knows no such device", i + 1),
+                    )),
                     Err(e) => problems.push((i, format!("#{} `{raw}`: {e}", i + 1))),
                 }
             }
             if !problems.is_empty() {
                 problems.sort_by_key(|(i, _)| *i);
                 let n = problems.len();
-                let mut rule = problems.into_iter().take(10).map(|(_, m)| m).collect::<Vec<_>>().join("; ");
+                let mut rule = problems
+                    .into_iter()
+                    .take(10)
+                    .map(|(_, m)| m)
+                    .collect::<Vec<_>>()
+                    .join("; ");
                 if n > 10 {
                     rule.push_str(&format!("; and {} more", n - 10));
                 }
-                return Ok(Err(vec![PlanProblem { field: "devices".into(), rule }]));
+                return Ok(Err(vec![PlanProblem {
+                    field: "devices".into(),
+                    rule,
+                }]));
             }
             ids
         }
     };
     let mut seen = HashSet::new();
-    let out: Vec<Candidate> = ids.into_iter().filter(|id| seen.insert(*id)).filter_map(|id| known.get(&id).cloned()).collect();
+    let out: Vec<Candidate> = ids
+        .into_iter()
+        .filter(|id| seen.insert(*id))
+        .filter_map(|id| known.get(&id).cloned())
+        .collect();
     if out.is_empty() {
-        return Ok(Err(vec![PlanProblem { field: "devices".into(), rule: "the choice holds no device of this module".into() }]));
+        return Ok(Err(vec![PlanProblem {
+            field: "devices".into(),
+            rule: "the choice holds no device of this module".into(),
+        }]));
     }
     Ok(Ok(out))
 }
@@ -240,7 +340,11 @@ pub fn wave_sizes(n: usize, waves: &[f64]) -> Vec<u32> {
     let mut sizes = Vec::with_capacity(waves.len());
     let mut taken = 0usize;
     for (i, w) in waves.iter().enumerate() {
-        let end = if i + 1 == waves.len() { n } else { ((w / 100.0) * n as f64).ceil() as usize };
+        let end = if i + 1 == waves.len() {
+            n
+        } else {
+            ((w / 100.0) * n as f64).ceil() as usize
+        };
         let end = end.max(taken + 1).min(n);
         sizes.push((end - taken) as u32);
         taken = end;
@@ -249,9 +353,21 @@ pub fn wave_sizes(n: usize, waves: &[f64]) -> Vec<u32> {
 }
 
 /// The preview of a plan: its problems, or how many devices each wave would update.
-pub async fn preview(client: &Client, db: &FleetDb, scope: Scope, plan: &RolloutPlan) -> Result<(PlanPreview, Vec<Candidate>)> {
+pub async fn preview(
+    client: &Client,
+    db: &FleetDb,
+    scope: Scope,
+    plan: &RolloutPlan,
+) -> Result<(PlanPreview, Vec<Candidate>)> {
     let module_name = module_name(db, scope, &plan.module_id)?;
-    let mut p = PlanPreview { problems: check_shape(db, scope, plan), module_name, devices: 0, already_on_version: 0, updating_elsewhere: 0, wave_sizes: vec![] };
+    let mut p = PlanPreview {
+        problems: check_shape(db, scope, plan),
+        module_name,
+        devices: 0,
+        already_on_version: 0,
+        updating_elsewhere: 0,
+        wave_sizes: vec![],
+    };
     let candidates = match resolve(client, db, scope, plan).await? {
         Ok(c) => c,
         Err(problems) => {
@@ -259,19 +375,25 @@ pub async fn preview(client: &Client, db: &FleetDb, scope: Scope, plan: &Rollout
             return Ok((p, Vec::new()));
         }
     };
-    let (on, rest): (Vec<Candidate>, Vec<Candidate>) =
-        candidates.into_iter().partition(|(_, current, _, _)| current.as_deref() == Some(plan.version.as_str()));
+    let (on, rest): (Vec<Candidate>, Vec<Candidate>) = candidates
+        .into_iter()
+        .partition(|(_, current, _, _)| current.as_deref() == Some(plan.version.as_str()));
     p.already_on_version = on.len() as u32;
     p.updating_elsewhere = rest
         .iter()
         .filter(|(_, _, target, status)| {
             target.as_deref().is_some_and(|t| t != plan.version)
-                && status.as_deref().is_some_and(|s| !query::FINAL_STATUSES.contains(&s))
+                && status
+                    .as_deref()
+                    .is_some_and(|s| !query::FINAL_STATUSES.contains(&s))
         })
         .count() as u32;
     p.devices = rest.len() as u32;
     if rest.is_empty() && p.problems.is_empty() {
-        p.problems.push(PlanProblem { field: "devices".into(), rule: format!("every chosen device already runs {}", plan.version) });
+        p.problems.push(PlanProblem {
+            field: "devices".into(),
+            rule: format!("every chosen device already runs {}", plan.version),
+        });
     }
     if p.problems.iter().all(|x| x.field != "waves") {
         p.wave_sizes = wave_sizes(rest.len(), &plan.waves);
@@ -282,7 +404,11 @@ pub async fn preview(client: &Client, db: &FleetDb, scope: Scope, plan: &Rollout
 fn module_name(db: &FleetDb, scope: Scope, module_id: &str) -> Result<String> {
     let conn = db.conn();
     Ok(conn
-        .query_row("SELECT name FROM modules WHERE scope = ?1 AND module_id = ?2", params![scope.0, module_id], |r| r.get(0))
+        .query_row(
+            "SELECT name FROM modules WHERE scope = ?1 AND module_id = ?2",
+            params![scope.0, module_id],
+            |r| r.get(0),
+        )
         .optional()?
         .unwrap_or_else(|| module_id.to_owned()))
 }
@@ -319,7 +445,12 @@ impl RolloutState {
 
 /// Saves a previewed plan as a running rollout (no target is set yet: [`advance`] starts the
 /// first wave). Answers its id.
-pub fn create(db: &FleetDb, scope: Scope, plan: &RolloutPlan, devices: &[Candidate]) -> Result<String> {
+pub fn create(
+    db: &FleetDb,
+    scope: Scope,
+    plan: &RolloutPlan,
+    devices: &[Candidate],
+) -> Result<String> {
     let id = Uuid::new_v4().to_string();
     let mut order: Vec<&Candidate> = devices.iter().collect();
     order.shuffle(&mut rand::thread_rng());
@@ -352,17 +483,35 @@ pub fn create(db: &FleetDb, scope: Scope, plan: &RolloutPlan, devices: &[Candida
             }
         }
     }
-    event(&tx, &id, now, &format!("Planned: {} devices in {} waves ({}) to {}", order.len(), sizes.len(), waves_text(&plan.waves), plan.version))?;
+    event(
+        &tx,
+        &id,
+        now,
+        &format!(
+            "Planned: {} devices in {} waves ({}) to {}",
+            order.len(),
+            sizes.len(),
+            waves_text(&plan.waves),
+            plan.version
+        ),
+    )?;
     tx.commit()?;
     Ok(id)
 }
 
 fn waves_text(waves: &[f64]) -> String {
-    waves.iter().map(|w| format!("{w}%")).collect::<Vec<_>>().join(", ")
+    waves
+        .iter()
+        .map(|w| format!("{w}%"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn event(conn: &rusqlite::Connection, rollout: &str, at: i64, message: &str) -> Result<()> {
-    conn.execute("INSERT INTO rollout_events (rollout, at, message) VALUES (?1, ?2, ?3)", params![rollout, at, message])?;
+    conn.execute(
+        "INSERT INTO rollout_events (rollout, at, message) VALUES (?1, ?2, ?3)",
+        params![rollout, at, message],
+    )?;
     Ok(())
 }
 
@@ -486,10 +635,25 @@ fn wave_views(conn: &rusqlite::Connection, scope: Scope, row: &Row) -> Result<Ve
         .waves
         .iter()
         .enumerate()
-        .map(|(i, p)| WaveView { index: i as u32, percent: *p, started: (i as i32) <= row.current, ..Default::default() })
+        .map(|(i, p)| WaveView {
+            index: i as u32,
+            percent: *p,
+            started: (i as i32) <= row.current,
+            ..Default::default()
+        })
         .collect();
     let rows = stmt.query_map(params![row.id, scope.0, row.module_id, row.version], |r| {
-        Ok((r.get::<_, i64>(0)?, [r.get::<_, i64>(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?]))
+        Ok((
+            r.get::<_, i64>(0)?,
+            [
+                r.get::<_, i64>(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ],
+        ))
     })?;
     for r in rows {
         let (wave, [size, set, refused, ok, failed, replaced]) = r?;
@@ -507,7 +671,12 @@ fn wave_views(conn: &rusqlite::Connection, scope: Scope, row: &Row) -> Result<Ve
 }
 
 fn total(waves: &[WaveView]) -> WaveView {
-    let mut t = WaveView { index: 0, percent: 100.0, started: waves.iter().any(|w| w.started), ..Default::default() };
+    let mut t = WaveView {
+        index: 0,
+        percent: 100.0,
+        started: waves.iter().any(|w| w.started),
+        ..Default::default()
+    };
     for w in waves {
         t.size += w.size;
         t.set += w.set;
@@ -524,10 +693,19 @@ fn view_of(conn: &rusqlite::Connection, scope: Scope, row: Row) -> Result<Rollou
     let waves = wave_views(conn, scope, &row)?;
     let mut stmt = conn.prepare_cached("SELECT at, message FROM rollout_events WHERE rollout = ?1 ORDER BY at DESC, rowid DESC LIMIT 100")?;
     let events = stmt
-        .query_map([&row.id], |r| Ok(RolloutEvent { at: ms_to_text(r.get(0)?), message: r.get(1)? }))?
+        .query_map([&row.id], |r| {
+            Ok(RolloutEvent {
+                at: ms_to_text(r.get(0)?),
+                message: r.get(1)?,
+            })
+        })?
         .collect::<rusqlite::Result<_>>()?;
     let module_name = conn
-        .query_row("SELECT name FROM modules WHERE scope = ?1 AND module_id = ?2", params![scope.0, row.module_id], |r| r.get(0))
+        .query_row(
+            "SELECT name FROM modules WHERE scope = ?1 AND module_id = ?2",
+            params![scope.0, row.module_id],
+            |r| r.get(0),
+        )
         .optional()?
         .unwrap_or_else(|| row.module_id.clone());
     Ok(RolloutView {
@@ -552,7 +730,8 @@ fn view_of(conn: &rusqlite::Connection, scope: Scope, row: Row) -> Result<Rollou
 /// One rollout.
 pub fn get(db: &FleetDb, id: &str) -> Result<RolloutView> {
     let conn = db.conn();
-    let (scope, row) = load(&conn, id)?.ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
+    let (scope, row) = load(&conn, id)?
+        .ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
     view_of(&conn, scope, row)
 }
 
@@ -560,7 +739,8 @@ pub fn get(db: &FleetDb, id: &str) -> Result<RolloutView> {
 pub fn list(db: &FleetDb, scope: Scope) -> Result<Vec<RolloutView>> {
     let ids: Vec<String> = {
         let conn = db.conn();
-        let mut stmt = conn.prepare_cached("SELECT id FROM rollouts WHERE scope = ?1 ORDER BY created_at DESC")?;
+        let mut stmt = conn
+            .prepare_cached("SELECT id FROM rollouts WHERE scope = ?1 ORDER BY created_at DESC")?;
         let rows = stmt.query_map([scope.0], |r| r.get(0))?;
         rows.collect::<rusqlite::Result<_>>()?
     };
@@ -570,14 +750,24 @@ pub fn list(db: &FleetDb, scope: Scope) -> Result<Vec<RolloutView>> {
 /// Scopes with a running rollout (to go on with them after a restart).
 pub fn running_scopes(db: &FleetDb) -> Result<Vec<Scope>> {
     let conn = db.conn();
-    let mut stmt = conn.prepare_cached("SELECT DISTINCT scope FROM rollouts WHERE state = 'running'")?;
+    let mut stmt =
+        conn.prepare_cached("SELECT DISTINCT scope FROM rollouts WHERE state = 'running'")?;
     let rows = stmt.query_map([], |r| Ok(Scope(r.get(0)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-fn set_state(conn: &rusqlite::Connection, id: &str, state: RolloutState, reason: Option<&str>, message: &str) -> Result<()> {
+fn set_state(
+    conn: &rusqlite::Connection,
+    id: &str,
+    state: RolloutState,
+    reason: Option<&str>,
+    message: &str,
+) -> Result<()> {
     let now = now_ms();
-    conn.execute("UPDATE rollouts SET state = ?2, reason = ?3, updated_at = ?4 WHERE id = ?1", params![id, state.as_str(), reason, now])?;
+    conn.execute(
+        "UPDATE rollouts SET state = ?2, reason = ?3, updated_at = ?4 WHERE id = ?1",
+        params![id, state.as_str(), reason, now],
+    )?;
     event(conn, id, now, message)
 }
 
@@ -585,40 +775,77 @@ fn set_state(conn: &rusqlite::Connection, id: &str, state: RolloutState, reason:
 pub fn pause(db: &FleetDb, id: &str) -> Result<RolloutView> {
     {
         let conn = db.conn();
-        let (_, row) = load(&conn, id)?.ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
+        let (_, row) = load(&conn, id)?
+            .ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
         if row.state != RolloutState::Running {
-            return Err(FleetError::Conflict(format!("the rollout is {}, not running", row.state.as_str())));
+            return Err(FleetError::Conflict(format!(
+                "the rollout is {}, not running",
+                row.state.as_str()
+            )));
         }
-        set_state(&conn, id, RolloutState::Paused, Some("paused by the operator"), "Paused by the operator")?;
+        set_state(
+            &conn,
+            id,
+            RolloutState::Paused,
+            Some("paused by the operator"),
+            "Paused by the operator",
+        )?;
     }
     get(db, id)
 }
 
 /// Resumes a paused rollout, with new thresholds if given (the step then decides at once
 /// whether it must pause again).
-pub fn resume(db: &FleetDb, id: &str, success_threshold: Option<f64>, error_threshold: Option<f64>) -> Result<RolloutView> {
+pub fn resume(
+    db: &FleetDb,
+    id: &str,
+    success_threshold: Option<f64>,
+    error_threshold: Option<f64>,
+) -> Result<RolloutView> {
     {
         let conn = db.conn();
-        let (_, row) = load(&conn, id)?.ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
+        let (_, row) = load(&conn, id)?
+            .ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
         if row.state != RolloutState::Paused {
-            return Err(FleetError::Conflict(format!("the rollout is {}, not paused", row.state.as_str())));
+            return Err(FleetError::Conflict(format!(
+                "the rollout is {}, not paused",
+                row.state.as_str()
+            )));
         }
-        for (field, v) in [("successThreshold", success_threshold), ("errorThreshold", error_threshold)] {
+        for (field, v) in [
+            ("successThreshold", success_threshold),
+            ("errorThreshold", error_threshold),
+        ] {
             if let Some(v) = v {
-                if !v.is_finite() || !(0.0..=100.0).contains(&v) || (field == "successThreshold" && v == 0.0) {
-                    return Err(FleetError::invalid(field, format!("must be a percentage above 0 and at most 100, got {v}")));
+                if !v.is_finite()
+                    || !(0.0..=100.0).contains(&v)
+                    || (field == "successThreshold" && v == 0.0)
+                {
+                    return Err(FleetError::invalid(
+                        field,
+                        format!("must be a percentage above 0 and at most 100, got {v}"),
+                    ));
                 }
             }
         }
         let success = success_threshold.unwrap_or(row.success);
         let error = error_threshold.unwrap_or(row.error);
-        conn.execute("UPDATE rollouts SET success_threshold = ?2, error_threshold = ?3 WHERE id = ?1", params![id, success, error])?;
+        conn.execute(
+            "UPDATE rollouts SET success_threshold = ?2, error_threshold = ?3 WHERE id = ?1",
+            params![id, success, error],
+        )?;
         let changed = if success != row.success || error != row.error {
             format!(" with thresholds success {success}%, error {error}%")
         } else {
             String::new()
         };
-        set_state(&conn, id, RolloutState::Running, None, &format!("Resumed by the operator{changed}"))?;
+        set_state(
+            &conn,
+            id,
+            RolloutState::Running,
+            None,
+            &format!("Resumed by the operator{changed}"),
+        )?;
     }
     get(db, id)
 }
@@ -626,35 +853,55 @@ pub fn resume(db: &FleetDb, id: &str, success_threshold: Option<f64>, error_thre
 /// Devices whose update under this rollout has not finished (targets set, still on the way).
 pub fn unfinished(db: &FleetDb, id: &str) -> Result<Vec<Uuid>> {
     let conn = db.conn();
-    let (scope, row) = load(&conn, id)?.ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
+    let (scope, row) = load(&conn, id)?
+        .ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
     let mut stmt = conn.prepare_cached(
         "SELECT d.device_id FROM rollout_devices d
          LEFT JOIN states s ON s.scope = ?2 AND s.module_id = ?3 AND s.device_id = d.device_id
          WHERE d.rollout = ?1 AND d.set_at IS NOT NULL AND s.target IS ?4
            AND (s.status IS NULL OR s.status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED'))",
     )?;
-    let rows = stmt.query_map(params![id, scope.0, row.module_id, row.version], |r| r.get::<_, String>(0))?;
+    let rows = stmt.query_map(params![id, scope.0, row.module_id, row.version], |r| {
+        r.get::<_, String>(0)
+    })?;
     Ok(rows.filter_map(|r| r.ok()?.parse().ok()).collect())
 }
 
 /// Aborts a rollout for good; with `reset_unfinished`, resets the target of every device whose
 /// update has not finished (the service cancels those updates). Answers the view and the
 /// number of targets reset.
-pub async fn abort(client: &Client, db: &FleetDb, id: &str, reset_unfinished: bool) -> Result<(RolloutView, u32)> {
+pub async fn abort(
+    client: &Client,
+    db: &FleetDb,
+    id: &str,
+    reset_unfinished: bool,
+) -> Result<(RolloutView, u32)> {
     let (scope, module_id) = {
         let conn = db.conn();
-        let (scope, row) = load(&conn, id)?.ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
+        let (scope, row) = load(&conn, id)?
+            .ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
         if matches!(row.state, RolloutState::Completed | RolloutState::Aborted) {
-            return Err(FleetError::Conflict(format!("the rollout is already {}", row.state.as_str())));
+            return Err(FleetError::Conflict(format!(
+                "the rollout is already {}",
+                row.state.as_str()
+            )));
         }
         // Stop first, so no step starts a wave while the targets are reset.
-        set_state(&conn, id, RolloutState::Aborted, Some("aborted by the operator"), "Aborted by the operator")?;
+        set_state(
+            &conn,
+            id,
+            RolloutState::Aborted,
+            Some("aborted by the operator"),
+            "Aborted by the operator",
+        )?;
         (scope, row.module_id)
     };
     let mut reset = 0u32;
     if reset_unfinished {
         let devices = unfinished(db, id)?;
-        let module: Uuid = module_id.parse().map_err(|_| FleetError::invalid("moduleId", "is not a UUID"))?;
+        let module: Uuid = module_id
+            .parse()
+            .map_err(|_| FleetError::invalid("moduleId", "is not a UUID"))?;
         let results = set_targets(client, &devices, module, None).await;
         let mut failures = Vec::new();
         for (device, result) in results {
@@ -667,23 +914,44 @@ pub async fn abort(client: &Client, db: &FleetDb, id: &str, reset_unfinished: bo
             }
         }
         let conn = db.conn();
-        let mut message = format!("Reset the targets of {reset} devices whose update had not finished");
+        let mut message =
+            format!("Reset the targets of {reset} devices whose update had not finished");
         if !failures.is_empty() {
-            message.push_str(&format!("; {} could not be reset ({})", failures.len(), failures.into_iter().take(3).collect::<Vec<_>>().join("; ")));
+            message.push_str(&format!(
+                "; {} could not be reset ({})",
+                failures.len(),
+                failures.into_iter().take(3).collect::<Vec<_>>().join("; ")
+            ));
         }
         event(&conn, id, now_ms(), &message)?;
     }
     Ok((get(db, id)?, reset))
 }
 
-async fn set_targets(client: &Client, devices: &[Uuid], module: Uuid, version: Option<&str>) -> Vec<(Uuid, std::result::Result<FirmwareState, dcs_api::Error>)> {
-    stream::iter(devices.iter().map(|d| async move {
-        let result = client.firmware().set_target(&DeviceId::Uuid(*d), module, version).await;
-        (*d, result)
-    }))
-    .buffer_unordered(PARALLEL_SETS)
-    .collect()
-    .await
+async fn set_targets(
+    client: &Client,
+    devices: &[Uuid],
+    module: Uuid,
+    version: Option<&str>,
+) -> Vec<(Uuid, std::result::Result<FirmwareState, dcs_api::Error>)> {
+    let version = version.map(str::to_owned);
+    let jobs: Vec<_> = devices
+        .iter()
+        .map(|&d| {
+            let (client, version) = (client.clone(), version.clone());
+            async move {
+                let result = client
+                    .firmware()
+                    .set_target(&DeviceId::Uuid(d), module, version.as_deref())
+                    .await;
+                (d, result)
+            }
+        })
+        .collect();
+    stream::iter(jobs)
+        .buffer_unordered(PARALLEL_SETS)
+        .collect()
+        .await
 }
 
 /// What one step did to a rollout.
@@ -694,8 +962,14 @@ pub enum StepOutcome {
     /// Nothing to do yet.
     Waiting,
     /// A wave started (its index) with this many targets set and refused.
-    WaveStarted { wave: u32, set: u32, refused: u32 },
-    Paused { reason: String },
+    WaveStarted {
+        wave: u32,
+        set: u32,
+        refused: u32,
+    },
+    Paused {
+        reason: String,
+    },
     Completed,
 }
 
@@ -703,7 +977,8 @@ pub enum StepOutcome {
 pub async fn advance(client: &Client, db: &FleetDb, id: &str) -> Result<StepOutcome> {
     let (scope, row, waves) = {
         let conn = db.conn();
-        let (scope, row) = load(&conn, id)?.ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
+        let (scope, row) = load(&conn, id)?
+            .ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
         if row.state != RolloutState::Running {
             return Ok(StepOutcome::Waiting);
         }
@@ -712,7 +987,13 @@ pub async fn advance(client: &Client, db: &FleetDb, id: &str) -> Result<StepOutc
     };
     let pause = |reason: String| -> Result<StepOutcome> {
         let conn = db.conn();
-        set_state(&conn, id, RolloutState::Paused, Some(&reason), &format!("Paused: {reason}"))?;
+        set_state(
+            &conn,
+            id,
+            RolloutState::Paused,
+            Some(&reason),
+            &format!("Paused: {reason}"),
+        )?;
         Ok(StepOutcome::Paused { reason })
     };
     if row.current >= 0 {
@@ -750,7 +1031,13 @@ pub async fn advance(client: &Client, db: &FleetDb, id: &str) -> Result<StepOutc
                     "{} of {} devices updated to {}, {} failed, {} replaced or cancelled, {} refused",
                     t.succeeded, t.size, row.version, t.failed, t.replaced, t.refused
                 );
-                set_state(&conn, id, RolloutState::Completed, Some(&reason), &format!("Completed: {reason}"))?;
+                set_state(
+                    &conn,
+                    id,
+                    RolloutState::Completed,
+                    Some(&reason),
+                    &format!("Completed: {reason}"),
+                )?;
                 return Ok(StepOutcome::Completed);
             }
             return Ok(StepOutcome::Waiting);
@@ -760,22 +1047,35 @@ pub async fn advance(client: &Client, db: &FleetDb, id: &str) -> Result<StepOutc
     let next = (row.current + 1) as u32;
     let devices: Vec<Uuid> = {
         let conn = db.conn();
-        conn.execute("UPDATE rollouts SET current_wave = ?2, updated_at = ?3 WHERE id = ?1", params![id, next, now_ms()])?;
+        conn.execute(
+            "UPDATE rollouts SET current_wave = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id, next, now_ms()],
+        )?;
         let mut stmt = conn.prepare_cached("SELECT device_id FROM rollout_devices WHERE rollout = ?1 AND wave = ?2 AND set_at IS NULL AND error IS NULL")?;
         let rows = stmt.query_map(params![id, next], |r| r.get::<_, String>(0))?;
         rows.filter_map(|r| r.ok()?.parse().ok()).collect()
     };
-    let module: Uuid = row.module_id.parse().map_err(|_| FleetError::invalid("moduleId", "is not a UUID"))?;
+    let module: Uuid = row
+        .module_id
+        .parse()
+        .map_err(|_| FleetError::invalid("moduleId", "is not a UUID"))?;
     let results = set_targets(client, &devices, module, Some(&row.version)).await;
     let (mut set, mut refused) = (0u32, 0u32);
     let mut first_refusal = None;
     {
-        let states: Vec<FirmwareState> = results.iter().filter_map(|(_, r)| r.as_ref().ok().cloned()).collect();
+        let states: Vec<FirmwareState> = results
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().ok().cloned())
+            .collect();
         super::scan::write_page(db, scope, now_ms(), &states)?;
         let conn = db.conn();
         let now = now_ms();
-        let mut ok = conn.prepare_cached("UPDATE rollout_devices SET set_at = ?3 WHERE rollout = ?1 AND device_id = ?2")?;
-        let mut err = conn.prepare_cached("UPDATE rollout_devices SET error = ?3 WHERE rollout = ?1 AND device_id = ?2")?;
+        let mut ok = conn.prepare_cached(
+            "UPDATE rollout_devices SET set_at = ?3 WHERE rollout = ?1 AND device_id = ?2",
+        )?;
+        let mut err = conn.prepare_cached(
+            "UPDATE rollout_devices SET error = ?3 WHERE rollout = ?1 AND device_id = ?2",
+        )?;
         for (device, result) in &results {
             match result {
                 Ok(_) => {
@@ -789,13 +1089,21 @@ pub async fn advance(client: &Client, db: &FleetDb, id: &str) -> Result<StepOutc
                 }
             }
         }
-        let mut message = format!("Wave {} started: target {} set on {set} devices", next + 1, row.version);
+        let mut message = format!(
+            "Wave {} started: target {} set on {set} devices",
+            next + 1,
+            row.version
+        );
         if let Some(why) = &first_refusal {
             message.push_str(&format!("; {refused} refused (first: {why})"));
         }
         event(&conn, id, now, &message)?;
     }
-    Ok(StepOutcome::WaveStarted { wave: next, set, refused })
+    Ok(StepOutcome::WaveStarted {
+        wave: next,
+        set,
+        refused,
+    })
 }
 
 fn pct(part: u32, whole: u32) -> f64 {
@@ -809,7 +1117,17 @@ fn pct(part: u32, whole: u32) -> f64 {
 /// The running rollouts of a scope.
 pub fn running(db: &FleetDb, scope: Scope) -> Result<Vec<String>> {
     let conn = db.conn();
-    let mut stmt = conn.prepare_cached("SELECT id FROM rollouts WHERE scope = ?1 AND state = 'running' ORDER BY created_at")?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM rollouts WHERE scope = ?1 AND state = 'running' ORDER BY created_at",
+    )?;
     let rows = stmt.query_map([scope.0], |r| r.get(0))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The scope a rollout belongs to.
+pub fn scope_of(db: &FleetDb, id: &str) -> Result<Scope> {
+    let conn = db.conn();
+    load(&conn, id)?
+        .map(|(s, _)| s)
+        .ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))
 }

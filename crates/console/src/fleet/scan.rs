@@ -76,7 +76,10 @@ pub struct ScanReport {
 
 /// The later of a state's two modification times (it has no `modifiedAt` of its own).
 pub fn modified_at(s: &FirmwareState) -> Option<OffsetDateTime> {
-    match (s.target_firmware_version_modified_at, s.firmware_update_status_modified_at) {
+    match (
+        s.target_firmware_version_modified_at,
+        s.firmware_update_status_modified_at,
+    ) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
     }
@@ -94,15 +97,22 @@ pub async fn refresh(
     progress: impl Fn(&ScanProgress),
 ) -> Result<ScanReport> {
     let started = Instant::now();
-    let watermark: Option<i64> =
-        db.conn().query_row("SELECT watermark FROM scopes WHERE id = ?1", [scope.0], |r| r.get(0))?;
+    let watermark: Option<i64> = db.conn().query_row(
+        "SELECT watermark FROM scopes WHERE id = ?1",
+        [scope.0],
+        |r| r.get(0),
+    )?;
     let kind = match (kind, watermark) {
         (ScanKind::Incremental, Some(_)) => ScanKind::Incremental,
         _ => ScanKind::Full,
     };
     let expected = match kind {
         ScanKind::Full => {
-            let n: i64 = db.conn().query_row("SELECT count(*) FROM states WHERE scope = ?1", [scope.0], |r| r.get(0))?;
+            let n: i64 = db.conn().query_row(
+                "SELECT count(*) FROM states WHERE scope = ?1",
+                [scope.0],
+                |r| r.get(0),
+            )?;
             (n > 0).then_some(n as u32)
         }
         ScanKind::Incremental => None,
@@ -110,7 +120,11 @@ pub async fn refresh(
     let firmware = client.firmware();
 
     // The service's latest modification before reading: the next watermark.
-    let probe = StateFilter { sort: Some("-modifiedAt".into()), limit: Some(1), ..Default::default() };
+    let probe = StateFilter {
+        sort: Some("-modifiedAt".into()),
+        limit: Some(1),
+        ..Default::default()
+    };
     let (latest, _) = cancellable(cancel, firmware.states_page(&probe)).await??;
     let next_watermark = latest.items.first().and_then(modified_at).map(to_ms);
 
@@ -118,7 +132,10 @@ pub async fn refresh(
         cancellable(cancel, refresh_catalogue(client, db, scope)).await??;
     }
 
-    let mut filter = StateFilter { limit: Some(PAGE_SIZE), ..Default::default() };
+    let mut filter = StateFilter {
+        limit: Some(PAGE_SIZE),
+        ..Default::default()
+    };
     if kind == ScanKind::Incremental {
         filter.modified_since = watermark.map(|w| super::from_ms(w - OVERLAP_MS));
     }
@@ -131,7 +148,15 @@ pub async fn refresh(
     };
 
     let scan_id = now_ms();
-    let mut report = ScanReport { kind, pages: 0, states: 0, changed: 0, removed: 0, elapsed_ms: 0, watermark: None };
+    let mut report = ScanReport {
+        kind,
+        pages: 0,
+        states: 0,
+        changed: 0,
+        removed: 0,
+        elapsed_ms: 0,
+        watermark: None,
+    };
     let mut page: (Page<FirmwareState>, Option<Url>) = first;
     loop {
         let (items, next) = (page.0.items, page.1);
@@ -157,13 +182,20 @@ pub async fn refresh(
         }
         page = match cancellable(cancel, pending).await? {
             Ok(result) => result?,
-            Err(join) => return Err(FleetError::Conflict(format!("the page request stopped: {join}"))),
+            Err(join) => {
+                return Err(FleetError::Conflict(format!(
+                    "the page request stopped: {join}"
+                )))
+            }
         };
     }
 
     let conn = db.conn();
     if kind == ScanKind::Full {
-        report.removed = conn.execute("DELETE FROM states WHERE scope = ?1 AND scan <> ?2", params![scope.0, scan_id])? as u32;
+        report.removed = conn.execute(
+            "DELETE FROM states WHERE scope = ?1 AND scan <> ?2",
+            params![scope.0, scan_id],
+        )? as u32;
         conn.execute(
             "UPDATE scopes SET watermark = ?2, last_full_at = ?3, last_refresh_at = ?3 WHERE id = ?1",
             params![scope.0, next_watermark, now_ms()],
@@ -181,12 +213,16 @@ pub async fn refresh(
 
 fn is_about_limit(e: &dcs_api::Error) -> bool {
     e.problem().is_some_and(|p| {
-        p.invalid_params.iter().any(|i| i.name == "limit") || p.detail.as_deref().is_some_and(|d| d.contains("limit"))
+        p.invalid_params.iter().any(|i| i.name == "limit")
+            || p.detail.as_deref().is_some_and(|d| d.contains("limit"))
     })
 }
 
 /// Runs `fut` unless `cancel` fires first.
-async fn cancellable<T>(cancel: &CancellationToken, fut: impl std::future::Future<Output = T>) -> Result<T> {
+async fn cancellable<T>(
+    cancel: &CancellationToken,
+    fut: impl std::future::Future<Output = T>,
+) -> Result<T> {
     tokio::select! {
         biased;
         _ = cancel.cancelled() => Err(FleetError::Cancelled),
@@ -195,7 +231,12 @@ async fn cancellable<T>(cancel: &CancellationToken, fut: impl std::future::Futur
 }
 
 /// Upserts one page in a transaction; answers how many states changed.
-pub fn write_page(db: &FleetDb, scope: Scope, scan_id: i64, items: &[FirmwareState]) -> Result<u32> {
+pub fn write_page(
+    db: &FleetDb,
+    scope: Scope,
+    scan_id: i64,
+    items: &[FirmwareState],
+) -> Result<u32> {
     let mut conn = db.conn();
     let tx = conn.transaction()?;
     let mut changed = 0u32;
@@ -216,7 +257,10 @@ pub fn write_page(db: &FleetDb, scope: Scope, scan_id: i64, items: &[FirmwareSta
              FROM states WHERE scope = ?1 AND module_id = ?2 AND device_id = ?3",
         )?;
         for s in items {
-            let status = s.firmware_update_status.as_ref().map(|st| st.as_str().to_owned());
+            let status = s
+                .firmware_update_status
+                .as_ref()
+                .map(|st| st.as_str().to_owned());
             let status_at = s.firmware_update_status_modified_at.map(to_ms);
             let same: Option<bool> = before
                 .query_row(
@@ -263,8 +307,18 @@ pub fn write_page(db: &FleetDb, scope: Scope, scan_id: i64, items: &[FirmwareSta
 /// the device specifications, for the dashboard's labels and the rollout's version choice.
 pub async fn refresh_catalogue(client: &Client, db: &FleetDb, scope: Scope) -> Result<()> {
     let firmware = client.firmware();
-    let modules: Vec<_> = firmware.modules(&ModuleFilter { limit: Some(PAGE_SIZE), ..Default::default() })?.try_collect().await?;
-    let filter = PackageFilter { embed: vec![Embed::DeviceSpecification], limit: Some(PAGE_SIZE), ..Default::default() };
+    let modules: Vec<_> = firmware
+        .modules(&ModuleFilter {
+            limit: Some(PAGE_SIZE),
+            ..Default::default()
+        })?
+        .try_collect()
+        .await?;
+    let filter = PackageFilter {
+        embed: vec![Embed::DeviceSpecification],
+        limit: Some(PAGE_SIZE),
+        ..Default::default()
+    };
     let packages: Vec<_> = firmware.packages(&filter)?.try_collect().await?;
     let mut conn = db.conn();
     let tx = conn.transaction()?;
@@ -273,7 +327,12 @@ pub async fn refresh_catalogue(client: &Client, db: &FleetDb, scope: Scope) -> R
     for m in &modules {
         tx.execute(
             "INSERT INTO modules (scope, module_id, name, spec_id) VALUES (?1, ?2, ?3, ?4)",
-            params![scope.0, m.id.to_string(), m.name, m.device_specification_id.to_string()],
+            params![
+                scope.0,
+                m.id.to_string(),
+                m.name,
+                m.device_specification_id.to_string()
+            ],
         )?;
     }
     for p in &packages {
@@ -281,7 +340,11 @@ pub async fn refresh_catalogue(client: &Client, db: &FleetDb, scope: Scope) -> R
             "INSERT OR REPLACE INTO packages (scope, module_id, version, has_file) VALUES (?1, ?2, ?3, ?4)",
             params![scope.0, p.module_id.to_string(), p.firmware_version, p.firmware_file_name.is_some()],
         )?;
-        if let Some(spec) = p.embedded.as_ref().and_then(|e| e.device_specification.as_ref()) {
+        if let Some(spec) = p
+            .embedded
+            .as_ref()
+            .and_then(|e| e.device_specification.as_ref())
+        {
             tx.execute(
                 "INSERT OR REPLACE INTO specs (scope, spec_id, name) VALUES (?1, ?2, ?3)",
                 params![scope.0, spec.id.to_string(), spec.name],

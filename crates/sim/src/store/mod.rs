@@ -295,6 +295,20 @@ impl Store {
         Ok(self.meta("seed")?.is_some())
     }
 
+    /// The latest time the state was changed at (simulated clock), if anything was: a restarted
+    /// simulator's clock goes on from there rather than jumping back to the wall clock.
+    pub fn latest_change(&self) -> Result<Option<OffsetDateTime>, StoreError> {
+        let latest: Option<String> = self.conn().query_row(
+            "SELECT max(t) FROM (SELECT max(modified_at) AS t FROM firmware_states
+                                 UNION ALL SELECT max(modified_at) FROM downlinks
+                                 UNION ALL SELECT max(modified_at) FROM connector_bindings
+                                 UNION ALL SELECT max(modified_at) FROM firmware_packages)",
+            [],
+            |r| r.get(0),
+        )?;
+        latest.map(|t| parse_ts("modified_at", t)).transpose()
+    }
+
     pub fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
         Ok(self.conn().query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?)
     }

@@ -1,0 +1,321 @@
+//! The fleet as a long-lived service of the app (and anything else that keeps one): one scan at
+//! a time with its progress and a way to cancel it, the refresh timer's decisions, the step of
+//! the running rollouts after every refresh, and the answer to "can targets be set here?".
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use dcs_api::Client;
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use super::query::{self, DeviceMatch};
+use super::rollout::{self, StepOutcome};
+use super::scan::{self, ScanKind, ScanProgress, ScanReport};
+use super::{now_ms, FleetDb, FleetError, Result, Scope, ScopeInfo};
+
+/// The refresh interval when none was chosen.
+pub const DEFAULT_INTERVAL_SECS: u32 = 15;
+/// A full scan at least this often (an incremental refresh cannot see a state disappear).
+pub const FULL_SCAN_EVERY: Duration = Duration::from_secs(3600);
+
+/// What the dashboard shows of the fleet's work for one scope.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct FleetStatus {
+    /// The scan under way in this scope, if one is.
+    pub scanning: Option<ScanProgress>,
+    /// A scan of another scope is under way (this one's waits).
+    pub busy_elsewhere: bool,
+    pub last: Option<ScanReport>,
+    /// Why the last refresh failed, if it did.
+    pub error: Option<String>,
+    pub info: ScopeInfo,
+    /// Grows with every finished refresh or rollout change: the UI reloads what it shows then.
+    pub revision: u32,
+    pub interval_seconds: u32,
+    pub auto_refresh: bool,
+    pub running_rollouts: u32,
+}
+
+/// Whether the rollout actions can set targets on this service.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct Availability {
+    pub available: bool,
+    pub reason: String,
+}
+
+#[derive(Default)]
+struct Inner {
+    scanning: Option<(Scope, ScanProgress)>,
+    cancel: Option<CancellationToken>,
+    last: HashMap<Scope, ScanReport>,
+    error: HashMap<Scope, String>,
+    revision: u32,
+    interval: Option<u32>,
+    paused: bool,
+    last_refresh: HashMap<Scope, Instant>,
+    devices: HashMap<(Scope, String), DeviceMatch>,
+    set_target: HashMap<String, bool>,
+}
+
+pub struct FleetService {
+    db: Arc<FleetDb>,
+    inner: Mutex<Inner>,
+    /// One scan or rollout step at a time.
+    work: tokio::sync::Mutex<()>,
+}
+
+impl FleetService {
+    pub fn new(db: Arc<FleetDb>) -> FleetService {
+        FleetService {
+            db,
+            inner: Mutex::new(Inner::default()),
+            work: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    pub fn db(&self) -> &FleetDb {
+        &self.db
+    }
+
+    fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn status(&self, scope: Scope) -> Result<FleetStatus> {
+        let info = self.db.scope_info(scope)?;
+        let running = rollout::running(&self.db, scope)?.len() as u32;
+        let i = self.inner();
+        Ok(FleetStatus {
+            scanning: i
+                .scanning
+                .as_ref()
+                .filter(|(s, _)| *s == scope)
+                .map(|(_, p)| p.clone()),
+            busy_elsewhere: i.scanning.as_ref().is_some_and(|(s, _)| *s != scope),
+            last: i.last.get(&scope).cloned(),
+            error: i.error.get(&scope).cloned(),
+            info,
+            revision: i.revision,
+            interval_seconds: i.interval.unwrap_or(DEFAULT_INTERVAL_SECS),
+            auto_refresh: !i.paused,
+            running_rollouts: running,
+        })
+    }
+
+    /// Sets the refresh interval (5 s to 1 h) and whether the timer refreshes at all.
+    pub fn set_refresh(&self, seconds: u32, auto: bool) -> Result<()> {
+        if !(5..=3600).contains(&seconds) {
+            return Err(FleetError::invalid(
+                "intervalSeconds",
+                format!("must be from 5 to 3600 seconds, got {seconds}"),
+            ));
+        }
+        let mut i = self.inner();
+        i.interval = Some(seconds);
+        i.paused = !auto;
+        i.revision += 1;
+        Ok(())
+    }
+
+    /// What the timer should do for `scope` now: nothing, or a refresh of that kind. A scope is
+    /// refreshed by the timer once it was scanned (the first scan is the user's) or while a
+    /// rollout of it runs.
+    pub fn due(&self, scope: Scope) -> Result<Option<ScanKind>> {
+        let info = self.db.scope_info(scope)?;
+        let running = !rollout::running(&self.db, scope)?.is_empty();
+        let i = self.inner();
+        if i.scanning.is_some() || (i.paused && !running) {
+            return Ok(None);
+        }
+        let interval = Duration::from_secs(i.interval.unwrap_or(DEFAULT_INTERVAL_SECS) as u64);
+        if info.watermark.is_none() && !running {
+            return Ok(None);
+        }
+        if i.last_refresh
+            .get(&scope)
+            .is_some_and(|t| t.elapsed() < interval)
+        {
+            return Ok(None);
+        }
+        let full_due = info.last_full_scan.is_none()
+            || info
+                .last_full_scan
+                .as_deref()
+                .and_then(|t| {
+                    time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339)
+                        .ok()
+                })
+                .is_some_and(|t| {
+                    (time::OffsetDateTime::now_utc() - t).whole_seconds()
+                        >= FULL_SCAN_EVERY.as_secs() as i64
+                });
+        Ok(Some(if full_due {
+            ScanKind::Full
+        } else {
+            ScanKind::Incremental
+        }))
+    }
+
+    /// Records that a refresh of `scope` could not even start (no session): the timer waits a
+    /// whole interval before trying again.
+    pub fn note_failure(&self, scope: Scope, reason: String) {
+        let mut i = self.inner();
+        i.last_refresh.insert(scope, Instant::now());
+        if i.error.get(&scope) != Some(&reason) {
+            i.error.insert(scope, reason);
+            i.revision += 1;
+        }
+    }
+
+    /// Cancels the scan under way; answers whether there was one.
+    pub fn cancel(&self) -> bool {
+        match self.inner().cancel.take() {
+            Some(c) => {
+                c.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Refreshes `scope` through `client`, then takes a history snapshot and moves the scope's
+    /// running rollouts on. With `wait` false, answers `None` at once if other work is under way.
+    pub async fn refresh(
+        &self,
+        client: &Client,
+        scope: Scope,
+        kind: ScanKind,
+        wait: bool,
+    ) -> Result<Option<ScanReport>> {
+        let _guard = if wait {
+            self.work.lock().await
+        } else {
+            match self.work.try_lock() {
+                Ok(g) => g,
+                Err(_) => return Ok(None),
+            }
+        };
+        let cancel = CancellationToken::new();
+        {
+            let mut i = self.inner();
+            i.cancel = Some(cancel.clone());
+            i.scanning = Some((
+                scope,
+                ScanProgress {
+                    kind,
+                    pages: 0,
+                    states: 0,
+                    expected: None,
+                    elapsed_ms: 0,
+                },
+            ));
+        }
+        let result = scan::refresh(client, &self.db, scope, kind, &cancel, |p| {
+            self.inner().scanning = Some((scope, p.clone()));
+        })
+        .await;
+        {
+            let mut i = self.inner();
+            i.scanning = None;
+            i.cancel = None;
+            i.last_refresh.insert(scope, Instant::now());
+            i.revision += 1;
+            match &result {
+                Ok(report) => {
+                    i.last.insert(scope, report.clone());
+                    i.error.remove(&scope);
+                }
+                Err(e) => {
+                    i.error.insert(scope, e.to_string());
+                }
+            }
+        }
+        let report = result?;
+        query::snapshot(&self.db, scope, now_ms())?;
+        self.step_rollouts(client, scope).await?;
+        Ok(Some(report))
+    }
+
+    /// Moves the scope's running rollouts on (the caller holds no lock; after a refresh).
+    async fn step_rollouts(&self, client: &Client, scope: Scope) -> Result<Vec<StepOutcome>> {
+        let mut outcomes = Vec::new();
+        for id in rollout::running(&self.db, scope)? {
+            let outcome = rollout::advance(client, &self.db, &id).await?;
+            if outcome != StepOutcome::Waiting {
+                tracing::info!(rollout = %id, ?outcome, "rollout moved");
+                self.inner().revision += 1;
+            }
+            outcomes.push(outcome);
+        }
+        Ok(outcomes)
+    }
+
+    /// Runs `f` as the only fleet work under way (a rollout started, paused, resumed or
+    /// aborted by the operator), then marks the change.
+    pub async fn exclusive<T>(&self, f: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+        let _guard = self.work.lock().await;
+        let out = f.await;
+        self.inner().revision += 1;
+        out
+    }
+
+    /// The device filter as typed, resolved once per scope (an IMEI or DevEUI asks the service).
+    pub async fn device_match(
+        &self,
+        client: &Client,
+        scope: Scope,
+        raw: Option<&str>,
+    ) -> Result<Option<DeviceMatch>> {
+        let Some(raw) = raw.map(str::trim).filter(|s| !s.is_empty()) else {
+            return Ok(None);
+        };
+        if let Some(m) = self.inner().devices.get(&(scope, raw.to_owned())) {
+            return Ok(Some(m.clone()));
+        }
+        let m = query::resolve_device(client, raw).await?;
+        self.inner()
+            .devices
+            .insert((scope, raw.to_owned()), m.clone());
+        Ok(Some(m))
+    }
+
+    /// Whether targets can be set on the service at `base_url` (asked once per service).
+    pub async fn set_target_availability(&self, client: &Client, base_url: &str) -> Availability {
+        let known = self.inner().set_target.get(base_url).copied();
+        let available = match known {
+            Some(a) => a,
+            None => match client.firmware().set_target_supported().await {
+                Ok(a) => {
+                    self.inner().set_target.insert(base_url.to_owned(), a);
+                    a
+                }
+                Err(e) => {
+                    return Availability {
+                        available: false,
+                        reason: format!("could not tell whether this service sets targets: {e}"),
+                    }
+                }
+            },
+        };
+        if available {
+            Availability {
+                available: true,
+                reason: "targets are set with the simulator's documented operation (PUT /firmware/states/{deviceId}/{moduleId}, A-38)".into(),
+            }
+        } else {
+            Availability {
+                available: false,
+                reason: "this service does not document an operation that sets a target version (reference 4.1: \
+                         \"not shown\"); the console sets targets only on the simulator, where the operation is \
+                         documented, rather than guess at a path"
+                    .into(),
+            }
+        }
+    }
+}

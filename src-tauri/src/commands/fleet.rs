@@ -1,0 +1,327 @@
+//! The rollout dashboard's commands: the fleet of the active scope (profile, service, customer)
+//! as the local fleet database holds it, its scans, and rollouts in waves. Reads come from the
+//! database; scans and rollout steps go to the service.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use dcs_console::fleet::query::{self, CustomerSummary, DeviceQuery, DeviceRow, HistoryPoint, ModuleOverview, ModuleSummary, Names, Selection};
+use dcs_console::fleet::rollout::{self, PlanPreview, RolloutPlan, RolloutView};
+use dcs_console::fleet::scan::ScanKind;
+use dcs_console::fleet::service::{Availability, FleetService, FleetStatus};
+use dcs_console::fleet::{FleetError, Scope};
+use serde::Serialize;
+use tauri::State;
+use uuid::Uuid;
+
+use crate::error::{AppCode, CommandError};
+use crate::state::{AppState, Session};
+
+fn fleet_err(session: &Session, e: FleetError) -> CommandError {
+    match e {
+        FleetError::Invalid { field, rule } => CommandError::invalid(&field, rule),
+        FleetError::Api(a) => session.err(a),
+        FleetError::Conflict(m) => CommandError::app(AppCode::Conflict, m),
+        FleetError::Cancelled => dcs_api::Error::Cancelled { what: "the scan".into() }.into(),
+        other @ (FleetError::Db(_) | FleetError::Open { .. }) => CommandError::app(AppCode::Storage, other.to_string()),
+    }
+}
+
+/// The active session, its fleet service and its scope.
+async fn open(state: &AppState) -> Result<(Arc<Session>, Arc<FleetService>, Scope), CommandError> {
+    let session = state.session().await;
+    let fleet = state.fleet()?.clone();
+    let scope = fleet.db().scope(&state.scope_key(&session)).map_err(|e| fleet_err(&session, e))?;
+    Ok((session, fleet, scope))
+}
+
+/// Names of owners: the profile's customers.
+fn names(session: &Session) -> Names {
+    session.profile.customers.iter().map(|c| (c.id, c.label.clone())).collect::<BTreeMap<Uuid, String>>()
+}
+
+/// What the dashboard opens with.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetHome {
+    pub status: FleetStatus,
+    pub modules: Vec<ModuleSummary>,
+    /// Devices per owner in this scope.
+    pub customers: Vec<CustomerSummary>,
+    /// For a reseller: each of its customers' scopes this console has scanned.
+    pub customer_scopes: Vec<CustomerScope>,
+    pub set_target: Availability,
+}
+
+/// A reseller's customer as last scanned by this console.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomerScope {
+    pub customer_id: Uuid,
+    pub label: String,
+    pub states: u32,
+    pub devices: u32,
+    pub drift: u32,
+    pub failed: u32,
+    pub last_refresh: Option<String>,
+    pub active: bool,
+}
+
+/// The scan state of the active scope (polled while the dashboard is open).
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_status(state: State<'_, AppState>) -> Result<FleetStatus, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    fleet.status(scope).map_err(|e| fleet_err(&session, e))
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_home(state: State<'_, AppState>) -> Result<FleetHome, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    let e = |e| fleet_err(&session, e);
+    let names = names(&session);
+    let mut customer_scopes = Vec::new();
+    let own_key = state.scope_key(&session);
+    for c in &session.profile.customers {
+        let key = dcs_console::fleet::ScopeKey { customer: Some(c.id), ..own_key.clone() };
+        let s = fleet.db().scope(&key).map_err(e)?;
+        let info = fleet.db().scope_info(s).map_err(e)?;
+        let sums = query::customers(fleet.db(), s, &names).map_err(e)?;
+        customer_scopes.push(CustomerScope {
+            customer_id: c.id,
+            label: c.label.clone(),
+            states: info.states,
+            devices: sums.iter().map(|x| x.devices).sum(),
+            drift: sums.iter().map(|x| x.drift).sum(),
+            failed: sums.iter().map(|x| x.failed).sum(),
+            last_refresh: info.last_refresh,
+            active: Some(c.id) == session.acting.customer_id(),
+        });
+    }
+    Ok(FleetHome {
+        status: fleet.status(scope).map_err(e)?,
+        modules: query::modules(fleet.db(), scope).map_err(e)?,
+        customers: query::customers(fleet.db(), scope, &names).map_err(e)?,
+        customer_scopes,
+        set_target: fleet.set_target_availability(&session.client, &session.base_url).await,
+    })
+}
+
+/// Starts a scan of the active scope in the background (full, or incremental from the last
+/// watermark); its progress shows in `fleet_status`.
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_scan(state: State<'_, AppState>, full: bool) -> Result<FleetStatus, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    let current = fleet.status(scope).map_err(|e| fleet_err(&session, e))?;
+    if current.scanning.is_some() || current.busy_elsewhere {
+        return Err(CommandError::app(AppCode::Conflict, "a scan is already under way; wait for it or cancel it"));
+    }
+    let kind = if full { ScanKind::Full } else { ScanKind::Incremental };
+    let (bg_fleet, bg_session) = (fleet.clone(), session.clone());
+    tauri::async_runtime::spawn(async move {
+        if let Err(e) = bg_fleet.refresh(&bg_session.client, scope, kind, true).await {
+            tracing::warn!(error = %e, "fleet scan ended with an error");
+        }
+    });
+    // Let the scan register, so the answer already shows it under way.
+    for _ in 0..20 {
+        let s = fleet.status(scope).map_err(|e| fleet_err(&session, e))?;
+        if s.scanning.is_some() || s.revision != current.revision {
+            return Ok(s);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    fleet.status(scope).map_err(|e| fleet_err(&session, e))
+}
+
+/// Cancels the scan under way; answers whether there was one.
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_cancel_scan(state: State<'_, AppState>) -> Result<bool, CommandError> {
+    Ok(state.fleet()?.cancel())
+}
+
+/// Sets how often the fleet is refreshed (5 to 3600 s) and whether the timer runs.
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_set_refresh(state: State<'_, AppState>, interval_seconds: u32, auto: bool) -> Result<FleetStatus, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    fleet.set_refresh(interval_seconds, auto).map_err(|e| fleet_err(&session, e))?;
+    fleet.status(scope).map_err(|e| fleet_err(&session, e))
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_overview(state: State<'_, AppState>, module_id: String) -> Result<ModuleOverview, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    query::overview(fleet.db(), scope, &module_id, &names(&session)).map_err(|e| fleet_err(&session, e))
+}
+
+/// How many rows of the device table match.
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_count(state: State<'_, AppState>, query: DeviceQuery) -> Result<u32, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    let e = |e| fleet_err(&session, e);
+    let device = fleet.device_match(&session.client, scope, query.device.as_deref()).await.map_err(e)?;
+    query::count(fleet.db(), scope, &query, device.as_ref()).map_err(e)
+}
+
+/// A window of the device table.
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_rows(state: State<'_, AppState>, query: DeviceQuery, offset: u32, limit: u32) -> Result<Vec<DeviceRow>, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    let e = |e| fleet_err(&session, e);
+    let device = fleet.device_match(&session.client, scope, query.device.as_deref()).await.map_err(e)?;
+    query::rows(fleet.db(), scope, &query, device.as_ref(), offset, limit).map_err(e)
+}
+
+/// Writes the selected rows (or all that match) to `path` as CSV; answers how many.
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_export_csv(
+    state: State<'_, AppState>,
+    query: DeviceQuery,
+    selection: Option<Selection>,
+    path: String,
+) -> Result<u32, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    let e = |e| fleet_err(&session, e);
+    let device = fleet.device_match(&session.client, scope, query.device.as_deref()).await.map_err(e)?;
+    let names = names(&session);
+    let fleet2 = fleet.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        query::write_csv(fleet2.db(), scope, &query, device.as_ref(), selection.as_ref(), &names, std::path::Path::new(&path))
+    })
+    .await
+    .map_err(|j| CommandError::app(AppCode::Storage, j.to_string()))?
+    .map_err(e)
+}
+
+/// A module's history over the last `hours` (all of it when absent).
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_history(state: State<'_, AppState>, module_id: String, hours: Option<u32>) -> Result<Vec<HistoryPoint>, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    let since = hours.map(|h| dcs_console::fleet::now_ms() - h as i64 * 3_600_000);
+    query::history(fleet.db(), scope, &module_id, since, 600).map_err(|e| fleet_err(&session, e))
+}
+
+/// What a plan would do: its problems field by field, or its devices per wave.
+#[tauri::command]
+#[specta::specta]
+pub async fn rollout_preview(state: State<'_, AppState>, plan: RolloutPlan) -> Result<PlanPreview, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    let (preview, _) = rollout::preview(&session.client, fleet.db(), scope, &plan).await.map_err(|e| fleet_err(&session, e))?;
+    Ok(preview)
+}
+
+async fn checked(state: &AppState, acting_for: Option<Uuid>) -> Result<(Arc<Session>, Arc<FleetService>, Scope), CommandError> {
+    let (session, fleet, scope) = open(state).await?;
+    session.check_acting_for(acting_for)?;
+    let a = fleet.set_target_availability(&session.client, &session.base_url).await;
+    if !a.available {
+        return Err(CommandError::app(AppCode::Unavailable, format!("Rollouts are unavailable here: {}", a.reason)));
+    }
+    Ok((session, fleet, scope))
+}
+
+/// Starts a rollout: checks the plan again, saves it, and starts its first wave.
+#[tauri::command]
+#[specta::specta]
+pub async fn rollout_start(state: State<'_, AppState>, plan: RolloutPlan, acting_for: Option<Uuid>) -> Result<RolloutView, CommandError> {
+    let (session, fleet, scope) = checked(&state, acting_for).await?;
+    let e = |e| fleet_err(&session, e);
+    let db = fleet.db();
+    let id = fleet
+        .exclusive(async {
+            let (preview, devices) = rollout::preview(&session.client, db, scope, &plan).await?;
+            if let Some(p) = preview.problems.first() {
+                return Err(FleetError::invalid(&p.field, &p.rule));
+            }
+            let id = rollout::create(db, scope, &plan, &devices)?;
+            rollout::advance(&session.client, db, &id).await?;
+            Ok(id)
+        })
+        .await
+        .map_err(e)?;
+    rollout::get(db, &id).map_err(e)
+}
+
+/// The rollouts of the active scope, newest first.
+#[tauri::command]
+#[specta::specta]
+pub async fn rollouts(state: State<'_, AppState>) -> Result<Vec<RolloutView>, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    rollout::list(fleet.db(), scope).map_err(|e| fleet_err(&session, e))
+}
+
+/// A rollout of the active scope, checked to be one.
+fn own(fleet: &FleetService, session: &Session, scope: Scope, id: &str) -> Result<(), CommandError> {
+    let of = rollout::scope_of(fleet.db(), id).map_err(|e| fleet_err(session, e))?;
+    if of != scope {
+        return Err(CommandError::app(AppCode::ContextChanged, "this rollout belongs to another profile or customer; switch to it first"));
+    }
+    Ok(())
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn rollout_pause(state: State<'_, AppState>, id: String, acting_for: Option<Uuid>) -> Result<RolloutView, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    session.check_acting_for(acting_for)?;
+    own(&fleet, &session, scope, &id)?;
+    fleet.exclusive(async { rollout::pause(fleet.db(), &id) }).await.map_err(|e| fleet_err(&session, e))
+}
+
+/// Resumes a paused rollout, with new thresholds if given, and moves it on at once.
+#[tauri::command]
+#[specta::specta]
+pub async fn rollout_resume(
+    state: State<'_, AppState>,
+    id: String,
+    success_threshold: Option<f64>,
+    error_threshold: Option<f64>,
+    acting_for: Option<Uuid>,
+) -> Result<RolloutView, CommandError> {
+    let (session, fleet, scope) = checked(&state, acting_for).await?;
+    own(&fleet, &session, scope, &id)?;
+    fleet
+        .exclusive(async {
+            rollout::resume(fleet.db(), &id, success_threshold, error_threshold)?;
+            rollout::advance(&session.client, fleet.db(), &id).await?;
+            rollout::get(fleet.db(), &id)
+        })
+        .await
+        .map_err(|e| fleet_err(&session, e))
+}
+
+/// What an abort would reset: devices whose update under the rollout has not finished.
+#[tauri::command]
+#[specta::specta]
+pub async fn rollout_unfinished(state: State<'_, AppState>, id: String) -> Result<u32, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    own(&fleet, &session, scope, &id)?;
+    rollout::unfinished(fleet.db(), &id).map(|d| d.len() as u32).map_err(|e| fleet_err(&session, e))
+}
+
+/// Aborts a rollout; with `resetUnfinished`, resets the targets of devices still updating.
+#[tauri::command]
+#[specta::specta]
+pub async fn rollout_abort(
+    state: State<'_, AppState>,
+    id: String,
+    reset_unfinished: bool,
+    acting_for: Option<Uuid>,
+) -> Result<RolloutView, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    session.check_acting_for(acting_for)?;
+    own(&fleet, &session, scope, &id)?;
+    fleet
+        .exclusive(async { rollout::abort(&session.client, fleet.db(), &id, reset_unfinished).await.map(|(v, _)| v) })
+        .await
+        .map_err(|e| fleet_err(&session, e))
+}
