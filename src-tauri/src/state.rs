@@ -152,12 +152,16 @@ impl AppState {
             // targets and rollouts are still there after a restart.
             let data = self.data_dir.as_ref().map(|d| d.join(format!("simulator-seed-{}.sqlite", self.sim_seed)));
             let speed = std::env::var("DCS_SIM_SPEED").ok().and_then(|s| s.parse().ok()).filter(|s: &f64| *s > 0.0);
-            let opts = dcs_sim::SimOptions {
+            let mut opts = dcs_sim::SimOptions {
                 seed: self.sim_seed,
                 speed: speed.unwrap_or(dcs_sim::DEMO_SPEED),
                 data,
                 ..Default::default()
             };
+            // A bigger demo fleet (the benchmarks): devices per client.
+            if let Some(n) = std::env::var("DCS_SIM_DEVICES").ok().and_then(|s| s.parse().ok()).filter(|n: &u32| *n > 0) {
+                opts.devices_per_client = n;
+            }
             let started = simulator::start(opts)
                 .await
                 .map_err(|e| CommandError::app(AppCode::Config, format!("the built-in simulator could not start: {e}")))?;
