@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatLocalTime, middleEllipsis, shapeBars, timelineSeries, timeTickFormat } from "./chartData";
+import { formatLocalTime, middleEllipsis, shapeBars, timelineSeries, timeTickFormat, timeTicks } from "./chartData";
 
 describe("shapeBars", () => {
   it("sorts by value, largest first, ties by label in numeric order", () => {
@@ -79,5 +79,38 @@ describe("timeTickFormat", () => {
   });
   it("formats tooltips in full local time", () => {
     expect(formatLocalTime(at)).toBe("2026-01-05 09:07:03");
+  });
+});
+
+describe("timeTicks", () => {
+  const local = (h: number, m: number, s = 0, day = 5) => new Date(2026, 0, day, h, m, s).getTime();
+  const hm = (ms: number) => { const d = new Date(ms); return `${d.getDate()} ${d.getHours()}:${String(d.getMinutes()).padStart(2, "0")}:${String(d.getSeconds()).padStart(2, "0")}`; };
+
+  it("puts ticks on round local minutes within the range", () => {
+    const ticks = timeTicks(local(8, 0, 0), local(8, 59, 0), 8);
+    expect(ticks.map(hm)).toEqual(["5 8:00:00", "5 8:10:00", "5 8:20:00", "5 8:30:00", "5 8:40:00", "5 8:50:00"]);
+  });
+
+  it("starts at the first round time after an odd start", () => {
+    const ticks = timeTicks(local(8, 3, 20), local(8, 31, 0), 6);
+    expect(ticks.map(hm)).toEqual(["5 8:05:00", "5 8:10:00", "5 8:15:00", "5 8:20:00", "5 8:25:00", "5 8:30:00"]);
+  });
+
+  it("uses seconds for short spans and hours for long ones", () => {
+    expect(timeTicks(local(8, 0, 7), local(8, 0, 50), 5).map(hm)).toEqual(["5 8:00:10", "5 8:00:20", "5 8:00:30", "5 8:00:40", "5 8:00:50"]);
+    expect(timeTicks(local(1, 30), local(23, 0), 8).map(hm)).toEqual(["5 3:00:00", "5 6:00:00", "5 9:00:00", "5 12:00:00", "5 15:00:00", "5 18:00:00", "5 21:00:00"]);
+  });
+
+  it("uses local midnights for spans of days", () => {
+    const ticks = timeTicks(local(12, 0, 0, 1), local(12, 0, 0, 6), 8);
+    expect(ticks.map(hm)).toEqual(["2 0:00:00", "3 0:00:00", "4 0:00:00", "5 0:00:00", "6 0:00:00"]);
+  });
+
+  it("never gives more than asked, and copes with an empty range", () => {
+    for (const span of [7_000, 95_000, 3_600_000, 5 * 86_400_000, 90 * 86_400_000]) {
+      expect(timeTicks(local(8, 0), local(8, 0) + span, 6).length).toBeLessThanOrEqual(6);
+    }
+    expect(timeTicks(local(8, 0), local(8, 0))).toEqual([local(8, 0)]);
+    expect(timeTicks(NaN, NaN)).toEqual([]);
   });
 });

@@ -74,3 +74,37 @@ export function formatLocalTime(ms: number): string {
   const d = new Date(ms);
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
+
+const STEPS_MS = [
+  1, 2, 5, 10, 15, 30, // seconds
+  60, 120, 300, 600, 900, 1800, // minutes
+  3600, 7200, 10800, 21600, 43200, // hours
+  86400, 172800, 604800, // days, a week
+].map((s) => s * 1000);
+
+/**
+ * Tick positions on a time axis at round local times (every 5 min, every hour, each midnight…):
+ * the smallest step that gives at most `maxTicks` ticks in `min`..`max`. Steps of days and more
+ * are counted in calendar days, so they stay on midnight across daylight-saving changes.
+ */
+export function timeTicks(min: number, max: number, maxTicks = 8): number[] {
+  if (!(max > min) || maxTicks < 1) return Number.isFinite(min) ? [min] : [];
+  const span = max - min;
+  // Both ends may fall on a tick: a span of n steps can hold n + 1 ticks.
+  const step = STEPS_MS.find((s) => Math.floor(span / s) + 1 <= maxTicks) ?? Math.ceil(span / Math.max(1, maxTicks - 1) / 86_400_000) * 86_400_000;
+  const DAY = 86_400_000;
+  const d = new Date(min);
+  d.setMilliseconds(0);
+  if (step < 60_000) d.setSeconds(Math.ceil(d.getSeconds() / (step / 1000)) * (step / 1000));
+  else if (step < 3_600_000) d.setSeconds(0), d.setMinutes(Math.ceil((d.getMinutes() + (d.getTime() < min ? 1 : 0)) / (step / 60_000)) * (step / 60_000));
+  else if (step < DAY) d.setSeconds(0), d.setMinutes(0), d.setHours(Math.ceil((d.getHours() + (d.getTime() < min ? 1 : 0)) / (step / 3_600_000)) * (step / 3_600_000));
+  else d.setHours(0, 0, 0, 0);
+  const out: number[] = [];
+  while (d.getTime() < min) step >= DAY ? d.setDate(d.getDate() + step / DAY) : d.setTime(d.getTime() + step);
+  for (let guard = 0; d.getTime() <= max && guard < 1000; guard++) {
+    out.push(d.getTime());
+    if (step >= DAY) d.setDate(d.getDate() + step / DAY);
+    else d.setTime(d.getTime() + step);
+  }
+  return out;
+}
