@@ -118,7 +118,12 @@ export function VirtualTable<Row>(props: VirtualTableProps<Row>) {
     cache.reset(count);
     shownQuery.current = queryKey;
   }
+  const mounted = useRef(false);
   useLayoutEffect(() => {
+    if (!mounted.current) {
+      mounted.current = true; // a selection given at mount belongs to this query
+      return;
+    }
     if (scrollRef.current) scrollRef.current.scrollTop = 0;
     setFocused(null);
     anchor.current = null;
