@@ -1,0 +1,122 @@
+import type { ChartConfiguration, ChartDataset } from "chart.js";
+import { useEffect, useLayoutEffect, useMemo, useRef } from "preact/hooks";
+import { formatLocalTime, timelineSeries, timeTickFormat, timeTicks, type StatusSnapshot } from "../../lib/chartData";
+import { statusColor, withAlpha } from "../../lib/status";
+import { Chart, chartColors, useTheme } from "./setup";
+import "./charts.css";
+
+export type StackedTimelineProps = {
+  title: string;
+  /** Devices per status at each snapshot (any order; sorted by time here). Pass a new array
+   *  when they change: the chart redraws when the array does. */
+  snapshots: StatusSnapshot[];
+  /** Height of the drawing in px. */
+  height?: number;
+  testid?: string;
+};
+
+type Point = { x: number; y: number };
+type Dataset = ChartDataset<"line", Point[]>;
+
+/**
+ * Devices per status over time as stacked areas, on a linear axis of epoch milliseconds whose
+ * ticks read as local time. Updated in place as snapshots arrive; made once per mount.
+ */
+export function StackedTimeline({ title, snapshots, height = 260, testid }: StackedTimelineProps) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const chart = useRef<Chart<"line", Point[], unknown> | null>(null);
+  const theme = useTheme();
+  const series = useMemo(() => timelineSeries(snapshots), [snapshots]);
+  const xs = series[0]?.points.map((p) => p.x) ?? [];
+  const span = xs.length > 1 ? xs[xs.length - 1] - xs[0] : 0;
+  const live = useRef({ tick: timeTickFormat(span) });
+  live.current.tick = timeTickFormat(span);
+
+  useLayoutEffect(() => {
+    const config: ChartConfiguration<"line", Point[], unknown> = {
+      type: "line",
+      data: { datasets: [] },
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        animation: false,
+        parsing: false,
+        normalized: true,
+        interaction: { mode: "index", intersect: false },
+        scales: {
+          x: {
+            type: "linear",
+            // Ticks at round local times, not at Chart.js's round numbers of milliseconds.
+            afterBuildTicks: (axis) => {
+              axis.ticks = timeTicks(axis.min, axis.max, Math.max(2, Math.floor(axis.width / 90))).map((value) => ({ value }));
+            },
+            ticks: { maxRotation: 0, callback: (v) => live.current.tick(Number(v)) },
+            grid: {},
+          },
+          y: { stacked: true, beginAtZero: true, ticks: { precision: 0 }, grid: {} },
+        },
+        plugins: {
+          legend: { position: "bottom", labels: { usePointStyle: true, pointStyle: "rectRounded", boxHeight: 8 } },
+          tooltip: {
+            callbacks: {
+              title: (els) => (els.length ? formatLocalTime(els[0].parsed.x ?? 0) : ""),
+              label: (el) => `${el.dataset.label}: ${(el.parsed.y ?? 0).toLocaleString()}`,
+              footer: (els) => `Total: ${els.reduce((s, e) => s + (e.parsed.y ?? 0), 0).toLocaleString()}`,
+            },
+          },
+        },
+      },
+    };
+    chart.current = new Chart(canvas.current!, config);
+    return () => {
+      chart.current?.destroy();
+      chart.current = null;
+    };
+  }, []);
+
+  useEffect(() => {
+    const c = chart.current;
+    if (!c) return;
+    const colors = chartColors();
+    // Keep each status's dataset object, so a status hidden in the legend stays hidden.
+    const old = new Map(c.data.datasets.map((d) => [d.label, d as Dataset]));
+    c.data.datasets = series.map((s, i): Dataset => {
+      const color = statusColor(s.status, theme);
+      const d: Dataset = old.get(s.status) ?? { label: s.status, data: [] };
+      d.data = s.points;
+      d.borderColor = color;
+      d.backgroundColor = withAlpha(color, theme === "dark" ? 0.45 : 0.35);
+      d.fill = i === 0 ? "origin" : "-1";
+      d.pointRadius = 0;
+      d.pointHoverRadius = 3;
+      d.borderWidth = 1.5;
+      return d;
+    });
+    const x = c.options.scales!.x!;
+    const y = c.options.scales!.y!;
+    x.min = xs[0];
+    x.max = xs[xs.length - 1];
+    for (const axis of [x, y]) {
+      axis.ticks!.color = colors.muted;
+      axis.grid!.color = colors.grid;
+      axis.border = { color: colors.grid };
+    }
+    c.options.plugins!.legend!.labels!.color = colors.text;
+    c.update("none");
+  }, [series, theme]);
+
+  const empty = series.length === 0;
+  return (
+    <figure class="chart" data-testid={testid} style={{ margin: 0 }}>
+      <h3>{title}</h3>
+      {empty && <div class="chart-empty">No snapshots yet</div>}
+      <div class="chart-box" style={{ height: `${height}px`, display: empty ? "none" : undefined }}>
+        <canvas
+          ref={canvas}
+          role="img"
+          aria-label={empty ? title : `${title}: ${series.map((s) => `${s.status} ${s.points[s.points.length - 1]?.y ?? 0}`).join(", ")} at the latest snapshot`}
+        />
+      </div>
+    </figure>
+  );
+}
