@@ -94,6 +94,9 @@ def app(request, display, tmp_path):
         XDG_DATA_HOME=env.get("XDG_DATA_HOME", str(tmp_path / "data")),
         XDG_CACHE_HOME=str(tmp_path / "cache"),
     )
+    # The fleet database and the built-in simulator's state, per test (the keyring's files stay
+    # in XDG_DATA_HOME, which the test run may share).
+    env.setdefault("DCS_DATA_DIR", str(tmp_path / "app-data"))
     with open(tmp_path / "tauri-driver.log", "w") as log, app_session(env, log) as driver:
         yield driver
 

@@ -1,4 +1,6 @@
+import { lazy, Suspense } from "preact/compat";
 import { useEffect, useMemo, useState } from "preact/hooks";
+import { Loading } from "./components/States";
 import { ActingBanner, Header } from "./components/Header";
 import { Nav, type Area, AREAS } from "./components/Nav";
 import { StatusBar } from "./components/StatusBar";
@@ -7,8 +9,11 @@ import { SessionContext } from "./session";
 import { BindingsView } from "./views/bindings/BindingsView";
 import { DownlinksView } from "./views/downlinks/DownlinksView";
 import { FirmwareView } from "./views/firmware/FirmwareView";
-import { PlannedView } from "./views/planned/PlannedView";
 import { SettingsView } from "./views/settings/SettingsView";
+
+// The dashboard carries the chart library and the virtualized table: loaded when first opened,
+// so the first screen does not wait for them.
+const FleetView = lazy(() => import("./views/rollouts/FleetView").then((m) => m.FleetView));
 
 function areaFromHash(): Area {
   const h = location.hash.replace(/^#\/?/, "");
@@ -52,7 +57,11 @@ export function App() {
           {info && area === "bindings" && <BindingsView />}
           {info && area === "downlinks" && <DownlinksView />}
           {area === "settings" && <SettingsView error={infoError} />}
-          {area === "rollouts" && <PlannedView area={area} />}
+          {info && area === "rollouts" && (
+            <Suspense fallback={<Loading label="Opening the dashboard…" />}>
+              <FleetView />
+            </Suspense>
+          )}
         </main>
         <StatusBar info={info} error={infoError} />
       </div>

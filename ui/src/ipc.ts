@@ -53,6 +53,25 @@ export type MethodVariant = b.MethodVariant;
 export type ValueType = b.ValueType;
 export type ConnectionDraft = b.ConnectionDraft_Serialize;
 export type PayloadMode = b.PayloadMode;
+export type FleetStatus = b.FleetStatus_Serialize;
+export type FleetHome = b.FleetHome;
+export type ModuleSummary = b.ModuleSummary;
+export type ModuleOverview = b.ModuleOverview;
+export type Count = b.Count;
+export type FailureGroup = b.FailureGroup;
+export type CustomerScope = b.CustomerScope;
+export type CustomerSummary = b.CustomerSummary;
+export type DeviceQuery = b.DeviceQuery_Deserialize;
+export type DeviceRow = b.DeviceRow;
+export type Selection = b.Selection;
+export type HistoryPoint = b.HistoryPoint;
+export type RolloutPlan = b.RolloutPlan_Deserialize;
+export type DeviceChoice = b.DeviceChoice_Deserialize;
+export type PlanPreview = b.PlanPreview;
+export type RolloutView = b.RolloutView_Serialize;
+export type WaveView = b.WaveView;
+export type ScanProgress = b.ScanProgress;
+export type ScanReport = b.ScanReport;
 
 /** A failed command: carries the serialised CommandError so views can branch on `code`. */
 export class IpcError extends Error {
@@ -135,6 +154,26 @@ export const ipc = {
     unwrap(commands.sendConnectionDownlink({ draft, actingFor })),
   cancelDownlink: (kind: DownlinkKind, id: string, forced: boolean, actingFor: string | null) =>
     unwrap(commands.cancelDownlink({ kind, id, forced, actingFor })),
+  fleetStatus: () => unwrap(commands.fleetStatus()),
+  fleetHome: () => unwrap(commands.fleetHome()),
+  fleetScan: (full: boolean) => unwrap(commands.fleetScan(full)),
+  fleetCancelScan: () => unwrap(commands.fleetCancelScan()),
+  fleetSetRefresh: (intervalSeconds: number, auto: boolean) => unwrap(commands.fleetSetRefresh(intervalSeconds, auto)),
+  fleetOverview: (moduleId: string) => unwrap(commands.fleetOverview(moduleId)),
+  fleetCount: (query: DeviceQuery) => unwrap(commands.fleetCount(query)),
+  fleetRows: (query: DeviceQuery, offset: number, limit: number) => unwrap(commands.fleetRows(query, offset, limit)),
+  fleetExportCsv: (query: DeviceQuery, selection: Selection | null, path: string) =>
+    unwrap(commands.fleetExportCsv(query, selection, path)),
+  fleetHistory: (moduleId: string, hours: number | null) => unwrap(commands.fleetHistory(moduleId, hours)),
+  rolloutPreview: (plan: RolloutPlan) => unwrap(commands.rolloutPreview(plan)),
+  rolloutStart: (plan: RolloutPlan, actingFor: string | null) => unwrap(commands.rolloutStart(plan, actingFor)),
+  rollouts: () => unwrap(commands.rollouts()),
+  rolloutPause: (id: string, actingFor: string | null) => unwrap(commands.rolloutPause(id, actingFor)),
+  rolloutResume: (id: string, success: number | null, error: number | null, actingFor: string | null) =>
+    unwrap(commands.rolloutResume(id, success, error, actingFor)),
+  rolloutUnfinished: (id: string) => unwrap(commands.rolloutUnfinished(id)),
+  rolloutAbort: (id: string, resetUnfinished: boolean, actingFor: string | null) =>
+    unwrap(commands.rolloutAbort(id, resetUnfinished, actingFor)),
 };
 
 /** A message for people from anything a command may throw. */

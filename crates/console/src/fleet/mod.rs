@@ -170,6 +170,10 @@ CREATE TABLE IF NOT EXISTS rollout_devices (
     error TEXT,
     PRIMARY KEY (rollout, device_id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS rollout_events (
     rollout TEXT NOT NULL,
     at INTEGER NOT NULL,
@@ -230,6 +234,19 @@ impl FleetDb {
         self.conn
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A setting kept with the fleet (the refresh interval), if set.
+    pub fn setting(&self, key: &str) -> Result<Option<String>> {
+        Ok(self.conn().query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| r.get(0)).optional()?)
+    }
+
+    pub fn set_setting(&self, key: &str, value: &str) -> Result<()> {
+        self.conn().execute(
+            "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            params![key, value],
+        )?;
+        Ok(())
     }
 
     /// The scope's row, created on first use.

@@ -71,12 +71,13 @@ pub struct FleetService {
 }
 
 impl FleetService {
+    /// The service over `db`, with the refresh interval and switch kept there.
     pub fn new(db: Arc<FleetDb>) -> FleetService {
-        FleetService {
-            db,
-            inner: Mutex::new(Inner::default()),
-            work: tokio::sync::Mutex::new(()),
-        }
+        let interval =
+            db.setting("refresh_interval").ok().flatten().and_then(|v| v.parse().ok()).filter(|s| (5..=3600).contains(s));
+        let paused = db.setting("auto_refresh").ok().flatten().is_some_and(|v| v == "off");
+        let inner = Inner { interval, paused, ..Default::default() };
+        FleetService { db, inner: Mutex::new(inner), work: tokio::sync::Mutex::new(()) }
     }
 
     pub fn db(&self) -> &FleetDb {
@@ -108,7 +109,8 @@ impl FleetService {
         })
     }
 
-    /// Sets the refresh interval (5 s to 1 h) and whether the timer refreshes at all.
+    /// Sets the refresh interval (5 s to 1 h) and whether the timer refreshes at all; both are
+    /// kept in the database for the next start.
     pub fn set_refresh(&self, seconds: u32, auto: bool) -> Result<()> {
         if !(5..=3600).contains(&seconds) {
             return Err(FleetError::invalid(
@@ -116,6 +118,8 @@ impl FleetService {
                 format!("must be from 5 to 3600 seconds, got {seconds}"),
             ));
         }
+        self.db.set_setting("refresh_interval", &seconds.to_string())?;
+        self.db.set_setting("auto_refresh", if auto { "on" } else { "off" })?;
         let mut i = self.inner();
         i.interval = Some(seconds);
         i.paused = !auto;

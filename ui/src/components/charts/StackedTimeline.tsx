@@ -87,15 +87,18 @@ export function StackedTimeline({ title, snapshots, height = 260, testid }: Stac
       d.borderColor = color;
       d.backgroundColor = withAlpha(color, theme === "dark" ? 0.45 : 0.35);
       d.fill = i === 0 ? "origin" : "-1";
-      d.pointRadius = 0;
+      // A lone snapshot has no area to draw: show it as stacked points.
+      d.pointRadius = xs.length < 2 ? 4 : 0;
       d.pointHoverRadius = 3;
       d.borderWidth = 1.5;
       return d;
     });
     const x = c.options.scales!.x!;
     const y = c.options.scales!.y!;
-    x.min = xs[0];
-    x.max = xs[xs.length - 1];
+    // One snapshot: a window of ten minutes around it, so it is not squeezed to nothing.
+    const pad = xs.length < 2 ? 5 * 60_000 : 0;
+    x.min = xs[0] - pad;
+    x.max = xs[xs.length - 1] + pad;
     for (const axis of [x, y]) {
       axis.ticks!.color = colors.muted;
       axis.grid!.color = colors.grid;

@@ -1,0 +1,219 @@
+import { save } from "@tauri-apps/plugin-dialog";
+import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
+import type { Notice } from "../../components/States";
+import { VirtualTable, type VirtualColumn } from "../../components/VirtualTable";
+import { errorMessage, ipc, type DeviceChoice, type DeviceQuery, type DeviceRow, type FleetHome } from "../../ipc";
+import { formatTimestamp } from "../../lib/format";
+import { count as selectedCount, emptySelection, isEmpty, toWire, type Selection } from "../../lib/selection";
+import { STATUSES, statusColor } from "../../lib/status";
+import { cleanQuery, num, queryText } from "./fleet";
+
+/** A text filter that applies on Enter or when left, so the table is not queried per keystroke. */
+function TextFilter({ label, value, onApply, placeholder, testid }: { label: string; value: string; onApply: (v: string) => void; placeholder?: string; testid: string }) {
+  const [text, setText] = useState(value);
+  useEffect(() => setText(value), [value]);
+  return (
+    <label>
+      <span>{label}</span>
+      <input
+        type="text"
+        class="mono"
+        data-testid={testid}
+        placeholder={placeholder}
+        value={text}
+        onInput={(e) => setText(e.currentTarget.value)}
+        onBlur={() => text !== value && onApply(text)}
+        onKeyDown={(e) => e.key === "Enter" && onApply(text)}
+      />
+    </label>
+  );
+}
+
+export function StatusDot({ status }: { status: string | null }) {
+  const s = status ?? "none";
+  return (
+    <span class="status-dot-cell">
+      <span class="status-dot" style={{ background: statusColor(s) }} aria-hidden="true" />
+      {status ?? <span class="muted">no target</span>}
+    </span>
+  );
+}
+
+/**
+ * Every firmware state of the scope in one virtualized table (100,000 rows and more): filters
+ * by module, version, target, status, specification, owner and device (any id form), sort by
+ * any column, multi-select, CSV export of the selection or of all that match, and a rollout to
+ * the selected devices.
+ */
+export function DevicesTab({
+  home,
+  query,
+  onQuery,
+  revision,
+  canRollOut,
+  onRollOut,
+  onNotice,
+}: {
+  home: FleetHome;
+  query: DeviceQuery;
+  onQuery: (q: DeviceQuery) => void;
+  revision: number;
+  canRollOut: boolean;
+  onRollOut: (choice: DeviceChoice) => void;
+  onNotice: (n: Notice) => void;
+}) {
+  const q = useMemo(() => cleanQuery(query), [query]);
+  const queryKey = JSON.stringify(q);
+  const [total, setTotal] = useState<number | null>(null);
+  const [countError, setCountError] = useState<string | null>(null);
+  const [selection, setSelection] = useState<Selection>(emptySelection());
+  const [exporting, setExporting] = useState(false);
+  const set = (field: keyof DeviceQuery, v: string | boolean) => onQuery({ ...query, [field]: v });
+
+  useEffect(() => {
+    let alive = true;
+    ipc.fleetCount(q).then(
+      (n) => alive && (setTotal(n), setCountError(null)),
+      (e) => alive && (setTotal(0), setCountError(errorMessage(e))),
+    );
+    return () => {
+      alive = false;
+    };
+  }, [queryKey, revision]);
+  useEffect(() => setSelection(emptySelection()), [queryKey]);
+
+  const fetchRows = useCallback((offset: number, limit: number) => ipc.fleetRows(q, offset, limit), [queryKey]);
+
+  const module = home.modules.find((m) => m.moduleId === q.moduleId) ?? null;
+  const specs = [...new Map(home.modules.filter((m) => m.specId).map((m) => [m.specId!, m.specName ?? m.specId!])).entries()];
+  const picked = total !== null ? selectedCount(selection, total) : 0;
+
+  const columns: VirtualColumn<DeviceRow>[] = [
+    { key: "device", header: "Device", width: 300, sortKey: "device", render: (r) => <span class="mono">{r.deviceId}</span>, title: (r) => r.deviceId },
+    ...(q.moduleId ? [] : [{ key: "module", header: "Module", width: 170, grow: 1, sortKey: "module", render: (r: DeviceRow) => r.module.replace(/ \([^)]*\)$/, ""), title: (r: DeviceRow) => r.module }]),
+    { key: "version", header: "Current", width: 90, sortKey: "version", render: (r) => <span class="mono">{r.current ?? "—"}</span> },
+    { key: "target", header: "Target", width: 90, sortKey: "target", render: (r) => <span class="mono">{r.target ?? "—"}</span> },
+    { key: "status", header: "Status", width: 130, sortKey: "status", render: (r) => <StatusDot status={r.status ?? null} /> },
+    { key: "details", header: "Details", width: 140, grow: 1, render: (r) => r.details ?? "", title: (r) => r.details ?? "" },
+    { key: "statusAt", header: "Status since (UTC)", width: 150, sortKey: "statusAt", render: (r) => formatTimestamp(r.statusAt ?? null, true) },
+  ];
+
+  const exportCsv = async () => {
+    const path = await save({ defaultPath: "firmware-states.csv", title: "Export the devices as CSV", filters: [{ name: "CSV", extensions: ["csv"] }] });
+    if (!path) return;
+    setExporting(true);
+    try {
+      const n = await ipc.fleetExportCsv(q, isEmpty(selection) ? null : toWire(selection), path);
+      onNotice({ kind: "ok", text: `Exported ${num(n)} rows to ${path}.` });
+    } catch (e) {
+      onNotice({ kind: "error", text: `The export failed: ${errorMessage(e)}` });
+    } finally {
+      setExporting(false);
+    }
+  };
+
+  return (
+    <div class="devices">
+      <div class="filters" data-testid="device-filters">
+        <label>
+          <span>Module</span>
+          <select data-testid="filter-module" onChange={(e) => onQuery({ ...query, moduleId: e.currentTarget.value || null, version: null, target: null })}>
+            <option value="" selected={!q.moduleId}>
+              All modules
+            </option>
+            {home.modules.map((m) => (
+              <option key={m.moduleId} value={m.moduleId} selected={q.moduleId === m.moduleId}>
+                {m.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <TextFilter label="Current version" value={query.version ?? ""} onApply={(v) => set("version", v)} placeholder="any; none" testid="filter-version" />
+        <TextFilter label="Target" value={query.target ?? ""} onApply={(v) => set("target", v)} placeholder="any; none" testid="filter-target" />
+        <label>
+          <span>Status</span>
+          <select data-testid="filter-status" onChange={(e) => set("status", e.currentTarget.value)}>
+            <option value="" selected={!q.status}>
+              Any
+            </option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s} selected={q.status === s}>
+                {s === "none" ? "none (no target)" : s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span>Specification</span>
+          <select data-testid="filter-spec" onChange={(e) => set("specId", e.currentTarget.value)}>
+            <option value="" selected={!q.specId}>
+              Any
+            </option>
+            {specs.map(([id, name]) => (
+              <option key={id} value={id} selected={q.specId === id}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <TextFilter label="Device" value={query.device ?? ""} onApply={(v) => set("device", v)} placeholder="any id form, or a UUID's start" testid="filter-device" />
+        <label class="filter-check">
+          <input type="checkbox" checked={!!q.drift} data-testid="filter-drift" onChange={(e) => set("drift", e.currentTarget.checked)} />
+          <span>Drift only</span>
+        </label>
+        {Object.keys(q).length > 0 && (
+          <button type="button" class="button button-quiet" onClick={() => onQuery({})} data-testid="clear-device-filters">
+            Clear filters
+          </button>
+        )}
+      </div>
+      {countError && (
+        <div class="result result-error" role="alert" data-testid="device-filter-error">
+          {countError}
+        </div>
+      )}
+      <div class="table-toolbar">
+        <span data-testid="device-count">
+          {total === null ? "Counting…" : `${num(total)} ${total === 1 ? "row" : "rows"}: ${queryText(q)}`}
+          {picked > 0 && <strong data-testid="selected-count"> · {num(picked)} selected</strong>}
+        </span>
+        <span class="spacer" />
+        {picked > 0 && (
+          <button type="button" class="button button-quiet button-small" onClick={() => setSelection(emptySelection())}>
+            Clear selection
+          </button>
+        )}
+        <button type="button" class="button button-small" onClick={exportCsv} disabled={exporting || !total} data-testid="export-csv">
+          {exporting ? "Exporting…" : picked > 0 ? `Export ${num(picked)} selected as CSV…` : "Export all as CSV…"}
+        </button>
+        <button
+          type="button"
+          class="button button-small button-primary"
+          disabled={!canRollOut || !module || !total}
+          title={!module ? "Choose a module first: a rollout updates one module" : undefined}
+          data-testid="rollout-selection"
+          onClick={() => onRollOut({ kind: "query", query: q, selection: isEmpty(selection) ? null : toWire(selection) })}
+        >
+          {picked > 0 ? `Roll out to ${num(picked)} selected…` : "Roll out to these…"}
+        </button>
+      </div>
+      <VirtualTable<DeviceRow>
+        count={total ?? 0}
+        fetchRows={fetchRows}
+        queryKey={queryKey}
+        dataVersion={revision}
+        rowKey={(r) => r.key}
+        columns={columns}
+        sort={q.sort ?? null}
+        onSort={(s) => set("sort", s)}
+        selection={selection}
+        onSelection={setSelection}
+        label="Firmware states"
+        noun="rows"
+        emptyText="No device matches these filters."
+        testid="device-table"
+        height="calc(100vh - 360px)"
+      />
+    </div>
+  );
+}

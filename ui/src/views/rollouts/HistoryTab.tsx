@@ -1,0 +1,93 @@
+import { useEffect, useState } from "preact/hooks";
+import { StackedTimeline } from "../../components/charts/StackedTimeline";
+import { ErrorBox, Loading } from "../../components/States";
+import { ipc, type FleetHome, type HistoryPoint } from "../../ipc";
+import { formatTimestamp } from "../../lib/format";
+import { num } from "./fleet";
+
+const RANGES: { hours: number | null; label: string }[] = [
+  { hours: 1, label: "Last hour" },
+  { hours: 24, label: "Last 24 hours" },
+  { hours: 24 * 7, label: "Last 7 days" },
+  { hours: null, label: "All" },
+];
+
+/**
+ * Devices per update status over time, from the snapshots taken after every refresh (kept in
+ * the fleet database, so across restarts).
+ */
+export function HistoryTab({
+  home,
+  moduleId,
+  onModule,
+  revision,
+}: {
+  home: FleetHome;
+  moduleId: string | null;
+  onModule: (id: string) => void;
+  revision: number;
+}) {
+  const [hours, setHours] = useState<number | null>(24);
+  const [points, setPoints] = useState<HistoryPoint[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    if (!moduleId) return;
+    let alive = true;
+    ipc.fleetHistory(moduleId, hours).then(
+      (p) => alive && (setPoints(p), setError(null)),
+      (e) => alive && setError(e),
+    );
+    return () => {
+      alive = false;
+    };
+  }, [moduleId, hours, revision]);
+
+  const first = points?.[0];
+  const last = points?.[points.length - 1];
+
+  return (
+    <div class="history">
+      <div class="filters">
+        <label>
+          <span>Module</span>
+          <select data-testid="history-module" onChange={(e) => onModule(e.currentTarget.value)}>
+            {home.modules.map((m) => (
+              <option key={m.moduleId} value={m.moduleId} selected={m.moduleId === moduleId}>
+                {m.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span>Range</span>
+          <select data-testid="history-range" onChange={(e) => setHours(e.currentTarget.value ? Number(e.currentTarget.value) : null)}>
+            {RANGES.map((r) => (
+              <option key={r.label} value={r.hours ?? ""} selected={r.hours === hours}>
+                {r.label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      {error ? (
+        <ErrorBox error={error} />
+      ) : !points ? (
+        <Loading label="Reading the history…" />
+      ) : points.length === 0 ? (
+        <div class="state state-empty" data-testid="history-empty">
+          <strong>No snapshots in this range.</strong>
+          <p>A snapshot is taken after every refresh in which something changed (and every ten minutes otherwise).</p>
+        </div>
+      ) : (
+        <div class="card" data-testid="history-card">
+          <StackedTimeline title="Devices by update status over time" snapshots={points} height={320} testid="history-chart" />
+          <p class="muted" data-testid="history-caption">
+            {num(points.length)} snapshots from {formatTimestamp(first?.at, true)} to {formatTimestamp(last?.at, true)} UTC
+            (this computer's clock).
+          </p>
+        </div>
+      )}
+    </div>
+  );
+}

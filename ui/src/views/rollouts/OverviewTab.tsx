@@ -1,0 +1,223 @@
+import { useEffect, useState } from "preact/hooks";
+import { BarChart } from "../../components/charts/BarChart";
+import { ErrorBox, Loading } from "../../components/States";
+import { ipc, type Count, type DeviceQuery, type FleetHome, type ModuleOverview, type ModuleSummary } from "../../ipc";
+import { formatTimestamp, shortId } from "../../lib/format";
+import { statusColor } from "../../lib/status";
+import { num } from "./fleet";
+
+const bars = (counts: Count[]) => counts.map((c) => ({ label: c.label, value: c.count }));
+
+/** Modules grouped by device specification, each with its health. */
+export function ModuleList({ modules, current, onModule }: { modules: ModuleSummary[]; current: string | null; onModule: (id: string) => void }) {
+  const specs = new Map<string, ModuleSummary[]>();
+  for (const m of modules) {
+    const k = m.specName ?? m.specId ?? "(no specification)";
+    specs.set(k, [...(specs.get(k) ?? []), m]);
+  }
+  return (
+    <nav class="module-list card" aria-label="Modules" data-testid="module-list">
+      {[...specs.entries()].map(([spec, mods]) => (
+        <div key={spec} class="module-group">
+          <div class="module-spec" title="Device specification">
+            {spec} <span class="muted">· {num(mods.reduce((a, m) => Math.max(a, m.devices), 0))} devices</span>
+          </div>
+          {mods.map((m) => (
+            <button
+              key={m.moduleId}
+              type="button"
+              class={m.moduleId === current ? "module-item active" : "module-item"}
+              aria-current={m.moduleId === current ? "true" : undefined}
+              data-testid="module-item"
+              data-module={m.moduleId}
+              onClick={() => onModule(m.moduleId)}
+            >
+              <span class="module-name">{m.name.replace(` (${m.specName})`, "")}</span>
+              <span class="module-badges">
+                {m.updating > 0 && <span class="badge badge-updating" title="updating">{num(m.updating)}</span>}
+                {m.drift > 0 && <span class="badge badge-drift" title="drift: current differs from target">{num(m.drift)}</span>}
+                {m.failed > 0 && <span class="badge badge-failed" title="failed">{num(m.failed)}</span>}
+              </span>
+            </button>
+          ))}
+        </div>
+      ))}
+    </nav>
+  );
+}
+
+function Kpi({ label, value, sub, tone, testid }: { label: string; value: string; sub?: string; tone?: string; testid: string }) {
+  return (
+    <div class={`kpi ${tone ? `kpi-${tone}` : ""}`} data-testid={testid}>
+      <span class="kpi-label">{label}</span>
+      <strong class="kpi-value">{value}</strong>
+      {sub && <span class="kpi-sub muted">{sub}</span>}
+    </div>
+  );
+}
+
+/** The overview of one module: versions, statuses, targets and owners as charts; failures. */
+export function OverviewTab({
+  home,
+  moduleId,
+  onModule,
+  revision,
+  onDevices,
+}: {
+  home: FleetHome;
+  moduleId: string | null;
+  onModule: (id: string) => void;
+  revision: number;
+  onDevices: (q: DeviceQuery) => void;
+}) {
+  const [overview, setOverview] = useState<ModuleOverview | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    if (!moduleId) return;
+    let alive = true;
+    ipc.fleetOverview(moduleId).then(
+      (o) => alive && (setOverview(o), setError(null)),
+      (e) => alive && setError(e),
+    );
+    return () => {
+      alive = false;
+    };
+  }, [moduleId, revision]);
+
+  const m = overview?.module;
+  const pct = (n: number) => (m && m.devices ? `${Math.round((n * 100) / m.devices)}%` : "");
+  const go = (extra: DeviceQuery) => moduleId && onDevices({ moduleId, ...extra });
+  const owners = overview?.byCustomer ?? [];
+
+  return (
+    <div class="overview">
+      <ModuleList modules={home.modules} current={moduleId} onModule={onModule} />
+      <div class="overview-main">
+        {error ? (
+          <ErrorBox error={error} />
+        ) : !overview || !m || m.moduleId !== moduleId ? (
+          <Loading label="Summing up the module…" />
+        ) : (
+          <>
+            <div class="card-head">
+              <h2 data-testid="overview-title">{m.name}</h2>
+              <span class="muted">{m.specName ?? m.specId}</span>
+            </div>
+            <div class="kpis">
+              <Kpi label="Devices" value={num(m.devices)} testid="kpi-devices" />
+              <Kpi
+                label="Most run version"
+                value={m.topVersion ?? "—"}
+                sub={m.topVersion ? `${num(m.topVersionDevices)} devices, ${pct(m.topVersionDevices)}` : undefined}
+                testid="kpi-top"
+              />
+              <Kpi label="Drift" value={num(m.drift)} sub={`${pct(m.drift)} not on their target`} tone={m.drift ? "warn" : undefined} testid="kpi-drift" />
+              <Kpi label="Updating" value={num(m.updating)} sub={pct(m.updating)} tone={m.updating ? "info" : undefined} testid="kpi-updating" />
+              <Kpi label="Failed" value={num(m.failed)} sub={pct(m.failed)} tone={m.failed ? "bad" : undefined} testid="kpi-failed" />
+            </div>
+            <div class="charts">
+              <div class="card chart-card" data-testid="chart-status">
+                <BarChart title="Devices by update status" items={bars(overview.byStatus)} colorOf={statusColor} onSelect={(s) => go({ status: s })} testid="bars-status" />
+              </div>
+              <div class="card chart-card" data-testid="chart-version">
+                <BarChart title="Devices by current version" items={bars(overview.byVersion)} onSelect={(v) => go({ version: v })} testid="bars-version" />
+              </div>
+              <div class="card chart-card" data-testid="chart-target">
+                <BarChart title="Devices by target version" items={bars(overview.byTarget)} onSelect={(v) => go({ target: v })} testid="bars-target" />
+              </div>
+              {owners.length > 1 && (
+                <div class="card chart-card" data-testid="chart-customer">
+                  <BarChart
+                    title="Devices by owner"
+                    items={owners.map((c) => ({ label: c.key === c.label ? shortId(c.label) : c.label, value: c.count }))}
+                    onSelect={(label) => {
+                      const owner = owners.find((c) => c.label === label || shortId(c.key) === label);
+                      if (owner) go({ clientId: owner.key });
+                    }}
+                    testid="bars-customer"
+                  />
+                </div>
+              )}
+            </div>
+            <div class="card">
+              <div class="card-head">
+                <h3>Failures</h3>
+                <span class="muted">{num(m.failed)} devices failed their last update, by reason</span>
+                <span class="spacer" />
+                {m.failed > 0 && (
+                  <button type="button" class="button button-small" onClick={() => go({ status: "FAILED" })} data-testid="show-failed">
+                    Show failed devices
+                  </button>
+                )}
+              </div>
+              {overview.failures.length === 0 ? (
+                <p class="muted">No device of this module failed its last update.</p>
+              ) : (
+                <table class="table" data-testid="failures">
+                  <thead>
+                    <tr>
+                      <th>Reason (firmwareUpdateStatusDetails)</th>
+                      <th>Target</th>
+                      <th class="num">Devices</th>
+                      <th>Latest (UTC)</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {overview.failures.map((f) => (
+                      <tr key={`${f.details}|${f.target}`}>
+                        <td>{f.details}</td>
+                        <td class="mono">{f.target ?? "—"}</td>
+                        <td class="num">{num(f.count)}</td>
+                        <td>{formatTimestamp(f.latest, true)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              )}
+            </div>
+            {home.customerScopes.length > 0 && <CustomerScopes home={home} />}
+          </>
+        )}
+      </div>
+    </div>
+  );
+}
+
+/** For resellers: each customer's fleet as last scanned (switch to a customer to scan it). */
+function CustomerScopes({ home }: { home: FleetHome }) {
+  return (
+    <div class="card" data-testid="customer-scopes">
+      <div class="card-head">
+        <h3>Customers</h3>
+        <span class="muted">each customer's fleet as last scanned; switch to a customer in the header to scan or roll out there</span>
+      </div>
+      <table class="table">
+        <thead>
+          <tr>
+            <th>Customer</th>
+            <th class="num">Devices</th>
+            <th class="num">States</th>
+            <th class="num">Drift</th>
+            <th class="num">Failed</th>
+            <th>Last refresh (UTC)</th>
+          </tr>
+        </thead>
+        <tbody>
+          {home.customerScopes.map((c) => (
+            <tr key={c.customerId} class={c.active ? "row-active" : undefined}>
+              <td>
+                {c.label} {c.active && <span class="tag tag-active">active</span>}
+              </td>
+              <td class="num">{c.lastRefresh ? num(c.devices) : "—"}</td>
+              <td class="num">{c.lastRefresh ? num(c.states) : "—"}</td>
+              <td class="num">{c.lastRefresh ? num(c.drift) : "—"}</td>
+              <td class="num">{c.lastRefresh ? num(c.failed) : "—"}</td>
+              <td>{c.lastRefresh ? formatTimestamp(c.lastRefresh, true) : "not scanned"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

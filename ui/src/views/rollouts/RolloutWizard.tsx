@@ -1,0 +1,260 @@
+import { useEffect, useRef, useState } from "preact/hooks";
+import { useConfirm } from "../../components/Confirm";
+import { Field } from "../../components/Field";
+import { Modal } from "../../components/Modal";
+import { errorMessage, ipc, type DeviceChoice, type FleetHome, type ModuleOverview, type PlanPreview, type RolloutPlan, type RolloutView } from "../../ipc";
+import { useSession } from "../../session";
+import { choiceText, num, parsePercent, parseWaves } from "./fleet";
+
+type Mode = "all" | "query" | "list";
+
+/**
+ * Plans a rollout: module, package version (those with a firmware file), devices (all of the
+ * module, the device table's filter or selection, or a pasted list of ids in any form), waves
+ * and thresholds. Rust previews it as it is typed (each broken rule next to its field, the
+ * devices per wave); starting asks first, naming the customer.
+ */
+export function RolloutWizard({
+  home,
+  moduleId: initialModule,
+  choice,
+  onClose,
+  onStarted,
+}: {
+  home: FleetHome;
+  moduleId: string | null;
+  choice: DeviceChoice | null;
+  onClose: () => void;
+  onStarted: (r: RolloutView) => void;
+}) {
+  const { info } = useSession();
+  const [confirmElement, confirm] = useConfirm();
+  const [moduleId, setModuleId] = useState(initialModule ?? home.modules[0]?.moduleId ?? "");
+  const [overview, setOverview] = useState<ModuleOverview | null>(null);
+  const [version, setVersion] = useState("");
+  const [mode, setMode] = useState<Mode>(choice?.kind ?? "all");
+  const [list, setList] = useState(choice?.kind === "list" ? choice.text : "");
+  const [wavesText, setWavesText] = useState("1, 10, 50, 100");
+  const [successText, setSuccessText] = useState("95");
+  const [errorText, setErrorText] = useState("5");
+  const [preview, setPreview] = useState<PlanPreview | null>(null);
+  const [previewing, setPreviewing] = useState(false);
+  const [starting, setStarting] = useState(false);
+  const [failure, setFailure] = useState<string | null>(null);
+  const seq = useRef(0);
+
+  useEffect(() => {
+    let alive = true;
+    setOverview(null);
+    ipc.fleetOverview(moduleId).then(
+      (o) => {
+        if (!alive) return;
+        setOverview(o);
+        // Default: the newest version with a file that is not what most devices run.
+        const withFile = o.packages.filter((p) => p.hasFile).map((p) => p.version);
+        setVersion((v) => (withFile.includes(v) ? v : (withFile.filter((x) => x !== o.module.topVersion).pop() ?? withFile.pop() ?? "")));
+      },
+      () => alive && setOverview(null),
+    );
+    return () => {
+      alive = false;
+    };
+  }, [moduleId]);
+
+  // Local reading of the numbers; every rule is checked by Rust's preview.
+  const waves = parseWaves(wavesText);
+  const success = parsePercent(successText);
+  const error = parsePercent(errorText);
+  const local: Record<string, string> = {};
+  if ("error" in waves) local.waves = waves.error;
+  if (success === null) local.successThreshold = "must be a percentage from 0 to 100";
+  if (error === null) local.errorThreshold = "must be a percentage from 0 to 100";
+  if (mode === "list" && !list.trim()) local.devices = "paste at least one device id";
+
+  const devices: DeviceChoice =
+    mode === "all"
+      ? { kind: "all" }
+      : mode === "list"
+        ? { kind: "list", text: list }
+        : choice?.kind === "query"
+          ? { ...choice, query: { ...choice.query, moduleId } }
+          : { kind: "all" };
+  const plan: RolloutPlan | null =
+    Object.keys(local).length === 0 && "waves" in waves && success !== null && error !== null && version
+      ? { moduleId, version, devices, waves: waves.waves, successThreshold: success, errorThreshold: error }
+      : null;
+  const planKey = JSON.stringify(plan);
+
+  useEffect(() => {
+    if (!plan) {
+      setPreview(null);
+      return;
+    }
+    const mine = ++seq.current;
+    setPreviewing(true);
+    const t = setTimeout(() => {
+      ipc.rolloutPreview(plan).then(
+        (p) => mine === seq.current && (setPreview(p), setFailure(null)),
+        (e) => mine === seq.current && (setPreview(null), setFailure(errorMessage(e))),
+      ).finally(() => mine === seq.current && setPreviewing(false));
+    }, 250);
+    return () => clearTimeout(t);
+  }, [planKey]);
+
+  const problems: Record<string, string> = { ...local };
+  for (const p of preview?.problems ?? []) problems[p.field] ??= p.rule;
+  const ready = !!plan && !!preview && preview.problems.length === 0 && !previewing;
+  const module = home.modules.find((m) => m.moduleId === moduleId);
+
+  const start = async () => {
+    if (!plan || !preview || !info) return;
+    const ok = await confirm({
+      title: "Start this rollout?",
+      body: (
+        <>
+          <p>
+            Sets the target version of <strong>{preview.moduleName}</strong> to <strong class="mono">{plan.version}</strong> on{" "}
+            <strong data-testid="confirm-devices">{num(preview.devices)}</strong> devices ({choiceText(plan.devices)}), in{" "}
+            {preview.waveSizes.length} waves:
+          </p>
+          <ol class="confirm-waves">
+            {preview.waveSizes.map((n, i) => (
+              <li key={i}>
+                {plan.waves[i]}%: {num(n)} devices{i === 0 ? " at once" : ` once ${plan.successThreshold}% of wave ${i} succeeded`}
+              </li>
+            ))}
+          </ol>
+          <p>
+            It pauses when more than {plan.errorThreshold}% of the devices of the started waves failed. Devices download and
+            install the firmware as soon as their target is set (<span class="status-error">device-disrupting</span>).
+          </p>
+          {preview.updatingElsewhere > 0 && (
+            <p class="status-warn">{num(preview.updatingElsewhere)} of them are updating to another version now: that update is replaced.</p>
+          )}
+        </>
+      ),
+      confirmLabel: `Start rollout to ${num(preview.devices)} devices`,
+      danger: true,
+      acting: { profile: info.profile, customer: info.acting },
+    });
+    if (!ok) return;
+    setStarting(true);
+    setFailure(null);
+    try {
+      onStarted(await ipc.rolloutStart(plan, info.acting?.id ?? null));
+    } catch (e) {
+      setFailure(`The rollout was not started: ${errorMessage(e)}`);
+    } finally {
+      setStarting(false);
+    }
+  };
+
+  return (
+    <Modal testid="rollout-wizard" labelledBy="wizard-title" onClose={onClose} busy={starting} wide>
+      {confirmElement}
+      <h2 id="wizard-title">New rollout</h2>
+      <div class="form wizard">
+        <div class="form-grid">
+          <Field id="wizard-module" label="Module" error={problems.moduleId}>
+            <select id="wizard-module" data-testid="wizard-module" onChange={(e) => setModuleId(e.currentTarget.value)}>
+              {home.modules.map((m) => (
+                <option key={m.moduleId} value={m.moduleId} selected={m.moduleId === moduleId}>
+                  {m.name} ({num(m.devices)} devices)
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field id="wizard-version" label="Target version" error={problems.version}
+            hint={overview ? `packages of this module; most devices run ${overview.module.topVersion ?? "no version"}` : "reading the packages…"}>
+            <select id="wizard-version" data-testid="wizard-version" onChange={(e) => setVersion(e.currentTarget.value)}>
+              {(overview?.packages ?? []).map((p) => (
+                <option key={p.version} value={p.version} selected={p.version === version} disabled={!p.hasFile}>
+                  {p.version}
+                  {p.hasFile ? "" : " (no firmware file)"}
+                </option>
+              ))}
+            </select>
+          </Field>
+        </div>
+
+        <fieldset class="wizard-devices">
+          <legend>Devices</legend>
+          <label class="check">
+            <input type="radio" name="devices" checked={mode === "all"} onChange={() => setMode("all")} data-testid="devices-all" />
+            <span>Every device of the module{module ? ` (${num(module.devices)})` : ""}</span>
+          </label>
+          {choice?.kind === "query" && (
+            <label class="check">
+              <input type="radio" name="devices" checked={mode === "query"} onChange={() => setMode("query")} data-testid="devices-query" />
+              <span>From the device table: {choiceText(choice)}</span>
+            </label>
+          )}
+          <label class="check">
+            <input type="radio" name="devices" checked={mode === "list"} onChange={() => setMode("list")} data-testid="devices-list" />
+            <span>A list of device ids (any of the seven forms, one per line or separated by commas)</span>
+          </label>
+          {mode === "list" && (
+            <Field id="wizard-list" label="Device ids" error={problems.devices}>
+              <textarea id="wizard-list" rows={5} class="mono" data-testid="wizard-list" value={list}
+                placeholder={"imei:354000000000001\nurn:dev:deveui:70B3D57ED0000001\n3f1c…"} onInput={(e) => setList(e.currentTarget.value)} />
+            </Field>
+          )}
+          {mode !== "list" && problems.devices && (
+            <span class="field-error" role="alert" data-testid="error-wizard-devices">
+              {problems.devices}
+            </span>
+          )}
+        </fieldset>
+
+        <div class="form-grid">
+          <Field id="wizard-waves" label="Waves (cumulative % of the devices)" error={problems.waves} hint="for example 1, 10, 50, 100">
+            <input id="wizard-waves" type="text" data-testid="wizard-waves" value={wavesText} onInput={(e) => setWavesText(e.currentTarget.value)} />
+          </Field>
+          <Field id="wizard-success" label="Success threshold %" error={problems.successThreshold} hint="of a wave's devices updated before the next wave starts">
+            <input id="wizard-success" type="text" inputMode="decimal" data-testid="wizard-success" value={successText} onInput={(e) => setSuccessText(e.currentTarget.value)} />
+          </Field>
+          <Field id="wizard-error" label="Error threshold %" error={problems.errorThreshold} hint="failed devices (of the started waves) above which it pauses">
+            <input id="wizard-error" type="text" inputMode="decimal" data-testid="wizard-error" value={errorText} onInput={(e) => setErrorText(e.currentTarget.value)} />
+          </Field>
+        </div>
+
+        <div class="card wizard-preview" data-testid="wizard-preview" aria-live="polite">
+          {previewing ? (
+            <span class="muted">Checking the plan…</span>
+          ) : preview && preview.problems.length === 0 && plan ? (
+            <>
+              <strong data-testid="preview-devices">{num(preview.devices)} devices</strong> get {plan.version}
+              {preview.alreadyOnVersion > 0 && <span class="muted"> ({num(preview.alreadyOnVersion)} already run it and are left out)</span>}
+              <ol class="preview-waves" data-testid="preview-waves">
+                {preview.waveSizes.map((n, i) => (
+                  <li key={i}>
+                    Wave {i + 1} ({plan.waves[i]}%): {num(n)} devices
+                  </li>
+                ))}
+              </ol>
+              {preview.updatingElsewhere > 0 && (
+                <p class="status-warn">{num(preview.updatingElsewhere)} devices are updating to another version: their update is replaced.</p>
+              )}
+            </>
+          ) : (
+            <span class="muted">{Object.keys(problems).length ? "Fix the fields marked above." : "Fill in the plan."}</span>
+          )}
+        </div>
+        {failure && (
+          <div class="result result-error" role="alert" data-testid="wizard-failure">
+            {failure}
+          </div>
+        )}
+        <div class="form-actions">
+          <span class="spacer" />
+          <button type="button" class="button" onClick={onClose} disabled={starting}>
+            Cancel
+          </button>
+          <button type="button" class="button button-primary" onClick={start} disabled={!ready || starting} data-testid="wizard-start">
+            {starting ? "Starting…" : preview && ready ? `Start rollout to ${num(preview.devices)} devices…` : "Start rollout…"}
+          </button>
+        </div>
+      </div>
+    </Modal>
+  );
+}

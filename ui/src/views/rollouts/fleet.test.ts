@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import { choiceText, cleanQuery, durationText, parsePercent, parseWaves, scanFraction, scanText, successPercent, waveSegments } from "./fleet";
+import type { WaveView } from "../../ipc";
+
+const wave = (over: Partial<WaveView>): WaveView => ({
+  index: 0,
+  percent: 10,
+  size: 10,
+  started: true,
+  set: 0,
+  succeeded: 0,
+  failed: 0,
+  replaced: 0,
+  updating: 0,
+  refused: 0,
+  ...over,
+});
+
+describe("waves as typed", () => {
+  it("reads commas, spaces and percent signs", () => {
+    expect(parseWaves("1, 10 50%,100")).toEqual({ waves: [1, 10, 50, 100] });
+    expect(parseWaves("2.5;100")).toEqual({ waves: [2.5, 100] });
+  });
+  it("names what is not a number and refuses nothing else (Rust checks the rules)", () => {
+    expect(parseWaves("1, ten, 100")).toEqual({ error: "`ten` is not a percentage" });
+    expect(parseWaves("  ")).toHaveProperty("error");
+    expect(parseWaves("-5, 100")).toEqual({ error: "`-5` is not a percentage" });
+    expect(parseWaves("50, 10")).toEqual({ waves: [50, 10] });
+  });
+  it("reads a threshold", () => {
+    expect(parsePercent(" 95% ")).toBe(95);
+    expect(parsePercent("0")).toBe(0);
+    expect(parsePercent("x")).toBeNull();
+    expect(parsePercent("")).toBeNull();
+  });
+});
+
+describe("scan progress", () => {
+  it("has a share only for a full scan of a known size", () => {
+    expect(scanFraction({ kind: "full", pages: 3, states: 3000, expected: 12000, elapsedMs: 1000 })).toBe(0.25);
+    expect(scanFraction({ kind: "full", pages: 3, states: 3000, expected: null, elapsedMs: 1000 })).toBeNull();
+    expect(scanFraction({ kind: "incremental", pages: 1, states: 30, expected: null, elapsedMs: 100 })).toBeNull();
+    expect(scanFraction({ kind: "full", pages: 13, states: 13000, expected: 12000, elapsedMs: 1000 })).toBe(1);
+  });
+  it("says it in words with the rate", () => {
+    expect(scanText({ kind: "full", pages: 3, states: 3000, expected: 12000, elapsedMs: 500 })).toBe(
+      "Full scan: 3,000 of about 12,000 states (25%), 3 pages, 6,000 states/s",
+    );
+    expect(scanText({ kind: "incremental", pages: 1, states: 0, expected: null, elapsedMs: 0 })).toBe("Refresh: 0 states, 1 pages");
+  });
+});
+
+describe("a wave's bar", () => {
+  it("has one part per outcome present, in order, summing to the wave", () => {
+    const w = wave({ size: 10, set: 8, succeeded: 4, failed: 1, updating: 3, refused: 1 });
+    const s = waveSegments(w);
+    expect(s.map((x) => x.key)).toEqual(["succeeded", "failed", "refused", "updating", "waiting"]);
+    expect(s.reduce((a, x) => a + x.count, 0)).toBe(10);
+    expect(s.find((x) => x.key === "waiting")?.count).toBe(1);
+    expect(successPercent(w)).toBe(40);
+  });
+  it("is all waiting before the wave starts", () => {
+    expect(waveSegments(wave({ started: false }))).toEqual([{ key: "waiting", count: 10, fraction: 1 }]);
+    expect(waveSegments(wave({ size: 0 }))).toEqual([]);
+  });
+});
+
+describe("device choices", () => {
+  it("says what a rollout is for", () => {
+    expect(choiceText({ kind: "all" })).toBe("every device of the module");
+    expect(choiceText({ kind: "list", text: "imei:1, deveui:2\n3" })).toBe("a pasted list of 3 device ids");
+    expect(choiceText({ kind: "query", query: { status: "FAILED", drift: true }, selection: null })).toBe(
+      "devices matching: status FAILED, drifting",
+    );
+    expect(choiceText({ kind: "query", query: {}, selection: { all: false, keys: ["a", "b"] } })).toBe("2 selected devices");
+    expect(choiceText({ kind: "query", query: {}, selection: { all: true, keys: ["a"] } })).toBe(
+      "devices matching: every device, except 1 unselected",
+    );
+  });
+  it("drops empty filters", () => {
+    expect(cleanQuery({ moduleId: "m", version: "", status: " FAILED ", drift: false, device: null })).toEqual({
+      moduleId: "m",
+      status: "FAILED",
+    });
+  });
+});
+
+describe("durations", () => {
+  it("reads at a glance", () => {
+    expect(durationText(45.4)).toBe("45 ms");
+    expect(durationText(3210)).toBe("3.2 s");
+    expect(durationText(125_000)).toBe("2 min 5 s");
+  });
+});

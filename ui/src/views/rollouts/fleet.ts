@@ -1,0 +1,125 @@
+// What the rollout dashboard computes without drawing: wave input, scan progress in words,
+// a wave's bar, and a device choice in words.
+
+import type { DeviceChoice, DeviceQuery, ScanProgress, WaveView } from "../../ipc";
+
+const nf = new Intl.NumberFormat("en-US");
+export const num = (n: number) => nf.format(n);
+
+/**
+ * "1, 10, 50, 100" (commas, spaces or `%`) as numbers. Only the shape is read here; the rules
+ * (rising, ending at 100) are Rust's, which names them in its preview.
+ */
+export function parseWaves(text: string): { waves: number[] } | { error: string } {
+  const parts = text
+    .split(/[\s,;]+/)
+    .map((p) => p.replace(/%$/, ""))
+    .filter((p) => p.length > 0);
+  if (parts.length === 0) return { error: "give the waves as percentages, for example 1, 10, 50, 100" };
+  const waves: number[] = [];
+  for (const p of parts) {
+    const n = Number(p);
+    if (!Number.isFinite(n) || !/^\d+(\.\d+)?$/.test(p)) return { error: `\`${p}\` is not a percentage` };
+    waves.push(n);
+  }
+  return { waves };
+}
+
+/** A percentage as typed; null when it is not a number. */
+export function parsePercent(text: string): number | null {
+  const t = text.trim().replace(/%$/, "");
+  if (!/^\d+(\.\d+)?$/.test(t)) return null;
+  return Number(t);
+}
+
+/** Share of a scan done, when the size is known from the last full scan. */
+export function scanFraction(p: ScanProgress): number | null {
+  if (p.kind !== "full" || !p.expected) return null;
+  return Math.min(1, p.states / p.expected);
+}
+
+export function scanText(p: ScanProgress): string {
+  const what = p.kind === "full" ? "Full scan" : "Refresh";
+  const rate = p.elapsedMs > 0 ? Math.round((p.states * 1000) / p.elapsedMs) : 0;
+  const of = p.kind === "full" && p.expected ? ` of about ${num(p.expected)}` : "";
+  const pct = scanFraction(p);
+  return `${what}: ${num(p.states)}${of} states${pct !== null ? ` (${Math.round(pct * 100)}%)` : ""}, ${num(p.pages)} pages${
+    rate ? `, ${num(rate)} states/s` : ""
+  }`;
+}
+
+export type Segment = { key: "succeeded" | "failed" | "replaced" | "refused" | "updating" | "waiting"; count: number; fraction: number };
+
+/** The parts of a wave's bar, in drawing order; `waiting`: devices whose target is not set yet. */
+export function waveSegments(w: WaveView): Segment[] {
+  const waiting = Math.max(0, w.size - w.set - w.refused);
+  const parts: [Segment["key"], number][] = [
+    ["succeeded", w.succeeded],
+    ["failed", w.failed],
+    ["replaced", w.replaced],
+    ["refused", w.refused],
+    ["updating", w.updating],
+    ["waiting", waiting],
+  ];
+  return parts.filter(([, n]) => n > 0).map(([key, count]) => ({ key, count, fraction: w.size ? count / w.size : 0 }));
+}
+
+/** A wave's success share, as the threshold compares it. */
+export function successPercent(w: WaveView): number {
+  return w.size ? (w.succeeded * 100) / w.size : 0;
+}
+
+export function queryText(q: DeviceQuery): string {
+  const parts: string[] = [];
+  if (q.version) parts.push(q.version === "none" ? "no current version" : `running ${q.version}`);
+  if (q.target) parts.push(q.target === "none" ? "no target" : `target ${q.target}`);
+  if (q.status) parts.push(q.status === "none" ? "never updated" : `status ${q.status}`);
+  if (q.drift) parts.push("drifting");
+  if (q.device) parts.push(`device ${q.device}`);
+  if (q.specId) parts.push("one specification");
+  if (q.clientId) parts.push("one owner");
+  return parts.length ? parts.join(", ") : "every device";
+}
+
+export function choiceText(c: DeviceChoice): string {
+  switch (c.kind) {
+    case "all":
+      return "every device of the module";
+    case "query": {
+      const sel = c.selection;
+      const base = `devices matching: ${queryText(c.query)}`;
+      if (!sel) return base;
+      if (sel.all) return sel.keys.length ? `${base}, except ${num(sel.keys.length)} unselected` : base;
+      return `${num(sel.keys.length)} selected devices`;
+    }
+    case "list": {
+      const n = c.text.split(/[\s,;]+/).filter((s) => s.length > 0).length;
+      return `a pasted list of ${num(n)} device ids`;
+    }
+  }
+}
+
+/** The device query with empty fields dropped (what the table, count and export send). */
+export function cleanQuery(q: DeviceQuery): DeviceQuery {
+  const out: DeviceQuery = {};
+  for (const [k, v] of Object.entries(q) as [keyof DeviceQuery, unknown][]) {
+    if (v === "" || v === null || v === undefined || v === false) continue;
+    (out as Record<string, unknown>)[k] = typeof v === "string" ? v.trim() : v;
+  }
+  return out;
+}
+
+/** Seconds as "15 s", "2 min", "1 h". */
+export function intervalText(s: number): string {
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.round(s / 60)} min`;
+  return `${Math.round(s / 3600)} h`;
+}
+
+/** A short duration: "45 ms", "3.2 s", "2 min 5 s". */
+export function durationText(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  return `${Math.floor(s / 60)} min ${s % 60} s`;
+}
