@@ -14,6 +14,7 @@ import time
 
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from conftest import SEED, app_session, screenshot, service_token
@@ -186,3 +187,174 @@ def css_text(driver, selector):
             (t for e in d.find_elements(By.CSS_SELECTOR, selector) if re.search(r"[0-9]", t := e.get_attribute("innerText") or "")), False
         )
     )
+
+
+def test_devices_picked_in_the_table_are_rolled_out_then_paused_resumed_and_aborted(app, demo_key, artifacts):
+    d = app
+    base_url, token = service(d, demo_key)
+    # Devices barely move: what the rollout set stays under way while the test looks.
+    set_speed(base_url, 0.01)
+    modules = open_dashboard(d)
+    module_id = modules[1].get_attribute("data-module")
+
+    # Four rows picked by their checkboxes in the device table of one module.
+    click(d, "[data-testid=fleet-tab-devices]")
+    Select(wait_css(d, "[data-testid=filter-module]")).select_by_value(module_id)
+    wait_text(d, "[data-testid=device-count]", "rows", 20)
+    rows = WebDriverWait(d, 20, ignored_exceptions=STALE).until(
+        lambda x: [r for r in x.find_elements(By.CSS_SELECTOR, "[data-testid=device-table] [data-key]") if r.text.strip()] or False
+    )
+    picked = [r.get_attribute("data-key") for r in rows[:4]]
+    for key in picked:
+        click(d, "input[type=checkbox]", within=f"[data-testid=device-table] [data-key='{key}']")
+    assert "4 selected" in wait_text(d, "[data-testid=selected-count]", "4 selected")
+    screenshot(d, artifacts / "rollouts-devices-selected.png")
+
+    click(d, "[data-testid=rollout-selection]")
+    wait_css(d, "[data-testid=rollout-wizard]")
+    assert wait_css(d, "[data-testid=devices-query]").is_selected()
+    type_into(d, "wizard-waves", "50, 100")
+    type_into(d, "wizard-success", "100")
+    type_into(d, "wizard-error", "100")
+    preview = wait_text(d, "[data-testid=wizard-preview]", "Wave 2 (100%)", 20)
+    n = number(d.find_element(By.CSS_SELECTOR, "[data-testid=preview-devices]").text)
+    assert 1 <= n <= 4, preview
+    version = Select(d.find_element(By.CSS_SELECTOR, "[data-testid=wizard-version]")).first_selected_option.text.strip()
+    click(d, "[data-testid=wizard-start]")
+    click(d, "[data-testid=confirm-ok]")
+    card = f"[data-testid=rollout]"
+    rollout_id = wait_css(d, card, 30).get_attribute("data-id")
+
+    # The first wave's targets are on the service, for picked devices only.
+    picked_devices = {k.split("/")[0] for k in picked}
+    targeted = {s["deviceId"] for s in states_of(base_url, token, module_id) if s.get("targetFirmwareVersion") == version and s.get("firmwareUpdateStatus") == "PENDING"}
+    assert targeted and targeted <= picked_devices, (targeted, picked_devices)
+
+    # Paused by hand, resumed with a new threshold (after a confirmation), then aborted with the
+    # unfinished updates reset.
+    click(d, "[data-testid=rollout-pause]", within=card)
+    WebDriverWait(d, 20, ignored_exceptions=STALE).until(lambda x: state_of(x, rollout_id) == "paused")
+    assert "paused by the operator" in wait_text(d, "[data-testid=rollout-reason]", "operator")
+    screenshot(d, artifacts / "rollouts-paused.png")
+    success = wait_css(d, "[data-testid=resume-success]")
+    type_into_element(d, success, "90")
+    click(d, "[data-testid=rollout-resume]", within=card)
+    wait_text(d, "[data-testid=confirm-dialog]", "success threshold of 90%")
+    click(d, "[data-testid=confirm-ok]")
+    WebDriverWait(d, 20, ignored_exceptions=STALE).until(lambda x: state_of(x, rollout_id) == "running")
+
+    click(d, "[data-testid=rollout-abort]", within=card)
+    unfinished = number(css_text(d, "[data-testid=abort-unfinished]"))
+    assert unfinished == len(targeted)
+    assert "your own environment" in wait_text(d, "[data-testid=confirm-acting]", "your own environment")
+    screenshot(d, artifacts / "rollouts-abort-confirm.png")
+    click(d, "[data-testid=confirm-ok]")
+    WebDriverWait(d, 20, ignored_exceptions=STALE).until(lambda x: state_of(x, rollout_id) == "aborted")
+    after = {s["deviceId"]: s for s in states_of(base_url, token, module_id)}
+    for device in targeted:
+        assert after[device].get("targetFirmwareVersion") is None, after[device]
+        assert after[device].get("firmwareUpdateStatus") == "CANCELLED", after[device]
+    screenshot(d, artifacts / "rollouts-aborted.png")
+
+
+def type_into_element(driver, el, text):
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", el)
+    el.send_keys(Keys.CONTROL, "a")
+    el.send_keys(text)
+    WebDriverWait(driver, 5).until(lambda d: el.get_attribute("value") == text)
+
+
+class HidingProxy:
+    """A reverse proxy in front of `dcs sim` that answers 404 for the simulator's own `/_sim/`
+    endpoints: to the app it is a service like the real one, that documents no way to set a target."""
+
+    def __init__(self, upstream: str):
+        import http.server
+        import threading
+        import urllib.error
+        import urllib.request
+
+        up = upstream.rstrip("/")
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def relay(self):
+                if self.path.startswith("/_sim/"):
+                    body = b'{"type":"about:blank","title":"Not Found","status":404}'
+                    self.send_response(404)
+                    self.send_header("Content-Type", "application/problem+json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                length = int(self.headers.get("Content-Length") or 0)
+                data = self.rfile.read(length) if length else None
+                req = urllib.request.Request(up + self.path, data=data, method=self.command)
+                for h in ("Authorization", "Content-Type", "Accept", "Service-Security-Context"):
+                    if self.headers.get(h):
+                        req.add_header(h, self.headers[h])
+                try:
+                    res = urllib.request.urlopen(req, timeout=30)
+                    status, headers, body = res.status, res.headers, res.read()
+                except urllib.error.HTTPError as e:
+                    status, headers, body = e.code, e.headers, e.read()
+                self.send_response(status)
+                self.send_header("Content-Type", headers.get("Content-Type", "application/json"))
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = do_PUT = do_DELETE = relay
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+
+
+def test_a_service_without_the_set_target_operation_offers_no_rollout(display, sim_process, demo_key, tmp_path, artifacts):
+    import subprocess
+
+    from conftest import DCS
+
+    upstream, info = sim_process
+    proxy = HidingProxy(upstream)
+    env = dict(os.environ)
+    env.update(
+        DCS_SIM_SEED=SEED,
+        DCS_DATA_DIR=str(tmp_path / "app-data"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=env.get("XDG_DATA_HOME", str(tmp_path / "data")),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+    )
+    customer = info["customers"][0]
+    # A reseller profile for that service, with one customer, made the default (the app opens it).
+    subprocess.run(
+        [str(DCS), "profile", "add", "elsewhere", "--base-url", proxy.url, "--client-id", demo_key["clientId"],
+         "--customer", f"{customer['name']}={customer['id']}", "--default"],
+        input=demo_key["clientSecret"] + "\n", text=True, env=env, check=True, capture_output=True,
+    )
+    try:
+        with open(tmp_path / "tauri-driver.log", "w") as log, app_session(env, log) as d:
+            d.set_window_size(1400, 900)
+            wait_text(d, "[data-testid=service-url]", "127.0.0.1", 20)
+            open_dashboard(d)
+            # The fleet is scanned as anywhere; rollouts say why they are not offered.
+            reason = wait_text(d, "[data-testid=set-target-unavailable]", "unavailable", 20)
+            assert "not shown" in reason and "rather than guess" in reason, reason
+            assert not d.find_element(By.CSS_SELECTOR, "[data-testid=new-rollout]").is_enabled()
+            # A reseller sees its customers' fleets as last scanned.
+            assert customer["name"] in wait_text(d, "[data-testid=customer-scopes]", customer["name"], 20)
+            screenshot(d, artifacts / "rollouts-unavailable.png")
+            click(d, "[data-testid=fleet-tab-devices]")
+            Select(wait_css(d, "[data-testid=filter-module]")).select_by_index(1)
+            wait_text(d, "[data-testid=device-count]", "rows", 20)
+            assert not d.find_element(By.CSS_SELECTOR, "[data-testid=rollout-selection]").is_enabled()
+            click(d, "[data-testid=fleet-tab-rollouts]")
+            assert "does not document" in wait_text(d, "[data-testid=rollouts-empty]", "does not document", 10)
+    finally:
+        proxy.close()

@@ -95,7 +95,7 @@ export function DevicesTab({
     { key: "target", header: "Target", width: 90, sortKey: "target", render: (r) => <span class="mono">{r.target ?? "—"}</span> },
     { key: "status", header: "Status", width: 130, sortKey: "status", render: (r) => <StatusDot status={r.status ?? null} /> },
     { key: "details", header: "Details", width: 140, grow: 1, render: (r) => r.details ?? "", title: (r) => r.details ?? "" },
-    { key: "statusAt", header: "Status since (UTC)", width: 150, sortKey: "statusAt", render: (r) => formatTimestamp(r.statusAt ?? null, true) },
+    { key: "statusAt", header: "Status since (UTC)", width: 165, sortKey: "statusAt", render: (r) => formatTimestamp(r.statusAt ?? null, true) },
   ];
 
   const exportCsv = async () => {

@@ -205,7 +205,8 @@ export function FleetView() {
       )}
       {home && !home.setTarget.available && (
         <div class="notice" data-testid="set-target-unavailable">
-          <strong>Rollouts are unavailable on this service.</strong> {home.setTarget.reason}.
+          <strong>Rollouts are unavailable on this service.</strong>{" "}
+          {home.setTarget.reason.charAt(0).toUpperCase() + home.setTarget.reason.slice(1)}.
         </div>
       )}
       {notice && <NoticeRow notice={notice} onDismiss={() => setNotice(null)} testid="fleet-notice" />}

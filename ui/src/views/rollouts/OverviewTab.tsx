@@ -143,7 +143,9 @@ export function OverviewTab({
             <div class="card">
               <div class="card-head">
                 <h3>Failures</h3>
-                <span class="muted">{num(m.failed)} devices failed their last update, by reason</span>
+                <span class="muted">
+                  {m.failed === 1 ? "1 device" : `${num(m.failed)} devices`} failed their last update, by reason
+                </span>
                 <span class="spacer" />
                 {m.failed > 0 && (
                   <button type="button" class="button button-small" onClick={() => go({ status: "FAILED" })} data-testid="show-failed">

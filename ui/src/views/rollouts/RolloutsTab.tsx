@@ -100,13 +100,14 @@ function RolloutCard({ r, onChanged, onNotice }: { r: RolloutView; onChanged: ()
       return;
     }
     let reset = resetOnAbort;
+    const never = r.total.size - r.total.set - r.total.refused;
     const ok = await confirm({
       title: "Abort the rollout?",
       body: (
         <>
           <p>
             The rollout of <strong>{r.version}</strong> to {r.moduleName} stops for good: no further wave starts
-            ({num(r.total.size - r.total.set - r.total.refused)} devices never get the target).
+            ({never === 1 ? "1 device never gets" : `${num(never)} devices never get`} the target).
           </p>
           {unfinished > 0 ? (
             <label class="check">
