@@ -118,7 +118,8 @@ CREATE TABLE IF NOT EXISTS states (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS states_status ON states (scope, module_id, status);
 CREATE INDEX IF NOT EXISTS states_current ON states (scope, module_id, current);
-CREATE INDEX IF NOT EXISTS states_device ON states (scope, device_id);
+CREATE INDEX IF NOT EXISTS states_device_order ON states (scope, device_id, module_id);
+DROP INDEX IF EXISTS states_device;
 CREATE TABLE IF NOT EXISTS modules (
     scope INTEGER NOT NULL,
     module_id TEXT NOT NULL,
