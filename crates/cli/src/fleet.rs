@@ -138,7 +138,7 @@ pub struct DevicesArgs {
     filters: Filters,
     /// A column, `-` in front for descending: device, module, version, target, status,
     /// statusAt, targetAt.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     sort: Option<String>,
     /// Rows shown (at most 5000).
     #[arg(long, default_value_t = 50)]
