@@ -75,7 +75,7 @@ pub struct ListArgs {
     username: Option<String>,
     #[command(flatten)]
     time: TimeArgs,
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     sort: Option<String>,
     /// Page size used while fetching.
     #[arg(long)]

@@ -26,7 +26,7 @@ pub enum DownlinksCommand {
         #[command(flatten)]
         time: TimeArgs,
         /// Sort fields, `-` for descending, e.g. `-createdAt`.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         sort: Option<String>,
         /// Page size used while fetching.
         #[arg(long)]
@@ -239,7 +239,7 @@ pub struct ConnectionListArgs {
     status: Option<String>,
     #[command(flatten)]
     time: TimeArgs,
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     sort: Option<String>,
     /// Page size used while fetching.
     #[arg(long)]

@@ -56,7 +56,7 @@ pub enum ModulesCommand {
         #[arg(long)]
         client_id_filter: Option<Uuid>,
         /// Sort fields, `-` for descending, e.g. `-createdAt,name`.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         sort: Option<String>,
         /// Page size used while fetching.
         #[arg(long)]
@@ -101,7 +101,7 @@ pub enum PackagesCommand {
         #[arg(long, value_delimiter = ',')]
         embed: Vec<EmbedArg>,
         /// Sort fields, `-` for descending, e.g. `-createdAt,firmwareVersion`.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         sort: Option<String>,
         /// Page size used while fetching.
         #[arg(long)]
@@ -229,7 +229,7 @@ pub struct StatesListArgs {
     #[arg(long, value_parser = parse_time)]
     modified_since: Option<OffsetDateTime>,
     /// Sort fields, `-` for descending, e.g. `-modifiedAt`.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     sort: Option<String>,
     /// Page size.
     #[arg(long)]

@@ -4,6 +4,7 @@
 mod bindings;
 mod downlinks;
 mod firmware;
+mod fleet;
 mod output;
 mod profiles;
 mod prompt;
@@ -86,6 +87,21 @@ enum Command {
     Bindings {
         #[command(subcommand)]
         command: bindings::BindingsCommand,
+    },
+    /// The fleet's firmware states in the local fleet database (shared with the app): scan,
+    /// modules, overviews, the device table, history.
+    Fleet {
+        #[command(flatten)]
+        db: fleet::DbArg,
+        #[command(subcommand)]
+        command: fleet::FleetCommand,
+    },
+    /// Firmware rollouts in waves with success and error thresholds, run from the fleet database.
+    Rollout {
+        #[command(flatten)]
+        db: fleet::DbArg,
+        #[command(subcommand)]
+        command: fleet::RolloutCommand,
     },
     /// The deprecated beta API: device listing and the sub-customer context switch.
     Beta {
@@ -215,6 +231,10 @@ pub struct Ctx {
     pub yes: bool,
     /// "customer <label> (<uuid>)", "sub-customer <uuid> (x-client-id)" or "your own environment".
     pub scope: String,
+    /// Where the fleet database files what this command sees: profile, service, customer.
+    pub fleet_key: dcs_console::fleet::ScopeKey,
+    /// The profile's customers by id, to name owners.
+    pub customer_names: std::collections::BTreeMap<Uuid, String>,
     _sim: Option<dcs_console::simulator::Embedded>,
 }
 
@@ -326,6 +346,8 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         Command::Firmware { command } => firmware::run(&ctx, command).await,
         Command::Downlinks { command } => downlinks::run(&ctx, command).await,
         Command::Bindings { command } => bindings::run(&ctx, command).await,
+        Command::Fleet { db, command } => fleet::run(&ctx, &db, command).await,
+        Command::Rollout { db, command } => fleet::run_rollout(&ctx, &db, command).await,
         Command::Beta { command } => run_beta(&ctx, command).await,
         Command::Auth { command: AuthCommand::Check } => {
             ctx.client.check_auth().await?;
@@ -541,7 +563,19 @@ async fn connect(args: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<Ct
         Some(c) => format!("sub-customer {c} (x-client-id)"),
         None => acting.describe(),
     };
-    Ok(Ctx { client, json, yes, scope, _sim: sim })
+    // The in-process simulator listens on a new port every run and lives only as long as this
+    // command: its scope is named by its seed, apart from the app's own simulator.
+    let fleet_base = match &sim {
+        Some(_) => format!("{}{}", fleet::EMBEDDED_SCOPE_PREFIX, dcs_sim::SimOptions::default().seed),
+        None => base.clone(),
+    };
+    let fleet_key = dcs_console::fleet::ScopeKey {
+        profile: profile.name.clone(),
+        base_url: fleet_base,
+        customer: args.x_client_id.or(acting.customer_id()),
+    };
+    let customer_names = profile.customers.iter().map(|c| (c.id, c.label.clone())).collect();
+    Ok(Ctx { client, json, yes, scope, fleet_key, customer_names, _sim: sim })
 }
 
 /// A profile of command-line options alone: no customers, the default audience and mode.

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use dcs_api::model::FirmwareModule;
 use dcs_api::{Error, ErrorCode};
+use dcs_console::fleet::FleetError;
 use dcs_console::{ConfigError, SessionError};
 use serde::Serialize;
 use time::format_description::well_known::Rfc3339;
@@ -103,10 +104,15 @@ pub fn exit_code(code: ErrorCode) -> u8 {
 
 /// The client's error in `e`, also when it came through connecting a profile.
 pub fn api_error(e: &anyhow::Error) -> Option<&Error> {
-    e.downcast_ref::<Error>().or_else(|| match e.downcast_ref::<SessionError>() {
-        Some(SessionError::Api(api)) => Some(api),
-        _ => None,
-    })
+    e.downcast_ref::<Error>()
+        .or_else(|| match e.downcast_ref::<SessionError>() {
+            Some(SessionError::Api(api)) => Some(api),
+            _ => None,
+        })
+        .or_else(|| match e.downcast_ref::<FleetError>() {
+            Some(FleetError::Api(api)) => Some(api),
+            _ => None,
+        })
 }
 
 /// The category of `e`: the client's, or that of a profile's refusal (a bad value, an unknown
@@ -114,6 +120,15 @@ pub fn api_error(e: &anyhow::Error) -> Option<&Error> {
 fn category(e: &anyhow::Error) -> Option<ErrorCode> {
     if let Some(api) = api_error(e) {
         return Some(api.code());
+    }
+    if let Some(f) = e.downcast_ref::<FleetError>() {
+        return match f {
+            FleetError::Api(api) => Some(api.code()),
+            FleetError::Invalid { .. } => Some(ErrorCode::InvalidInput),
+            FleetError::Conflict(_) => Some(ErrorCode::Conflict),
+            FleetError::Cancelled => Some(ErrorCode::Cancelled),
+            FleetError::Db(_) | FleetError::Open { .. } => Some(ErrorCode::LocalFile),
+        };
     }
     match (e.downcast_ref::<SessionError>(), e.downcast_ref::<ConfigError>()) {
         (Some(SessionError::SwitchRefused(_)), _) => Some(ErrorCode::Forbidden),

@@ -1,0 +1,348 @@
+//! `dcs fleet` and `dcs rollout` run as a user runs them against `dcs sim` in a child process,
+//! each test with its own fleet database (DCS_DATA_DIR), checked against the service's own answers.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value;
+
+fn dcs() -> Command {
+    let mut c = Command::cargo_bin("dcs").unwrap();
+    for var in ["DCS_BASE_URL", "DCS_AUTH_URL", "DCS_CLIENT_ID", "DCS_CLIENT_SECRET", "DCS_PROFILE", "DCS_DATA_DIR"] {
+        c.env_remove(var);
+    }
+    c.env("DCS_CONFIG", std::env::temp_dir().join(format!("dcs-cli-fleet-tests-{}/config.toml", std::process::id())));
+    c.stdin(Stdio::null());
+    c
+}
+
+struct SimProcess(Child);
+
+impl Drop for SimProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+struct Env {
+    _sim: SimProcess,
+    _stdout: BufReader<std::process::ChildStdout>,
+    url: String,
+    secret: String,
+    data: tempfile::TempDir,
+}
+
+impl Env {
+    /// `dcs sim` with `devices` devices per client, its simulated devices `speed` times as fast
+    /// as real time, and an empty data folder for the fleet database.
+    fn start(seed: u64, devices: u32, speed: f64) -> Env {
+        let mut child = dcs()
+            .args(["sim", "--port", "0", "--seed", &seed.to_string(), "--devices-per-client", &devices.to_string(), "--speed", &speed.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        stdout.read_line(&mut first).unwrap();
+        let url = first.trim().rsplit(' ').next().unwrap().to_owned();
+        assert!(url.starts_with("http://127.0.0.1:"), "{first}");
+        let key = dcs().args(["sim", "demo-key", "--seed", &seed.to_string(), "--json"]).output().unwrap();
+        let key: Value = serde_json::from_slice(&key.stdout).unwrap();
+        Env {
+            _sim: SimProcess(child),
+            _stdout: stdout,
+            url,
+            secret: s(&key["clientSecret"]).to_owned(),
+            data: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = dcs();
+        c.args(["--base-url", &self.url, "--client-id", "sim-reseller"])
+            .args(args)
+            .env("DCS_CLIENT_SECRET", &self.secret)
+            .env("DCS_DATA_DIR", self.data.path());
+        c
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.cmd(args).arg("--json").output().unwrap();
+        assert!(out.status.success(), "dcs {args:?}: {}", stderr(&out));
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("dcs {args:?}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    /// The module with the most devices, and the packaged version (with a file) fewest of them run.
+    fn pick(&self) -> (String, String) {
+        let modules = self.json(&["fleet", "modules"]);
+        let m = modules.as_array().unwrap().iter().max_by_key(|m| m["devices"].as_u64().unwrap()).unwrap();
+        let id = s(&m["moduleId"]).to_owned();
+        let o = self.json(&["fleet", "overview", &id]);
+        let running = |v: &str| o["byVersion"].as_array().unwrap().iter().find(|c| c["key"] == v).map(|c| c["count"].as_u64().unwrap()).unwrap_or(0);
+        let version = o["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["hasFile"] == true)
+            .min_by_key(|p| running(s(&p["version"])))
+            .map(|p| s(&p["version"]).to_owned())
+            .expect("a package with a file");
+        (id, version)
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn s(v: &Value) -> &str {
+    v.as_str().unwrap_or_else(|| panic!("not a string: {v}"))
+}
+
+fn n(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn a_scan_holds_what_the_service_lists_and_the_table_filters_and_exports() {
+    let env = Env::start(31, 40, 1.0);
+    let service = env.json(&["firmware", "states", "list", "--all", "--limit", "1000"]);
+    let service = service.as_array().unwrap();
+
+    let report = env.json(&["fleet", "scan", "--full"]);
+    assert_eq!(report["kind"], "full");
+    assert_eq!(n(&report["states"]) as usize, service.len());
+    assert_eq!(n(&report["removed"]), 0);
+    assert!(report["watermark"].is_string(), "{report}");
+    // The fleet database is the app's file in the data folder.
+    assert!(env.data.path().join("fleet.sqlite").is_file());
+
+    // The modules count every state once; their failures are the service's.
+    let modules = env.json(&["fleet", "modules"]);
+    let modules = modules.as_array().unwrap();
+    assert_eq!(modules.iter().map(|m| n(&m["devices"])).sum::<u64>() as usize, service.len());
+    let m = modules.iter().max_by_key(|m| n(&m["failed"])).unwrap();
+    let module = s(&m["moduleId"]);
+    let failed_by_service = service.iter().filter(|x| x["moduleId"] == m["moduleId"] && x["firmwareUpdateStatus"] == "FAILED").count();
+    assert!(failed_by_service > 0, "the demo data has failures");
+    assert_eq!(n(&m["failed"]) as usize, failed_by_service);
+
+    // The device table with a filter (status in any case), as JSON and as text.
+    let table = env.json(&["fleet", "devices", "--module", module, "--status", "failed"]);
+    assert_eq!(n(&table["total"]) as usize, failed_by_service);
+    let rows = table["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), failed_by_service);
+    assert!(rows.iter().all(|r| r["status"] == "FAILED" && r["moduleId"] == m["moduleId"]));
+    let text = env.run(&["fleet", "devices", "--module", module, "--status", "FAILED"]);
+    assert!(text.status.success(), "{}", stderr(&text));
+    let out = String::from_utf8_lossy(&text.stdout);
+    assert!(out.starts_with("DEVICE") && out.contains(s(&rows[0]["deviceId"])), "{out}");
+    assert!(stderr(&text).contains(&format!("of {failed_by_service}")), "{}", stderr(&text));
+    // A window of the table.
+    let window = env.json(&["fleet", "devices", "--limit", "7", "--offset", "3", "--sort", "-statusAt"]);
+    assert_eq!(window["rows"].as_array().unwrap().len(), 7);
+    assert_eq!(n(&window["total"]) as usize, service.len());
+
+    // CSV of every drifting row: a header and one line per row the service calls drifting.
+    let drift_by_service = service
+        .iter()
+        .filter(|x| x["targetFirmwareVersion"].is_string() && x["currentFirmwareVersion"] != x["targetFirmwareVersion"])
+        .count();
+    let csv = env.data.path().join("drift.csv");
+    let wrote = env.json(&["fleet", "devices", "--drift", "--csv", csv.to_str().unwrap()]);
+    assert_eq!(n(&wrote["rows"]) as usize, drift_by_service);
+    let lines: Vec<String> = std::fs::read_to_string(&csv).unwrap().lines().map(str::to_owned).collect();
+    assert!(lines[0].starts_with("deviceId,moduleId,module,"), "{}", lines[0]);
+    assert_eq!(lines.len() - 1, drift_by_service);
+
+    // An incremental refresh with nothing changed reads little and changes nothing.
+    let again = env.json(&["fleet", "scan"]);
+    assert_eq!(again["kind"], "incremental");
+    assert_eq!(n(&again["changed"]), 0, "{again}");
+    assert!((n(&again["states"]) as usize) < service.len() / 2, "{again}");
+
+    // The overview and history of the module.
+    let o = env.json(&["fleet", "overview", module]);
+    assert_eq!(o["module"]["moduleId"], m["moduleId"]);
+    assert_eq!(o["byStatus"].as_array().unwrap().iter().map(|c| n(&c["count"])).sum::<u64>(), n(&m["devices"]));
+    assert!(o["failures"].as_array().unwrap().iter().all(|f| f["details"].is_string()));
+    let history = env.json(&["fleet", "history", module]);
+    let points = history.as_array().unwrap();
+    assert!(!points.is_empty());
+    assert_eq!(points.last().unwrap()["counts"]["FAILED"], m["failed"]);
+
+    // A descending sort as the help shows it (`-` in front) is a value, not an option.
+    let newest = env.json(&["firmware", "modules", "list", "--sort", "-createdAt"]);
+    assert!(!newest.as_array().unwrap().is_empty());
+
+    // Bad input names the field.
+    let bad = env.run(&["fleet", "devices", "--sort", "colour"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("sort:"), "{}", stderr(&bad));
+    let unknown = env.run(&["fleet", "overview", "no-such-module"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(stderr(&unknown).contains("moduleId:"), "{}", stderr(&unknown));
+}
+
+#[test]
+fn a_rollout_started_with_yes_is_watched_to_completion() {
+    let env = Env::start(32, 60, 3000.0);
+    env.json(&["fleet", "scan", "--full"]);
+    let (module, version) = env.pick();
+    let plan = ["--module", &module, "--version", &version, "--all", "--waves", "10,50,100", "--success", "50", "--error", "100"];
+
+    let preview = env.json(&[&["rollout", "preview"][..], &plan].concat());
+    assert!(preview["problems"].as_array().unwrap().is_empty(), "{preview}");
+    let sizes: Vec<u64> = preview["waveSizes"].as_array().unwrap().iter().map(n).collect();
+    assert_eq!(sizes.len(), 3);
+    assert_eq!(sizes.iter().sum::<u64>(), n(&preview["devices"]));
+
+    // Without --yes and no terminal to ask on: refused, naming who it acts for; nothing started.
+    let refused = env.run(&[&["rollout", "start"][..], &plan].concat());
+    assert!(!refused.status.success());
+    assert!(stderr(&refused).contains("without --yes") && stderr(&refused).contains("your own environment"), "{}", stderr(&refused));
+    assert!(env.json(&["rollout", "list"]).as_array().unwrap().is_empty());
+
+    let started = env.json(&[&["rollout", "start", "--yes"][..], &plan].concat());
+    let id = s(&started["id"]).to_owned();
+    assert_eq!(started["state"], "running");
+    assert_eq!(started["currentWave"], 0);
+    assert_eq!(n(&started["waves"][0]["set"]), sizes[0]);
+
+    let watched = env.cmd(&["rollout", "watch", &id, "--interval", "0.3"]).output().unwrap();
+    assert!(watched.status.success(), "{}\n{}", String::from_utf8_lossy(&watched.stdout), stderr(&watched));
+    let lines = String::from_utf8_lossy(&watched.stdout).into_owned();
+    assert!(lines.contains("wave 2 started") && lines.contains("wave 3 started"), "{lines}");
+    assert!(lines.contains(&format!("rollout {id} completed")), "{lines}");
+
+    let view = env.json(&["rollout", "show", &id]);
+    assert_eq!(view["state"], "completed");
+    let total = &view["total"];
+    assert_eq!(n(&total["size"]), n(&preview["devices"]));
+    assert_eq!(n(&total["updating"]), 0);
+    assert!(n(&total["succeeded"]) * 100 >= n(&total["size"]) * 50, "{total}");
+    assert!(view["waves"].as_array().unwrap().iter().all(|w| w["started"] == true && w["set"] == w["size"]));
+    // The service agrees: the rollout's devices have the target, and the updated ones run it.
+    let on_service = env.json(&["firmware", "states", "list", "--all", "--limit", "1000", "--module-id", &module, "--target-firmware-version", &version]);
+    let on_service = on_service.as_array().unwrap();
+    assert!(on_service.len() as u64 >= n(&total["size"]), "{} of {}", on_service.len(), total);
+    let running = on_service.iter().filter(|x| x["currentFirmwareVersion"] == version.as_str()).count() as u64;
+    assert!(running >= n(&total["succeeded"]));
+    // A finished rollout is watched no more and aborted no more.
+    let done = env.run(&["rollout", "abort", &id, "--yes"]);
+    assert_eq!(done.status.code(), Some(6), "{}", stderr(&done));
+}
+
+#[test]
+fn a_rollout_pauses_resumes_and_aborts_with_its_targets_reset() {
+    let env = Env::start(33, 60, 1.0);
+    env.json(&["fleet", "scan", "--full"]);
+    let (module, version) = env.pick();
+    let list = env.data.path().join("devices.txt");
+    let rows = env.json(&["fleet", "devices", "--module", &module, "--limit", "5000"]);
+    let ids: Vec<&str> = rows["rows"].as_array().unwrap().iter().filter(|r| r["current"] != version.as_str() && r["target"] != version.as_str()).map(|r| s(&r["deviceId"])).take(10).collect();
+    assert_eq!(ids.len(), 10);
+    std::fs::write(&list, ids.join("\n")).unwrap();
+    let started = env.json(&[
+        "rollout", "start", "--yes", "--module", &module, "--version", &version, "--device-list", list.to_str().unwrap(), "--waves", "50,100",
+    ]);
+    let id = s(&started["id"]).to_owned();
+    assert_eq!(n(&started["total"]["size"]), 10);
+    assert_eq!(n(&started["waves"][0]["set"]), 5);
+
+    let paused = env.json(&["rollout", "pause", &id]);
+    assert_eq!(paused["state"], "paused");
+    assert_eq!(paused["reason"], "paused by the operator");
+    let again = env.run(&["rollout", "pause", &id]);
+    assert_eq!(again.status.code(), Some(6), "{}", stderr(&again));
+    let bad = env.run(&["rollout", "resume", &id, "--success", "0"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("successThreshold"), "{}", stderr(&bad));
+    let resumed = env.json(&["rollout", "resume", &id, "--error", "50"]);
+    assert_eq!(resumed["state"], "running");
+    assert_eq!(resumed["errorThreshold"], 50.0);
+
+    // At real-time speed the first wave is still updating: abort resets those targets.
+    let refused = env.run(&["rollout", "abort", &id, "--reset"]);
+    assert!(!refused.status.success() && stderr(&refused).contains("resetting the targets of 5 devices"), "{}", stderr(&refused));
+    let aborted = env.json(&["rollout", "abort", &id, "--reset", "--yes"]);
+    assert_eq!(aborted["state"], "aborted");
+    let states = env.json(&["firmware", "states", "list", "--all", "--limit", "1000", "--module-id", &module]);
+    let wave0: Vec<&Value> = states.as_array().unwrap().iter().filter(|x| ids.contains(&s(&x["deviceId"]))).collect();
+    assert_eq!(wave0.len(), 10);
+    assert!(wave0.iter().all(|x| x["targetFirmwareVersion"] != version.as_str()), "every target reset or never set");
+    assert!(wave0.iter().filter(|x| x["firmwareUpdateStatus"] == "CANCELLED").count() >= 5);
+    let table = String::from_utf8_lossy(&env.run(&["rollout", "list"]).stdout).into_owned();
+    assert!(table.contains(&id) && table.contains("aborted"), "{table}");
+}
+
+#[test]
+fn plans_are_refused_naming_the_field() {
+    let env = Env::start(34, 20, 1.0);
+    env.json(&["fleet", "scan", "--full"]);
+    let (module, version) = env.pick();
+    let refuse = |args: &[&str], field: &str| {
+        let out = env.run(&[&["rollout", "start", "--yes", "--module", &module, "--version", &version][..], args].concat());
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(&format!("{field}:")), "{args:?} should name {field}: {}", stderr(&out));
+        stderr(&out)
+    };
+    let waves = refuse(&["--all", "--waves", "50,10"], "waves");
+    assert!(waves.contains("wave 2"), "{waves}");
+    refuse(&["--all", "--waves", "10,half"], "waves");
+    refuse(&["--all", "--success", "0"], "successThreshold");
+    refuse(&["--all", "--error", "150"], "errorThreshold");
+    refuse(&[], "devices");
+    refuse(&["--device-list", "/no/such/file"], "deviceList");
+    let list = env.data.path().join("ids.txt");
+    std::fs::write(&list, "imei:12\nnot-a-device").unwrap();
+    let devices = refuse(&["--device-list", list.to_str().unwrap()], "devices");
+    assert!(devices.contains("#1 `imei:12`") && devices.contains("#2 `not-a-device`"), "{devices}");
+    let out = env.run(&["rollout", "start", "--yes", "--module", &module, "--version", "9.9.9", "--all"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("version: the module has no package with version 9.9.9"), "{}", stderr(&out));
+    // Nothing was started by any of them.
+    assert!(env.json(&["rollout", "list"]).as_array().unwrap().is_empty());
+    let preview = env.run(&["rollout", "preview", "--module", &module, "--version", &version, "--all", "--waves", "50,10"]);
+    assert_eq!(preview.status.code(), Some(2));
+}
+
+#[test]
+fn rollouts_are_unavailable_where_setting_a_target_is_not_documented() {
+    let env = Env::start(35, 10, 1.0);
+    // The same server under another path: no `/_sim/info` there, as on a real service.
+    let elsewhere = format!("{}/elsewhere/", env.url.trim_end_matches('/'));
+    let out = dcs()
+        .args(["--base-url", &elsewhere, "--auth-url", &env.url, "--client-id", "sim-reseller"])
+        .args(["rollout", "start", "--yes", "--module", "m", "--version", "1.0.0", "--all"])
+        .env("DCS_CLIENT_SECRET", &env.secret)
+        .env("DCS_DATA_DIR", env.data.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("rollouts are unavailable on this service") && err.contains("not shown"), "{err}");
+    // Where it is documented, the same command gets past that check (to the plan's own rule).
+    let out = env.run(&["rollout", "start", "--yes", "--module", "m", "--version", "1.0.0", "--all"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("moduleId:"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_in_process_simulator_refuses_rollouts() {
+    let data = tempfile::tempdir().unwrap();
+    let out = dcs()
+        .args(["rollout", "start", "--yes", "--module", "m", "--version", "1.0.0", "--all"])
+        .env("DCS_DATA_DIR", data.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("in-process simulator"), "{}", stderr(&out));
+}
