@@ -12,6 +12,8 @@ import os
 import re
 import time
 
+import pytest
+
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -189,13 +191,19 @@ def css_text(driver, selector):
     )
 
 
+# In the dark theme, so its screenshots show the dashboard there too.
+@pytest.mark.parametrize("app", [{"GTK_THEME": "Adwaita:dark"}], indirect=True)
 def test_devices_picked_in_the_table_are_rolled_out_then_paused_resumed_and_aborted(app, demo_key, artifacts):
     d = app
+    d.set_window_size(1400, 900)
     base_url, token = service(d, demo_key)
     # Devices barely move: what the rollout set stays under way while the test looks.
     set_speed(base_url, 0.01)
     modules = open_dashboard(d)
     module_id = modules[1].get_attribute("data-module")
+    click(d, f"[data-testid=module-item][data-module='{module_id}']")
+    wait_css(d, "[data-testid=chart-version]")
+    screenshot(d, artifacts / "rollouts-overview-dark.png")
 
     # Four rows picked by their checkboxes in the device table of one module.
     click(d, "[data-testid=fleet-tab-devices]")
@@ -208,7 +216,7 @@ def test_devices_picked_in_the_table_are_rolled_out_then_paused_resumed_and_abor
     for key in picked:
         click(d, "input[type=checkbox]", within=f"[data-testid=device-table] [data-key='{key}']")
     assert "4 selected" in wait_text(d, "[data-testid=selected-count]", "4 selected")
-    screenshot(d, artifacts / "rollouts-devices-selected.png")
+    screenshot(d, artifacts / "rollouts-devices-selected-dark.png")
 
     click(d, "[data-testid=rollout-selection]")
     wait_css(d, "[data-testid=rollout-wizard]")
@@ -234,8 +242,8 @@ def test_devices_picked_in_the_table_are_rolled_out_then_paused_resumed_and_abor
     # unfinished updates reset.
     click(d, "[data-testid=rollout-pause]", within=card)
     WebDriverWait(d, 20, ignored_exceptions=STALE).until(lambda x: state_of(x, rollout_id) == "paused")
-    assert "paused by the operator" in wait_text(d, "[data-testid=rollout-reason]", "operator")
-    screenshot(d, artifacts / "rollouts-paused.png")
+    assert "Paused by the operator" in wait_text(d, "[data-testid=rollout-reason]", "operator")
+    screenshot(d, artifacts / "rollouts-paused-dark.png")
     success = wait_css(d, "[data-testid=resume-success]")
     type_into_element(d, success, "90")
     click(d, "[data-testid=rollout-resume]", within=card)
@@ -247,14 +255,14 @@ def test_devices_picked_in_the_table_are_rolled_out_then_paused_resumed_and_abor
     unfinished = number(css_text(d, "[data-testid=abort-unfinished]"))
     assert unfinished == len(targeted)
     assert "your own environment" in wait_text(d, "[data-testid=confirm-acting]", "your own environment")
-    screenshot(d, artifacts / "rollouts-abort-confirm.png")
+    screenshot(d, artifacts / "rollouts-abort-confirm-dark.png")
     click(d, "[data-testid=confirm-ok]")
     WebDriverWait(d, 20, ignored_exceptions=STALE).until(lambda x: state_of(x, rollout_id) == "aborted")
     after = {s["deviceId"]: s for s in states_of(base_url, token, module_id)}
     for device in targeted:
         assert after[device].get("targetFirmwareVersion") is None, after[device]
         assert after[device].get("firmwareUpdateStatus") == "CANCELLED", after[device]
-    screenshot(d, artifacts / "rollouts-aborted.png")
+    screenshot(d, artifacts / "rollouts-aborted-dark.png")
 
 
 def type_into_element(driver, el, text):

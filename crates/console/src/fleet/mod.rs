@@ -116,10 +116,10 @@ CREATE TABLE IF NOT EXISTS states (
     scan INTEGER NOT NULL,
     PRIMARY KEY (scope, module_id, device_id)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS states_status ON states (scope, module_id, status);
-CREATE INDEX IF NOT EXISTS states_current ON states (scope, module_id, current);
+-- One secondary index: the device table's default order over every module. The overview's
+-- counts read one module's rows through the primary key; every extra index would cost each
+-- of the 100,000 inserts of a first scan.
 CREATE INDEX IF NOT EXISTS states_device_order ON states (scope, device_id, module_id);
-DROP INDEX IF EXISTS states_device;
 CREATE TABLE IF NOT EXISTS modules (
     scope INTEGER NOT NULL,
     module_id TEXT NOT NULL,
@@ -214,6 +214,9 @@ impl FleetDb {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        // 64 MiB of page cache (100,000 states are about 50 MiB) and temporary tables in memory.
+        conn.pragma_update(None, "cache_size", -65536)?;
+        conn.pragma_update(None, "temp_store", "MEMORY")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(SCHEMA)?;
         Ok(FleetDb {

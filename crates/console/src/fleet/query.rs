@@ -91,21 +91,27 @@ pub type Names = BTreeMap<Uuid, String>;
 
 /// Every module with states in `scope`, by specification name then module name.
 pub fn modules(db: &FleetDb, scope: Scope) -> Result<Vec<ModuleSummary>> {
+    summaries(db, scope, None)
+}
+
+/// The summaries of every module of `scope`, or of `only` that one. The counts are grouped on
+/// the states alone (in their primary key's order, no sorting) before the names are joined.
+fn summaries(db: &FleetDb, scope: Scope, only: Option<&str>) -> Result<Vec<ModuleSummary>> {
     let conn = db.conn();
     let mut stmt = conn.prepare_cached(
-        "SELECT s.module_id, COALESCE(m.name, s.module_id), COALESCE(m.spec_id, max(s.spec_id)), sp.name, count(*),
-                sum(s.target IS NOT NULL AND s.current IS NOT s.target),
-                sum(s.status = 'FAILED'),
-                sum(s.status IS NOT NULL AND s.status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED'))
-         FROM states s
-         LEFT JOIN modules m ON m.scope = s.scope AND m.module_id = s.module_id
-         LEFT JOIN specs sp ON sp.scope = s.scope AND sp.spec_id = COALESCE(m.spec_id, s.spec_id)
-         WHERE s.scope = ?1
-         GROUP BY s.module_id
+        "SELECT g.module_id, COALESCE(m.name, g.module_id), COALESCE(m.spec_id, g.spec_id), sp.name,
+                g.n, g.drift, g.failed, g.updating
+         FROM (SELECT module_id, max(spec_id) AS spec_id, count(*) AS n,
+                      sum(target IS NOT NULL AND current IS NOT target) AS drift,
+                      sum(status = 'FAILED') AS failed,
+                      sum(status IS NOT NULL AND status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')) AS updating
+               FROM states WHERE scope = ?1 AND (?2 IS NULL OR module_id = ?2) GROUP BY module_id) g
+         LEFT JOIN modules m ON m.scope = ?1 AND m.module_id = g.module_id
+         LEFT JOIN specs sp ON sp.scope = ?1 AND sp.spec_id = COALESCE(m.spec_id, g.spec_id)
          ORDER BY sp.name, 2",
     )?;
     let mut out: Vec<ModuleSummary> = stmt
-        .query_map([scope.0], |r| {
+        .query_map(params![scope.0, only], |r| {
             Ok(ModuleSummary {
                 module_id: r.get(0)?,
                 name: r.get(1)?,
@@ -145,9 +151,9 @@ pub fn overview(
     module_id: &str,
     names: &Names,
 ) -> Result<ModuleOverview> {
-    let module = modules(db, scope)?
+    let module = summaries(db, scope, Some(module_id))?
         .into_iter()
-        .find(|m| m.module_id == module_id)
+        .next()
         .ok_or_else(|| {
             FleetError::invalid(
                 "moduleId",
@@ -441,13 +447,6 @@ pub async fn resolve_device(client: &Client, raw: &str) -> Result<DeviceMatch> {
     }
 }
 
-const ROW_SELECT: &str =
-    "SELECT s.device_id, s.module_id, COALESCE(m.name, s.module_id) AS module_name, sp.name,
-        s.client_id, s.current, s.target, s.status, s.details, s.status_at, s.target_at
-     FROM states s
-     LEFT JOIN modules m ON m.scope = s.scope AND m.module_id = s.module_id
-     LEFT JOIN specs sp ON sp.scope = s.scope AND sp.spec_id = s.spec_id";
-
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DeviceRow> {
     let device_id: String = r.get(0)?;
     let module_id: String = r.get(1)?;
@@ -495,11 +494,29 @@ pub fn rows(
 ) -> Result<Vec<DeviceRow>> {
     let (filter, mut args) = where_clause(scope, q, device)?;
     let order = order_clause(q.sort.as_deref())?;
+    // The window is cut on the states alone (an index walk past `offset` keys), and only its rows
+    // are joined to the names: joining first would join every row skipped.
+    let (inner_join, inner_order) = if order.contains("module_name") {
+        (
+            "LEFT JOIN modules m ON m.scope = s.scope AND m.module_id = s.module_id",
+            order.replace("module_name", "COALESCE(m.name, s.module_id)"),
+        )
+    } else {
+        ("", order.clone())
+    };
     args.push(SqlValue::Integer(limit.min(5000) as i64));
     args.push(SqlValue::Integer(offset as i64));
+    args.push(SqlValue::Integer(scope.0));
     let conn = db.conn();
     let mut stmt = conn.prepare_cached(&format!(
-        "{ROW_SELECT} WHERE {filter} ORDER BY {order} LIMIT ? OFFSET ?"
+        "SELECT s.device_id, s.module_id, COALESCE(m.name, s.module_id) AS module_name, sp.name,
+                s.client_id, s.current, s.target, s.status, s.details, s.status_at, s.target_at
+         FROM (SELECT s.module_id AS km, s.device_id AS kd FROM states s {inner_join}
+               WHERE {filter} ORDER BY {inner_order} LIMIT ? OFFSET ?) w
+         JOIN states s ON s.scope = ? AND s.module_id = w.km AND s.device_id = w.kd
+         LEFT JOIN modules m ON m.scope = s.scope AND m.module_id = s.module_id
+         LEFT JOIN specs sp ON sp.scope = s.scope AND sp.spec_id = s.spec_id
+         ORDER BY {order}"
     ))?;
     let rows = stmt.query_map(params_from_iter(args), row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

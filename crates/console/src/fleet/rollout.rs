@@ -907,7 +907,7 @@ pub async fn abort(
         for (device, result) in results {
             match result {
                 Ok(state) => {
-                    super::scan::write_page(db, scope, now_ms(), std::slice::from_ref(&state))?;
+                    super::scan::write_page(db, scope, std::slice::from_ref(&state))?;
                     reset += 1;
                 }
                 Err(e) => failures.push(format!("{device}: {e}")),
@@ -1067,7 +1067,7 @@ pub async fn advance(client: &Client, db: &FleetDb, id: &str) -> Result<StepOutc
             .iter()
             .filter_map(|(_, r)| r.as_ref().ok().cloned())
             .collect();
-        super::scan::write_page(db, scope, now_ms(), &states)?;
+        super::scan::write_page(db, scope, &states)?;
         let conn = db.conn();
         let now = now_ms();
         let mut ok = conn.prepare_cached(

@@ -15,6 +15,7 @@
 //! during a scan, and the offsets of the `next` links never skip one (at worst a state is read
 //! twice, which the upsert absorbs).
 
+use std::collections::HashSet;
 use std::time::Instant;
 
 use dcs_api::firmware::{Embed, ModuleFilter, PackageFilter, StateFilter};
@@ -26,6 +27,7 @@ use serde::Serialize;
 use time::OffsetDateTime;
 use tokio_util::sync::CancellationToken;
 use url::Url;
+use uuid::Uuid;
 
 use super::{now_ms, to_ms, FleetDb, FleetError, Result, Scope};
 
@@ -147,7 +149,9 @@ pub async fn refresh(
         other => other?,
     };
 
-    let scan_id = now_ms();
+    // The keys a full scan sees, to forget afterwards the states the service no longer has
+    // (not needed when the scope held none).
+    let mut seen: Option<HashSet<(Uuid, Uuid)>> = (kind == ScanKind::Full && expected.is_some()).then(HashSet::new);
     let mut report = ScanReport {
         kind,
         pages: 0,
@@ -165,7 +169,10 @@ pub async fn refresh(
             let client = client.clone();
             tokio::spawn(async move { client.firmware().states_page_at(&url).await })
         });
-        report.changed += write_page(db, scope, scan_id, &items)?;
+        if let Some(seen) = seen.as_mut() {
+            seen.extend(items.iter().map(|s| (s.module_id, s.device_id)));
+        }
+        report.changed += blocking(|| write_page(db, scope, &items))?;
         report.pages += 1;
         report.states += items.len() as u32;
         progress(&ScanProgress {
@@ -190,12 +197,13 @@ pub async fn refresh(
         };
     }
 
+    if kind == ScanKind::Full {
+        if let Some(seen) = &seen {
+            report.removed = blocking(|| forget_unseen(db, scope, seen))?;
+        }
+    }
     let conn = db.conn();
     if kind == ScanKind::Full {
-        report.removed = conn.execute(
-            "DELETE FROM states WHERE scope = ?1 AND scan <> ?2",
-            params![scope.0, scan_id],
-        )? as u32;
         conn.execute(
             "UPDATE scopes SET watermark = ?2, last_full_at = ?3, last_refresh_at = ?3 WHERE id = ?1",
             params![scope.0, next_watermark, now_ms()],
@@ -230,13 +238,9 @@ async fn cancellable<T>(
     }
 }
 
-/// Upserts one page in a transaction; answers how many states changed.
-pub fn write_page(
-    db: &FleetDb,
-    scope: Scope,
-    scan_id: i64,
-    items: &[FirmwareState],
-) -> Result<u32> {
+/// Writes states in one transaction, touching only rows that differ from what the database
+/// holds (an unchanged state costs one lookup). Answers how many states were new or changed.
+pub fn write_page(db: &FleetDb, scope: Scope, items: &[FirmwareState]) -> Result<u32> {
     let mut conn = db.conn();
     let tx = conn.transaction()?;
     let mut changed = 0u32;
@@ -244,63 +248,73 @@ pub fn write_page(
         let mut upsert = tx.prepare_cached(
             "INSERT INTO states (scope, module_id, device_id, spec_id, client_id, project_id, current, target,
                                  target_at, status, details, status_at, scan)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0)
              ON CONFLICT (scope, module_id, device_id) DO UPDATE SET
                  spec_id = excluded.spec_id, client_id = excluded.client_id, project_id = excluded.project_id,
                  current = excluded.current, target = excluded.target, target_at = excluded.target_at,
-                 status = excluded.status, details = excluded.details, status_at = excluded.status_at,
-                 scan = excluded.scan
-             RETURNING (SELECT 1)",
-        )?;
-        let mut before = tx.prepare_cached(
-            "SELECT current IS ?4 AND target IS ?5 AND status IS ?6 AND status_at IS ?7
-             FROM states WHERE scope = ?1 AND module_id = ?2 AND device_id = ?3",
+                 status = excluded.status, details = excluded.details, status_at = excluded.status_at
+             WHERE states.current IS NOT excluded.current OR states.target IS NOT excluded.target
+                OR states.status IS NOT excluded.status OR states.status_at IS NOT excluded.status_at
+                OR states.target_at IS NOT excluded.target_at OR states.details IS NOT excluded.details
+                OR states.spec_id IS NOT excluded.spec_id OR states.client_id IS NOT excluded.client_id
+                OR states.project_id IS NOT excluded.project_id",
         )?;
         for s in items {
-            let status = s
-                .firmware_update_status
-                .as_ref()
-                .map(|st| st.as_str().to_owned());
-            let status_at = s.firmware_update_status_modified_at.map(to_ms);
-            let same: Option<bool> = before
-                .query_row(
-                    params![
-                        scope.0,
-                        s.module_id.to_string(),
-                        s.device_id.to_string(),
-                        s.current_firmware_version,
-                        s.target_firmware_version,
-                        status,
-                        status_at
-                    ],
-                    |r| r.get(0),
-                )
-                .ok();
-            if same != Some(true) {
-                changed += 1;
-            }
-            upsert.query_row(
-                params![
-                    scope.0,
-                    s.module_id.to_string(),
-                    s.device_id.to_string(),
-                    s.device_specification_id.map(|u| u.to_string()),
-                    s.client_id.map(|u| u.to_string()),
-                    s.project_id.map(|u| u.to_string()),
-                    s.current_firmware_version,
-                    s.target_firmware_version,
-                    s.target_firmware_version_modified_at.map(to_ms),
-                    status,
-                    s.firmware_update_status_details,
-                    status_at,
-                    scan_id
-                ],
-                |_| Ok(()),
-            )?;
+            changed += upsert.execute(params![
+                scope.0,
+                s.module_id.to_string(),
+                s.device_id.to_string(),
+                s.device_specification_id.map(|u| u.to_string()),
+                s.client_id.map(|u| u.to_string()),
+                s.project_id.map(|u| u.to_string()),
+                s.current_firmware_version,
+                s.target_firmware_version,
+                s.target_firmware_version_modified_at.map(to_ms),
+                s.firmware_update_status.as_ref().map(|st| st.as_str()),
+                s.firmware_update_status_details,
+                s.firmware_update_status_modified_at.map(to_ms),
+            ])? as u32;
         }
     }
     tx.commit()?;
     Ok(changed)
+}
+
+/// After a full scan: forgets the states of `scope` it did not see (the service no longer has
+/// them). Answers how many.
+fn forget_unseen(db: &FleetDb, scope: Scope, seen: &HashSet<(Uuid, Uuid)>) -> Result<u32> {
+    let mut conn = db.conn();
+    let tx = conn.transaction()?;
+    let gone: Vec<(String, String)> = {
+        let mut stmt = tx.prepare("SELECT module_id, device_id FROM states WHERE scope = ?1")?;
+        let rows = stmt.query_map([scope.0], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut gone = Vec::new();
+        for row in rows {
+            let (m, d) = row?;
+            let key = (m.parse().unwrap_or_default(), d.parse().unwrap_or_default());
+            if !seen.contains(&key) {
+                gone.push((m, d));
+            }
+        }
+        gone
+    };
+    {
+        let mut delete = tx.prepare("DELETE FROM states WHERE scope = ?1 AND module_id = ?2 AND device_id = ?3")?;
+        for (m, d) in &gone {
+            delete.execute(params![scope.0, m, d])?;
+        }
+    }
+    tx.commit()?;
+    Ok(gone.len() as u32)
+}
+
+/// Runs blocking database work without holding up the async runtime's other tasks (on a
+/// multi-threaded runtime, as the app's; inline on a single-threaded one).
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        _ => f(),
+    }
 }
 
 /// Modules, their packages (versions, and whether the firmware file is there) and the names of

@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
+import { FilterText } from "../../components/FilterText";
 import { errorMessage, ipc, type BindingKind, type BindingView } from "../../ipc";
 import { NoticeRow, type Notice } from "../../components/States";
 import { useSession } from "../../session";
@@ -7,42 +8,6 @@ import { BindingEditor } from "./BindingEditor";
 import { BindingsTable } from "./BindingsTable";
 import { hasFilters, HTTP_TYPES, kindInfo, KINDS, NO_FILTERS, type BindingFilters } from "./kinds";
 
-
-/** A filter input that applies on Enter or when left, so a list is not fetched per keystroke. */
-function FilterText({
-  label,
-  field,
-  value,
-  onApply,
-  placeholder,
-  type = "text",
-}: {
-  label: string;
-  field: keyof BindingFilters;
-  value: string;
-  onApply: (field: keyof BindingFilters, v: string) => void;
-  placeholder?: string;
-  type?: string;
-}) {
-  const [text, setText] = useState(value);
-  return (
-    <label>
-      <span>{label}</span>
-      <input
-        type={type}
-        class={type === "text" ? "mono" : undefined}
-        id={`bindings-${field}-filter`}
-        data-testid={`filter-${field}`}
-        placeholder={placeholder}
-        value={text}
-        onInput={(e) => setText(e.currentTarget.value)}
-        onBlur={() => text !== value && onApply(field, text)}
-        onChange={(e) => type !== "text" && onApply(field, e.currentTarget.value)}
-        onKeyDown={(e) => e.key === "Enter" && onApply(field, text)}
-      />
-    </label>
-  );
-}
 
 /**
  * Connector bindings of the active profile and customer: one kind at a time (LoRa, HTTP, MQTT),
@@ -171,8 +136,8 @@ export function BindingsView() {
       </div>
 
       <div class="filters" data-testid="binding-filters" key={`${kind}|${filterGen}`}>
-        <FilterText label="Device" field="deviceId" value={filters.deviceId} onApply={apply} placeholder="any id form" />
-        <FilterText label="Owner (client id)" field="clientId" value={filters.clientId} onApply={apply} placeholder="any" />
+        <FilterText idPrefix="bindings" label="Device" name="deviceId" value={filters.deviceId} onApply={apply} placeholder="any id form" />
+        <FilterText idPrefix="bindings" label="Owner (client id)" name="clientId" value={filters.clientId} onApply={apply} placeholder="any" />
         {kind === "http" && (
           <label>
             <span>Type</span>
@@ -189,15 +154,15 @@ export function BindingsView() {
           </label>
         )}
         {kind === "mqtt" && (
-          <FilterText label="Username (exact)" field="username" value={filters.username} onApply={apply} placeholder="urn:dev:imei:…:" />
+          <FilterText idPrefix="bindings" label="Username (exact)" name="username" value={filters.username} onApply={apply} placeholder="urn:dev:imei:…:" />
         )}
         <details class="time-filters" open={timeFiltered} data-testid="time-filters">
           <summary>{timeFiltered ? "Time filters (on)" : "Time filters"}</summary>
           <div class="filters">
-            <FilterText label="Created since (UTC)" field="createdSince" type="datetime-local" value={filters.createdSince} onApply={apply} />
-            <FilterText label="Created before (UTC)" field="createdBefore" type="datetime-local" value={filters.createdBefore} onApply={apply} />
-            <FilterText label="Modified since (UTC)" field="modifiedSince" type="datetime-local" value={filters.modifiedSince} onApply={apply} />
-            <FilterText label="Modified before (UTC)" field="modifiedBefore" type="datetime-local" value={filters.modifiedBefore} onApply={apply} />
+            <FilterText idPrefix="bindings" label="Created since (UTC)" name="createdSince" type="datetime-local" value={filters.createdSince} onApply={apply} />
+            <FilterText idPrefix="bindings" label="Created before (UTC)" name="createdBefore" type="datetime-local" value={filters.createdBefore} onApply={apply} />
+            <FilterText idPrefix="bindings" label="Modified since (UTC)" name="modifiedSince" type="datetime-local" value={filters.modifiedSince} onApply={apply} />
+            <FilterText idPrefix="bindings" label="Modified before (UTC)" name="modifiedBefore" type="datetime-local" value={filters.modifiedBefore} onApply={apply} />
           </div>
         </details>
         {hasFilters(filters) && (

@@ -1,33 +1,13 @@
 import { save } from "@tauri-apps/plugin-dialog";
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
 import type { Notice } from "../../components/States";
+import { FilterText } from "../../components/FilterText";
 import { VirtualTable, type VirtualColumn } from "../../components/VirtualTable";
 import { errorMessage, ipc, type DeviceChoice, type DeviceQuery, type DeviceRow, type FleetHome } from "../../ipc";
 import { formatTimestamp } from "../../lib/format";
 import { count as selectedCount, emptySelection, isEmpty, toWire, type Selection } from "../../lib/selection";
 import { STATUSES, statusColor } from "../../lib/status";
 import { cleanQuery, num, queryText } from "./fleet";
-
-/** A text filter that applies on Enter or when left, so the table is not queried per keystroke. */
-function TextFilter({ label, value, onApply, placeholder, testid }: { label: string; value: string; onApply: (v: string) => void; placeholder?: string; testid: string }) {
-  const [text, setText] = useState(value);
-  useEffect(() => setText(value), [value]);
-  return (
-    <label>
-      <span>{label}</span>
-      <input
-        type="text"
-        class="mono"
-        data-testid={testid}
-        placeholder={placeholder}
-        value={text}
-        onInput={(e) => setText(e.currentTarget.value)}
-        onBlur={() => text !== value && onApply(text)}
-        onKeyDown={(e) => e.key === "Enter" && onApply(text)}
-      />
-    </label>
-  );
-}
 
 export function StatusDot({ status }: { status: string | null }) {
   const s = status ?? "none";
@@ -80,7 +60,11 @@ export function DevicesTab({
       alive = false;
     };
   }, [queryKey, revision]);
-  useEffect(() => setSelection(emptySelection()), [queryKey]);
+  // A new query: no count until its own arrives (never the old count beside the new filters).
+  useEffect(() => {
+    setSelection(emptySelection());
+    setTotal(null);
+  }, [queryKey]);
 
   const fetchRows = useCallback((offset: number, limit: number) => ipc.fleetRows(q, offset, limit), [queryKey]);
 
@@ -128,8 +112,8 @@ export function DevicesTab({
             ))}
           </select>
         </label>
-        <TextFilter label="Current version" value={query.version ?? ""} onApply={(v) => set("version", v)} placeholder="any; none" testid="filter-version" />
-        <TextFilter label="Target" value={query.target ?? ""} onApply={(v) => set("target", v)} placeholder="any; none" testid="filter-target" />
+        <FilterText idPrefix="devices" label="Current version" name="version" value={query.version ?? ""} onApply={set} placeholder="any; none" />
+        <FilterText idPrefix="devices" label="Target" name="target" value={query.target ?? ""} onApply={set} placeholder="any; none" />
         <label>
           <span>Status</span>
           <select data-testid="filter-status" onChange={(e) => set("status", e.currentTarget.value)}>
@@ -156,7 +140,7 @@ export function DevicesTab({
             ))}
           </select>
         </label>
-        <TextFilter label="Device" value={query.device ?? ""} onApply={(v) => set("device", v)} placeholder="any id form, or a UUID's start" testid="filter-device" />
+        <FilterText idPrefix="devices" label="Device" name="device" value={query.device ?? ""} onApply={set} placeholder="any id form, or a UUID's start" />
         <label class="filter-check">
           <input type="checkbox" checked={!!q.drift} data-testid="filter-drift" onChange={(e) => set("drift", e.currentTarget.checked)} />
           <span>Drift only</span>

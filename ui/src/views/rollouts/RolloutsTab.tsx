@@ -157,8 +157,8 @@ function RolloutCard({ r, onChanged, onNotice }: { r: RolloutView; onChanged: ()
       </div>
       {r.reason && (
         <p class={r.state === "paused" ? "rollout-reason status-warn" : "rollout-reason muted"} data-testid="rollout-reason">
-          {r.state === "paused" ? "Paused: " : ""}
-          {r.reason}
+          {r.state === "paused" && !/^paused/i.test(r.reason) ? "Paused: " : ""}
+          {r.state === "paused" && /^paused/i.test(r.reason) ? "P" + r.reason.slice(1) : r.reason}
         </p>
       )}
       <p class="muted rollout-meta">
