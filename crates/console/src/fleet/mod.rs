@@ -113,7 +113,6 @@ CREATE TABLE IF NOT EXISTS states (
     status TEXT,
     details TEXT,
     status_at INTEGER,
-    scan INTEGER NOT NULL,
     PRIMARY KEY (scope, module_id, device_id)
 ) WITHOUT ROWID;
 -- One secondary index: the device table's default order over every module. The overview's

@@ -247,8 +247,8 @@ pub fn write_page(db: &FleetDb, scope: Scope, items: &[FirmwareState]) -> Result
     {
         let mut upsert = tx.prepare_cached(
             "INSERT INTO states (scope, module_id, device_id, spec_id, client_id, project_id, current, target,
-                                 target_at, status, details, status_at, scan)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0)
+                                 target_at, status, details, status_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
              ON CONFLICT (scope, module_id, device_id) DO UPDATE SET
                  spec_id = excluded.spec_id, client_id = excluded.client_id, project_id = excluded.project_id,
                  current = excluded.current, target = excluded.target, target_at = excluded.target_at,
