@@ -36,9 +36,10 @@ impl Embedded {
 /// Starts the simulator on `127.0.0.1:<free port>` inside the current tokio runtime.
 pub async fn start(mut opts: SimOptions) -> Result<Embedded, EmbedError> {
     let seed = opts.seed;
-    // The demo data set (about 125,000 firmware states) lives in a database file in a scratch
-    // folder rather than in SQLite's memory: the operating system's page cache holds it instead
-    // of the process (measured: the idle release app's RSS 190 -> 174 MiB, PSS 114 -> 98 MiB).
+    // The demo data set lives in a database file rather than in SQLite's memory: the operating
+    // system's page cache holds it instead of the process (measured: the idle release app's RSS
+    // 190 -> 174 MiB, PSS 114 -> 98 MiB). The app gives a file in its data folder, kept across
+    // restarts; without one (`dcs` running it in-process) it is a scratch folder's, gone after.
     let scratch = match opts.data {
         Some(_) => None,
         None => {
