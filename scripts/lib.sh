@@ -1,5 +1,5 @@
-# Shared set-up steps of run-app.sh and test.sh: each installs only what is missing, so a
-# second run is quick. Sourced, not run.
+# Shared set-up steps of run-app.sh, test.sh and the benchmarks in bench/: each installs only
+# what is missing, so a second run is quick. Sourced, not run.
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
@@ -109,3 +109,32 @@ build_deb() {
   local dir="${CARGO_TARGET_DIR:-$ROOT/target}/release/bundle/deb"
   ls -t "$dir"/*.deb 2>/dev/null | head -n 1 | grep . || die "no .deb in $dir"
 }
+
+# A benchmark of the real app (bench/app-*.sh): builds the UI, the debug app and dcs (the build
+# the test command makes), then runs the Python script with the .venv's python and ARGS, under
+# Xvfb :97 in a private D-Bus session with a scratch XDG folder removed afterwards.
+# Usage: run_app_bench <python-script> [args...]
+run_app_bench() (
+  local script="$1"; shift
+  ensure_packages curl xvfb
+  ensure_rust
+  ensure_node
+  ensure_ui_deps
+  ensure_tauri_driver
+  ensure_e2e_python
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+  log "building the UI, the app and dcs"
+  (cd "$ROOT/ui" && npm run -s build >/dev/null)
+  (cd "$ROOT" && cargo build -q -p dcs-cli && cargo build -q -p dcs-app "${APP_FEATURES[@]}")
+
+  export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+  local scratch; scratch="$(mktemp -d)"
+  trap 'rm -rf "$scratch"' EXIT
+  export XDG_DATA_HOME="$scratch/data" XDG_CACHE_HOME="$scratch/cache" XDG_RUNTIME_DIR="$scratch/run"
+  mkdir -p "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+  dbus-run-session -- bash -c '
+    Xvfb :97 -screen 0 1280x800x24 -nolisten tcp & xvfb=$!
+    trap "kill $xvfb" EXIT
+    sleep 1
+    DISPLAY=:97 "$@"' _ "$VENV/bin/python" "$script" "$@"
+)
