@@ -138,3 +138,31 @@ run_app_bench() (
     sleep 1
     DISPLAY=:97 "$@"' _ "$VENV/bin/python" "$script" "$@"
 )
+
+# The simulator of a benchmark against the service (bench/client.sh, fleet.sh, sim-http.sh): runs
+# `<dcs> sim --port 0 --seed <seed> SIM-ARGS...` in the background with its output in
+# <work>/sim.out, sets an EXIT trap that stops it and removes <work>, and waits up to <seconds>
+# for it to listen. Sets sim (its pid) and url. bench_credentials then asks it for a token.
+# Usage: start_bench_sim <dcs> <work> <seconds> <seed> [sim-args...]
+start_bench_sim() {
+  local dcs="$1" work="$2" seconds="$3" seed="$4"; shift 4
+  local out="$work/sim.out"
+  "$dcs" sim --port 0 --seed "$seed" "$@" > "$out" 2>/dev/null &
+  sim=$!
+  trap "kill $sim 2>/dev/null || true; rm -rf '$work'" EXIT
+  for _ in $(seq $((seconds * 10))); do grep -q listening "$out" && break; sleep 0.1; done
+  grep -q listening "$out" || die "the simulator did not start within $seconds s"
+  url="$(head -1 "$out" | awk '{print $NF}')"
+}
+
+# The demo reseller's key of the simulator of `<dcs> sim --seed <seed>` at $url: sets id, secret
+# and token (a bearer token of the key, from the simulator's token endpoint).
+# Usage: bench_credentials <dcs> <seed>
+bench_credentials() {
+  local key; key="$("$1" sim demo-key --seed "$2" --json)"
+  id="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["clientId"])' <<<"$key")"
+  secret="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["clientSecret"])' <<<"$key")"
+  token="$(curl -sf "$url/api/v3/idp/oidc/token" -H 'Content-Type: application/json' \
+    -d "{\"grant_type\":\"client_credentials\",\"audience\":\"4dc82561-f65f-523g-dek9-6c79ec314f02\",\"client_id\":\"$id\",\"client_secret\":\"$secret\"}" \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')"
+}
