@@ -112,7 +112,7 @@ build_deb() {
 
 # A benchmark of the real app (bench/app-*.sh): builds the UI, the debug app and dcs (the build
 # the test command makes), then runs the Python script with the .venv's python and ARGS, under
-# Xvfb :97 in a private D-Bus session with a scratch XDG folder removed afterwards.
+# its own Xvfb in a private D-Bus session with a scratch XDG folder removed afterwards.
 # Usage: run_app_bench <python-script> [args...]
 run_app_bench() (
   local script="$1"; shift
@@ -132,11 +132,12 @@ run_app_bench() (
   trap 'rm -rf "$scratch"' EXIT
   export XDG_DATA_HOME="$scratch/data" XDG_CACHE_HOME="$scratch/cache" XDG_RUNTIME_DIR="$scratch/run"
   mkdir -p "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+  # Xvfb picks a free display and says which (-displayfd): a fixed one may be another run's.
   dbus-run-session -- bash -c '
-    Xvfb :97 -screen 0 1280x800x24 -nolisten tcp & xvfb=$!
+    Xvfb -displayfd 1 -screen 0 1280x800x24 -nolisten tcp > "$XDG_RUNTIME_DIR/display" & xvfb=$!
     trap "kill $xvfb" EXIT
-    sleep 1
-    DISPLAY=:97 "$@"' _ "$VENV/bin/python" "$script" "$@"
+    for _ in $(seq 100); do [ -s "$XDG_RUNTIME_DIR/display" ] && break; sleep 0.1; done
+    DISPLAY=":$(cat "$XDG_RUNTIME_DIR/display")" "$@"' _ "$VENV/bin/python" "$script" "$@"
 )
 
 # The simulator of a benchmark against the service (bench/client.sh, fleet.sh, sim-http.sh): runs
