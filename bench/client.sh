@@ -20,19 +20,10 @@ DCS="$CARGO_TARGET_DIR/release/dcs"
 DRIVER="$CARGO_TARGET_DIR/release/examples/transfer"
 
 work="$(mktemp -d /var/tmp/dcs-bench.XXXXXX)"
-out="$work/sim.out"
 log "starting the simulator with about 120,000 firmware states for the demo reseller"
-"$DCS" sim --port 0 --seed 1 --devices-per-client 45000 --speed 0.001 > "$out" 2>/dev/null &
-sim=$!
-trap 'kill $sim 2>/dev/null || true; rm -rf "$work"' EXIT
-for _ in $(seq 600); do grep -q listening "$out" && break; sleep 0.2; done
-url="$(head -1 "$out" | awk '{print $NF}')"
-key="$("$DCS" sim demo-key --seed 1 --json)"
-id="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["clientId"])' <<<"$key")"
-export DCS_CLIENT_SECRET="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["clientSecret"])' <<<"$key")"
-token="$(curl -sf "$url/api/v3/idp/oidc/token" -H 'Content-Type: application/json' \
-  -d "{\"grant_type\":\"client_credentials\",\"audience\":\"4dc82561-f65f-523g-dek9-6c79ec314f02\",\"client_id\":\"$id\",\"client_secret\":\"$DCS_CLIENT_SECRET\"}" \
-  | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')"
+start_bench_sim "$DCS" "$work" 120 1 --devices-per-client 45000 --speed 0.001
+bench_credentials "$DCS" 1
+export DCS_CLIENT_SECRET="$secret"
 
 log "writing a ${size_mib} MiB file"
 head -c "$((size_mib * 1024 * 1024))" /dev/urandom > "$work/firmware.bin"

@@ -26,22 +26,12 @@ AGG="$CARGO_TARGET_DIR/release/examples/fleet_aggregate"
 BASELINE="$ROOT/bench/fleet_baseline.py"
 
 work="$(mktemp -d /var/tmp/dcs-fleet-bench.XXXXXX)"
-out="$work/sim.out"
 log "seeding the simulator: $per_client devices per client (speed 0.001: devices stand still)"
 t0="$(date +%s.%N)"
-"$DCS" sim --port 0 --seed 1 --devices-per-client "$per_client" --speed 0.001 > "$out" 2>/dev/null &
-sim=$!
-trap 'kill $sim 2>/dev/null || true; rm -rf "$work"' EXIT
-for _ in $(seq 3000); do grep -q listening "$out" && break; sleep 0.1; done
-grep -q listening "$out" || die "the simulator did not start within 300 s"
+start_bench_sim "$DCS" "$work" 300 1 --devices-per-client "$per_client" --speed 0.001
 seed_s="$(python3 -c "import sys; print(f'{$(date +%s.%N) - $t0:.2f}')")"
-url="$(head -1 "$out" | awk '{print $NF}')"
-key="$("$DCS" sim demo-key --seed 1 --json)"
-id="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["clientId"])' <<<"$key")"
-export DCS_CLIENT_SECRET="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["clientSecret"])' <<<"$key")"
-export BENCH_TOKEN="$(curl -sf "$url/api/v3/idp/oidc/token" -H 'Content-Type: application/json' \
-  -d "{\"grant_type\":\"client_credentials\",\"audience\":\"4dc82561-f65f-523g-dek9-6c79ec314f02\",\"client_id\":\"$id\",\"client_secret\":\"$DCS_CLIENT_SECRET\"}" \
-  | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')"
+bench_credentials "$DCS" 1
+export DCS_CLIENT_SECRET="$secret" BENCH_TOKEN="$token"
 dcs=("$DCS" --base-url "$url" --client-id "$id")
 # The simulator listens before its device engine has applied the seeded updates that are already
 # due (at most 5,000 steps a pass): wait until an incremental refresh of a scratch database finds

@@ -14,18 +14,8 @@ log "building dcs (release)"
 (cd "$ROOT" && cargo build --release -q -p dcs-cli)
 DCS="$CARGO_TARGET_DIR/release/dcs"
 
-out="$(mktemp)"
-"$DCS" sim --port 0 --seed 1 > "$out" &
-sim=$!
-trap 'kill $sim 2>/dev/null || true; rm -f "$out"' EXIT
-for _ in $(seq 100); do grep -q listening "$out" && break; sleep 0.1; done
-url="$(head -1 "$out" | awk '{print $NF}')"
-key="$("$DCS" sim demo-key --seed 1 --json)"
-id="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["clientId"])' <<<"$key")"
-secret="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["clientSecret"])' <<<"$key")"
-token="$(curl -sf "$url/api/v3/idp/oidc/token" -H 'Content-Type: application/json' \
-  -d "{\"grant_type\":\"client_credentials\",\"audience\":\"4dc82561-f65f-523g-dek9-6c79ec314f02\",\"client_id\":\"$id\",\"client_secret\":\"$secret\"}" \
-  | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')"
+start_bench_sim "$DCS" "$(mktemp -d)" 10 1
+bench_credentials "$DCS" 1
 auth="Authorization: Bearer $token"
 
 echo

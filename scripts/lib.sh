@@ -1,5 +1,5 @@
-# Shared set-up steps of run-app.sh and test.sh: each installs only what is missing, so a
-# second run is quick. Sourced, not run.
+# Shared set-up steps of run-app.sh, test.sh and the benchmarks in bench/: each installs only
+# what is missing, so a second run is quick. Sourced, not run.
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
@@ -108,4 +108,62 @@ build_deb() {
   (cd "$ROOT" && ui/node_modules/.bin/tauri build --bundles deb --ci) >&2
   local dir="${CARGO_TARGET_DIR:-$ROOT/target}/release/bundle/deb"
   ls -t "$dir"/*.deb 2>/dev/null | head -n 1 | grep . || die "no .deb in $dir"
+}
+
+# A benchmark of the real app (bench/app-*.sh): builds the UI, the debug app and dcs (the build
+# the test command makes), then runs the Python script with the .venv's python and ARGS, under
+# its own Xvfb in a private D-Bus session with a scratch XDG folder removed afterwards.
+# Usage: run_app_bench <python-script> [args...]
+run_app_bench() (
+  local script="$1"; shift
+  ensure_packages curl xvfb
+  ensure_rust
+  ensure_node
+  ensure_ui_deps
+  ensure_tauri_driver
+  ensure_e2e_python
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+  log "building the UI, the app and dcs"
+  (cd "$ROOT/ui" && npm run -s build >/dev/null)
+  (cd "$ROOT" && cargo build -q -p dcs-cli && cargo build -q -p dcs-app "${APP_FEATURES[@]}")
+
+  export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+  local scratch; scratch="$(mktemp -d)"
+  trap 'rm -rf "$scratch"' EXIT
+  export XDG_DATA_HOME="$scratch/data" XDG_CACHE_HOME="$scratch/cache" XDG_RUNTIME_DIR="$scratch/run"
+  mkdir -p "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+  # Xvfb picks a free display and says which (-displayfd): a fixed one may be another run's.
+  dbus-run-session -- bash -c '
+    Xvfb -displayfd 1 -screen 0 1280x800x24 -nolisten tcp > "$XDG_RUNTIME_DIR/display" & xvfb=$!
+    trap "kill $xvfb" EXIT
+    for _ in $(seq 100); do [ -s "$XDG_RUNTIME_DIR/display" ] && break; sleep 0.1; done
+    DISPLAY=":$(cat "$XDG_RUNTIME_DIR/display")" "$@"' _ "$VENV/bin/python" "$script" "$@"
+)
+
+# The simulator of a benchmark against the service (bench/client.sh, fleet.sh, sim-http.sh): runs
+# `<dcs> sim --port 0 --seed <seed> SIM-ARGS...` in the background with its output in
+# <work>/sim.out, sets an EXIT trap that stops it and removes <work>, and waits up to <seconds>
+# for it to listen. Sets sim (its pid) and url. bench_credentials then asks it for a token.
+# Usage: start_bench_sim <dcs> <work> <seconds> <seed> [sim-args...]
+start_bench_sim() {
+  local dcs="$1" work="$2" seconds="$3" seed="$4"; shift 4
+  local out="$work/sim.out"
+  "$dcs" sim --port 0 --seed "$seed" "$@" > "$out" 2>/dev/null &
+  sim=$!
+  trap "kill $sim 2>/dev/null || true; rm -rf '$work'" EXIT
+  for _ in $(seq $((seconds * 10))); do grep -q listening "$out" && break; sleep 0.1; done
+  grep -q listening "$out" || die "the simulator did not start within $seconds s"
+  url="$(head -1 "$out" | awk '{print $NF}')"
+}
+
+# The demo reseller's key of the simulator of `<dcs> sim --seed <seed>` at $url: sets id, secret
+# and token (a bearer token of the key, from the simulator's token endpoint).
+# Usage: bench_credentials <dcs> <seed>
+bench_credentials() {
+  local key; key="$("$1" sim demo-key --seed "$2" --json)"
+  id="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["clientId"])' <<<"$key")"
+  secret="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["clientSecret"])' <<<"$key")"
+  token="$(curl -sf "$url/api/v3/idp/oidc/token" -H 'Content-Type: application/json' \
+    -d "{\"grant_type\":\"client_credentials\",\"audience\":\"4dc82561-f65f-523g-dek9-6c79ec314f02\",\"client_id\":\"$id\",\"client_secret\":\"$secret\"}" \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')"
 }

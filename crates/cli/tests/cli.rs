@@ -1,22 +1,13 @@
 //! `dcs` as a user runs it: the binary, its output and exit codes, against a simulator.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod common;
 
-use assert_cmd::cargo::CommandCargoExt;
+use std::process::Stdio;
+
+use common::{dcs, run_config, Sim};
 use dcs_sim::store::ModuleQuery;
 use dcs_sim::{SimOptions, Simulator};
 use serde_json::Value;
-
-fn dcs() -> Command {
-    let mut c = Command::cargo_bin("dcs").unwrap();
-    for var in ["DCS_BASE_URL", "DCS_AUTH_URL", "DCS_CLIENT_ID", "DCS_CLIENT_SECRET", "DCS_PROFILE"] {
-        c.env_remove(var);
-    }
-    // Never the user's own profiles: a config file of this test run that no test writes.
-    c.env("DCS_CONFIG", std::env::temp_dir().join(format!("dcs-cli-tests-{}/config.toml", std::process::id())));
-    c
-}
 
 /// Names of the demo reseller's modules for `seed`, in the service's default order.
 fn expected_names(seed: u64) -> Vec<String> {
@@ -35,28 +26,9 @@ fn names(json: &[u8]) -> Vec<String> {
     v.as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap().to_owned()).collect()
 }
 
-/// `dcs sim` in a child process on a free port; returns it and its base URL.
-struct SimProcess(Child);
-
-impl Drop for SimProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn spawn_sim(seed: u64) -> (SimProcess, String) {
-    let mut child = dcs()
-        .args(["sim", "--port", "0", "--seed", &seed.to_string()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
-    let url = first.trim().rsplit(' ').next().unwrap().to_owned();
-    assert!(url.starts_with("http://127.0.0.1:"), "{first}");
-    (SimProcess(child), url)
+/// `dcs sim` in a child process on a free port.
+fn spawn_sim(seed: u64) -> Sim {
+    Sim::start(&run_config(), &["--seed", &seed.to_string()])
 }
 
 fn demo_secret(seed: u64) -> String {
@@ -81,9 +53,9 @@ fn lists_modules_of_an_in_process_simulator_with_no_configuration() {
 
 #[test]
 fn lists_modules_of_a_standalone_simulator_over_http() {
-    let (_sim, url) = spawn_sim(5);
+    let sim = spawn_sim(5);
     let out = dcs()
-        .args(["--base-url", &url, "--client-id", "sim-reseller", "firmware", "modules", "list", "--json", "--limit", "2"])
+        .args(["--base-url", &sim.url, "--client-id", "sim-reseller", "firmware", "modules", "list", "--json", "--limit", "2"])
         .env("DCS_CLIENT_SECRET", demo_secret(5))
         .output()
         .unwrap();
@@ -93,9 +65,9 @@ fn lists_modules_of_a_standalone_simulator_over_http() {
 
 #[test]
 fn errors_go_to_stderr_with_an_exit_code_per_category() {
-    let (_sim, url) = spawn_sim(1);
+    let sim = spawn_sim(1);
     let out = dcs()
-        .args(["--base-url", &url, "--client-id", "sim-reseller", "--json", "firmware", "modules", "list"])
+        .args(["--base-url", &sim.url, "--client-id", "sim-reseller", "--json", "firmware", "modules", "list"])
         .env("DCS_CLIENT_SECRET", "wrong")
         .output()
         .unwrap();
@@ -109,7 +81,7 @@ fn errors_go_to_stderr_with_an_exit_code_per_category() {
     let msg = String::from_utf8_lossy(&out.stderr);
     assert!(msg.contains("sort: unknown field `colour`"), "{msg}");
 
-    let out = dcs().args(["--base-url", &url, "firmware", "modules", "list"]).output().unwrap();
+    let out = dcs().args(["--base-url", &sim.url, "firmware", "modules", "list"]).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--client-id"));
 }
@@ -118,7 +90,7 @@ fn errors_go_to_stderr_with_an_exit_code_per_category() {
 #[test]
 fn a_profiles_secret_lives_in_the_keychain_and_is_used_from_there() {
     use std::io::Write;
-    let (_sim, url) = spawn_sim(1);
+    let sim = spawn_sim(1);
     let profile = format!("cli-test-{}", std::process::id());
     let mut set = dcs()
         .args(["auth", "set-secret", "--profile", &profile])
@@ -133,7 +105,7 @@ fn a_profiles_secret_lives_in_the_keychain_and_is_used_from_there() {
 
     // No DCS_CLIENT_SECRET: the secret comes from the keychain.
     let check = dcs()
-        .args(["--profile", &profile, "--base-url", &url, "--client-id", "sim-reseller", "auth", "check"])
+        .args(["--profile", &profile, "--base-url", &sim.url, "--client-id", "sim-reseller", "auth", "check"])
         .output()
         .unwrap();
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
@@ -141,7 +113,7 @@ fn a_profiles_secret_lives_in_the_keychain_and_is_used_from_there() {
 
     assert!(dcs().args(["auth", "forget", "--profile", &profile]).output().unwrap().status.success());
     let gone = dcs()
-        .args(["--profile", &profile, "--base-url", &url, "--client-id", "sim-reseller", "auth", "check"])
+        .args(["--profile", &profile, "--base-url", &sim.url, "--client-id", "sim-reseller", "auth", "check"])
         .output()
         .unwrap();
     assert!(!gone.status.success());

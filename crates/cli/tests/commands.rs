@@ -1,9 +1,11 @@
 //! Every command group of `dcs`, run as a user runs it against `dcs sim` in a child process.
 
-use std::io::{BufRead, BufReader, Write};
+mod common;
+
+use std::io::Write;
 use std::process::{Child, Command, Output, Stdio};
 
-use assert_cmd::cargo::CommandCargoExt;
+use common::{dcs, run_config, s, stderr, Sim};
 use dcs_sim::store::devices::DeviceRow;
 use dcs_sim::{SimOptions, Simulator};
 use serde_json::Value;
@@ -12,41 +14,9 @@ use uuid::Uuid;
 
 const DEVICES: u32 = 40;
 
-fn dcs() -> Command {
-    let mut c = Command::cargo_bin("dcs").unwrap();
-    for var in [
-        "DCS_BASE_URL",
-        "DCS_AUTH_URL",
-        "DCS_CLIENT_ID",
-        "DCS_CLIENT_SECRET",
-        "DCS_PROFILE",
-        "DCS_APP_KEY",
-        "DCS_SHARED_SECRET",
-        "DCS_MQTT_PASSWORD",
-    ] {
-        c.env_remove(var);
-    }
-    // Never the user's own profiles: a config file of this test run that no test writes.
-    c.env("DCS_CONFIG", std::env::temp_dir().join(format!("dcs-cli-tests-{}/config.toml", std::process::id())));
-    c.stdin(Stdio::null());
-    c
-}
-
-struct SimProcess(Child);
-
-impl Drop for SimProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// `dcs sim` on a free port, and what it takes to talk to it.
 struct Env {
-    _sim: SimProcess,
-    /// Kept open: the simulator prints more lines, and a closed pipe would end it.
-    _stdout: BufReader<std::process::ChildStdout>,
-    url: String,
+    sim: Sim,
     secret: String,
     /// The same data set, in this process, to look devices up.
     local: Simulator,
@@ -54,25 +24,15 @@ struct Env {
 
 impl Env {
     fn start(seed: u64) -> Env {
-        let mut child = dcs()
-            .args(["sim", "--port", "0", "--seed", &seed.to_string(), "--devices-per-client", &DEVICES.to_string(), "--speed", "1"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        stdout.read_line(&mut first).unwrap();
-        let url = first.trim().rsplit(' ').next().unwrap().to_owned();
-        assert!(url.starts_with("http://127.0.0.1:"), "{first}");
+        let sim = Sim::start(&run_config(), &["--seed", &seed.to_string(), "--devices-per-client", &DEVICES.to_string(), "--speed", "1"]);
         let local = Simulator::new(SimOptions { seed, devices_per_client: DEVICES, ..Default::default() }).unwrap();
         let secret = local.demo_key().secret.clone();
-        Env { _sim: SimProcess(child), _stdout: stdout, url, secret, local }
+        Env { sim, secret, local }
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
         let mut c = dcs();
-        c.args(["--base-url", &self.url, "--client-id", "sim-reseller"]).args(args).env("DCS_CLIENT_SECRET", &self.secret);
+        c.args(["--base-url", &self.sim.url, "--client-id", "sim-reseller"]).args(args).env("DCS_CLIENT_SECRET", &self.secret);
         c
     }
 
@@ -117,14 +77,6 @@ fn natural_id(d: &DeviceRow) -> String {
         (None, Some(i)) => format!("imei:{i}"),
         _ => d.id.to_string(),
     }
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or_else(|| panic!("not a string: {v}"))
 }
 
 /// A package of a module of the demo reseller, made for the test with a unique version.

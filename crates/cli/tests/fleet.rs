@@ -1,35 +1,15 @@
 //! `dcs fleet` and `dcs rollout` run as a user runs them against `dcs sim` in a child process,
 //! each test with its own fleet database (DCS_DATA_DIR), checked against the service's own answers.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+mod common;
 
-use assert_cmd::cargo::CommandCargoExt;
+use std::process::{Command, Output};
+
+use common::{dcs, run_config, s, stderr, Sim};
 use serde_json::Value;
 
-fn dcs() -> Command {
-    let mut c = Command::cargo_bin("dcs").unwrap();
-    for var in ["DCS_BASE_URL", "DCS_AUTH_URL", "DCS_CLIENT_ID", "DCS_CLIENT_SECRET", "DCS_PROFILE", "DCS_DATA_DIR"] {
-        c.env_remove(var);
-    }
-    c.env("DCS_CONFIG", std::env::temp_dir().join(format!("dcs-cli-fleet-tests-{}/config.toml", std::process::id())));
-    c.stdin(Stdio::null());
-    c
-}
-
-struct SimProcess(Child);
-
-impl Drop for SimProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 struct Env {
-    _sim: SimProcess,
-    _stdout: BufReader<std::process::ChildStdout>,
-    url: String,
+    sim: Sim,
     secret: String,
     data: tempfile::TempDir,
 }
@@ -38,23 +18,11 @@ impl Env {
     /// `dcs sim` with `devices` devices per client, its simulated devices `speed` times as fast
     /// as real time, and an empty data folder for the fleet database.
     fn start(seed: u64, devices: u32, speed: f64) -> Env {
-        let mut child = dcs()
-            .args(["sim", "--port", "0", "--seed", &seed.to_string(), "--devices-per-client", &devices.to_string(), "--speed", &speed.to_string()])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        stdout.read_line(&mut first).unwrap();
-        let url = first.trim().rsplit(' ').next().unwrap().to_owned();
-        assert!(url.starts_with("http://127.0.0.1:"), "{first}");
+        let sim = Sim::start(&run_config(), &["--seed", &seed.to_string(), "--devices-per-client", &devices.to_string(), "--speed", &speed.to_string()]);
         let key = dcs().args(["sim", "demo-key", "--seed", &seed.to_string(), "--json"]).output().unwrap();
         let key: Value = serde_json::from_slice(&key.stdout).unwrap();
         Env {
-            _sim: SimProcess(child),
-            _stdout: stdout,
-            url,
+            sim,
             secret: s(&key["clientSecret"]).to_owned(),
             data: tempfile::tempdir().unwrap(),
         }
@@ -62,7 +30,7 @@ impl Env {
 
     fn cmd(&self, args: &[&str]) -> Command {
         let mut c = dcs();
-        c.args(["--base-url", &self.url, "--client-id", "sim-reseller"])
+        c.args(["--base-url", &self.sim.url, "--client-id", "sim-reseller"])
             .args(args)
             .env("DCS_CLIENT_SECRET", &self.secret)
             .env("DCS_DATA_DIR", self.data.path());
@@ -96,14 +64,6 @@ impl Env {
             .expect("a package with a file");
         (id, version)
     }
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or_else(|| panic!("not a string: {v}"))
 }
 
 fn n(v: &Value) -> u64 {
@@ -318,9 +278,9 @@ fn plans_are_refused_naming_the_field() {
 fn rollouts_are_unavailable_where_setting_a_target_is_not_documented() {
     let env = Env::start(35, 10, 1.0);
     // The same server under another path: no `/_sim/info` there, as on a real service.
-    let elsewhere = format!("{}/elsewhere/", env.url.trim_end_matches('/'));
+    let elsewhere = format!("{}/elsewhere/", env.sim.url.trim_end_matches('/'));
     let out = dcs()
-        .args(["--base-url", &elsewhere, "--auth-url", &env.url, "--client-id", "sim-reseller"])
+        .args(["--base-url", &elsewhere, "--auth-url", &env.sim.url, "--client-id", "sim-reseller"])
         .args(["rollout", "start", "--yes", "--module", "m", "--version", "1.0.0", "--all"])
         .env("DCS_CLIENT_SECRET", &env.secret)
         .env("DCS_DATA_DIR", env.data.path())

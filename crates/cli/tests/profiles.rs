@@ -2,32 +2,22 @@
 //! process, with the config file in a temporary folder and secrets in the real OS keychain.
 //! Needs a Secret Service: the test command runs it inside a D-Bus session with gnome-keyring.
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+mod common;
 
-use assert_cmd::cargo::CommandCargoExt;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use common::{bare, s, stderr, Sim};
 use dcs_sim::{SimOptions, Simulator};
 use serde_json::Value;
 use uuid::Uuid;
 
-struct SimProcess(Child);
-
-impl Drop for SimProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// `dcs sim` on a free port, a config file of its own, and the customers of the demo reseller.
 struct Env {
-    _sim: SimProcess,
-    /// Kept open: the simulator prints more lines, and a closed pipe would end it.
-    _stdout: BufReader<std::process::ChildStdout>,
+    sim: Sim,
     _dir: tempfile::TempDir,
     config: PathBuf,
-    url: String,
     secret: String,
     /// (id, name) of the demo reseller's customers, sorted by name.
     customers: Vec<(Uuid, String)>,
@@ -37,24 +27,14 @@ impl Env {
     fn start(seed: u64) -> Env {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("dcs").join("config.toml");
-        let mut child = bare(&config)
-            .args(["sim", "--port", "0", "--seed", &seed.to_string(), "--devices-per-client", "10"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        stdout.read_line(&mut first).unwrap();
-        let url = first.trim().rsplit(' ').next().unwrap().to_owned();
-        assert!(url.starts_with("http://127.0.0.1:"), "{first}");
+        let sim = Sim::start(&config, &["--seed", &seed.to_string(), "--devices-per-client", "10"]);
         let local = Simulator::new(SimOptions { seed, devices_per_client: 1, ..Default::default() }).unwrap();
         let reseller = local.demo_key().client_id;
         let mut customers: Vec<(Uuid, String)> =
             local.store().clients().unwrap().into_iter().filter(|c| c.reseller_id == Some(reseller)).map(|c| (c.id, c.name)).collect();
         customers.sort_by(|a, b| a.1.cmp(&b.1));
         assert!(customers.len() >= 2, "the demo reseller has customers");
-        Env { _sim: SimProcess(child), _stdout: stdout, _dir: dir, config, url, secret: local.demo_key().secret.clone(), customers }
+        Env { sim, _dir: dir, config, secret: local.demo_key().secret.clone(), customers }
     }
 
     fn dcs(&self) -> Command {
@@ -82,7 +62,7 @@ impl Env {
     /// `dcs profile add NAME --base-url <sim> --client-id sim-reseller EXTRA...` with the demo
     /// secret on stdin; expects success.
     fn add(&self, name: &str, extra: &[&str]) {
-        let mut args = vec!["profile", "add", name, "--base-url", &self.url, "--client-id", "sim-reseller"];
+        let mut args = vec!["profile", "add", name, "--base-url", &self.sim.url, "--client-id", "sim-reseller"];
         args.extend_from_slice(extra);
         let out = self.run_with_input(&args, &format!("{}\n", self.secret));
         assert!(out.status.success(), "{}", stderr(&out));
@@ -95,17 +75,6 @@ impl Env {
     fn customer(&self, i: usize) -> (String, Uuid) {
         (self.customers[i].1.clone(), self.customers[i].0)
     }
-}
-
-/// `dcs` with only `config` as its config file and nothing of the caller's environment.
-fn bare(config: &std::path::Path) -> Command {
-    let mut c = Command::cargo_bin("dcs").unwrap();
-    for var in ["DCS_BASE_URL", "DCS_AUTH_URL", "DCS_CLIENT_ID", "DCS_CLIENT_SECRET", "DCS_PROFILE"] {
-        c.env_remove(var);
-    }
-    c.env("DCS_CONFIG", config);
-    c.stdin(Stdio::null());
-    c
 }
 
 /// A profile name of this test process, so runs never meet in the keychain.
@@ -122,16 +91,8 @@ fn keychain(profile: &str) -> Option<String> {
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim_end().to_owned())
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or_else(|| panic!("not a string: {v}"))
 }
 
 #[test]
@@ -149,7 +110,7 @@ fn a_profile_keeps_its_secret_in_the_keychain_only_and_removing_it_removes_both(
     let list = env.run(&["profile", "list"]);
     assert!(list.status.success(), "{}", stderr(&list));
     let row = stdout(&list).lines().find(|l| l.contains(&p)).map(str::to_owned).expect("listed");
-    assert!(row.contains(&env.url) && row.contains("sim-reseller") && row.ends_with("keychain"), "{row}");
+    assert!(row.contains(&env.sim.url) && row.contains("sim-reseller") && row.ends_with("keychain"), "{row}");
     assert!(stdout(&list).lines().any(|l| l.starts_with('*') && l.contains("simulator")), "the built-in default is marked");
     let listed = env.json(&["profile", "list"]);
     let mine = listed.as_array().unwrap().iter().find(|v| v["name"] == p.as_str()).unwrap();
@@ -237,7 +198,7 @@ fn bad_values_name_the_field_and_change_neither_the_config_nor_the_keychain() {
     for (profile, extra, field) in cases {
         let mut args = vec!["profile", "add", &profile, "--client-id", "k"];
         if !extra.iter().any(|a| a == "--base-url") {
-            args.extend(["--base-url", env.url.as_str()]);
+            args.extend(["--base-url", env.sim.url.as_str()]);
         }
         args.extend(extra.iter().map(String::as_str));
         let out = env.run_with_input(&args, "some-other-secret\n");
@@ -259,14 +220,14 @@ fn bad_values_name_the_field_and_change_neither_the_config_nor_the_keychain() {
     assert_eq!(keychain(&p).as_deref(), Some(env.secret.as_str()));
 
     // An empty secret stores nothing.
-    let empty = env.run_with_input(&["profile", "add", &bad_url, "--base-url", &env.url, "--client-id", "k"], "\n");
+    let empty = env.run_with_input(&["profile", "add", &bad_url, "--base-url", &env.sim.url, "--client-id", "k"], "\n");
     assert_eq!(empty.status.code(), Some(2), "{}", stderr(&empty));
     assert_eq!(env.config_text().unwrap(), before);
     assert_eq!(keychain(&bad_url), None);
 
     // A good edit changes only what is given.
     let edited = env.json(&["profile", "edit", &p, "--add-customer", &format!("{first}={first_id}"), "--deprecated-sub-customer-mode"]);
-    assert_eq!((edited["baseUrl"].as_str(), edited["clientId"].as_str()), (Some(env.url.as_str()), Some("sim-reseller")));
+    assert_eq!((edited["baseUrl"].as_str(), edited["clientId"].as_str()), (Some(env.sim.url.as_str()), Some("sim-reseller")));
     assert_eq!(edited["customers"][0]["id"], first_id.to_string());
     assert_eq!(edited["deprecatedSubCustomerMode"], true);
     let back = env.json(&["profile", "edit", &p, "--remove-customer", &first.to_lowercase(), "--no-deprecated-sub-customer-mode"]);
@@ -338,7 +299,7 @@ fn the_deprecated_mode_switches_context_then_sends_x_client_id() {
     assert_eq!(env.json(&["profile", "show", &p])["deprecatedSubCustomerMode"], true);
     let (_, first_id) = env.customer(0);
     // x-client-id alone, without the context switch: the service refuses it.
-    let ad_hoc = ["--base-url", &env.url, "--client-id", "sim-reseller", "--x-client-id", &first_id.to_string(), "firmware", "modules", "list"];
+    let ad_hoc = ["--base-url", &env.sim.url, "--client-id", "sim-reseller", "--x-client-id", &first_id.to_string(), "firmware", "modules", "list"];
     let before = env.dcs().args(ad_hoc).env("DCS_CLIENT_SECRET", &env.secret).output().unwrap();
     assert_eq!(before.status.code(), Some(4), "{}", stderr(&before));
 

@@ -1,0 +1,90 @@
+//! What the CLI's integration tests share: `dcs` with nothing of the caller's environment, and
+//! `dcs sim` in a child process on a free port. Each test file has `mod common;`.
+
+#![allow(dead_code)] // each test file is its own crate and uses only part of this
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value;
+
+/// `dcs` with `config` as its config file, none of the caller's DCS_* settings, and no stdin.
+pub fn bare(config: &Path) -> Command {
+    let mut c = Command::cargo_bin("dcs").unwrap();
+    for var in [
+        "DCS_BASE_URL",
+        "DCS_AUTH_URL",
+        "DCS_CLIENT_ID",
+        "DCS_CLIENT_SECRET",
+        "DCS_PROFILE",
+        "DCS_APP_KEY",
+        "DCS_SHARED_SECRET",
+        "DCS_MQTT_PASSWORD",
+        "DCS_DATA_DIR",
+    ] {
+        c.env_remove(var);
+    }
+    c.env("DCS_CONFIG", config);
+    c.stdin(Stdio::null());
+    c
+}
+
+/// Never the user's own profiles: a config file of this test run that no test writes.
+pub fn run_config() -> PathBuf {
+    std::env::temp_dir().join(format!("dcs-cli-tests-{}/config.toml", std::process::id()))
+}
+
+/// [`bare`] with the config file of this test run.
+pub fn dcs() -> Command {
+    bare(&run_config())
+}
+
+/// `dcs sim --port 0 ARGS...` in a child process, stopped when dropped.
+pub struct Sim {
+    child: Child,
+    /// Kept open: the simulator prints more lines, and a closed pipe would end it.
+    stdout: BufReader<ChildStdout>,
+    /// Its base URL, from the first line it prints.
+    pub url: String,
+}
+
+impl Sim {
+    /// Starts `dcs sim --port 0 ARGS...` with `config` as its config file and waits until it
+    /// prints the URL it listens on.
+    pub fn start(config: &Path, args: &[&str]) -> Sim {
+        let mut child = bare(config)
+            .args(["sim", "--port", "0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        // Owned before anything can fail, so a failed start stops the child too.
+        let mut sim = Sim { child, stdout, url: String::new() };
+        let mut first = String::new();
+        sim.stdout.read_line(&mut first).unwrap();
+        sim.url = first.trim().rsplit(' ').next().unwrap().to_owned();
+        assert!(sim.url.starts_with("http://127.0.0.1:"), "{first}");
+        sim
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A command's standard error, as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A JSON string's text; panics on any other value.
+pub fn s(v: &Value) -> &str {
+    v.as_str().unwrap_or_else(|| panic!("not a string: {v}"))
+}
