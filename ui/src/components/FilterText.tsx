@@ -43,3 +43,37 @@ export function FilterText<K extends string>({
     </label>
   );
 }
+
+/** A filter choice among fixed values, "Any" (the empty value) first; applies when changed. */
+export function FilterSelect<K extends string>({
+  label,
+  name,
+  value,
+  options,
+  onApply,
+  anyLabel = "Any",
+}: {
+  label: string;
+  /** The filter's name: `data-testid` is `filter-<name>`. */
+  name: K;
+  value: string;
+  options: { value: string; label: string }[];
+  onApply: (name: K, v: string) => void;
+  anyLabel?: string;
+}) {
+  return (
+    <label>
+      <span>{label}</span>
+      <select data-testid={`filter-${name}`} onChange={(e) => onApply(name, e.currentTarget.value)}>
+        <option value="" selected={!value}>
+          {anyLabel}
+        </option>
+        {options.map((o) => (
+          <option key={o.value} value={o.value} selected={value === o.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}

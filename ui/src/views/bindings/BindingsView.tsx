@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
-import { FilterText } from "../../components/FilterText";
+import { FilterSelect, FilterText } from "../../components/FilterText";
 import { errorMessage, ipc, type BindingKind, type BindingView } from "../../ipc";
 import { NoticeRow, type Notice } from "../../components/States";
 import { useSession } from "../../session";
@@ -139,19 +139,7 @@ export function BindingsView() {
         <FilterText idPrefix="bindings" label="Device" name="deviceId" value={filters.deviceId} onApply={apply} placeholder="any id form" />
         <FilterText idPrefix="bindings" label="Owner (client id)" name="clientId" value={filters.clientId} onApply={apply} placeholder="any" />
         {kind === "http" && (
-          <label>
-            <span>Type</span>
-            <select data-testid="filter-type" onChange={(e) => apply("type", e.currentTarget.value)}>
-              <option value="" selected={!filters.type}>
-                Any
-              </option>
-              {HTTP_TYPES.map((t) => (
-                <option key={t} value={t} selected={filters.type === t}>
-                  {t}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect label="Type" name="type" value={filters.type} options={HTTP_TYPES.map((t) => ({ value: t, label: t }))} onApply={apply} />
         )}
         {kind === "mqtt" && (
           <FilterText idPrefix="bindings" label="Username (exact)" name="username" value={filters.username} onApply={apply} placeholder="urn:dev:imei:…:" />

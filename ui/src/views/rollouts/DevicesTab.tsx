@@ -1,7 +1,7 @@
 import { save } from "@tauri-apps/plugin-dialog";
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
 import type { Notice } from "../../components/States";
-import { FilterText } from "../../components/FilterText";
+import { FilterSelect, FilterText } from "../../components/FilterText";
 import { VirtualTable, type VirtualColumn } from "../../components/VirtualTable";
 import { errorMessage, ipc, type DeviceChoice, type DeviceQuery, type DeviceRow, type FleetHome } from "../../ipc";
 import { formatTimestamp } from "../../lib/format";
@@ -114,32 +114,14 @@ export function DevicesTab({
         </label>
         <FilterText idPrefix="devices" label="Current version" name="version" value={query.version ?? ""} onApply={set} placeholder="any; none" />
         <FilterText idPrefix="devices" label="Target" name="target" value={query.target ?? ""} onApply={set} placeholder="any; none" />
-        <label>
-          <span>Status</span>
-          <select data-testid="filter-status" onChange={(e) => set("status", e.currentTarget.value)}>
-            <option value="" selected={!q.status}>
-              Any
-            </option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s} selected={q.status === s}>
-                {s === "none" ? "none (no target)" : s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          <span>Specification</span>
-          <select data-testid="filter-spec" onChange={(e) => set("specId", e.currentTarget.value)}>
-            <option value="" selected={!q.specId}>
-              Any
-            </option>
-            {specs.map(([id, name]) => (
-              <option key={id} value={id} selected={q.specId === id}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <FilterSelect
+          label="Status"
+          name="status"
+          value={q.status ?? ""}
+          options={STATUSES.map((st) => ({ value: st, label: st === "none" ? "none (no target)" : st }))}
+          onApply={set}
+        />
+        <FilterSelect label="Specification" name="specId" value={q.specId ?? ""} options={specs.map(([id, name]) => ({ value: id, label: name }))} onApply={set} />
         <FilterText idPrefix="devices" label="Device" name="device" value={query.device ?? ""} onApply={set} placeholder="any id form, or a UUID's start" />
         <label class="filter-check">
           <input type="checkbox" checked={!!q.drift} data-testid="filter-drift" onChange={(e) => set("drift", e.currentTarget.checked)} />
