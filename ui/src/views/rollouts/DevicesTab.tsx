@@ -36,7 +36,8 @@ export function DevicesTab({
 }: {
   home: FleetHome;
   query: DeviceQuery;
-  onQuery: (q: DeviceQuery) => void;
+  /** A new query, or a change of the latest one (two quick changes must not lose the first). */
+  onQuery: (q: DeviceQuery | ((latest: DeviceQuery) => DeviceQuery)) => void;
   revision: number;
   canRollOut: boolean;
   onRollOut: (choice: DeviceChoice) => void;
@@ -44,27 +45,25 @@ export function DevicesTab({
 }) {
   const q = useMemo(() => cleanQuery(query), [query]);
   const queryKey = JSON.stringify(q);
-  const [total, setTotal] = useState<number | null>(null);
+  // The count with the query it is for: shown only beside that query.
+  const [counted, setCounted] = useState<{ key: string; n: number } | null>(null);
+  const total = counted && counted.key === queryKey ? counted.n : null;
   const [countError, setCountError] = useState<string | null>(null);
   const [selection, setSelection] = useState<Selection>(emptySelection());
   const [exporting, setExporting] = useState(false);
-  const set = (field: keyof DeviceQuery, v: string | boolean) => onQuery({ ...query, [field]: v });
+  const set = (field: keyof DeviceQuery, v: string | boolean) => onQuery((latest) => ({ ...latest, [field]: v }));
 
   useEffect(() => {
     let alive = true;
     ipc.fleetCount(q).then(
-      (n) => alive && (setTotal(n), setCountError(null)),
-      (e) => alive && (setTotal(0), setCountError(errorMessage(e))),
+      (n) => alive && (setCounted({ key: queryKey, n }), setCountError(null)),
+      (e) => alive && (setCounted({ key: queryKey, n: 0 }), setCountError(errorMessage(e))),
     );
     return () => {
       alive = false;
     };
   }, [queryKey, revision]);
-  // A new query: no count until its own arrives (never the old count beside the new filters).
-  useEffect(() => {
-    setSelection(emptySelection());
-    setTotal(null);
-  }, [queryKey]);
+  useEffect(() => setSelection(emptySelection()), [queryKey]);
 
   const fetchRows = useCallback((offset: number, limit: number) => ipc.fleetRows(q, offset, limit), [queryKey]);
 
@@ -101,7 +100,10 @@ export function DevicesTab({
       <div class="filters" data-testid="device-filters">
         <label>
           <span>Module</span>
-          <select data-testid="filter-module" onChange={(e) => onQuery({ ...query, moduleId: e.currentTarget.value || null, version: null, target: null })}>
+          <select data-testid="filter-module" onChange={(e) => {
+            const moduleId = e.currentTarget.value || null;
+            onQuery((latest) => ({ ...latest, moduleId, version: null, target: null }));
+          }}>
             <option value="" selected={!q.moduleId}>
               All modules
             </option>
