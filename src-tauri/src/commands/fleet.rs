@@ -85,9 +85,11 @@ pub async fn fleet_home(state: State<'_, AppState>) -> Result<FleetHome, Command
     let own_key = state.scope_key(&session);
     for c in &session.profile.customers {
         let key = dcs_console::fleet::ScopeKey { customer: Some(c.id), ..own_key.clone() };
-        let s = fleet.db().scope(&key).map_err(e)?;
-        let info = fleet.db().scope_info(s).map_err(e)?;
-        let sums = query::customers(fleet.db(), s, &names).map_err(e)?;
+        // A customer never scanned has no scope yet (and gets none from being shown).
+        let (info, sums) = match fleet.db().find_scope(&key).map_err(e)? {
+            Some(s) => (fleet.db().scope_info(s).map_err(e)?, query::customers(fleet.db(), s, &names).map_err(e)?),
+            None => (Default::default(), Vec::new()),
+        };
         customer_scopes.push(CustomerScope {
             customer_id: c.id,
             label: c.label.clone(),

@@ -185,6 +185,8 @@ CREATE INDEX IF NOT EXISTS rollout_events_at ON rollout_events (rollout, at);
 /// The fleet database: one file, shared by every scope, used from one connection at a time.
 pub struct FleetDb {
     conn: Mutex<Connection>,
+    /// Scope ids by key, once looked up (asked on every command).
+    scopes: Mutex<std::collections::HashMap<String, Scope>>,
     path: Option<PathBuf>,
 }
 
@@ -220,6 +222,7 @@ impl FleetDb {
         conn.execute_batch(SCHEMA)?;
         Ok(FleetDb {
             conn: Mutex::new(conn),
+            scopes: Default::default(),
             path,
         })
     }
@@ -254,15 +257,27 @@ impl FleetDb {
 
     /// The scope's row, created on first use.
     pub fn scope(&self, key: &ScopeKey) -> Result<Scope> {
+        let text = key.key();
+        if let Some(s) = self.scopes.lock().unwrap_or_else(|p| p.into_inner()).get(&text) {
+            return Ok(*s);
+        }
         let conn = self.conn();
         conn.execute(
             "INSERT INTO scopes (key, profile, base_url, customer) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (key) DO NOTHING",
-            params![key.key(), key.profile, key.base_url, key.customer.map(|c| c.to_string())],
+            params![text, key.profile, key.base_url, key.customer.map(|c| c.to_string())],
         )?;
-        let id = conn.query_row("SELECT id FROM scopes WHERE key = ?1", [key.key()], |r| {
-            r.get(0)
-        })?;
+        let id = conn.query_row("SELECT id FROM scopes WHERE key = ?1", [&text], |r| r.get(0))?;
+        self.scopes.lock().unwrap_or_else(|p| p.into_inner()).insert(text, Scope(id));
         Ok(Scope(id))
+    }
+
+    /// The scope's row if it exists (never creates one).
+    pub fn find_scope(&self, key: &ScopeKey) -> Result<Option<Scope>> {
+        if let Some(s) = self.scopes.lock().unwrap_or_else(|p| p.into_inner()).get(&key.key()) {
+            return Ok(Some(*s));
+        }
+        let conn = self.conn();
+        Ok(conn.query_row("SELECT id FROM scopes WHERE key = ?1", [key.key()], |r| r.get(0)).optional()?.map(Scope))
     }
 
     /// The scope's key again (to connect to it without the user, e.g. to go on with a rollout).
@@ -289,19 +304,19 @@ impl FleetDb {
     }
 
     pub fn scope_info(&self, scope: Scope) -> Result<ScopeInfo> {
-        let conn = self.conn();
-        let (watermark, full, refresh): (Option<i64>, Option<i64>, Option<i64>) = conn.query_row(
+        let states: i64 = self.conn().query_row("SELECT count(*) FROM states WHERE scope = ?1", [scope.0], |r| r.get(0))?;
+        self.scope_info_with(scope, states as u32)
+    }
+
+    /// [`FleetDb::scope_info`] with the number of states given (counting them reads every row).
+    pub fn scope_info_with(&self, scope: Scope, states: u32) -> Result<ScopeInfo> {
+        let (watermark, full, refresh): (Option<i64>, Option<i64>, Option<i64>) = self.conn().query_row(
             "SELECT watermark, last_full_at, last_refresh_at FROM scopes WHERE id = ?1",
             [scope.0],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )?;
-        let states: i64 = conn.query_row(
-            "SELECT count(*) FROM states WHERE scope = ?1",
-            [scope.0],
-            |r| r.get(0),
-        )?;
         Ok(ScopeInfo {
-            states: states as u32,
+            states,
             last_full_scan: full.map(ms_to_text),
             last_refresh: refresh.map(ms_to_text),
             watermark: watermark.map(ms_to_text),

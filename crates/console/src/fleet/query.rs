@@ -540,27 +540,18 @@ pub fn selected(
     device: Option<&DeviceMatch>,
     sel: &Selection,
 ) -> Result<Vec<DeviceRow>> {
+    const WINDOW: u32 = 5000;
     let keys: std::collections::HashSet<&str> = sel.keys.iter().map(String::as_str).collect();
-    let all = rows(db, scope, q, device, 0, u32::MAX)?;
     let mut out = Vec::new();
-    let total = count(db, scope, q, device)? as usize;
-    // `rows` caps a window; read the rest in windows.
-    let mut batch = all;
-    let mut offset = batch.len();
+    let mut offset = 0u32;
     loop {
-        out.extend(
-            batch
-                .into_iter()
-                .filter(|r| keys.contains(r.key.as_str()) != sel.all),
-        );
-        if offset >= total {
+        let batch = rows(db, scope, q, device, offset, WINDOW)?;
+        let n = batch.len() as u32;
+        out.extend(batch.into_iter().filter(|r| keys.contains(r.key.as_str()) != sel.all));
+        if n < WINDOW {
             break;
         }
-        batch = rows(db, scope, q, device, offset as u32, 5000)?;
-        if batch.is_empty() {
-            break;
-        }
-        offset += batch.len();
+        offset += n;
     }
     Ok(out)
 }

@@ -61,6 +61,8 @@ struct Inner {
     last_refresh: HashMap<Scope, Instant>,
     devices: HashMap<(Scope, String), DeviceMatch>,
     set_target: HashMap<String, bool>,
+    /// States held per scope, counted once after each change (the status is polled every second).
+    counts: HashMap<Scope, u32>,
 }
 
 pub struct FleetService {
@@ -89,7 +91,15 @@ impl FleetService {
     }
 
     pub fn status(&self, scope: Scope) -> Result<FleetStatus> {
-        let info = self.db.scope_info(scope)?;
+        let cached = self.inner().counts.get(&scope).copied();
+        let info = match cached {
+            Some(n) => self.db.scope_info_with(scope, n)?,
+            None => {
+                let info = self.db.scope_info(scope)?;
+                self.inner().counts.insert(scope, info.states);
+                info
+            }
+        };
         let running = rollout::running(&self.db, scope)?.len() as u32;
         let i = self.inner();
         Ok(FleetStatus {
@@ -131,7 +141,8 @@ impl FleetService {
     /// refreshed by the timer once it was scanned (the first scan is the user's) or while a
     /// rollout of it runs.
     pub fn due(&self, scope: Scope) -> Result<Option<ScanKind>> {
-        let info = self.db.scope_info(scope)?;
+        // Asked every second: the times only, no count of the states.
+        let info = self.db.scope_info_with(scope, 0)?;
         let running = !rollout::running(&self.db, scope)?.is_empty();
         let i = self.inner();
         if i.scanning.is_some() || (i.paused && !running) {
@@ -221,7 +232,10 @@ impl FleetService {
             ));
         }
         let result = scan::refresh(client, &self.db, scope, kind, &cancel, |p| {
-            self.inner().scanning = Some((scope, p.clone()));
+            let mut i = self.inner();
+            i.scanning = Some((scope, p.clone()));
+            // A page was written: the next status counts again.
+            i.counts.remove(&scope);
         })
         .await;
         {
@@ -229,6 +243,7 @@ impl FleetService {
             i.scanning = None;
             i.cancel = None;
             i.last_refresh.insert(scope, Instant::now());
+            i.counts.remove(&scope);
             i.revision += 1;
             match &result {
                 Ok(report) => {
@@ -265,7 +280,9 @@ impl FleetService {
     pub async fn exclusive<T>(&self, f: impl std::future::Future<Output = Result<T>>) -> Result<T> {
         let _guard = self.work.lock().await;
         let out = f.await;
-        self.inner().revision += 1;
+        let mut i = self.inner();
+        i.revision += 1;
+        i.counts.clear();
         out
     }
 
