@@ -87,7 +87,10 @@ export function RolloutWizard({
 
   useEffect(() => {
     if (!plan) {
+      // Nothing to check until the fields read: no preview, and none under way.
+      seq.current++;
       setPreview(null);
+      setPreviewing(false);
       return;
     }
     const mine = ++seq.current;
