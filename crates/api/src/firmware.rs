@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use crate::error::{Error, Result};
 use crate::model::{validate, DeviceId, FirmwarePackage, FirmwareModule, FirmwareState, Page, UpdateStatus};
+use crate::client::RequestSpec;
 use crate::paging;
 use crate::Client;
 
@@ -339,34 +340,134 @@ impl Firmware<'_> {
         Ok(paging::items(self.client.clone(), filter.to_url(self.client)?))
     }
 
-    /// Whether this service is known to offer the set-target operation. The reference does not
-    /// show one (section 4.1, "not shown"); the simulator documents `PUT
-    /// /firmware/states/{deviceId}/{moduleId}` (A-38) and identifies itself at `GET /_sim/info`.
-    /// Against any other service this answers `false` rather than guessing a path.
-    pub async fn set_target_supported(&self) -> Result<bool> {
-        let url = self.client.url("_sim/info")?;
-        match self.client.get_json::<serde_json::Value>(url).await {
-            Ok(info) => Ok(info.get("seed").is_some() && info.get("devicesPerClient").is_some()),
-            Err(Error::Api { status, .. }) if (400..500).contains(&status) => Ok(false),
-            Err(Error::Protocol { .. }) => Ok(false),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Sets (or with `None` resets) the version a device's module should update to
-    /// (`PUT /firmware/states/{deviceId}/{moduleId}`, simulator assumption A-38). The version
-    /// must be a package of the module with its firmware file uploaded.
-    pub async fn set_target(&self, device: &DeviceId, module: Uuid, version: Option<&str>) -> Result<FirmwareState> {
-        if let Some(v) = version {
-            validate::firmware_version(v).map_err(|r| Error::invalid("targetFirmwareVersion", r))?;
-        }
-        let mut url = self.client.url("firmware/states")?;
-        url.path_segments_mut()
-            .map_err(|_| Error::invalid("base URL", "cannot carry a path"))?
-            .pop_if_empty()
-            .extend([device.to_string(), module.to_string()]);
-        let body = serde_json::json!({ "targetFirmwareVersion": version });
-        self.client.put_json_as(url, &body).await
+    /// Sends a set-target request as a profile configures it (the reference does not show the
+    /// operation, section 4.1: "not shown"; the console builds the request from the profile's
+    /// template, `dcs_console::set_target`). The path is taken relative to the base URL and must
+    /// stay under it: a path that would resolve elsewhere (dot segments, a query, another host)
+    /// is refused before anything is sent. Any 2xx answer is success; its body is kept as it came.
+    pub async fn send_set_target(&self, request: &SetTargetRequest) -> Result<SetTargetAnswer> {
+        let url = request.url(self.client.config().base_url.as_str())?;
+        let spec = RequestSpec {
+            body: Some(serde_json::to_vec(&request.body).map_err(|e| Error::invalid("setTarget.body", e.to_string()))?),
+            ..RequestSpec::new(request.method.as_reqwest(), url)
+        };
+        let bytes = self.client.send_request(spec).await?;
+        Ok(SetTargetAnswer::read(&bytes))
     }
 }
 
+/// The methods a set-target operation may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SetTargetMethod {
+    Put,
+    Post,
+    Patch,
+}
+
+impl SetTargetMethod {
+    pub const ALL: [SetTargetMethod; 3] = [SetTargetMethod::Put, SetTargetMethod::Post, SetTargetMethod::Patch];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SetTargetMethod::Put => "PUT",
+            SetTargetMethod::Post => "POST",
+            SetTargetMethod::Patch => "PATCH",
+        }
+    }
+
+    /// `PUT`, `POST` or `PATCH` (any case).
+    pub fn parse(s: &str) -> Option<SetTargetMethod> {
+        SetTargetMethod::ALL.into_iter().find(|m| m.as_str().eq_ignore_ascii_case(s.trim()))
+    }
+
+    fn as_reqwest(self) -> reqwest::Method {
+        match self {
+            SetTargetMethod::Put => reqwest::Method::PUT,
+            SetTargetMethod::Post => reqwest::Method::POST,
+            SetTargetMethod::Patch => reqwest::Method::PATCH,
+        }
+    }
+}
+
+/// One set-target request with its values filled in: the method, the path relative to the base
+/// URL (starting with `/`, its values already percent-encoded) and the JSON body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetTargetRequest {
+    pub method: SetTargetMethod,
+    pub path: String,
+    pub body: serde_json::Value,
+}
+
+impl SetTargetRequest {
+    /// The request's address under `base_url`, or a refusal when the path would not stay under
+    /// it exactly as written (so the token never goes anywhere else).
+    pub fn url(&self, base_url: &str) -> Result<Url> {
+        let refuse = |rule: &str| Error::invalid("setTarget.path", rule);
+        let rest = self.path.strip_prefix('/').ok_or_else(|| refuse("must start with `/`"))?;
+        if rest.starts_with('/') || self.path.contains(['?', '#', '\\']) || self.path.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(refuse("must be a plain path under the base URL, without a host, query or fragment"));
+        }
+        let base = Url::parse(base_url).map_err(|e| Error::invalid("base URL", e.to_string()))?;
+        let prefix = base.path().trim_end_matches('/').to_owned();
+        let wanted = format!("{prefix}/{rest}");
+        let mut url = base;
+        url.set_path(&wanted);
+        if url.path() != wanted || url.query().is_some() || url.fragment().is_some() {
+            return Err(refuse("must stay under the base URL as written (no `.` or `..` segments)"));
+        }
+        Ok(url)
+    }
+}
+
+/// What the service answered a set-target request: its body as it came (`null` when empty, a
+/// string when it is not JSON).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetTargetAnswer {
+    pub body: serde_json::Value,
+}
+
+impl SetTargetAnswer {
+    fn read(bytes: &[u8]) -> SetTargetAnswer {
+        let body = if bytes.iter().all(u8::is_ascii_whitespace) {
+            serde_json::Value::Null
+        } else {
+            serde_json::from_slice(bytes)
+                .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(bytes).chars().take(2000).collect()))
+        };
+        SetTargetAnswer { body }
+    }
+
+    /// The answer read as a firmware state, when it is one (the simulator's is, A-38; another
+    /// service may answer anything, or nothing).
+    pub fn state(&self) -> Option<FirmwareState> {
+        serde_json::from_value(self.body.clone()).ok()
+    }
+}
+
+#[cfg(test)]
+mod set_target_tests {
+    use super::*;
+
+    fn req(path: &str) -> SetTargetRequest {
+        SetTargetRequest { method: SetTargetMethod::Put, path: path.into(), body: serde_json::Value::Null }
+    }
+
+    #[test]
+    fn the_path_stays_under_the_base_url() {
+        let ok = req("/firmware/states/a%2Fb/c").url("https://h.example/api/").unwrap();
+        assert_eq!(ok.as_str(), "https://h.example/api/firmware/states/a%2Fb/c");
+        assert_eq!(req("/x").url("https://h.example").unwrap().as_str(), "https://h.example/x");
+        for bad in ["x", "//evil.example/x", "/a/../b", "/a/%2e%2E/b", "/a/./b", "/a?b=1", "/a#b", "/a\\b", "/a b", "/a\u{0}"] {
+            assert!(req(bad).url("https://h.example/api/").is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn answers_are_kept_as_they_came() {
+        assert_eq!(SetTargetAnswer::read(b"").body, serde_json::Value::Null);
+        assert_eq!(SetTargetAnswer::read(b"accepted").body, serde_json::json!("accepted"));
+        let a = SetTargetAnswer::read(br#"{"jobId": 7}"#);
+        assert_eq!(a.body["jobId"], 7);
+        assert!(a.state().is_none());
+    }
+}

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dcs_api::files::{Transfer, UploadOptions};
-use dcs_api::firmware::{Embed, NewPackage, PackageFilter, StateFilter};
+use dcs_api::firmware::{Embed, Firmware, NewPackage, PackageFilter, SetTargetMethod, SetTargetRequest, StateFilter};
 use dcs_api::model::{DeviceId, FirmwareModule, UpdateStatus};
 use dcs_api::{Client, ClientConfig, ErrorCode, Secret};
 use dcs_sim::store::ModuleQuery;
@@ -140,15 +140,22 @@ async fn bad_package_input_is_refused_before_any_request() {
     let err = fw.upload_release_notes(module, &path, &opts, &Transfer::default()).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidInput);
 
-    // Device ids and versions of the state filters and of set_target.
+    // Device ids and versions of the state filters.
     let err = fw.states(&StateFilter { device_id: Some("imei:123".into()), ..Default::default() }).err().unwrap();
     assert_eq!(err.code(), ErrorCode::InvalidInput);
     assert!(err.to_string().starts_with("deviceId:"));
     let err = fw.states(&StateFilter { sort: Some("colour".into()), ..Default::default() }).err().unwrap();
     assert_eq!(err.code(), ErrorCode::InvalidInput);
-    let device = DeviceId::parse("imei:123456789012345").unwrap();
-    let err = fw.set_target(&device, module, Some("not valid!")).await.unwrap_err();
-    assert_eq!(err.code(), ErrorCode::InvalidInput);
+}
+
+/// The simulator's set-target operation, sent as a profile's template would send it.
+async fn set_target(fw: &Firmware<'_>, device: &DeviceId, module: uuid::Uuid, version: Option<&str>) -> Result<dcs_api::model::FirmwareState, dcs_api::Error> {
+    let request = SetTargetRequest {
+        method: SetTargetMethod::Put,
+        path: format!("/firmware/states/{device}/{module}"),
+        body: serde_json::json!({ "targetFirmwareVersion": version }),
+    };
+    fw.send_set_target(&request).await.map(|a| a.state().expect("the simulator answers with the state (A-38)"))
 }
 
 #[tokio::test]
@@ -376,9 +383,9 @@ async fn setting_a_target_leads_the_device_to_succeed_or_fail() {
     let spec = state.device_specification_id.unwrap_or(device.device_specification_id);
 
     // A version without a package (or without its file) is refused by the service.
-    let err = fw.set_target(&device_ref, state.module_id, Some("123.0.0")).await.unwrap_err();
+    let err = set_target(&fw, &device_ref, state.module_id, Some("123.0.0")).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::BadRequest);
-    assert_eq!(fw.set_target(&device_ref, uuid::Uuid::new_v4(), None).await.unwrap_err().code(), ErrorCode::NotFound);
+    assert_eq!(set_target(&fw, &device_ref, uuid::Uuid::new_v4(), None).await.unwrap_err().code(), ErrorCode::NotFound);
 
     let package = fw.create_package(&NewPackage::new(spec, state.module_id, "123.0.0")).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -386,7 +393,7 @@ async fn setting_a_target_leads_the_device_to_succeed_or_fail() {
     write_random_file(&file, 100_000);
     fw.upload_firmware_file(package.id, &file, &UploadOptions::default(), &Transfer::default()).await.unwrap();
 
-    let set = fw.set_target(&device_ref, state.module_id, Some("123.0.0")).await.unwrap();
+    let set = set_target(&fw, &device_ref, state.module_id, Some("123.0.0")).await.unwrap();
     assert_eq!(set.device_id, device.id);
     assert_eq!(set.target_firmware_version.as_deref(), Some("123.0.0"));
 
@@ -407,6 +414,6 @@ async fn setting_a_target_leads_the_device_to_succeed_or_fail() {
     }
 
     // Resetting the target.
-    let reset = fw.set_target(&device_ref, state.module_id, None).await.unwrap();
+    let reset = set_target(&fw, &device_ref, state.module_id, None).await.unwrap();
     assert_eq!(reset.target_firmware_version, None);
 }

@@ -183,6 +183,11 @@ mod tests {
             audience: "aud".into(),
             customers: vec![Customer { id: Uuid::from_u128(1), label: "Northwind".into() }],
             deprecated_sub_customer_mode: true,
+            set_target: Some(crate::set_target::SetTarget {
+                method: "PATCH".into(),
+                path: "/devices/{deviceId}/firmware/{moduleId}".into(),
+                body: r#"{"target": {"version": {version}}}"#.into(),
+            }),
         }
     }
 
@@ -199,6 +204,7 @@ mod tests {
         let text = std::fs::read_to_string(store.path()).unwrap();
         assert!(text.starts_with("# Profiles"), "{text}");
         assert!(text.contains("[[profile.customers]]"), "{text}");
+        assert!(text.contains("[profile.setTarget]"), "{text}");
         assert!(!text.to_lowercase().contains("secret ="), "{text}");
     }
 

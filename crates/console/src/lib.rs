@@ -11,6 +11,7 @@ pub mod fleet;
 pub mod keychain;
 pub mod profile;
 pub mod session;
+pub mod set_target;
 pub mod simulator;
 pub mod transfers;
 

@@ -6,6 +6,8 @@ use dcs_api::model::SERVICE_AUDIENCE;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::set_target::{SetTarget, SetTargetDraft};
+
 /// Name of the built-in profile that talks to the embedded simulator.
 pub const SIMULATOR_PROFILE: &str = "simulator";
 
@@ -47,6 +49,10 @@ pub struct Profile {
     /// instead of the security-context header. Off unless asked for.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deprecated_sub_customer_mode: bool,
+    /// How this service sets a target version (the reference does not show it): rollouts and
+    /// `set-target` need it. Only the built-in simulator profile has one without being told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_target: Option<SetTarget>,
 }
 
 fn default_audience() -> String {
@@ -93,6 +99,7 @@ impl Profile {
             audience: default_audience(),
             customers,
             deprecated_sub_customer_mode: false,
+            set_target: Some(SetTarget::simulator()),
         }
     }
 
@@ -130,6 +137,9 @@ impl Profile {
             } else if self.customers[..i].iter().any(|o| o.id == c.id) {
                 errors.push(FieldError::new(format!("customers[{i}].id"), "is listed twice"));
             }
+        }
+        if let Some(op) = &self.set_target {
+            errors.extend(op.check());
         }
         errors
     }
@@ -171,6 +181,9 @@ pub struct ProfileDraft {
     pub audience: String,
     pub customers: Vec<CustomerDraft>,
     pub deprecated_sub_customer_mode: bool,
+    /// Blank path and body: no set-target operation.
+    #[serde(default)]
+    pub set_target: SetTargetDraft,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -209,6 +222,7 @@ impl ProfileDraft {
             audience: optional(&self.audience).unwrap_or_else(default_audience),
             customers,
             deprecated_sub_customer_mode: self.deprecated_sub_customer_mode,
+            set_target: self.set_target.parse(),
         };
         let mut errors: Vec<FieldError> =
             profile.check().into_iter().filter(|e| !id_errors.iter().any(|i| i.field == e.field)).collect();
@@ -230,6 +244,7 @@ impl ProfileDraft {
             audience: p.audience.clone(),
             customers: p.customers.iter().map(|c| CustomerDraft { id: c.id.to_string(), label: c.label.clone() }).collect(),
             deprecated_sub_customer_mode: p.deprecated_sub_customer_mode,
+            set_target: SetTargetDraft::of(p.set_target.as_ref()),
         }
     }
 }
@@ -297,6 +312,7 @@ mod tests {
             audience: SERVICE_AUDIENCE.into(),
             customers: vec![Customer { id: Uuid::from_u128(7), label: "Northwind".into() }],
             deprecated_sub_customer_mode: false,
+            set_target: None,
         }
     }
 
@@ -330,6 +346,24 @@ mod tests {
         bad.base_url = "".into();
         let fields: Vec<String> = bad.parse().unwrap_err().into_iter().map(|e| e.field).collect();
         assert_eq!(fields, ["baseUrl", "customers[1].label", "customers[1].id"]);
+    }
+
+    #[test]
+    fn the_set_target_operation_is_checked_with_the_other_fields() {
+        let mut p = prod();
+        p.client_id = "".into();
+        p.set_target = Some(SetTarget { method: "GET".into(), path: "/x/{deviceId}".into(), body: "{\"v\": {version}}".into() });
+        let fields: Vec<String> = p.check().into_iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["clientId", "setTarget.method"]);
+        let mut draft = ProfileDraft::of(&prod());
+        assert_eq!(draft.parse().unwrap().set_target, None, "a blank operation is none");
+        draft.set_target = SetTargetDraft { method: "put".into(), path: "/x/{deviceId}".into(), body: "".into() };
+        let errors = draft.parse().unwrap_err();
+        assert_eq!(errors.iter().map(|e| e.field.as_str()).collect::<Vec<_>>(), ["setTarget.body"], "{errors:?}");
+        draft.set_target.body = "{\"v\": {version}}".into();
+        assert_eq!(draft.parse().unwrap().set_target.unwrap().method, "PUT");
+        // Only the built-in simulator profile has one without being told.
+        assert_eq!(Profile::simulator("k", vec![]).set_target, Some(SetTarget::simulator()));
     }
 
     #[test]

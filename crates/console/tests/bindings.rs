@@ -30,6 +30,7 @@ async fn env() -> Env {
         audience: dcs_api::model::SERVICE_AUDIENCE.into(),
         customers: Vec::<Customer>::new(),
         deprecated_sub_customer_mode: false,
+        set_target: None,
     };
     let client = session::connect(&profile, &running.base_url(), Secret::new(key.secret), &Acting::Yourself).await.unwrap();
     Env { sim, running, client }

@@ -14,6 +14,7 @@ use dcs_console::fleet::query::{self, DeviceQuery, Selection};
 use dcs_console::fleet::rollout::{self, DeviceChoice, RolloutPlan, RolloutState, StepOutcome};
 use dcs_console::fleet::scan::{self, ScanKind};
 use dcs_console::fleet::{FleetDb, FleetError, Scope, ScopeKey};
+use dcs_console::set_target::{self, SetTarget};
 use dcs_sim::{RunningSim, SimOptions, Simulator};
 use futures::TryStreamExt;
 use tokio_util::sync::CancellationToken;
@@ -24,6 +25,8 @@ struct Env {
     client: Client,
     db: FleetDb,
     scope: Scope,
+    /// The built-in simulator profile's set-target operation (A-38).
+    op: SetTarget,
 }
 
 async fn env(devices: u32, speed: f64) -> Env {
@@ -56,6 +59,7 @@ async fn env(devices: u32, speed: f64) -> Env {
         client,
         db,
         scope,
+        op: SetTarget::simulator(),
     }
 }
 
@@ -163,15 +167,16 @@ async fn a_full_scan_holds_what_the_service_lists_and_a_refresh_reads_only_chang
         .find(|s| s.module_id.to_string() == module.module_id)
         .unwrap();
     let version = overview.packages[0].version.clone();
-    e.client
-        .firmware()
-        .set_target(
-            &DeviceId::Uuid(device.device_id),
-            device.module_id,
-            Some(&version),
-        )
-        .await
-        .unwrap();
+    set_target::send(
+        &e.client,
+        &e.op,
+        &DeviceId::Uuid(device.device_id),
+        device.module_id,
+        Some(&version),
+        None,
+    )
+    .await
+    .unwrap();
     let inc = refresh(&e, ScanKind::Incremental).await;
     assert_eq!(inc.kind, ScanKind::Incremental);
     assert!(
@@ -382,16 +387,18 @@ async fn history_keeps_a_point_per_change() {
     let version = query::packages(&e.db, e.scope, &module.module_id).unwrap()[0]
         .version
         .clone();
-    let set = e
-        .client
-        .firmware()
-        .set_target(
-            &DeviceId::Uuid(device),
-            module.module_id.parse().unwrap(),
-            Some(&version),
-        )
-        .await
-        .unwrap();
+    let set = set_target::send(
+        &e.client,
+        &e.op,
+        &DeviceId::Uuid(device),
+        module.module_id.parse().unwrap(),
+        Some(&version),
+        None,
+    )
+    .await
+    .unwrap()
+    .state()
+    .unwrap();
     assert_eq!(
         set.firmware_update_status.as_ref().map(|s| s.as_str()),
         Some("PENDING"),
@@ -442,7 +449,15 @@ fn plan(module: &str, version: &str, waves: &[f64], success: f64, error: f64) ->
 
 #[tokio::test]
 async fn a_rollout_moves_wave_by_wave_to_completion() {
-    let e = env(120, 3000.0).await;
+    let mut e = env(120, 3000.0).await;
+    // A profile's own template (not the built-in one) that reaches the simulator's operation:
+    // another spelling of the method, extra members, a string holding values, the package's id.
+    e.op = SetTarget {
+        method: "put".into(),
+        path: "/firmware/states/{deviceId}/{moduleId}".into(),
+        body: r#"{"targetFirmwareVersion": {version}, "package": {packageId}, "note": "rollout of {moduleId} on \"{deviceId}\""}"#.into(),
+    };
+    assert_eq!(e.op.check(), vec![]);
     refresh(&e, ScanKind::Full).await;
     let (module, version) = pick(&e);
     // A low success threshold: which devices fail is drawn by the simulator (about 1 in 14), and
@@ -460,7 +475,7 @@ async fn a_rollout_moves_wave_by_wave_to_completion() {
     let started = Instant::now();
     let mut outcomes = Vec::new();
     loop {
-        let outcome = rollout::advance(&e.client, &e.db, &id).await.unwrap();
+        let outcome = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap();
         if outcome != StepOutcome::Waiting {
             outcomes.push(outcome.clone());
         }
@@ -540,14 +555,14 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
         wave: 0,
         set,
         refused: 0,
-    } = rollout::advance(&e.client, &e.db, &id).await.unwrap()
+    } = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap()
     else {
         panic!("the first wave should start")
     };
     assert!(set > 0);
     // Nothing final yet at 1x: waiting.
     assert_eq!(
-        rollout::advance(&e.client, &e.db, &id).await.unwrap(),
+        rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap(),
         StepOutcome::Waiting
     );
 
@@ -585,7 +600,7 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
         })
         .collect();
     dcs_console::fleet::scan::write_page(&e.db, e.scope, &failed).unwrap();
-    let StepOutcome::Paused { reason } = rollout::advance(&e.client, &e.db, &id).await.unwrap()
+    let StepOutcome::Paused { reason } = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap()
     else {
         panic!("should pause")
     };
@@ -596,14 +611,14 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
     );
     // Paused: a step does nothing.
     assert_eq!(
-        rollout::advance(&e.client, &e.db, &id).await.unwrap(),
+        rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap(),
         StepOutcome::Waiting
     );
     // Resumed with a higher error threshold: the wave is over and short of the success threshold.
     let bad = rollout::resume(&e.db, &id, Some(0.0), None).unwrap_err();
     assert!(bad.to_string().starts_with("successThreshold:"), "{bad}");
     rollout::resume(&e.db, &id, None, Some(100.0)).unwrap();
-    let StepOutcome::Paused { reason } = rollout::advance(&e.client, &e.db, &id).await.unwrap()
+    let StepOutcome::Paused { reason } = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap()
     else {
         panic!("should pause")
     };
@@ -618,10 +633,10 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
         .await
         .unwrap();
     let id2 = rollout::create(&e.db, e.scope, &other, &devices).unwrap();
-    rollout::advance(&e.client, &e.db, &id2).await.unwrap();
+    rollout::advance(&e.client, Some(&e.op), &e.db, &id2).await.unwrap();
     let unfinished = rollout::unfinished(&e.db, &id2).unwrap();
     assert!(!unfinished.is_empty());
-    let (view, reset) = rollout::abort(&e.client, &e.db, &id2, true).await.unwrap();
+    let (view, reset) = rollout::abort(&e.client, Some(&e.op), &e.db, &id2, true).await.unwrap();
     assert_eq!(reset as usize, unfinished.len());
     assert_eq!(view.state, RolloutState::Aborted);
     let (page, _) = e
@@ -643,7 +658,7 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
         Some("CANCELLED")
     );
     assert!(
-        rollout::abort(&e.client, &e.db, &id2, true).await.is_err(),
+        rollout::abort(&e.client, Some(&e.op), &e.db, &id2, true).await.is_err(),
         "aborted once only"
     );
 }
@@ -737,17 +752,37 @@ async fn plans_are_checked_field_by_field() {
 }
 
 #[tokio::test]
-async fn setting_targets_is_known_only_on_the_simulator() {
-    let e = env(10, 1.0).await;
-    assert!(e.client.firmware().set_target_supported().await.unwrap());
-    // The same server under another path: no `/_sim/info` there.
-    let key = e.sim.demo_key();
-    let base = format!("{}/elsewhere/", e._running.base_url().trim_end_matches('/'));
-    let auth = e._running.base_url();
-    let other =
-        Client::new(ClientConfig::new(&base, &auth, &key.key_id, Secret::new(key.secret)).unwrap())
-            .unwrap();
-    assert!(!other.firmware().set_target_supported().await.unwrap());
+async fn without_a_set_target_operation_a_rollout_sets_nothing_and_says_why() {
+    use dcs_console::fleet::service::set_target_availability;
+    let e = env(30, 1.0).await;
+    refresh(&e, ScanKind::Full).await;
+    let (module, version) = pick(&e);
+    // Any profile but the built-in simulator's has no operation until the user gives one.
+    let mut profile = dcs_console::Profile::simulator("k", vec![]);
+    assert!(set_target_availability(&profile).available);
+    profile.name = "staging".into();
+    profile.set_target = None;
+    let a = set_target_availability(&profile);
+    assert!(!a.available);
+    assert!(a.reason.contains("profile `staging` has no set-target operation"), "{}", a.reason);
+    assert!(!a.reason.contains("A-"), "no internal words: {}", a.reason);
+
+    let p = plan(&module, &version, &[100.0], 90.0, 10.0);
+    let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
+    let before = all_states(&e.client).await;
+    let id = rollout::create(&e.db, e.scope, &p, &devices).unwrap();
+    let StepOutcome::Paused { reason } = rollout::advance(&e.client, None, &e.db, &id).await.unwrap() else {
+        panic!("should pause")
+    };
+    assert!(reason.contains("no set-target operation") && reason.contains("Set-target operation"), "{reason}");
+    let view = rollout::get(&e.db, &id).unwrap();
+    assert_eq!(view.state, RolloutState::Paused);
+    assert!(view.waves.iter().all(|w| w.set == 0), "{:?}", view.waves);
+    // Nor does an abort reset anything: refused before any change.
+    let err = rollout::abort(&e.client, None, &e.db, &id, true).await.unwrap_err();
+    assert!(err.to_string().starts_with("resetUnfinished:"), "{err}");
+    assert_eq!(rollout::get(&e.db, &id).unwrap().state, RolloutState::Paused);
+    assert_eq!(all_states(&e.client).await, before, "the service was not written to");
 }
 
 #[tokio::test]

@@ -42,6 +42,7 @@ impl Env {
             audience: dcs_api::model::SERVICE_AUDIENCE.into(),
             customers,
             deprecated_sub_customer_mode: deprecated,
+            set_target: None,
         }
     }
 

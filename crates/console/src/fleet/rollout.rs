@@ -28,6 +28,8 @@ use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::set_target::{self, SetTarget};
+
 use super::query::{self, DeviceQuery, Selection};
 use super::{ms_to_text, now_ms, FleetDb, FleetError, Result, Scope};
 
@@ -870,12 +872,19 @@ pub fn unfinished(db: &FleetDb, id: &str) -> Result<Vec<Uuid>> {
 /// Aborts a rollout for good; with `reset_unfinished`, resets the target of every device whose
 /// update has not finished (the service cancels those updates). Answers the view and the
 /// number of targets reset.
+///
+/// Resetting needs the profile's set-target operation (`op`); without one nothing changes.
 pub async fn abort(
     client: &Client,
+    op: Option<&SetTarget>,
     db: &FleetDb,
     id: &str,
     reset_unfinished: bool,
 ) -> Result<(RolloutView, u32)> {
+    let op = match (op, reset_unfinished) {
+        (None, true) => return Err(FleetError::invalid("resetUnfinished", NO_OPERATION)),
+        (op, _) => op,
+    };
     let (scope, module_id) = {
         let conn = db.conn();
         let (scope, row) = load(&conn, id)?
@@ -902,12 +911,15 @@ pub async fn abort(
         let module: Uuid = module_id
             .parse()
             .map_err(|_| FleetError::invalid("moduleId", "is not a UUID"))?;
-        let results = set_targets(client, &devices, module, None).await;
+        let op = op.expect("checked above");
+        let results = set_targets(client, op, &devices, module, None, None).await;
         let mut failures = Vec::new();
         for (device, result) in results {
             match result {
                 Ok(state) => {
-                    super::scan::write_page(db, scope, std::slice::from_ref(&state))?;
+                    if let Some(state) = state {
+                        super::scan::write_page(db, scope, std::slice::from_ref(&state))?;
+                    }
                     reset += 1;
                 }
                 Err(e) => failures.push(format!("{device}: {e}")),
@@ -928,22 +940,32 @@ pub async fn abort(
     Ok((get(db, id)?, reset))
 }
 
+/// Why a rollout cannot set targets: the profile has no set-target operation.
+pub const NO_OPERATION: &str = "the profile has no set-target operation, so targets cannot be set or reset; \
+     the service's reference does not describe one. Add the operation your service documents to the profile \
+     (in the app: Settings > the profile > \"Set-target operation\"; in dcs: `dcs profile edit NAME \
+     --set-target-method ... --set-target-path ... --set-target-body ...`)";
+
+/// Sets (or resets, `version` `None`) the target of each device with the profile's operation.
+/// An answer that reads as the device's new state is kept (`Some`); another service may answer
+/// something else, or nothing, and the next refresh reads the state.
 async fn set_targets(
     client: &Client,
+    op: &SetTarget,
     devices: &[Uuid],
     module: Uuid,
     version: Option<&str>,
-) -> Vec<(Uuid, std::result::Result<FirmwareState, dcs_api::Error>)> {
+    package: Option<Uuid>,
+) -> Vec<(Uuid, std::result::Result<Option<FirmwareState>, dcs_api::Error>)> {
     let version = version.map(str::to_owned);
     let jobs: Vec<_> = devices
         .iter()
         .map(|&d| {
-            let (client, version) = (client.clone(), version.clone());
+            let (client, version, op) = (client.clone(), version.clone(), op.clone());
             async move {
-                let result = client
-                    .firmware()
-                    .set_target(&DeviceId::Uuid(d), module, version.as_deref())
-                    .await;
+                let result = set_target::send(&client, &op, &DeviceId::Uuid(d), module, version.as_deref(), package)
+                    .await
+                    .map(|answer| answer.state().filter(|s| s.device_id == d && s.module_id == module));
                 (d, result)
             }
         })
@@ -973,8 +995,10 @@ pub enum StepOutcome {
     Completed,
 }
 
-/// Moves one running rollout on, from the states the database holds now (refresh first).
-pub async fn advance(client: &Client, db: &FleetDb, id: &str) -> Result<StepOutcome> {
+/// Moves one running rollout on, from the states the database holds now (refresh first). A
+/// wave's targets are set with the profile's set-target operation `op`; without one the
+/// rollout pauses, saying why, instead of starting a wave.
+pub async fn advance(client: &Client, op: Option<&SetTarget>, db: &FleetDb, id: &str) -> Result<StepOutcome> {
     let (scope, row, waves) = {
         let conn = db.conn();
         let (scope, row) = load(&conn, id)?
@@ -1044,6 +1068,21 @@ pub async fn advance(client: &Client, db: &FleetDb, id: &str) -> Result<StepOutc
         }
     }
     // Start the next wave.
+    let Some(op) = op else {
+        return pause(NO_OPERATION.to_owned());
+    };
+    let module: Uuid = row
+        .module_id
+        .parse()
+        .map_err(|_| FleetError::invalid("moduleId", "is not a UUID"))?;
+    let package = if op.uses_package() {
+        match set_target::package_of(client, module, &row.version).await? {
+            Some(p) => Some(p),
+            None => return pause(format!("the service lists no package {} of the module, whose id the set-target operation needs", row.version)),
+        }
+    } else {
+        None
+    };
     let next = (row.current + 1) as u32;
     let devices: Vec<Uuid> = {
         let conn = db.conn();
@@ -1055,17 +1094,13 @@ pub async fn advance(client: &Client, db: &FleetDb, id: &str) -> Result<StepOutc
         let rows = stmt.query_map(params![id, next], |r| r.get::<_, String>(0))?;
         rows.filter_map(|r| r.ok()?.parse().ok()).collect()
     };
-    let module: Uuid = row
-        .module_id
-        .parse()
-        .map_err(|_| FleetError::invalid("moduleId", "is not a UUID"))?;
-    let results = set_targets(client, &devices, module, Some(&row.version)).await;
+    let results = set_targets(client, op, &devices, module, Some(&row.version), package).await;
     let (mut set, mut refused) = (0u32, 0u32);
     let mut first_refusal = None;
     {
         let states: Vec<FirmwareState> = results
             .iter()
-            .filter_map(|(_, r)| r.as_ref().ok().cloned())
+            .filter_map(|(_, r)| r.as_ref().ok().cloned().flatten())
             .collect();
         super::scan::write_page(db, scope, &states)?;
         let conn = db.conn();

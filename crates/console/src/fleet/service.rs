@@ -1,6 +1,7 @@
 //! The fleet as a long-lived service of the app (and anything else that keeps one): one scan at
 //! a time with its progress and a way to cancel it, the refresh timer's decisions, the step of
-//! the running rollouts after every refresh, and the answer to "can targets be set here?".
+//! the running rollouts after every refresh, and the answer to "can targets be set here?" (yes
+//! when the profile has a set-target operation: the reference shows none, so nothing is probed).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -14,6 +15,8 @@ use super::query::{self, DeviceMatch};
 use super::rollout::{self, StepOutcome};
 use super::scan::{self, ScanKind, ScanProgress, ScanReport};
 use super::{now_ms, FleetDb, FleetError, Result, Scope, ScopeInfo};
+use crate::set_target::SetTarget;
+use crate::Profile;
 
 /// The refresh interval when none was chosen.
 pub const DEFAULT_INTERVAL_SECS: u32 = 15;
@@ -40,13 +43,41 @@ pub struct FleetStatus {
     pub running_rollouts: u32,
 }
 
-/// Whether the rollout actions can set targets on this service.
+/// Whether the rollout actions can set targets with this profile.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct Availability {
     pub available: bool,
+    /// In plain words: the operation used, or why there is none.
     pub reason: String,
+    /// The profile whose setting decides it.
+    pub profile: String,
+    /// The operation, as `PUT /firmware/states/{deviceId}/{moduleId}`, when there is one.
+    pub operation: Option<String>,
+}
+
+/// Whether rollouts can set targets with `profile`: only with its set-target operation, never
+/// by guessing at the service.
+pub fn set_target_availability(profile: &Profile) -> Availability {
+    match &profile.set_target {
+        Some(op) => Availability {
+            available: true,
+            reason: format!("targets are set with the set-target operation of profile `{}`: {}", profile.name, op.summary()),
+            profile: profile.name.clone(),
+            operation: Some(op.summary()),
+        },
+        None => Availability {
+            available: false,
+            reason: format!(
+                "profile `{}` has no set-target operation. The service's reference does not describe how a target \
+                 version is set, so the console does not guess; monitoring works without it",
+                profile.name
+            ),
+            profile: profile.name.clone(),
+            operation: None,
+        },
+    }
 }
 
 #[derive(Default)]
@@ -60,7 +91,6 @@ struct Inner {
     paused: bool,
     last_refresh: HashMap<Scope, Instant>,
     devices: HashMap<(Scope, String), DeviceMatch>,
-    set_target: HashMap<String, bool>,
     /// States held per scope, counted once after each change (the status is polled every second).
     counts: HashMap<Scope, u32>,
 }
@@ -200,10 +230,12 @@ impl FleetService {
     }
 
     /// Refreshes `scope` through `client`, then takes a history snapshot and moves the scope's
-    /// running rollouts on. With `wait` false, answers `None` at once if other work is under way.
+    /// running rollouts on with the profile's set-target operation `op`. With `wait` false,
+    /// answers `None` at once if other work is under way.
     pub async fn refresh(
         &self,
         client: &Client,
+        op: Option<&SetTarget>,
         scope: Scope,
         kind: ScanKind,
         wait: bool,
@@ -257,15 +289,15 @@ impl FleetService {
         }
         let report = result?;
         query::snapshot(&self.db, scope, now_ms())?;
-        self.step_rollouts(client, scope).await?;
+        self.step_rollouts(client, op, scope).await?;
         Ok(Some(report))
     }
 
     /// Moves the scope's running rollouts on (the caller holds no lock; after a refresh).
-    async fn step_rollouts(&self, client: &Client, scope: Scope) -> Result<Vec<StepOutcome>> {
+    async fn step_rollouts(&self, client: &Client, op: Option<&SetTarget>, scope: Scope) -> Result<Vec<StepOutcome>> {
         let mut outcomes = Vec::new();
         for id in rollout::running(&self.db, scope)? {
-            let outcome = rollout::advance(client, &self.db, &id).await?;
+            let outcome = rollout::advance(client, op, &self.db, &id).await?;
             if outcome != StepOutcome::Waiting {
                 tracing::info!(rollout = %id, ?outcome, "rollout moved");
                 self.inner().revision += 1;
@@ -304,39 +336,5 @@ impl FleetService {
             .devices
             .insert((scope, raw.to_owned()), m.clone());
         Ok(Some(m))
-    }
-
-    /// Whether targets can be set on the service at `base_url` (asked once per service).
-    pub async fn set_target_availability(&self, client: &Client, base_url: &str) -> Availability {
-        let known = self.inner().set_target.get(base_url).copied();
-        let available = match known {
-            Some(a) => a,
-            None => match client.firmware().set_target_supported().await {
-                Ok(a) => {
-                    self.inner().set_target.insert(base_url.to_owned(), a);
-                    a
-                }
-                Err(e) => {
-                    return Availability {
-                        available: false,
-                        reason: format!("could not tell whether this service sets targets: {e}"),
-                    }
-                }
-            },
-        };
-        if available {
-            Availability {
-                available: true,
-                reason: "targets are set with the simulator's documented operation (PUT /firmware/states/{deviceId}/{moduleId}, A-38)".into(),
-            }
-        } else {
-            Availability {
-                available: false,
-                reason: "this service does not document an operation that sets a target version (reference 4.1: \
-                         \"not shown\"); the console sets targets only on the simulator, where the operation is \
-                         documented, rather than guess at a path"
-                    .into(),
-            }
-        }
     }
 }
