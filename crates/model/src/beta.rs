@@ -36,6 +36,7 @@ pub mod params {
 #[serde(rename_all = "camelCase")]
 pub struct BetaDevice {
     pub uuid: Uuid,
+    #[serde(default)]
     pub name: String,
     #[serde(default)]
     pub description: Option<String>,
@@ -46,6 +47,9 @@ pub struct BetaDevice {
     pub device_specification_uuid: Uuid,
     #[serde(default)]
     pub barcode: Option<String>,
+    /// Members this version does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 crate::known_values! {
@@ -58,17 +62,62 @@ crate::known_values! {
     NullHandling { Native => "NATIVE", NullsFirst => "NULLS_FIRST", NullsLast => "NULLS_LAST" }
 }
 
-/// One element of a beta page's `sort` array.
+/// One element of a beta page's `sort` array. Every member may be missing from an answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct BetaSortOrder {
+    #[serde(default = "SortDirection::missing")]
     pub direction: SortDirection,
+    #[serde(default)]
     pub property: String,
+    #[serde(default)]
     pub ignore_case: bool,
+    #[serde(default = "NullHandling::missing")]
     pub null_handling: NullHandling,
+    #[serde(default)]
     pub ascending: bool,
+    #[serde(default)]
     pub descending: bool,
+}
+
+impl SortDirection {
+    fn missing() -> Self {
+        Self::Unknown(String::new())
+    }
+}
+
+impl NullHandling {
+    fn missing() -> Self {
+        Self::Unknown(String::new())
+    }
+}
+
+/// The `sort` of a beta page: the array of orders the reference shows, or whatever else a
+/// service sends there (Spring, for one, writes an object such as `{"sorted": true, ...}`),
+/// kept as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(untagged)]
+pub enum BetaSort {
+    Orders(Vec<BetaSortOrder>),
+    Other(serde_json::Value),
+}
+
+impl Default for BetaSort {
+    fn default() -> Self {
+        BetaSort::Orders(Vec::new())
+    }
+}
+
+impl BetaSort {
+    /// The orders, when the service sent the array the reference shows.
+    pub fn orders(&self) -> &[BetaSortOrder] {
+        match self {
+            BetaSort::Orders(o) => o,
+            BetaSort::Other(_) => &[],
+        }
+    }
 }
 
 impl BetaSortOrder {
@@ -85,26 +134,39 @@ impl BetaSortOrder {
     }
 }
 
-/// The paged answer of `GET /api/devices`.
+/// The paged answer of `GET /api/devices`. Every member may be missing from an answer (each
+/// reads as empty, zero or false; use [`is_last`](Self::is_last) to know whether to go on), and
+/// members this version does not know are kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct BetaDevicePage {
+    #[serde(default)]
     pub content: Vec<BetaDevice>,
     /// Whether this is the last page (also true past the end and when there are no results).
+    #[serde(default)]
     pub last: bool,
     /// Whether this is page 0.
+    #[serde(default)]
     pub first: bool,
+    #[serde(default)]
     pub total_pages: u64,
+    #[serde(default)]
     pub total_elements: u64,
     /// Devices on this page (`content.len()`).
+    #[serde(default)]
     pub number_of_elements: u64,
     /// The page size asked for.
+    #[serde(default)]
     pub size: u64,
     /// The zero-based page number asked for.
+    #[serde(default)]
     pub number: u64,
     #[serde(default)]
-    pub sort: Vec<BetaSortOrder>,
+    pub sort: BetaSort,
+    /// Members this version does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 impl BetaDevicePage {
@@ -120,19 +182,34 @@ impl BetaDevicePage {
             total_elements,
             size,
             number,
-            sort,
+            sort: BetaSort::Orders(sort),
+            extra: serde_json::Map::new(),
         }
+    }
+
+    /// No page follows this one: `last` says so, or the page is empty (a page without `last`
+    /// is never taken as the end while it has devices).
+    pub fn is_last(&self) -> bool {
+        self.last || self.content.is_empty()
     }
 }
 
-/// The answer of `GET /api/v1/lifecycle/clients/{clientId}/context-switch`. The reference does
-/// not show one; this is the simulator's choice.
+/// The answer the simulator gives to `GET /api/v1/lifecycle/clients/{clientId}/context-switch`
+/// . The reference does not show one, so the client does not read it as this type: it
+/// keeps the answer as JSON (see [`switch_refused`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct ContextSwitch {
     pub client_id: Uuid,
     pub granted: bool,
+}
+
+/// Whether a context-switch answer (any JSON, its shape not shown) says the switch was refused:
+/// only an explicit `"granted": false`. The successful status is what grants the switch; a
+/// refusal the service means is a 4xx.
+pub fn switch_refused(answer: &serde_json::Value) -> bool {
+    answer.get("granted") == Some(&serde_json::Value::Bool(false))
 }
 
 #[cfg(test)]
@@ -165,6 +242,7 @@ mod tests {
                 metadata: json!({"a": 1}),
                 device_specification_uuid: id,
                 barcode: Some("b".into()),
+                extra: serde_json::Map::new(),
             }],
             1,
             0,
@@ -182,5 +260,34 @@ mod tests {
         );
         let back: BetaDevicePage = serde_json::from_value(v).unwrap();
         assert_eq!(back, page);
+    }
+
+    #[test]
+    fn pages_missing_members_or_with_another_sort_still_read() {
+        let p: BetaDevicePage = serde_json::from_value(json!({})).unwrap();
+        assert!(p.content.is_empty() && p.is_last());
+        let p: BetaDevicePage = serde_json::from_value(json!({
+            "content": [{"uuid": Uuid::nil(), "deviceSpecificationUUID": Uuid::nil(), "tags": ["a"]}],
+            "sort": {"sorted": true, "unsorted": false, "empty": false},
+            "pageable": {"offset": 0}
+        }))
+        .unwrap();
+        assert!(!p.is_last(), "a page with devices and no `last` is not the end");
+        assert_eq!(p.sort, BetaSort::Other(json!({"sorted": true, "unsorted": false, "empty": false})));
+        assert!(p.sort.orders().is_empty());
+        assert_eq!(p.extra["pageable"], json!({"offset": 0}));
+        assert_eq!(p.content[0].extra["tags"], json!(["a"]));
+        assert_eq!(p.content[0].name, "");
+        let p: BetaDevicePage = serde_json::from_value(json!({"sort": [{"property": "name", "direction": "ASC"}], "last": true})).unwrap();
+        assert_eq!(p.sort.orders()[0].direction, SortDirection::Asc);
+        assert!(p.is_last());
+    }
+
+    #[test]
+    fn a_context_switch_is_refused_only_by_an_explicit_false() {
+        assert!(switch_refused(&json!({"granted": false})));
+        for ok in [json!({"granted": true}), json!(null), json!({}), json!("OK"), json!({"status": "switched"})] {
+            assert!(!switch_refused(&ok), "{ok}");
+        }
     }
 }

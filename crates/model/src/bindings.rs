@@ -5,8 +5,14 @@
 //! HTTP field); the names used here are the simulator's (see docs/simulator-assumptions.md).
 //! Secrets (`appKey`, `password`, `sharedSecret`) are optional on the way in, so a service that
 //! masks them still parses, and `Debug` never prints them.
+//!
+//! Answers are read tolerantly: only `id` is required (an editor needs it); every field the
+//! reference does not show or mark required may be missing, and members this version does not
+//! know are kept in `extra`. The request types carry such members too, so a full-replacement `PUT`
+//! built from a binding as read sends them back instead of dropping them.
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::Timestamp;
@@ -79,24 +85,30 @@ fn mask(s: &Option<String>) -> &'static str {
 #[serde(rename_all = "camelCase")]
 pub struct LoraBinding {
     pub id: Uuid,
-    /// The bound device, in one of the device-id forms of section 1.
+    /// The bound device, in one of the device-id forms of section 1 (empty when not answered).
+    #[serde(default)]
     pub device_id: String,
     /// Exactly 16 hex characters, globally unique.
-    pub application_server_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub application_server_id: Option<String>,
     /// Over-the-air activation key: exactly 32 hex characters. Sensitive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_key: Option<String>,
-    pub status: LoraBindingStatus,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<LoraBindingStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::option")]
     #[cfg_attr(feature = "specta", specta(type = Option<String>))]
     pub created_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::option")]
     #[cfg_attr(feature = "specta", specta(type = Option<String>))]
     pub modified_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modified_by: Option<String>,
+    /// Members this version does not know, kept as sent (and sent back by a full `PUT`).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 impl std::fmt::Debug for LoraBinding {
@@ -111,6 +123,7 @@ impl std::fmt::Debug for LoraBinding {
             .field("created_by", &self.created_by)
             .field("modified_at", &self.modified_at)
             .field("modified_by", &self.modified_by)
+            .field("extra", &self.extra.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -124,6 +137,9 @@ pub struct LoraBindingRequest {
     pub device_id: String,
     pub application_server_id: String,
     pub app_key: String,
+    /// Members of the binding as read that this version does not know: sent back unchanged.
+    #[serde(flatten, default)]
+    pub extra: Map<String, Value>,
 }
 
 impl std::fmt::Debug for LoraBindingRequest {
@@ -142,22 +158,27 @@ impl std::fmt::Debug for LoraBindingRequest {
 #[serde(rename_all = "camelCase")]
 pub struct MqttBinding {
     pub id: Uuid,
+    #[serde(default)]
     pub device_id: String,
     /// Set by the service to the device URN when the binding is created; read-only.
-    pub username: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
     /// At least 24 characters with all four character classes (section 8). Sensitive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::option")]
     #[cfg_attr(feature = "specta", specta(type = Option<String>))]
     pub created_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::option")]
     #[cfg_attr(feature = "specta", specta(type = Option<String>))]
     pub modified_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modified_by: Option<String>,
+    /// Members this version does not know, kept as sent (and sent back by a full `PUT`).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 impl std::fmt::Debug for MqttBinding {
@@ -171,6 +192,7 @@ impl std::fmt::Debug for MqttBinding {
             .field("created_by", &self.created_by)
             .field("modified_at", &self.modified_at)
             .field("modified_by", &self.modified_by)
+            .field("extra", &self.extra.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -182,6 +204,9 @@ impl std::fmt::Debug for MqttBinding {
 pub struct MqttBindingRequest {
     pub device_id: String,
     pub password: String,
+    /// Members of the binding as read that this version does not know: sent back unchanged.
+    #[serde(flatten, default)]
+    pub extra: Map<String, Value>,
 }
 
 impl std::fmt::Debug for MqttBindingRequest {
@@ -196,23 +221,26 @@ impl std::fmt::Debug for MqttBindingRequest {
 #[serde(rename_all = "camelCase")]
 pub struct HttpBinding {
     pub id: Uuid,
+    #[serde(default)]
     pub device_id: String,
-    #[serde(rename = "type")]
-    pub binding_type: HttpBindingType,
-    /// The secret the device authenticates its uplinks with: 16-64 printable ASCII characters
-    /// without spaces (a simulator assumption). Sensitive.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub binding_type: Option<HttpBindingType>,
+    /// The secret the device authenticates its uplinks with (its rule is not shown). Sensitive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_secret: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::option")]
     #[cfg_attr(feature = "specta", specta(type = Option<String>))]
     pub created_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::option")]
     #[cfg_attr(feature = "specta", specta(type = Option<String>))]
     pub modified_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modified_by: Option<String>,
+    /// Members this version does not know, kept as sent (and sent back by a full `PUT`).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 impl std::fmt::Debug for HttpBinding {
@@ -226,6 +254,7 @@ impl std::fmt::Debug for HttpBinding {
             .field("created_by", &self.created_by)
             .field("modified_at", &self.modified_at)
             .field("modified_by", &self.modified_by)
+            .field("extra", &self.extra.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -239,6 +268,9 @@ pub struct HttpBindingRequest {
     #[serde(rename = "type")]
     pub binding_type: HttpBindingType,
     pub shared_secret: String,
+    /// Members of the binding as read that this version does not know: sent back unchanged.
+    #[serde(flatten, default)]
+    pub extra: Map<String, Value>,
 }
 
 impl std::fmt::Debug for HttpBindingRequest {
@@ -266,7 +298,7 @@ mod tests {
             "createdAt": "2026-01-05T08:00:00Z"
         });
         let b: LoraBinding = serde_json::from_value(json).unwrap();
-        assert_eq!(b.status, LoraBindingStatus::Unknown("SUSPENDED".into()));
+        assert_eq!(b.status, Some(LoraBindingStatus::Unknown("SUSPENDED".into())));
         assert!(!format!("{b:?}").contains("8899aabb"), "Debug hides the key");
         let back = serde_json::to_value(&b).unwrap();
         assert_eq!(back["applicationServerId"], "0011223344556677");
@@ -276,13 +308,49 @@ mod tests {
             "id": "0f8fad5b-d9cb-469f-a165-70867728950e", "deviceId": "imei:350000000000001", "type": "http-senml"
         }))
         .unwrap();
-        assert_eq!(h.binding_type, HttpBindingType::Senml);
+        assert_eq!(h.binding_type, Some(HttpBindingType::Senml));
         assert_eq!(h.shared_secret, None, "a masked secret still parses");
         assert_eq!(serde_json::to_value(&h).unwrap()["type"], "http-senml");
 
-        let m = MqttBindingRequest { device_id: "x".into(), password: "Secret-Password-1234567890".into() };
+        let m = MqttBindingRequest { device_id: "x".into(), password: "Secret-Password-1234567890".into(), extra: Map::new() };
         assert!(!format!("{m:?}").contains("Secret"));
         assert_eq!(serde_json::to_string(&BindingKind::Mqtt).unwrap(), "\"mqtt\"");
         assert_eq!(BindingKind::Lora.path(), "/lora/bindings");
+    }
+
+    #[test]
+    fn answers_missing_fields_the_reference_does_not_require_still_read() {
+        let id = "0f8fad5b-d9cb-469f-a165-70867728950e";
+        let lora: LoraBinding = serde_json::from_value(serde_json::json!({"id": id, "deviceId": "d"})).unwrap();
+        assert_eq!((lora.application_server_id, lora.status), (None, None));
+        let http: HttpBinding = serde_json::from_value(serde_json::json!({"id": id, "deviceId": "d"})).unwrap();
+        assert_eq!(http.binding_type, None);
+        let mqtt: MqttBinding = serde_json::from_value(serde_json::json!({"id": id})).unwrap();
+        assert_eq!((mqtt.username, mqtt.device_id.as_str()), (None, ""));
+        let back = serde_json::to_value(&http).unwrap();
+        assert!(back.get("type").is_none(), "absent stays absent: {back}");
+    }
+
+    #[test]
+    fn unknown_members_are_kept_and_written_back() {
+        let raw = serde_json::json!({
+            "id": "0f8fad5b-d9cb-469f-a165-70867728950e", "deviceId": "d", "type": "http-senml",
+            "sharedSecret": "s", "tlsProfile": {"minVersion": "1.3"}, "region": "eu"
+        });
+        let h: HttpBinding = serde_json::from_value(raw.clone()).unwrap();
+        assert_eq!(h.extra.len(), 2, "{:?}", h.extra);
+        assert_eq!(h.extra["tlsProfile"], serde_json::json!({"minVersion": "1.3"}));
+        assert_eq!(serde_json::to_value(&h).unwrap(), raw);
+        assert!(!format!("{h:?}").contains("\"s\""), "Debug names unknown members, never their values");
+
+        let req = HttpBindingRequest {
+            device_id: "imei:350000000000001".into(),
+            binding_type: HttpBindingType::Streamline,
+            shared_secret: "t".into(),
+            extra: h.extra.clone(),
+        };
+        let body = serde_json::to_value(&req).unwrap();
+        assert_eq!(body["region"], "eu");
+        assert_eq!(body["type"], "http-streamline");
     }
 }

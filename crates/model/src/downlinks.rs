@@ -7,7 +7,6 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use uuid::Uuid;
 
 use crate::Timestamp;
 
@@ -25,7 +24,8 @@ crate::known_values! {
 }
 
 impl DownlinkStatus {
-    /// No further change will happen.
+    /// No further change will happen: a known final status. An unknown status is judged by
+    /// [`ActuatorDownlink::is_final_at`], which knows when the downlink was made.
     pub fn is_final(&self) -> bool {
         matches!(self, Self::Cancelled | Self::Delivered | Self::Failed)
     }
@@ -55,6 +55,12 @@ crate::known_values! {
 }
 
 impl ConnectionDownlinkStatus {
+    /// No further change will happen: `DONE`. An unknown status is judged by
+    /// [`ConnectionDownlink::is_final_at`], which knows when the downlink was made.
+    pub fn is_final(&self) -> bool {
+        matches!(self, Self::Done)
+    }
+
     /// What the status means, in words for people (transitions: assumption A-31).
     pub fn explain(&self) -> &'static str {
         match self {
@@ -99,6 +105,31 @@ impl FailureReason {
     }
 }
 
+/// How long a downlink without a `feedbackTimeout` may run before a status this version does
+/// not know is taken as final (see [`unknown_status_is_final`]).
+pub const UNKNOWN_STATUS_DEFAULT_TIMEOUT: time::Duration = time::Duration::HOUR;
+
+/// Whether a downlink in a status this version does not know has stopped changing, at `now`.
+///
+/// The reference lists the known statuses (section 3) but not their transitions, so an unknown
+/// one may be a new final status or a new step on the way. The one bound it gives is the
+/// `feedbackTimeout`: "time after which feedback is expected". So an unknown status is taken as
+/// final once `createdAt + feedbackTimeout` has passed (one hour,
+/// [`UNKNOWN_STATUS_DEFAULT_TIMEOUT`], when the downlink carries no readable timeout), and as
+/// still running before that. A downlink that shows no `createdAt` (nor `modifiedAt`) gives no
+/// time to wait from, so it is taken as final at once rather than watched forever.
+pub fn unknown_status_is_final(created_at: Option<Timestamp>, feedback_timeout: Option<&str>, now: Timestamp) -> bool {
+    let Some(start) = created_at else { return true };
+    let timeout = feedback_timeout
+        .and_then(|t| crate::duration::parse_duration(t).ok())
+        .and_then(|d| time::Duration::try_from(d).ok())
+        .unwrap_or(UNKNOWN_STATUS_DEFAULT_TIMEOUT);
+    match start.checked_add(timeout) {
+        Some(deadline) => now >= deadline,
+        None => false,
+    }
+}
+
 /// The connection-specific downlink families of section 4.3 (and the digital-matter one).
 pub const CONNECTION_KINDS: &[&str] = &["http", "lora", "mqtt", "sms", "digitalmatter"];
 
@@ -110,9 +141,13 @@ pub const CONNECTION_KINDS: &[&str] = &["http", "lora", "mqtt", "sms", "digitalm
 pub struct ActuatorDownlink {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// Required by the reference; an answer without it still reads (empty).
+    #[serde(default)]
     pub network_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_reference: Option<String>,
+    /// Required by the reference; an answer without it reads as an unknown, empty status.
+    #[serde(default = "DownlinkStatus::missing")]
     pub status: DownlinkStatus,
     /// The SenML message the encoder made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -137,6 +172,28 @@ pub struct ActuatorDownlink {
     pub dry_run: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_failure_reason: Option<FailureReason>,
+    /// Members this version does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl DownlinkStatus {
+    fn missing() -> Self {
+        Self::Unknown(String::new())
+    }
+}
+
+impl ActuatorDownlink {
+    /// No further change will happen, judged at `now`: a known final status, or an unknown
+    /// status past its deadline ([`unknown_status_is_final`]).
+    pub fn is_final_at(&self, now: Timestamp) -> bool {
+        match &self.status {
+            DownlinkStatus::Unknown(_) => {
+                unknown_status_is_final(self.created_at.or(self.modified_at), self.feedback_timeout.as_deref(), now)
+            }
+            known => known.is_final(),
+        }
+    }
 }
 
 /// A connection-specific downlink: the common fields of section 2.7, and the kind's payload
@@ -145,11 +202,15 @@ pub struct ActuatorDownlink {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectionDownlink {
+    /// A UUID on the four documented kinds; kept as any string (the digital-matter family's
+    /// fields are not shown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<Uuid>,
+    pub id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ConnectionDownlinkStatus>,
-    /// Any device-id form; on SMS a plain string (the device's UUID).
+    /// Any device-id form; on SMS a plain string. Required by the reference; an answer without
+    /// it still reads (empty).
+    #[serde(default)]
     pub device_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::millis_option")]
     #[cfg_attr(feature = "specta", specta(type = Option<String>))]
@@ -179,6 +240,17 @@ pub struct ConnectionDownlink {
 }
 
 impl ConnectionDownlink {
+    /// No further change will happen, judged at `now`: `DONE`, or an unknown (or missing)
+    /// status past its deadline ([`unknown_status_is_final`]).
+    pub fn is_final_at(&self, now: Timestamp) -> bool {
+        match &self.status {
+            Some(ConnectionDownlinkStatus::Unknown(_)) | None => {
+                unknown_status_is_final(self.created_at.or(self.modified_at), self.feedback_timeout.as_deref(), now)
+            }
+            Some(known) => known.is_final(),
+        }
+    }
+
     /// Sets the payload members, leaving out any a common field above already writes (so a
     /// member is never written twice, and the common fields win).
     pub fn set_payload(&mut self, mut members: Map<String, Value>) {
@@ -253,5 +325,60 @@ mod tests {
         assert_eq!(out["retryCount"], 7, "a member no common field writes is kept as sent");
         let text = serde_json::to_string(&d).unwrap();
         assert_eq!(text.matches("\"status\"").count(), 1);
+    }
+
+    #[test]
+    fn an_unknown_status_is_final_only_once_its_feedback_deadline_has_passed() {
+        use time::macros::datetime;
+        let raw = json!({
+            "id": "a", "networkId": "urn:dev:imei:350004000000001:", "status": "QUARANTINED",
+            "createdAt": "2026-01-25T10:00:00Z", "feedbackTimeout": "PT30M"
+        });
+        let d: ActuatorDownlink = serde_json::from_value(raw).unwrap();
+        assert!(!d.is_final_at(datetime!(2026-01-25 10:29:59 UTC)), "before createdAt + feedbackTimeout: keep watching");
+        assert!(d.is_final_at(datetime!(2026-01-25 10:30:00 UTC)), "at the deadline: final");
+        // Without a feedbackTimeout the default of one hour applies.
+        let d = ActuatorDownlink { feedback_timeout: None, ..d };
+        assert!(!d.is_final_at(datetime!(2026-01-25 10:59:00 UTC)));
+        assert!(d.is_final_at(datetime!(2026-01-25 11:00:00 UTC)));
+        // Known statuses do not depend on the time.
+        let pending = ActuatorDownlink { status: DownlinkStatus::Pending, ..d.clone() };
+        assert!(!pending.is_final_at(datetime!(2030-01-01 00:00 UTC)));
+        let delivered = ActuatorDownlink { status: DownlinkStatus::Delivered, ..d.clone() };
+        assert!(delivered.is_final_at(datetime!(2000-01-01 00:00 UTC)));
+        // No time to count from: final rather than watched forever.
+        let undated = ActuatorDownlink { created_at: None, modified_at: None, ..d };
+        assert!(undated.is_final_at(datetime!(2000-01-01 00:00 UTC)));
+
+        let c: ConnectionDownlink = serde_json::from_value(json!({
+            "id": "9ecdd0c3-c84c-439f-9aec-9f2b404e5cf2", "deviceId": "d", "status": "PAUSED",
+            "createdAt": "2026-01-25T10:00:00Z", "feedbackTimeout": "P1D"
+        }))
+        .unwrap();
+        assert!(!c.is_final_at(datetime!(2026-01-26 09:59:59 UTC)));
+        assert!(c.is_final_at(datetime!(2026-01-26 10:00:00 UTC)));
+        let executing = ConnectionDownlink { status: Some(ConnectionDownlinkStatus::Executing), ..c.clone() };
+        assert!(!executing.is_final_at(datetime!(2030-01-01 00:00 UTC)));
+        let done = ConnectionDownlink { status: Some(ConnectionDownlinkStatus::Done), ..c };
+        assert!(done.is_final_at(datetime!(2000-01-01 00:00 UTC)));
+    }
+
+    #[test]
+    fn answers_read_tolerantly() {
+        // A digital-matter downlink whose id is not a UUID, a time without offset.
+        let dm: ConnectionDownlink = serde_json::from_value(json!({
+            "id": "dm-000123", "deviceId": "imei:350000000000001", "status": "PENDING",
+            "createdAt": "2026-01-25T10:00:00", "gpsMode": 2
+        }))
+        .unwrap();
+        assert_eq!(dm.id.as_deref(), Some("dm-000123"));
+        assert_eq!(dm.created_at, Some(time::macros::datetime!(2026-01-25 10:00 UTC)));
+        assert_eq!(dm.payload["gpsMode"], 2);
+        // An actuator answer without its required members, and with members this version does not know.
+        let a: ActuatorDownlink = serde_json::from_value(json!({"id": "x", "priority": "HIGH"})).unwrap();
+        assert_eq!(a.status, DownlinkStatus::Unknown(String::new()));
+        assert_eq!(a.network_id, "");
+        assert_eq!(a.extra["priority"], "HIGH");
+        assert_eq!(serde_json::to_value(&a).unwrap()["priority"], "HIGH");
     }
 }

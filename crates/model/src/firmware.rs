@@ -1,6 +1,10 @@
 //! Firmware resources (reference sections 2.1 to 2.5).
+//!
+//! Modules, packages and states keep the members this version does not know in `extra`, so a
+//! newer service's additions are shown and passed on rather than dropped.
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::Timestamp;
@@ -16,16 +20,19 @@ pub struct FirmwareModule {
     pub device_specification_id: Uuid,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<Uuid>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::option")]
     #[cfg_attr(feature = "specta", specta(type = Option<String>))]
     pub created_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::option")]
     #[cfg_attr(feature = "specta", specta(type = Option<String>))]
     pub modified_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modified_by: Option<String>,
+    /// Members this version does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// A device specification as the firmware API shows it (section 2.3).
@@ -55,18 +62,21 @@ pub struct FirmwarePackage {
     pub firmware_file_name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub release_notes_file_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::option")]
     #[cfg_attr(feature = "specta", specta(type = Option<String>))]
     pub created_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::option")]
     #[cfg_attr(feature = "specta", specta(type = Option<String>))]
     pub modified_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modified_by: Option<String>,
     #[serde(rename = "_embedded", default, skip_serializing_if = "Option::is_none")]
     pub embedded: Option<PackageEmbedded>,
+    /// Members this version does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// What `embed` adds to a package.
@@ -93,12 +103,12 @@ pub struct FileAttributes {
     pub file_type: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_specification_id: Option<Uuid>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::option")]
     #[cfg_attr(feature = "specta", specta(type = Option<String>))]
     pub created_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::option")]
     #[cfg_attr(feature = "specta", specta(type = Option<String>))]
     pub modified_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -122,16 +132,19 @@ pub struct FirmwareState {
     pub current_firmware_version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_firmware_version: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::option")]
     #[cfg_attr(feature = "specta", specta(type = Option<String>))]
     pub target_firmware_version_modified_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub firmware_update_status: Option<UpdateStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub firmware_update_status_details: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::timestamp::option")]
     #[cfg_attr(feature = "specta", specta(type = Option<String>))]
     pub firmware_update_status_modified_at: Option<Timestamp>,
+    /// Members this version does not know, kept as sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 crate::known_values! {

@@ -20,7 +20,7 @@ pub mod timestamp;
 pub mod validate;
 pub mod token;
 
-pub use beta::{BetaDevice, BetaDevicePage, BetaSortOrder, ContextSwitch};
+pub use beta::{BetaDevice, BetaDevicePage, BetaSort, BetaSortOrder, ContextSwitch};
 pub use bindings::{
     BindingKind, HttpBinding, HttpBindingRequest, HttpBindingType, LoraBinding, LoraBindingRequest, LoraBindingStatus,
     MqttBinding, MqttBindingRequest,

@@ -14,7 +14,7 @@ pub struct SortSpec(pub Vec<SortField>);
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum SortError {
-    #[error("an empty field name is not allowed (write fields separated by commas, e.g. `createdAt,-name`)")]
+    #[error("write field names separated by commas, each with an optional leading `-` for descending, e.g. `createdAt,-name`")]
     EmptyField,
     #[error("unknown field `{field}`; allowed: {allowed}")]
     UnknownField { field: String, allowed: String },
@@ -23,7 +23,28 @@ pub enum SortError {
 }
 
 impl SortSpec {
-    /// Parses `createdAt,-name` and checks every field against `allowed`.
+    /// Parses `createdAt,-name` by the reference's syntax only (section 1: comma-separated
+    /// field names, each with an optional leading `-`): what the client checks. Which fields a
+    /// list sorts by is the service's to say (the simulator's lists are,
+    /// A-67); the client sends any name and lets the service answer.
+    pub fn parse_syntax(expr: &str) -> Result<SortSpec, SortError> {
+        let mut fields: Vec<SortField> = Vec::new();
+        for raw in expr.split(',') {
+            let raw = raw.trim();
+            let (name, descending) = match raw.strip_prefix('-') {
+                Some(rest) => (rest, true),
+                None => (raw, false),
+            };
+            if name.is_empty() || name.starts_with('-') || name.contains(char::is_whitespace) {
+                return Err(SortError::EmptyField);
+            }
+            fields.push(SortField { name: name.to_owned(), descending });
+        }
+        Ok(SortSpec(fields))
+    }
+
+    /// Parses `createdAt,-name` and checks every field against `allowed`, each at most once
+    /// (the simulator's rules).
     pub fn parse(expr: &str, allowed: &[&str]) -> Result<SortSpec, SortError> {
         let mut fields: Vec<SortField> = Vec::new();
         for raw in expr.split(',') {
@@ -75,5 +96,15 @@ mod tests {
         assert_eq!(SortSpec::parse("name,", ALLOWED), Err(SortError::EmptyField));
         assert_eq!(SortSpec::parse("-", ALLOWED), Err(SortError::EmptyField));
         assert_eq!(SortSpec::parse("name,-name", ALLOWED), Err(SortError::Repeated("name".into())));
+    }
+
+    #[test]
+    fn the_reference_syntax_alone_takes_any_field_name() {
+        let s = SortSpec::parse_syntax("colour, -createdAt").unwrap();
+        assert_eq!(s.to_string(), "colour,-createdAt");
+        assert_eq!(SortSpec::parse_syntax("name,name").unwrap().0.len(), 2, "repeats are the service's to judge");
+        for bad in ["", "name,", "-", "--name", "a b", ","] {
+            assert_eq!(SortSpec::parse_syntax(bad), Err(SortError::EmptyField), "{bad:?}");
+        }
     }
 }

@@ -198,6 +198,7 @@ pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), Sto
                             created_by: Some(author.clone()),
                             modified_at: Some(modified),
                             modified_by: Some(author.clone()),
+                            extra: Default::default(),
                         },
                     )?;
                     let n = rng.gen_range(3..=VERSIONS.len());

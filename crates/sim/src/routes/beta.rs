@@ -65,6 +65,7 @@ fn beta_device(d: DeviceRow) -> BetaDevice {
         metadata: d.metadata,
         device_specification_uuid: d.device_specification_id,
         barcode: Some(d.barcode),
+        extra: Default::default(),
     }
 }
 

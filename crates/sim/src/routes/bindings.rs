@@ -82,13 +82,14 @@ impl Kind for Lora {
         LoraBinding {
             id: row.id,
             device_id: row.device_id.to_string(),
-            application_server_id: row.application_server_id.unwrap_or_default(),
+            application_server_id: Some(row.application_server_id.unwrap_or_default()),
             app_key: row.app_key,
-            status: LoraBindingStatus::from(row.status.as_deref().unwrap_or("INVENTORY")),
+            status: Some(LoraBindingStatus::from(row.status.as_deref().unwrap_or("INVENTORY"))),
             created_at: Some(row.created_at),
             created_by: Some(row.created_by),
             modified_at: Some(row.modified_at),
             modified_by: Some(row.modified_by),
+            extra: Map::new(),
         }
     }
 
@@ -134,12 +135,13 @@ impl Kind for Http {
         HttpBinding {
             id: row.id,
             device_id: row.device_id.to_string(),
-            binding_type: HttpBindingType::from(row.http_type.as_deref().unwrap_or_default()),
+            binding_type: Some(HttpBindingType::from(row.http_type.as_deref().unwrap_or_default())),
             shared_secret: row.shared_secret,
             created_at: Some(row.created_at),
             created_by: Some(row.created_by),
             modified_at: Some(row.modified_at),
             modified_by: Some(row.modified_by),
+            extra: Map::new(),
         }
     }
 
@@ -190,12 +192,13 @@ impl Kind for Mqtt {
         MqttBinding {
             id: row.id,
             device_id: row.device_id.to_string(),
-            username: row.username.unwrap_or_default(),
+            username: Some(row.username.unwrap_or_default()),
             password: row.password,
             created_at: Some(row.created_at),
             created_by: Some(row.created_by),
             modified_at: Some(row.modified_at),
             modified_by: Some(row.modified_by),
+            extra: Map::new(),
         }
     }
 

@@ -66,6 +66,7 @@ fn actuator_answer(d: &DownlinkRow) -> ActuatorDownlink {
         feedback_timeout: Some(d.feedback_timeout.clone()),
         dry_run: Some(d.dry_run),
         last_failure_reason: d.last_failure_reason.as_deref().map(FailureReason::from),
+        extra: Map::new(),
     }
 }
 
@@ -74,7 +75,7 @@ fn actuator_answer(d: &DownlinkRow) -> ActuatorDownlink {
 fn connection_answer(d: &DownlinkRow) -> ConnectionDownlink {
     let retries = matches!(d.kind.as_str(), "lora" | "sms");
     let mut answer = ConnectionDownlink {
-        id: Some(d.id),
+        id: Some(d.id.to_string()),
         status: Some(ConnectionDownlinkStatus::from(d.status.as_str())),
         device_id: d.device_ref.clone(),
         created_at: Some(d.created_at),

@@ -205,6 +205,7 @@ pub(crate) async fn create_package(
         modified_at: Some(now),
         modified_by: Some(caller.principal.clone()),
         embedded: None,
+        extra: Default::default(),
     };
     if !state.store.insert_package(&package)? {
         return Err(ApiError::new(

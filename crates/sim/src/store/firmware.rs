@@ -47,6 +47,7 @@ fn module_from(c: [Option<String>; 9]) -> Result<FirmwareModule, StoreError> {
         created_by,
         modified_at: opt_ts("firmware_modules.modified_at", modified_at)?,
         modified_by,
+        extra: Default::default(),
     })
 }
 
@@ -88,6 +89,7 @@ fn package_from(r: &Row<'_>) -> rusqlite::Result<Result<FirmwarePackage, StoreEr
             modified_at: opt_ts("firmware_packages.modified_at", modified_at)?,
             modified_by,
             embedded: None,
+            extra: Default::default(),
         })
     })())
 }
@@ -183,6 +185,7 @@ fn state_from(r: &Row<'_>) -> rusqlite::Result<Result<FirmwareState, StoreError>
             firmware_update_status: status.as_deref().map(UpdateStatus::from),
             firmware_update_status_details: details,
             firmware_update_status_modified_at: opt_ts("firmware_states.status_modified_at", status_at)?,
+            extra: Default::default(),
         })
     })())
 }
