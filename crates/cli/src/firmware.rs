@@ -296,9 +296,26 @@ pub async fn run(ctx: &Ctx, command: FirmwareCommand) -> anyhow::Result<()> {
                     Some(v) => format!("Set the target firmware of module {module_id} on device {device_id} to {v}"),
                     None => format!("Reset the target firmware of module {module_id} on device {device_id}"),
                 };
+                let Some(op) = &ctx.set_target else {
+                    return Err(invalid(
+                        "setTarget",
+                        format!(
+                            "profile `{}` has no set-target operation (the reference does not show one); add the one your service \
+                             documents with `dcs profile edit NAME --set-target-method ... --set-target-path ... --set-target-body ...`",
+                            ctx.profile_name
+                        ),
+                    ));
+                };
                 ctx.confirm(&what)?;
-                let state = fw.set_target(&device, module_id, version.as_deref()).await?;
-                states_out(&[state], ctx.json)
+                let answer = dcs_console::set_target::send(&ctx.client, op, &device, module_id, version.as_deref(), None).await?;
+                match answer.state() {
+                    Some(state) => states_out(&[state], ctx.json),
+                    None if ctx.json => output::print_json(&answer.body),
+                    None => {
+                        println!("the service accepted the request; it answered: {}", answer.body);
+                        Ok(())
+                    }
+                }
             }
         },
     }

@@ -16,7 +16,6 @@ use clap::{Args, Subcommand};
 use dcs_console::fleet::query::{self, DeviceQuery, ModuleSummary};
 use dcs_console::fleet::rollout::{self, DeviceChoice, PlanPreview, RolloutPlan, RolloutState, RolloutView, StepOutcome};
 use dcs_console::fleet::scan::{self, ScanKind, ScanProgress, ScanReport};
-use dcs_console::fleet::service::FleetService;
 use dcs_console::fleet::{now_ms, FleetDb, FleetError, Scope};
 use indicatif::ProgressBar;
 use tokio_util::sync::CancellationToken;
@@ -657,7 +656,7 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
             }
         }
         RolloutCommand::Start(a) => {
-            can_set_targets(ctx, &db).await?;
+            can_set_targets(ctx)?;
             let plan = plan_of(&db, scope, &a)?;
             quiet_refresh(ctx, &db, scope).await?;
             let (preview, devices) = rollout::preview(&ctx.client, &db, scope, &plan).await.map_err(fleet_err)?;
@@ -680,7 +679,7 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
                 plan.error_threshold
             ))?;
             let id = rollout::create(&db, scope, &plan, &devices)?;
-            rollout::advance(&ctx.client, &db, &id).await.map_err(fleet_err)?;
+            rollout::advance(&ctx.client, ctx.set_target.as_ref(), &db, &id).await.map_err(fleet_err)?;
             let view = rollout::get(&db, &id).map_err(fleet_err)?;
             if ctx.json {
                 return output::print_json(&view);
@@ -734,10 +733,10 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
         }
         RolloutCommand::Resume { id, success, error } => {
             own(&db, scope, &id)?;
-            can_set_targets(ctx, &db).await?;
+            can_set_targets(ctx)?;
             rollout::resume(&db, &id, success, error).map_err(fleet_err)?;
             quiet_refresh(ctx, &db, scope).await?;
-            let outcome = rollout::advance(&ctx.client, &db, &id).await.map_err(fleet_err)?;
+            let outcome = rollout::advance(&ctx.client, ctx.set_target.as_ref(), &db, &id).await.map_err(fleet_err)?;
             let view = rollout::get(&db, &id).map_err(fleet_err)?;
             if ctx.json {
                 return output::print_json(&view);
@@ -749,7 +748,7 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
             own(&db, scope, &id)?;
             let view = rollout::get(&db, &id).map_err(fleet_err)?;
             if reset {
-                can_set_targets(ctx, &db).await?;
+                can_set_targets(ctx)?;
             }
             let what = if reset {
                 let n = rollout::unfinished(&db, &id).map_err(fleet_err)?.len();
@@ -761,7 +760,7 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
                 "Abort rollout {id} ({} to {}, {} of {} devices updated) for good, {what},",
                 view.module_name, view.version, view.total.succeeded, view.total.size
             ))?;
-            let (view, n) = rollout::abort(&ctx.client, &db, &id, reset).await.map_err(fleet_err)?;
+            let (view, n) = rollout::abort(&ctx.client, ctx.set_target.as_ref(), &db, &id, reset).await.map_err(fleet_err)?;
             if ctx.json {
                 return output::print_json(&view);
             }
@@ -773,25 +772,31 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
                 return Err(invalid("interval", format!("must be from 0 to 3600 seconds, got {interval}")));
             }
             own(&db, scope, &id)?;
-            can_set_targets(ctx, &db).await?;
+            can_set_targets(ctx)?;
             watch(ctx, &db, scope, &id, Duration::from_secs_f64(interval)).await
         }
     }
 }
 
 /// Refuses rollouts that set targets where that cannot work: on the in-process simulator (it
-/// ends with this command) or on a service with no documented set-target operation (the app's
-/// answer, from the same core).
-async fn can_set_targets(ctx: &Ctx, db: &Arc<FleetDb>) -> anyhow::Result<()> {
+/// ends with this command) or with a profile that has no set-target operation (the reference
+/// shows none, so the console never guesses one; the app's answer, from the same core).
+fn can_set_targets(ctx: &Ctx) -> anyhow::Result<()> {
     if ctx.fleet_key.base_url.starts_with(EMBEDDED_SCOPE_PREFIX) {
         anyhow::bail!(
             "rollouts are unavailable on the in-process simulator: it ends with this command, so nothing would go on with the rollout. \
-             Run `dcs sim` and point --base-url at it, or use a profile"
+             Run `dcs sim` and use a profile made for it (`dcs sim` prints the `dcs profile add` line)"
         );
     }
-    let a = FleetService::new(db.clone()).set_target_availability(&ctx.client, &ctx.fleet_key.base_url).await;
-    if !a.available {
-        anyhow::bail!("rollouts are unavailable on this service: {}", a.reason);
+    if ctx.set_target.is_none() {
+        let name = &ctx.profile_name;
+        anyhow::bail!(
+            "rollouts are unavailable: profile `{name}` has no set-target operation. The service's reference does not describe \
+             how a target version is set, so dcs does not guess; scans and the fleet commands work without it. To enable rollouts, \
+             add the operation your service documents to a stored profile: `dcs profile edit {name} --set-target-method PUT \
+             --set-target-path '/...{{deviceId}}...' --set-target-body '{{...: {{version}}}}'`, then try it with \
+             `dcs profile test-set-target {name} --device UUID --module UUID`"
+        );
     }
     Ok(())
 }
@@ -927,7 +932,7 @@ async fn watch(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str, interval: Durati
             }
         }
         query::snapshot(db, scope, now_ms())?;
-        let outcome = rollout::advance(&ctx.client, db, id).await.map_err(fleet_err)?;
+        let outcome = rollout::advance(&ctx.client, ctx.set_target.as_ref(), db, id).await.map_err(fleet_err)?;
         let view = rollout::get(db, id).map_err(fleet_err)?;
         if !ctx.json {
             let line = match &outcome {

@@ -235,6 +235,9 @@ pub struct Ctx {
     pub fleet_key: dcs_console::fleet::ScopeKey,
     /// The profile's customers by id, to name owners.
     pub customer_names: std::collections::BTreeMap<Uuid, String>,
+    /// The profile's name and its set-target operation (none unless the profile has one).
+    pub profile_name: String,
+    pub set_target: Option<dcs_console::set_target::SetTarget>,
     _sim: Option<dcs_console::simulator::Embedded>,
 }
 
@@ -575,12 +578,14 @@ async fn connect(args: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<Ct
         customer: args.x_client_id.or(acting.customer_id()),
     };
     let customer_names = profile.customers.iter().map(|c| (c.id, c.label.clone())).collect();
-    Ok(Ctx { client, json, yes, scope, fleet_key, customer_names, _sim: sim })
+    let (profile_name, set_target) = (profile.name.clone(), profile.set_target.clone());
+    Ok(Ctx { client, json, yes, scope, fleet_key, customer_names, profile_name, set_target, _sim: sim })
 }
 
-/// A profile of command-line options alone: no customers, the default audience and mode.
+/// A profile of command-line options alone: no customers, the default audience and mode, and
+/// no set-target operation (only a stored profile can say how a service sets targets).
 fn ad_hoc(name: &str) -> Profile {
-    Profile { name: name.to_owned(), ..Profile::simulator("", Vec::new()) }
+    Profile { name: name.to_owned(), set_target: None, ..Profile::simulator("", Vec::new()) }
 }
 
 /// Reads a profile's secret from standard input (without echo on a terminal) into the keychain.
@@ -648,6 +653,18 @@ async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
         format!("  demo reseller API key: client id `{}`", key.key_id),
         format!("  its secret:            {}", key.secret),
         format!("  control endpoints:     {0}/_sim/info, /_sim/reset, /_sim/clock, /_sim/faults", running.base_url()),
+        {
+            let op = dcs_console::set_target::SetTarget::simulator();
+            format!(
+                "  a profile for it, with the simulator's set-target operation (for rollouts):\n    \
+                 dcs profile add sim --base-url {} --client-id {} --set-target-method {} --set-target-path '{}' --set-target-body '{}'",
+                running.base_url(),
+                key.key_id,
+                op.method,
+                op.path,
+                op.body
+            )
+        },
         "  per-request faults:    header X-Sim-Fault: latency=<ms>, status=<code>, drop, token-lifetime=<s>".to_owned(),
         "  (a simulator credential for local use only; press Ctrl-C to stop)".to_owned(),
     ];

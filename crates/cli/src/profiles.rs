@@ -4,6 +4,7 @@
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, Subcommand};
 use dcs_api::Secret;
+use dcs_console::set_target::{self, SetTarget};
 use dcs_console::{session, ConfigStore, Customer, FieldError, Keychain, Profile, SIMULATOR_PROFILE};
 use serde::Serialize;
 use uuid::Uuid;
@@ -45,6 +46,9 @@ pub enum ProfileCommand {
         /// Read a new secret from standard input into the OS keychain.
         #[arg(long)]
         set_secret: bool,
+        /// Remove the set-target operation (rollouts become unavailable with this profile).
+        #[arg(long, conflicts_with_all = ["set_target_method", "set_target_path", "set_target_body"])]
+        no_set_target: bool,
     },
     /// The profiles, with the built-in simulator one; `*` marks the default.
     #[command(after_help = "Example:\n  dcs profile list --json")]
@@ -60,6 +64,21 @@ pub enum ProfileCommand {
     Test {
         /// The profile; default: --profile (DCS_PROFILE), else the default profile.
         name: Option<String>,
+    },
+    /// Try a profile's set-target operation on one device without changing anything: reads the
+    /// device's state, sends the operation with the version it runs now as its target, reads the
+    /// state again and prints what the service answered (asks first: it is a write).
+    #[command(after_help = "Example:\n  \
+        dcs profile test-set-target prod --device 3b1d2c4e-0f4c-4c55-9a8e-7d0b2a1e5f60 --module 9a8e3b1d-2c4e-4f60-8c55-0f4c2a1e7d0b\n  \
+        dcs profile test-set-target prod --customer Northwind --device ... --module ... --yes")]
+    TestSetTarget {
+        name: String,
+        /// The device's UUID (as firmware states name it).
+        #[arg(long, value_name = "UUID")]
+        device: String,
+        /// The firmware module's UUID.
+        #[arg(long, value_name = "UUID")]
+        module: String,
     },
     /// Make a profile the default of commands without --profile (`simulator`: the built-in one).
     #[command(after_help = "Example:\n  dcs profile use prod\n  dcs profile use simulator")]
@@ -93,6 +112,18 @@ pub struct Fields {
     /// Make it the default profile.
     #[arg(long)]
     default: bool,
+    /// The service's set-target operation (rollouts need it; the reference does not show one):
+    /// its method, PUT, POST or PATCH.
+    #[arg(long, value_name = "METHOD")]
+    set_target_method: Option<String>,
+    /// The operation's path under the base URL, with {deviceId} and {moduleId}, e.g.
+    /// '/firmware/states/{deviceId}/{moduleId}'.
+    #[arg(long, value_name = "PATH")]
+    set_target_path: Option<String>,
+    /// The operation's JSON body, with {version} as a JSON value of its own (null to reset) and
+    /// optionally {deviceId}, {moduleId}, {packageId}, e.g. '{"targetFirmwareVersion": {version}}'.
+    #[arg(long, value_name = "JSON")]
+    set_target_body: Option<String>,
 }
 
 impl Fields {
@@ -114,19 +145,38 @@ impl Fields {
         }
         self
     }
+
+    /// `existing` with the given set-target fields replacing its own (all three for a new one).
+    fn set_target(&self, existing: Option<&SetTarget>) -> Option<SetTarget> {
+        if self.set_target_method.is_none() && self.set_target_path.is_none() && self.set_target_body.is_none() {
+            return existing.cloned();
+        }
+        let mut op = existing.cloned().unwrap_or_default();
+        if let Some(m) = &self.set_target_method {
+            op.method = m.trim().to_ascii_uppercase();
+        }
+        if let Some(p) = &self.set_target_path {
+            op.path = p.trim().to_owned();
+        }
+        if let Some(b) = &self.set_target_body {
+            op.body = b.trim().to_owned();
+        }
+        Some(op)
+    }
 }
 
 pub async fn run(command: ProfileCommand, leaf: Option<&ArgMatches>, service: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<()> {
     match command {
         ProfileCommand::Add { name, fields, no_secret } => add(name, fields.given_only(leaf), no_secret, json),
-        ProfileCommand::Edit { name, fields, add_customer, remove_customer, no_deprecated_sub_customer_mode, set_secret } => {
-            let edit = Edit { fields: fields.given_only(leaf), add_customer, remove_customer, no_deprecated_sub_customer_mode, set_secret };
+        ProfileCommand::Edit { name, fields, add_customer, remove_customer, no_deprecated_sub_customer_mode, set_secret, no_set_target } => {
+            let edit = Edit { fields: fields.given_only(leaf), add_customer, remove_customer, no_deprecated_sub_customer_mode, set_secret, no_set_target };
             self::edit(&name, edit, json)
         }
         ProfileCommand::List => list(json).await,
         ProfileCommand::Show { name } => show(&name, json).await,
         ProfileCommand::Remove { name } => remove(&name, json, yes),
         ProfileCommand::Test { name } => test(name.or_else(|| service.profile.clone()), json).await,
+        ProfileCommand::TestSetTarget { name, device, module } => test_set_target(&name, &device, &module, service, json, yes).await,
         ProfileCommand::Use { name } => use_profile(&name, json),
     }
 }
@@ -168,6 +218,7 @@ fn with_secret(name: &str, secret: &Secret, save: impl FnOnce() -> anyhow::Resul
 fn add(name: String, f: Fields, no_secret: bool, json: bool) -> anyhow::Result<()> {
     let mut errors = Vec::new();
     let customers = parse_customers("customers", &f.customer, &mut errors);
+    let set_target = f.set_target(None);
     let profile = Profile {
         name: name.clone(),
         base_url: f.base_url,
@@ -176,6 +227,7 @@ fn add(name: String, f: Fields, no_secret: bool, json: bool) -> anyhow::Result<(
         audience: f.audience.unwrap_or_else(|| dcs_api::model::SERVICE_AUDIENCE.to_owned()),
         customers,
         deprecated_sub_customer_mode: f.deprecated_sub_customer_mode,
+        set_target,
     };
     refuse(profile.check().into_iter().chain(errors).collect())?;
     let store = store()?;
@@ -204,6 +256,7 @@ struct Edit {
     remove_customer: Vec<String>,
     no_deprecated_sub_customer_mode: bool,
     set_secret: bool,
+    no_set_target: bool,
 }
 
 fn edit(name: &str, e: Edit, json: bool) -> anyhow::Result<()> {
@@ -214,6 +267,7 @@ fn edit(name: &str, e: Edit, json: bool) -> anyhow::Result<()> {
     let mut config = store.load()?;
     let Some(mut profile) = config.profile(name).cloned() else { return Err(unknown_profile("name", name, &config)) };
     let f = e.fields;
+    let set_target = if e.no_set_target { None } else { f.set_target(profile.set_target.as_ref()) };
     let mut errors = Vec::new();
     if let Some(url) = f.base_url {
         profile.base_url = Some(url);
@@ -245,6 +299,7 @@ fn edit(name: &str, e: Edit, json: bool) -> anyhow::Result<()> {
     if e.no_deprecated_sub_customer_mode {
         profile.deprecated_sub_customer_mode = false;
     }
+    profile.set_target = set_target;
     refuse(profile.check().into_iter().chain(errors).collect())?;
     config.put(profile, true)?;
     if f.default {
@@ -283,6 +338,8 @@ struct View<'a> {
     audience: &'a str,
     customers: &'a [Customer],
     deprecated_sub_customer_mode: bool,
+    /// How this profile sets target versions; absent: rollouts are unavailable with it.
+    set_target: Option<&'a SetTarget>,
     /// `keychain`, `missing`, `unavailable` (no keychain to ask), or `built-in` (the simulator's).
     secret: &'static str,
 }
@@ -308,6 +365,7 @@ impl<'a> View<'a> {
             audience: &p.audience,
             customers: &p.customers,
             deprecated_sub_customer_mode: p.deprecated_sub_customer_mode,
+            set_target: p.set_target.as_ref(),
             secret,
         }
     }
@@ -379,6 +437,16 @@ async fn show(name: &str, json: bool) -> anyhow::Result<()> {
         ("customer mode", mode.to_owned()),
         ("secret", secret),
         ("customers", v.customers.len().to_string()),
+        (
+            "set-target operation",
+            match v.set_target {
+                Some(op) => format!("{}  body: {}", op.summary(), op.body),
+                None => format!(
+                    "none: rollouts are unavailable (add the one your service documents with `dcs profile edit {name} \
+                     --set-target-method ... --set-target-path ... --set-target-body ...`)"
+                ),
+            },
+        ),
     ]);
     if !v.customers.is_empty() {
         println!();
@@ -440,6 +508,67 @@ async fn test(name: Option<String>, json: bool) -> anyhow::Result<()> {
         ("lifetime", format!("{} s", check.expires_in)),
         ("scopes", check.scopes.as_ref().map(|s| s.join(" ")).unwrap_or_else(|| "(not readable from the token)".to_owned())),
         ("subject", check.subject.clone().unwrap_or_else(|| "(not readable from the token)".to_owned())),
+    ]);
+    Ok(())
+}
+
+/// `dcs profile test-set-target`: the profile's operation on one device, with the version it
+/// runs now as its target, so nothing changes.
+async fn test_set_target(name: &str, device: &str, module: &str, service: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<()> {
+    let device = Uuid::parse_str(device.trim()).map_err(|_| invalid("device", format!("`{device}` must be the device's UUID (as firmware states name it)")))?;
+    let module = Uuid::parse_str(module.trim()).map_err(|_| invalid("module", format!("`{module}` must be the firmware module's UUID")))?;
+    let config = load_config()?;
+    let embedded;
+    let (profile, base, secret) = if name == SIMULATOR_PROFILE {
+        embedded = crate::embedded_simulator(false).await?;
+        let secret = Secret::new(embedded.sim.demo_key().secret);
+        (embedded.profile.clone(), embedded.running.base_url(), secret)
+    } else {
+        let p = config.profile(name).ok_or_else(|| unknown_profile("name", name, &config))?.clone();
+        let base = p.base_url.clone().unwrap_or_default();
+        (p, base, crate::secret_of(name)?)
+    };
+    let Some(op) = profile.set_target.clone() else {
+        return Err(invalid(
+            "setTarget",
+            format!(
+                "profile `{name}` has no set-target operation; add the one your service documents with `dcs profile edit {name} \
+                 --set-target-method ... --set-target-path ... --set-target-body ...`"
+            ),
+        ));
+    };
+    let acting = match &service.customer {
+        Some(c) => session::Acting::Customer(profile.resolve_customer(c).map_err(dcs_api::Error::from)?),
+        None => session::Acting::Yourself,
+    };
+    prompt::confirm(
+        &format!(
+            "Send {} of profile `{name}` for device {device}, module {module}, with the version it runs now as its target (a write to the service, in {})",
+            op.summary(),
+            acting.describe()
+        ),
+        yes,
+    )?;
+    let client = session::connect(&profile, &base, secret, &acting).await?;
+    let report = set_target::test_on_device(&client, &op, device, module).await?;
+    if json {
+        return output::print_json(&report);
+    }
+    let state = |s: Option<&dcs_api::model::FirmwareState>| match s {
+        None => "(no longer listed)".to_owned(),
+        Some(s) => format!(
+            "current {}, target {}, status {}",
+            s.current_firmware_version.as_deref().unwrap_or("-"),
+            s.target_firmware_version.as_deref().unwrap_or("-"),
+            s.firmware_update_status.as_ref().map(|x| x.as_str()).unwrap_or("-")
+        ),
+    };
+    println!("OK: the service accepted {} of profile `{name}`", report.request);
+    output::fields(&[
+        ("before", state(Some(&report.before))),
+        ("sent", format!("{} {}", report.request, report.request_body)),
+        ("answer", if report.answer.is_null() { "(no body)".to_owned() } else { report.answer.to_string() }),
+        ("after", state(report.after.as_ref())),
     ]);
     Ok(())
 }

@@ -5,14 +5,26 @@ mod common;
 
 use std::process::{Command, Output};
 
-use common::{dcs, run_config, s, stderr, Sim};
+use common::{bare, dcs, run_config, s, stderr, Sim};
 use serde_json::Value;
 
 struct Env {
     sim: Sim,
     secret: String,
     data: tempfile::TempDir,
+    /// A config file with profile `sim` for the simulator, its set-target operation included.
+    config: std::path::PathBuf,
 }
+
+/// The simulator's set-target operation as `dcs sim` prints it for `dcs profile add`.
+const SIM_SET_TARGET: [&str; 6] = [
+    "--set-target-method",
+    "PUT",
+    "--set-target-path",
+    "/firmware/states/{deviceId}/{moduleId}",
+    "--set-target-body",
+    r#"{"targetFirmwareVersion": {version}}"#,
+];
 
 impl Env {
     /// `dcs sim` with `devices` devices per client, its simulated devices `speed` times as fast
@@ -21,16 +33,20 @@ impl Env {
         let sim = Sim::start(&run_config(), &["--seed", &seed.to_string(), "--devices-per-client", &devices.to_string(), "--speed", &speed.to_string()]);
         let key = dcs().args(["sim", "demo-key", "--seed", &seed.to_string(), "--json"]).output().unwrap();
         let key: Value = serde_json::from_slice(&key.stdout).unwrap();
-        Env {
-            sim,
-            secret: s(&key["clientSecret"]).to_owned(),
-            data: tempfile::tempdir().unwrap(),
-        }
+        let data = tempfile::tempdir().unwrap();
+        let config = data.path().join("config.toml");
+        let added = bare(&config)
+            .args(["profile", "add", "sim", "--no-secret", "--base-url", &sim.url, "--client-id", "sim-reseller"])
+            .args(SIM_SET_TARGET)
+            .output()
+            .unwrap();
+        assert!(added.status.success(), "{}", stderr(&added));
+        Env { sim, secret: s(&key["clientSecret"]).to_owned(), data, config }
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = dcs();
-        c.args(["--base-url", &self.sim.url, "--client-id", "sim-reseller"])
+        let mut c = bare(&self.config);
+        c.args(["--profile", "sim"])
             .args(args)
             .env("DCS_CLIENT_SECRET", &self.secret)
             .env("DCS_DATA_DIR", self.data.path());
@@ -275,22 +291,33 @@ fn plans_are_refused_naming_the_field() {
 }
 
 #[test]
-fn rollouts_are_unavailable_where_setting_a_target_is_not_documented() {
+fn rollouts_are_unavailable_without_a_set_target_operation_and_say_how_to_enable_them() {
     let env = Env::start(35, 10, 1.0);
-    // The same server under another path: no `/_sim/info` there, as on a real service.
-    let elsewhere = format!("{}/elsewhere/", env.sim.url.trim_end_matches('/'));
+    let start = ["rollout", "start", "--yes", "--module", "m", "--version", "1.0.0", "--all"];
+    // Ad hoc options: no profile, so no operation (the simulator's is never guessed).
     let out = dcs()
-        .args(["--base-url", &elsewhere, "--auth-url", &env.sim.url, "--client-id", "sim-reseller"])
-        .args(["rollout", "start", "--yes", "--module", "m", "--version", "1.0.0", "--all"])
+        .args(["--base-url", &env.sim.url, "--client-id", "sim-reseller"])
+        .args(start)
         .env("DCS_CLIENT_SECRET", &env.secret)
         .env("DCS_DATA_DIR", env.data.path())
         .output()
         .unwrap();
     assert!(!out.status.success());
     let err = stderr(&out);
-    assert!(err.contains("rollouts are unavailable on this service") && err.contains("not shown"), "{err}");
-    // Where it is documented, the same command gets past that check (to the plan's own rule).
-    let out = env.run(&["rollout", "start", "--yes", "--module", "m", "--version", "1.0.0", "--all"]);
+    assert!(err.contains("rollouts are unavailable") && err.contains("no set-target operation"), "{err}");
+    assert!(err.contains("--set-target-method") && err.contains("dcs profile test-set-target"), "{err}");
+    assert!(!err.contains("A-38") && !err.contains("_sim"), "no internal words: {err}");
+    // A stored profile without one: the same, and the fleet commands still work.
+    let edited = env.run(&["profile", "edit", "sim", "--no-set-target"]);
+    assert!(edited.status.success(), "{}", stderr(&edited));
+    let out = env.run(&start);
+    assert!(stderr(&out).contains("profile `sim` has no set-target operation"), "{}", stderr(&out));
+    assert!(env.json(&["fleet", "scan", "--full"])["states"].as_u64().unwrap() > 0);
+    assert!(env.json(&["rollout", "list"]).as_array().unwrap().is_empty());
+    // With the operation back, the same command gets past that check (to the plan's own rule).
+    let edited = env.run(&[&["profile", "edit", "sim"][..], &SIM_SET_TARGET].concat());
+    assert!(edited.status.success(), "{}", stderr(&edited));
+    let out = env.run(&start);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("moduleId:"), "{}", stderr(&out));
 }

@@ -360,3 +360,85 @@ fn the_built_in_simulator_knows_its_customers_by_label() {
     assert!(v["customers"].as_array().unwrap().iter().any(|c| c["label"] == "Northwind Utilities"), "{v}");
     assert!(!config.exists(), "reading writes nothing");
 }
+
+#[test]
+fn the_set_target_operation_is_set_checked_shown_tested_and_removed() {
+    let env = Env::start(45);
+    let p = name("settarget");
+    let base = ["--base-url", env.sim.url.as_str(), "--client-id", "sim-reseller", "--no-secret"];
+    // Every broken part named at once, and nothing stored.
+    let bad = env.run(
+        &[&["profile", "add", &p][..], &base, &["--set-target-method", "DELETE", "--set-target-path", "https://elsewhere.example/{deviceId}", "--set-target-body", r#"{"v": "{version}"}"#]].concat(),
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    let err = stderr(&bad);
+    for part in ["setTarget.method", "PUT, POST or PATCH", "setTarget.path", "setTarget.body", "not inside quotes"] {
+        assert!(err.contains(part), "{part} not in {err}");
+    }
+    assert!(env.config_text().is_none_or(|t| !t.contains(&p)), "nothing stored");
+
+    // A profile without one says so; with the flags it is kept and shown.
+    let added = env.run(&[&["profile", "add", &p][..], &base].concat());
+    assert!(added.status.success(), "{}", stderr(&added));
+    assert!(stdout(&env.run(&["profile", "show", &p])).contains("none: rollouts are unavailable"));
+    let edited = env.run(&[
+        "profile",
+        "edit",
+        &p,
+        "--set-target-method",
+        "put",
+        "--set-target-path",
+        "/firmware/states/{deviceId}/{moduleId}",
+        "--set-target-body",
+        r#"{"targetFirmwareVersion": {version}}"#,
+    ]);
+    assert!(edited.status.success(), "{}", stderr(&edited));
+    let shown = env.json(&["profile", "show", &p]);
+    assert_eq!(shown["setTarget"]["method"], "PUT");
+    assert_eq!(shown["setTarget"]["path"], "/firmware/states/{deviceId}/{moduleId}");
+    assert!(env.config_text().unwrap().contains("[profile.setTarget]"));
+    let text = stdout(&env.run(&["profile", "show", &p]));
+    assert!(text.contains("PUT /firmware/states/{deviceId}/{moduleId}"), "{text}");
+
+    // Tried on one device: the version it runs now as its target, so nothing changes.
+    let with_secret = |args: &[&str]| env.dcs().args(args).env("DCS_CLIENT_SECRET", &env.secret).output().unwrap();
+    let states = with_secret(&["--profile", &p, "firmware", "states", "list", "--limit", "200", "--json"]);
+    let states: Value = serde_json::from_slice(&states.stdout).unwrap();
+    let quiet = states["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["currentFirmwareVersion"].is_string() && s["targetFirmwareVersion"].is_null())
+        .expect("a device with no update under way");
+    let (device, module) = (s(&quiet["deviceId"]), s(&quiet["moduleId"]));
+    let test = ["profile", "test-set-target", p.as_str(), "--device", device, "--module", module];
+    let asked = with_secret(&test);
+    assert!(!asked.status.success() && stderr(&asked).contains("without --yes"), "it is a write: {}", stderr(&asked));
+    let out = with_secret(&[&test[..], &["--yes", "--json"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["request"], format!("PUT /firmware/states/{device}/{module}"));
+    assert_eq!(report["requestBody"]["targetFirmwareVersion"], quiet["currentFirmwareVersion"]);
+    assert_eq!(report["answer"]["deviceId"], quiet["deviceId"], "the simulator answers with the state");
+    assert_eq!(report["after"]["currentFirmwareVersion"], quiet["currentFirmwareVersion"]);
+    // A refusal shows the service's status and detail.
+    let other = uuid::Uuid::new_v4().to_string();
+    let edited = env.run(&["profile", "edit", &p, "--set-target-path", "/firmware/states/{deviceId}/{moduleId}/nowhere"]);
+    assert!(edited.status.success(), "{}", stderr(&edited));
+    let refused = with_secret(&[&test[..], &["--yes"]].concat());
+    assert!(!refused.status.success());
+    assert!(stderr(&refused).contains("404"), "{}", stderr(&refused));
+    let unknown = with_secret(&["profile", "test-set-target", &p, "--device", &other, "--module", module, "--yes"]);
+    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+    assert!(stderr(&unknown).contains("no firmware state"), "{}", stderr(&unknown));
+
+    // Removed: rollouts and the test say how to add one.
+    let removed = env.run(&["profile", "edit", &p, "--no-set-target"]);
+    assert!(removed.status.success(), "{}", stderr(&removed));
+    assert!(env.json(&["profile", "show", &p]).get("setTarget").is_none_or(Value::is_null));
+    let none = with_secret(&[&test[..], &["--yes"]].concat());
+    assert_eq!(none.status.code(), Some(2));
+    assert!(stderr(&none).contains("has no set-target operation"), "{}", stderr(&none));
+    let both = env.run(&["profile", "edit", &p, "--no-set-target", "--set-target-method", "PUT"]);
+    assert!(!both.status.success(), "--no-set-target excludes the other flags");
+}
