@@ -23,6 +23,7 @@ fn specta_builder() -> Builder<tauri::Wry> {
         commands::profiles::delete_profile,
         commands::profiles::test_profile,
         commands::profiles::test_stored_profile,
+        commands::profiles::test_set_target,
         commands::firmware::list_modules,
         commands::firmware::check_package,
         commands::firmware::create_package,

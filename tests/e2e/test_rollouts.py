@@ -306,7 +306,8 @@ def type_into_element(driver, el, text):
 
 class HidingProxy:
     """A reverse proxy in front of `dcs sim` that answers 404 for the simulator's own `/_sim/`
-    endpoints: to the app it is a service like the real one, that documents no way to set a target."""
+    endpoints: to the app it is a service like the real one. (The app never asks those endpoints
+    anyway: rollouts depend on the profile's set-target operation alone.)"""
 
     def __init__(self, upstream: str):
         import http.server
@@ -372,7 +373,8 @@ def test_a_service_without_the_set_target_operation_offers_no_rollout(display, s
         XDG_CACHE_HOME=str(tmp_path / "cache"),
     )
     customer = info["customers"][0]
-    # A reseller profile for that service, with one customer, made the default (the app opens it).
+    # A reseller profile for that service, with one customer and no set-target operation, made
+    # the default (the app opens it).
     subprocess.run(
         [str(DCS), "profile", "add", "elsewhere", "--base-url", proxy.url, "--client-id", demo_key["clientId"],
          "--customer", f"{customer['name']}={customer['id']}", "--default"],
@@ -383,9 +385,11 @@ def test_a_service_without_the_set_target_operation_offers_no_rollout(display, s
             d.set_window_size(1400, 900)
             wait_text(d, "[data-testid=service-url]", "127.0.0.1", 20)
             open_dashboard(d)
-            # The fleet is scanned as anywhere; rollouts say why they are not offered.
-            reason = wait_text(d, "[data-testid=set-target-unavailable]", "unavailable", 20)
-            assert "not shown" in reason and "rather than guess" in reason, reason
+            # The fleet is scanned as anywhere; rollouts say why they are not offered and how to
+            # enable them, in plain words.
+            reason = wait_text(d, "[data-testid=set-target-unavailable]", "not set up", 20)
+            assert "Settings" in reason and "Set-target operation" in reason and "elsewhere" in reason, reason
+            assert "A-38" not in reason and "_sim" not in reason, reason
             assert not d.find_element(By.CSS_SELECTOR, "[data-testid=new-rollout]").is_enabled()
             # A reseller sees its customers' fleets as last scanned.
             assert customer["name"] in wait_text(d, "[data-testid=customer-scopes]", customer["name"], 20)
@@ -395,6 +399,6 @@ def test_a_service_without_the_set_target_operation_offers_no_rollout(display, s
             device_count(d, "every device")
             assert not d.find_element(By.CSS_SELECTOR, "[data-testid=rollout-selection]").is_enabled()
             click(d, "[data-testid=fleet-tab-rollouts]")
-            assert "does not document" in wait_text(d, "[data-testid=rollouts-empty]", "does not document", 10)
+            assert "Set-target operation" in wait_text(d, "[data-testid=rollouts-empty]", "Set-target operation", 10)
     finally:
         proxy.close()

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use dcs_console::fleet::query::{self, CustomerSummary, DeviceQuery, DeviceRow, HistoryPoint, ModuleOverview, ModuleSummary, Names, Selection};
 use dcs_console::fleet::rollout::{self, PlanPreview, RolloutPlan, RolloutView};
 use dcs_console::fleet::scan::ScanKind;
-use dcs_console::fleet::service::{Availability, FleetService, FleetStatus};
+use dcs_console::fleet::service::{set_target_availability, Availability, FleetService, FleetStatus};
 use dcs_console::fleet::{FleetError, Scope};
 use serde::Serialize;
 use tauri::State;
@@ -106,7 +106,7 @@ pub async fn fleet_home(state: State<'_, AppState>) -> Result<FleetHome, Command
         modules: query::modules(fleet.db(), scope).map_err(e)?,
         customers: query::customers(fleet.db(), scope, &names).map_err(e)?,
         customer_scopes,
-        set_target: fleet.set_target_availability(&session.client, &session.base_url).await,
+        set_target: set_target_availability(&session.profile),
     })
 }
 
@@ -123,7 +123,7 @@ pub async fn fleet_scan(state: State<'_, AppState>, full: bool) -> Result<FleetS
     let kind = if full { ScanKind::Full } else { ScanKind::Incremental };
     let (bg_fleet, bg_session) = (fleet.clone(), session.clone());
     tauri::async_runtime::spawn(async move {
-        if let Err(e) = bg_fleet.refresh(&bg_session.client, scope, kind, true).await {
+        if let Err(e) = bg_fleet.refresh(&bg_session.client, bg_session.profile.set_target.as_ref(), scope, kind, true).await {
             tracing::warn!(error = %e, "fleet scan ended with an error");
         }
     });
@@ -224,9 +224,16 @@ pub async fn rollout_preview(state: State<'_, AppState>, plan: RolloutPlan) -> R
 async fn checked(state: &AppState, acting_for: Option<Uuid>) -> Result<(Arc<Session>, Arc<FleetService>, Scope), CommandError> {
     let (session, fleet, scope) = open(state).await?;
     session.check_acting_for(acting_for)?;
-    let a = fleet.set_target_availability(&session.client, &session.base_url).await;
+    let a = set_target_availability(&session.profile);
     if !a.available {
-        return Err(CommandError::app(AppCode::Unavailable, format!("Rollouts are unavailable here: {}", a.reason)));
+        return Err(CommandError::app(
+            AppCode::Unavailable,
+            format!(
+                "Rollouts are unavailable: {}. To enable them, open Settings, edit profile `{}` and fill in \"Set-target operation\" \
+                 with the method, path and body your service documents.",
+                a.reason, a.profile
+            ),
+        ));
     }
     Ok((session, fleet, scope))
 }
@@ -245,7 +252,7 @@ pub async fn rollout_start(state: State<'_, AppState>, plan: RolloutPlan, acting
                 return Err(FleetError::invalid(&p.field, &p.rule));
             }
             let id = rollout::create(db, scope, &plan, &devices)?;
-            rollout::advance(&session.client, db, &id).await?;
+            rollout::advance(&session.client, session.profile.set_target.as_ref(), db, &id).await?;
             Ok(id)
         })
         .await
@@ -294,7 +301,7 @@ pub async fn rollout_resume(
     fleet
         .exclusive(async {
             rollout::resume(fleet.db(), &id, success_threshold, error_threshold)?;
-            rollout::advance(&session.client, fleet.db(), &id).await?;
+            rollout::advance(&session.client, session.profile.set_target.as_ref(), fleet.db(), &id).await?;
             rollout::get(fleet.db(), &id)
         })
         .await
@@ -323,7 +330,7 @@ pub async fn rollout_abort(
     session.check_acting_for(acting_for)?;
     own(&fleet, &session, scope, &id)?;
     fleet
-        .exclusive(async { rollout::abort(&session.client, fleet.db(), &id, reset_unfinished).await.map(|(v, _)| v) })
+        .exclusive(async { rollout::abort(&session.client, session.profile.set_target.as_ref(), fleet.db(), &id, reset_unfinished).await.map(|(v, _)| v) })
         .await
         .map_err(|e| fleet_err(&session, e))
 }

@@ -212,3 +212,61 @@ pub async fn test_stored_profile(state: State<'_, AppState>, name: String) -> Re
     let (profile, base, secret) = state.resolve(&name).await?;
     Ok(session::test_connection(&profile, &base, secret).await?)
 }
+
+/// "Test on one device" of the set-target operation as it stands in the form. No `Debug`: it
+/// holds a secret.
+#[derive(Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TestSetTarget {
+    pub draft: ProfileDraft,
+    /// The secret the user typed; empty or absent: the stored one.
+    pub secret: Option<String>,
+    /// The device's UUID, as typed.
+    pub device_id: String,
+    /// The firmware module's UUID, as typed.
+    pub module_id: String,
+    /// Act for this customer of the profile (its devices are seen only in its context).
+    pub customer_id: Option<uuid::Uuid>,
+}
+
+/// Reads the device's firmware state, sends the form's set-target operation with the version
+/// the device runs now as its target (a no-op that proves the operation), reads the state again
+/// and reports what the service answered. The UI asks first: it is a write.
+#[tauri::command]
+#[specta::specta]
+pub async fn test_set_target(state: State<'_, AppState>, request: TestSetTarget) -> Result<dcs_console::set_target::TestReport, CommandError> {
+    let TestSetTarget { draft, secret, device_id, module_id, customer_id } = request;
+    let device = uuid::Uuid::parse_str(device_id.trim())
+        .map_err(|_| CommandError::invalid("deviceId", "must be the device's UUID (as firmware states name it)"))?;
+    let module =
+        uuid::Uuid::parse_str(module_id.trim()).map_err(|_| CommandError::invalid("moduleId", "must be the firmware module's UUID"))?;
+    let (profile, base, secret) = if draft.name == SIMULATOR_PROFILE {
+        state.resolve(SIMULATOR_PROFILE).await?
+    } else {
+        let profile = draft.parse().or_else(|errors| match errors.into_iter().find(|e| e.field != "name") {
+            None => parse(&ProfileDraft { name: "unsaved".into(), ..draft.clone() }),
+            Some(e) => Err(CommandError::from(e)),
+        })?;
+        let secret = match typed_secret(secret) {
+            Some(s) => s,
+            None => session::stored_secret(&profile.name).map_err(|e| match e {
+                dcs_console::SessionError::NoSecret(_) => {
+                    CommandError::invalid("secret", "type the API key's secret to test a profile that has none stored")
+                }
+                other => other.into(),
+            })?,
+        };
+        let base = profile.base_url.clone().expect("a parsed profile has a base URL");
+        (profile, base, secret)
+    };
+    let Some(op) = profile.set_target.clone() else {
+        return Err(CommandError::invalid("setTarget.path", "enter the operation's method, path and body first"));
+    };
+    let acting = match customer_id {
+        Some(id) => session::Acting::Customer(profile.resolve_customer(&id.to_string())?),
+        None => session::Acting::Yourself,
+    };
+    let client = session::connect(&profile, &base, secret, &acting).await?;
+    tracing::info!(profile = %profile.name, %device, %module, "testing the set-target operation on one device");
+    Ok(dcs_console::set_target::test_on_device(&client, &op, device, module).await?)
+}

@@ -132,7 +132,11 @@ export function FleetView() {
           class="button button-primary"
           data-testid="new-rollout"
           disabled={!home?.setTarget.available || !home.modules.length}
-          title={home && !home.setTarget.available ? home.setTarget.reason : undefined}
+          title={
+            home && !home.setTarget.available
+              ? "Rollouts need the profile's set-target operation: Settings > profile > Set-target operation"
+              : undefined
+          }
           onClick={() => setWizard({ choice: null })}
         >
           New rollout…
@@ -205,8 +209,11 @@ export function FleetView() {
       )}
       {home && !home.setTarget.available && (
         <div class="notice" data-testid="set-target-unavailable">
-          <strong>Rollouts are unavailable on this service.</strong>{" "}
-          {home.setTarget.reason.charAt(0).toUpperCase() + home.setTarget.reason.slice(1)}.
+          <strong>Rollouts are not set up for profile {home.setTarget.profile}.</strong> Scans, the overview, the device
+          table and history work as usual. Setting a target version is not described in the service's reference, so the
+          console has to be told how your service does it: open <strong>Settings</strong>, edit profile{" "}
+          <strong>{home.setTarget.profile}</strong> and fill in <strong>Set-target operation</strong> (method, path and
+          body, as your service documents them), then use “Test on one device” to check it.
         </div>
       )}
       {notice && <NoticeRow notice={notice} onDismiss={() => setNotice(null)} testid="fleet-notice" />}

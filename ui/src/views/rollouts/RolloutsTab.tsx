@@ -236,7 +236,7 @@ export function RolloutsTab({ home, revision, onNotice }: { home: FleetHome; rev
         <p>
           {home.setTarget.available
             ? "Start one with “New rollout…”, or pick devices in the Devices tab and roll out to them."
-            : "Rollouts need an operation that sets target versions, which this service does not document."}
+            : "Rollouts need the profile's set-target operation: add it in Settings > profile > “Set-target operation”."}
         </p>
       </div>
     );

@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Field } from "../../components/Field";
+import { useConfirm } from "../../components/Confirm";
 import { ErrorBox } from "../../components/States";
-import { ipc, type ProfileDraft, type ProfileSummary, type TokenCheck } from "../../ipc";
+import { ipc, type ProfileDraft, type ProfileSummary, type SetTargetReport, type TokenCheck } from "../../ipc";
 import { byField, useFormSend } from "../../lib/forms";
 import { TokenResult } from "./TokenResult";
 
@@ -13,7 +14,20 @@ const EMPTY: ProfileDraft = {
   audience: "",
   customers: [],
   deprecatedSubCustomerMode: false,
+  setTarget: { method: "PUT", path: "", body: "" },
 };
+
+/** The simulator's own operation, offered as an example to start from. */
+const SET_TARGET_EXAMPLE = {
+  method: "PUT",
+  path: "/firmware/states/{deviceId}/{moduleId}",
+  body: '{"targetFirmwareVersion": {version}}',
+};
+
+const stateText = (s: SetTargetReport["before"] | null) =>
+  s
+    ? `current ${s.currentFirmwareVersion ?? "–"}, target ${s.targetFirmwareVersion ?? "–"}, status ${s.firmwareUpdateStatus ?? "–"}`
+    : "(no longer listed)";
 
 /**
  * Adds or edits a profile. Every field is checked by Rust as the user types; the secret goes
@@ -39,6 +53,11 @@ export function ProfileEditor({
     (f) => setErrors((old) => ({ ...old, ...f })),
   );
   const [test, setTest] = useState<{ running: boolean; result?: TokenCheck; error?: unknown }>({ running: false });
+  const [confirmElement, confirm] = useConfirm();
+  const [trial, setTrial] = useState({ deviceId: "", moduleId: "", customerId: "" });
+  const [trialRun, setTrialRun] = useState<{ running: boolean; report?: SetTargetReport; error?: unknown }>({
+    running: false,
+  });
   const checkSeq = useRef(0);
   const hasSecret = editing?.secret.state === "stored";
 
@@ -62,6 +81,10 @@ export function ProfileEditor({
     setDraft((d) => ({ ...d, customers: d.customers.map((c, j) => (j === i ? { ...c, [key]: value } : c)) }));
     setTouched((t) => new Set(t).add(`customers[${i}].${key}`));
   };
+  const setOp = (key: "method" | "path" | "body", value: string) => {
+    setDraft((d) => ({ ...d, setTarget: { ...d.setTarget, [key]: value } }));
+    setTouched((t) => new Set(t).add(`setTarget.${key}`));
+  };
   const shown = (field: string) => (touched.has(field) || touched.has("*") ? errors[field] : undefined);
   const secretMissing = isNew && secret === "";
 
@@ -83,6 +106,41 @@ export function ProfileEditor({
       setTest({ running: false, result: await ipc.testProfile(draft, secret === "" ? null : secret) });
     } catch (err) {
       setTest({ running: false, error: err });
+    }
+  };
+
+  const opGiven = draft.setTarget.path.trim() !== "" || draft.setTarget.body.trim() !== "";
+  const opErrors = Object.keys(errors).some((f) => f.startsWith("setTarget."));
+  const runTrial = async () => {
+    const customer = draft.customers.find((c) => c.id.trim() === trial.customerId) ?? null;
+    const ok = await confirm({
+      title: "Test the set-target operation on one device",
+      body: (
+        <p>
+          Sends <code>{draft.setTarget.method.toUpperCase()} {draft.setTarget.path}</code> for device{" "}
+          <code>{trial.deviceId.trim()}</code>, module <code>{trial.moduleId.trim()}</code>, with the version the device
+          runs now as its target, so nothing should change. The state is read before and after.
+        </p>
+      ),
+      confirmLabel: "Send the test",
+      acting: {
+        profile: draft.name || "(unsaved profile)",
+        customer: customer ? { id: customer.id.trim(), label: customer.label } : null,
+      },
+    });
+    if (!ok) return;
+    setTrialRun({ running: true });
+    try {
+      const report = await ipc.testSetTarget({
+        draft,
+        secret: secret === "" ? null : secret,
+        deviceId: trial.deviceId,
+        moduleId: trial.moduleId,
+        customerId: trial.customerId || null,
+      });
+      setTrialRun({ running: false, report });
+    } catch (err) {
+      setTrialRun({ running: false, error: err });
     }
   };
 
@@ -167,6 +225,136 @@ export function ProfileEditor({
         </button>
       </fieldset>
 
+      <fieldset class="set-target" data-testid="set-target-operation">
+        <legend>Set-target operation</legend>
+        <p class="muted">
+          How this service sets the version a device should update to. The service's reference does not describe it, so
+          rollouts are available only once it is given here, as your service documents it. Placeholders:{" "}
+          <code>{"{deviceId}"}</code>, <code>{"{moduleId}"}</code> (path or body), <code>{"{version}"}</code> and{" "}
+          <code>{"{packageId}"}</code> (body only, as a JSON value of their own: they become <code>null</code> to reset a
+          target). Leave path and body empty for none.
+        </p>
+        <div class="form-grid">
+          <Field id="setTarget-method" label="Method" error={shown("setTarget.method")}>
+            <select
+              id="setTarget-method"
+              value={draft.setTarget.method.toUpperCase()}
+              onChange={(e) => setOp("method", e.currentTarget.value)}
+            >
+              <option value="PUT">PUT</option>
+              <option value="POST">POST</option>
+              <option value="PATCH">PATCH</option>
+            </select>
+          </Field>
+          <Field
+            id="setTarget-path"
+            label="Path"
+            error={shown("setTarget.path")}
+            hint="Under the base URL, starting with /, e.g. /firmware/states/{deviceId}/{moduleId}"
+          >
+            <input
+              id="setTarget-path"
+              class="mono"
+              value={draft.setTarget.path}
+              autoComplete="off"
+              onInput={(e) => setOp("path", e.currentTarget.value)}
+            />
+          </Field>
+          <Field
+            id="setTarget-body"
+            label="JSON body"
+            error={shown("setTarget.body")}
+            hint='e.g. {"targetFirmwareVersion": {version}}'
+          >
+            <textarea
+              id="setTarget-body"
+              class="mono"
+              rows={3}
+              value={draft.setTarget.body}
+              onInput={(e) => setOp("body", e.currentTarget.value)}
+            />
+          </Field>
+        </div>
+        {!opGiven && (
+          <button
+            type="button"
+            class="button button-quiet"
+            data-testid="set-target-example"
+            onClick={() => setDraft((d) => ({ ...d, setTarget: { ...SET_TARGET_EXAMPLE } }))}
+          >
+            Start from the simulator's operation
+          </button>
+        )}
+        {opGiven && (
+          <div class="set-target-trial" data-testid="set-target-trial">
+            <p class="muted">
+              Test on one device: the device's current version is sent as its target (a no-op), and its state is read
+              before and after. Pick a device with no update under way.
+            </p>
+            <div class="form-grid">
+              <Field id="trial-device" label="Device UUID">
+                <input
+                  id="trial-device"
+                  class="mono"
+                  value={trial.deviceId}
+                  onInput={(e) => setTrial((t) => ({ ...t, deviceId: e.currentTarget.value }))}
+                />
+              </Field>
+              <Field id="trial-module" label="Module UUID">
+                <input
+                  id="trial-module"
+                  class="mono"
+                  value={trial.moduleId}
+                  onInput={(e) => setTrial((t) => ({ ...t, moduleId: e.currentTarget.value }))}
+                />
+              </Field>
+              {draft.customers.length > 0 && (
+                <Field id="trial-customer" label="Acting for">
+                  <select
+                    id="trial-customer"
+                    value={trial.customerId}
+                    onChange={(e) => setTrial((t) => ({ ...t, customerId: e.currentTarget.value }))}
+                  >
+                    <option value="">The profile's own environment</option>
+                    {draft.customers.map((c, i) => (
+                      <option key={i} value={c.id.trim()}>
+                        {c.label || c.id}
+                      </option>
+                    ))}
+                  </select>
+                </Field>
+              )}
+            </div>
+            <button
+              type="button"
+              class="button"
+              data-testid="test-set-target"
+              disabled={trialRun.running || opErrors || !trial.deviceId.trim() || !trial.moduleId.trim()}
+              onClick={runTrial}
+            >
+              {trialRun.running ? "Testing…" : "Test on one device…"}
+            </button>
+            {trialRun.error !== undefined && <ErrorBox error={trialRun.error} />}
+            {trialRun.report && (
+              <dl class="result result-ok" data-testid="set-target-report">
+                <dt>Before</dt>
+                <dd>{stateText(trialRun.report.before)}</dd>
+                <dt>Sent</dt>
+                <dd class="mono">
+                  {trialRun.report.request} {JSON.stringify(trialRun.report.requestBody)}
+                </dd>
+                <dt>The service answered</dt>
+                <dd class="mono">
+                  {trialRun.report.answer === null ? "(no body)" : JSON.stringify(trialRun.report.answer)}
+                </dd>
+                <dt>After</dt>
+                <dd>{stateText(trialRun.report.after)}</dd>
+              </dl>
+            )}
+          </div>
+        )}
+      </fieldset>
+
       <label class="check">
         <input
           type="checkbox"
@@ -181,6 +369,7 @@ export function ProfileEditor({
         </span>
       </label>
 
+      {confirmElement}
       {failure !== null && <ErrorBox error={failure} />}
       {(test.result || test.error !== undefined) && <TokenResult result={test.result} error={test.error} />}
 
