@@ -189,14 +189,36 @@ fn states_are_listed_with_filters_and_a_target_is_set() {
     assert!(failed.as_array().unwrap().iter().all(|i| i["firmwareUpdateStatus"] == "FAILED"));
 
     let device = s(&items[0]["deviceId"]).to_owned();
-    let refused = env.run(&["firmware", "states", "set-target", &device, module, s(&p["firmwareVersion"])]);
+    // Without a profile there is no set-target operation: refused, saying how to add one.
+    let none = env.run(&["firmware", "states", "set-target", &device, module, s(&p["firmwareVersion"]), "--yes"]);
+    assert_eq!(none.status.code(), Some(2));
+    assert!(stderr(&none).contains("no set-target operation") && stderr(&none).contains("--set-target-path"), "{}", stderr(&none));
+    // A profile with the simulator's operation sets and resets the target.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let added = common::bare(&config)
+        .args(["profile", "add", "sim", "--no-secret", "--base-url", &env.sim.url, "--client-id", "sim-reseller"])
+        .args(["--set-target-method", "PUT", "--set-target-path", "/firmware/states/{deviceId}/{moduleId}"])
+        .args(["--set-target-body", r#"{"targetFirmwareVersion": {version}}"#])
+        .output()
+        .unwrap();
+    assert!(added.status.success(), "{}", stderr(&added));
+    let with_profile = |args: &[&str]| {
+        common::bare(&config).args(["--profile", "sim"]).args(args).env("DCS_CLIENT_SECRET", &env.secret).output().unwrap()
+    };
+    let as_json = |args: &[&str]| -> Value {
+        let out = with_profile(&[args, &["--json"]].concat());
+        assert!(out.status.success(), "dcs {args:?}: {}", stderr(&out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let refused = with_profile(&["firmware", "states", "set-target", &device, module, s(&p["firmwareVersion"])]);
     assert!(!refused.status.success(), "set-target asks first");
-    let set = env.json(&["firmware", "states", "set-target", &device, module, s(&p["firmwareVersion"]), "--yes"]);
+    let set = as_json(&["firmware", "states", "set-target", &device, module, s(&p["firmwareVersion"]), "--yes"]);
     assert_eq!(set[0]["targetFirmwareVersion"], p["firmwareVersion"]);
-    let reset = env.json(&["firmware", "states", "set-target", &device, module, "--reset", "--yes"]);
+    let reset = as_json(&["firmware", "states", "set-target", &device, module, "--reset", "--yes"]);
     assert!(reset[0].get("targetFirmwareVersion").is_none_or(Value::is_null), "{reset}");
 
-    let bad = env.run(&["firmware", "states", "set-target", "bogus", module, "1.0.0", "--yes"]);
+    let bad = with_profile(&["firmware", "states", "set-target", "bogus", module, "1.0.0", "--yes"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("deviceId"), "{}", stderr(&bad));
 }
