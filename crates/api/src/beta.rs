@@ -4,11 +4,9 @@
 use uuid::Uuid;
 
 use crate::error::{Error, Result};
-use crate::calls::Raw;
-use crate::downlinks::ActuatorDownlink;
 use crate::model::beta::{params, ACTUATOR_V1_MEDIA_TYPE, DEVICE_V1_MEDIA_TYPE};
+use crate::model::BetaDevicePage;
 use crate::model::DeviceId;
-use crate::model::{BetaDevicePage, ContextSwitch};
 use crate::Client;
 
 /// Query of `GET /api/devices`; `None` leaves the service's default.
@@ -77,7 +75,7 @@ impl Beta<'_> {
         loop {
             q.current_page = Some(page_no);
             let page = self.devices(&q).await?;
-            let last = page.last || page.content.is_empty();
+            let last = page.is_last();
             out.extend(page.content);
             if last {
                 return Ok(out);
@@ -87,34 +85,28 @@ impl Beta<'_> {
     }
 
     /// `GET /api/v1/lifecycle/clients/{clientId}/context-switch`: lets this API key act for
-    /// the customer in the deprecated `x-client-id` mode.
-    pub async fn context_switch(&self, customer: Uuid) -> Result<ContextSwitch> {
+    /// the customer in the deprecated `x-client-id` mode. A success status grants it; the
+    /// answer's shape is not shown, so it is returned as it came (JSON, `null` when empty).
+    /// [`crate::model::beta::switch_refused`] says whether it nonetheless refuses.
+    pub async fn context_switch(&self, customer: Uuid) -> Result<serde_json::Value> {
         let url = self.client.url(&format!("api/v1/lifecycle/clients/{customer}/context-switch"))?;
-        self.client.get_json_accepting(url, "application/json").await
+        self.client.get_any_accepting(url, "application/json").await
     }
 
     /// `POST /api/actuator/downlinks`: one hex payload per LoRa device (DevEUI), sent on LoRa
-    /// FPort `port`; each becomes an actuator downlink. `external_reference` names a single
-    /// payload's downlink. Checked before sending; never retried (it creates downlinks).
+    /// FPort `port`; each becomes an actuator downlink. Checked before sending; never retried
+    /// (it creates downlinks). The answer's shape is not shown: it is returned as it came.
     pub async fn actuator_downlinks(
         &self,
         payloads: &[(DeviceId, String)],
         port: u8,
         external_reference: Option<&str>,
-    ) -> Result<Vec<Raw<ActuatorDownlink>>> {
+    ) -> Result<serde_json::Value> {
         if payloads.is_empty() {
             return Err(Error::invalid("payloads", "give at least one device and payload"));
         }
         if !(1..=223).contains(&port) {
             return Err(Error::invalid("port", "must be a LoRa FPort from 1 to 223"));
-        }
-        if let Some(r) = external_reference {
-            if r.is_empty() || r.chars().count() > 100 {
-                return Err(Error::invalid("externalReference", "must be 1 to 100 characters"));
-            }
-            if payloads.len() > 1 {
-                return Err(Error::invalid("externalReference", "names one downlink: give a single payload with it"));
-            }
         }
         let mut records = Vec::with_capacity(payloads.len());
         for (i, (device, hex)) in payloads.iter().enumerate() {
@@ -134,6 +126,6 @@ impl Beta<'_> {
                 q.append_pair("externalReference", r);
             }
         }
-        self.client.post_json_accepting(url, &records, ACTUATOR_V1_MEDIA_TYPE).await
+        self.client.post_any_accepting(url, &records, ACTUATOR_V1_MEDIA_TYPE).await
     }
 }

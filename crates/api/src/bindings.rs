@@ -7,6 +7,7 @@ use std::marker::PhantomData;
 use futures::Stream;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde_json::{Map, Value};
 use url::Url;
 use uuid::Uuid;
 
@@ -37,8 +38,27 @@ pub trait BindingSpec {
             None => Ok(()),
         }
     }
-    /// Extra sortable fields of the kind.
+    /// Fields the simulator sorts the kind by: suggestions, not checked.
     const SORT_FIELDS: &'static [&'static str];
+    /// The members of a binding as read that this version does not know.
+    fn unknown_members(b: &Self::Binding) -> &Map<String, Value>;
+    /// Where a request keeps such members, to send them back.
+    fn unknown_members_mut(req: &mut Self::Request) -> &mut Map<String, Value>;
+    /// `req` made a full replacement of `read`: the members of `read` this version does not
+    /// know go back with it (those the request writes itself win), so a `PUT` drops nothing a
+    /// newer service added.
+    fn carry_unknown_members(read: &Self::Binding, req: &mut Self::Request) {
+        let known: Vec<String> = match serde_json::to_value(&*req) {
+            Ok(Value::Object(m)) => m.into_iter().map(|(k, _)| k).collect(),
+            _ => Vec::new(),
+        };
+        let extra = Self::unknown_members_mut(req);
+        for (k, v) in Self::unknown_members(read) {
+            if !known.contains(k) {
+                extra.insert(k.clone(), v.clone());
+            }
+        }
+    }
 }
 
 pub struct Lora;
@@ -68,6 +88,12 @@ impl BindingSpec for Lora {
     type Request = LoraBindingRequest;
     const SORT_FIELDS: &'static [&'static str] = &["createdAt", "modifiedAt", "deviceId", "id", "applicationServerId", "status"];
     const SECRET_FIELD: &'static str = "appKey";
+    fn unknown_members(b: &LoraBinding) -> &Map<String, Value> {
+        &b.extra
+    }
+    fn unknown_members_mut(r: &mut LoraBindingRequest) -> &mut Map<String, Value> {
+        &mut r.extra
+    }
     fn check(r: &LoraBindingRequest) -> Vec<(&'static str, String)> {
         broken(vec![
             ("deviceId", device(&r.device_id)),
@@ -83,12 +109,15 @@ impl BindingSpec for Http {
     type Request = HttpBindingRequest;
     const SORT_FIELDS: &'static [&'static str] = &["createdAt", "modifiedAt", "deviceId", "id", "type"];
     const SECRET_FIELD: &'static str = "sharedSecret";
+    fn unknown_members(b: &HttpBinding) -> &Map<String, Value> {
+        &b.extra
+    }
+    fn unknown_members_mut(r: &mut HttpBindingRequest) -> &mut Map<String, Value> {
+        &mut r.extra
+    }
+    /// The `sharedSecret` rule is not shown (the simulator's is A-62): the service judges it.
     fn check(r: &HttpBindingRequest) -> Vec<(&'static str, String)> {
-        broken(vec![
-            ("deviceId", device(&r.device_id)),
-            ("type", known_type(&r.binding_type)),
-            ("sharedSecret", validate::shared_secret(&r.shared_secret)),
-        ])
+        broken(vec![("deviceId", device(&r.device_id)), ("type", known_type(&r.binding_type))])
     }
 }
 
@@ -98,6 +127,12 @@ impl BindingSpec for Mqtt {
     type Request = MqttBindingRequest;
     const SORT_FIELDS: &'static [&'static str] = &["createdAt", "modifiedAt", "deviceId", "id", "username"];
     const SECRET_FIELD: &'static str = "password";
+    fn unknown_members(b: &MqttBinding) -> &Map<String, Value> {
+        &b.extra
+    }
+    fn unknown_members_mut(r: &mut MqttBindingRequest) -> &mut Map<String, Value> {
+        &mut r.extra
+    }
     fn check(r: &MqttBindingRequest) -> Vec<(&'static str, String)> {
         broken(vec![("deviceId", device(&r.device_id)), ("password", validate::mqtt_password(&r.password))])
     }
@@ -125,7 +160,7 @@ impl BindingFilter {
         let mut url = client.url(kind.path())?;
         {
             let mut q = url.query_pairs_mut();
-            calls::append_window(&mut q, self.limit, self.sort.as_deref(), S::SORT_FIELDS)?;
+            calls::append_window(&mut q, self.limit, self.sort.as_deref())?;
             if let Some(c) = self.client_id {
                 q.append_pair("clientId", &c.to_string());
             }
@@ -207,7 +242,8 @@ impl<S: BindingSpec> KindBindings<'_, S> {
         self.client.post_json_as(self.client.url(S::KIND.path())?, req).await
     }
 
-    /// Full replacement.
+    /// Full replacement. To keep what this version does not know, build `req` from the binding
+    /// as read ([`BindingSpec::carry_unknown_members`]).
     pub async fn update(&self, id: Uuid, req: &S::Request) -> Result<S::Binding> {
         S::validate(req)?;
         self.client.put_json_as(self.item_url(id)?, req).await
@@ -235,7 +271,12 @@ mod tests {
 
     #[test]
     fn check_names_every_broken_field_and_validate_the_first() {
-        let bad = LoraBindingRequest { device_id: "imei:12".into(), application_server_id: "0011".into(), app_key: "zz".into() };
+        let bad = LoraBindingRequest {
+            device_id: "imei:12".into(),
+            application_server_id: "0011".into(),
+            app_key: "zz".into(),
+            extra: Map::new(),
+        };
         let fields: Vec<&str> = Lora::check(&bad).into_iter().map(|(f, _)| f).collect();
         assert_eq!(fields, ["deviceId", "applicationServerId", "appKey"]);
         match Lora::validate(&bad) {
@@ -246,6 +287,7 @@ mod tests {
             device_id: "deveui:70b3d57ed0000001".into(),
             application_server_id: "0011223344556677".into(),
             app_key: "00112233445566778899AABBCCDDEEFF".into(),
+            extra: Map::new(),
         };
         assert!(Lora::check(&good).is_empty());
 
@@ -253,14 +295,36 @@ mod tests {
             device_id: "imei:350000000000001".into(),
             binding_type: HttpBindingType::from("http-xml"),
             shared_secret: "short".into(),
+            extra: Map::new(),
         };
         let fields: Vec<&str> = Http::check(&http).into_iter().map(|(f, _)| f).collect();
-        assert_eq!(fields, ["type", "sharedSecret"]);
+        assert_eq!(fields, ["type"], "the sharedSecret rule is the service's (not shown)");
 
-        let weak = MqttBindingRequest { device_id: "imei:350000000000001".into(), password: "password".into() };
+        let weak = MqttBindingRequest { device_id: "imei:350000000000001".into(), password: "password".into(), extra: Map::new() };
         let rules = Mqtt::check(&weak);
         assert_eq!(rules.len(), 1);
         assert_eq!(rules[0].0, Mqtt::SECRET_FIELD);
         assert!(rules[0].1.contains("at least 24 characters"), "{}", rules[0].1);
+    }
+
+    #[test]
+    fn a_replacement_carries_the_unknown_members_of_the_binding_read() {
+        let read: HttpBinding = serde_json::from_value(serde_json::json!({
+            "id": "0f8fad5b-d9cb-469f-a165-70867728950e", "deviceId": "d", "type": "http-senml",
+            "sharedSecret": "old", "tlsProfile": "strict", "sharedsecret": "odd"
+        }))
+        .unwrap();
+        let mut req = HttpBindingRequest {
+            device_id: "imei:350000000000001".into(),
+            binding_type: HttpBindingType::Streamline,
+            shared_secret: "new".into(),
+            extra: Map::new(),
+        };
+        Http::carry_unknown_members(&read, &mut req);
+        let body = serde_json::to_value(&req).unwrap();
+        assert_eq!(body["tlsProfile"], "strict");
+        assert_eq!(body["sharedSecret"], "new", "the request's own fields win");
+        assert_eq!(body["type"], "http-streamline");
+        assert_eq!(body.as_object().unwrap().len(), 5, "{body}");
     }
 }

@@ -48,22 +48,20 @@ fn decode<T: DeserializeOwned>(url: &Url, body: &[u8]) -> Result<T> {
     serde_json::from_slice(body).map_err(|e| Error::Protocol { url: url.to_string(), reason: e.to_string() })
 }
 
+/// An answer whose shape the reference does not show, kept as it came: JSON when it is JSON,
+/// `null` when empty, else the text.
+fn any_answer(body: &[u8]) -> serde_json::Value {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return serde_json::Value::Null;
+    }
+    serde_json::from_slice(body).unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(body).into_owned()))
+}
+
 fn encode<B: Serialize>(body: &B) -> Result<Vec<u8>> {
     serde_json::to_vec(body).map_err(|e| Error::invalid("body", e.to_string()))
 }
 
 impl Client {
-    /// POST with a vendor `Accept` (the beta API).
-    pub(crate) async fn post_json_accepting<B: Serialize, T: DeserializeOwned>(
-        &self,
-        url: Url,
-        body: &B,
-        accept: &'static str,
-    ) -> Result<T> {
-        let spec = RequestSpec { body: Some(encode(body)?), accept: Some(accept), ..RequestSpec::new(Method::POST, url.clone()) };
-        decode(&url, &self.send_request(spec).await?)
-    }
-
     pub(crate) async fn post_json_as<B: Serialize, T: DeserializeOwned>(&self, url: Url, body: &B) -> Result<T> {
         let spec = RequestSpec { body: Some(encode(body)?), ..RequestSpec::new(Method::POST, url.clone()) };
         decode(&url, &self.send_request(spec).await?)
@@ -77,6 +75,18 @@ impl Client {
     /// A DELETE; any answer body is ignored.
     pub(crate) async fn delete_call(&self, url: Url) -> Result<()> {
         self.send_request(RequestSpec::new(Method::DELETE, url)).await.map(|_| ())
+    }
+
+    /// A GET with a specific `Accept` whose answer is not shown: kept as it came.
+    pub(crate) async fn get_any_accepting(&self, url: Url, accept: &'static str) -> Result<serde_json::Value> {
+        let spec = RequestSpec { accept: Some(accept), ..RequestSpec::new(Method::GET, url) };
+        Ok(any_answer(&self.send_request(spec).await?))
+    }
+
+    /// A POST with a vendor `Accept` whose answer is not shown: kept as it came.
+    pub(crate) async fn post_any_accepting<B: Serialize>(&self, url: Url, body: &B, accept: &'static str) -> Result<serde_json::Value> {
+        let spec = RequestSpec { body: Some(encode(body)?), accept: Some(accept), ..RequestSpec::new(Method::POST, url) };
+        Ok(any_answer(&self.send_request(spec).await?))
     }
 
     /// A GET with a specific `Accept` (the beta API's vendor types).
@@ -116,12 +126,13 @@ impl TimeFilter {
     }
 }
 
-/// Appends `limit` (at least 1) and `sort` (checked against `fields`).
+/// Appends `limit` (at least 1) and `sort`, checked by the reference's syntax only
+/// ([`SortSpec::parse_syntax`](crate::model::SortSpec::parse_syntax)): which fields a list
+/// sorts by is the service's to say.
 pub(crate) fn append_window(
     q: &mut url::form_urlencoded::Serializer<'_, url::UrlQuery<'_>>,
     limit: Option<u32>,
     sort: Option<&str>,
-    fields: &[&str],
 ) -> Result<()> {
     if let Some(limit) = limit {
         if limit == 0 {
@@ -130,7 +141,7 @@ pub(crate) fn append_window(
         q.append_pair("limit", &limit.to_string());
     }
     if let Some(sort) = sort {
-        let spec = crate::model::SortSpec::parse(sort, fields).map_err(|e| Error::invalid("sort", e.to_string()))?;
+        let spec = crate::model::SortSpec::parse_syntax(sort).map_err(|e| Error::invalid("sort", e.to_string()))?;
         q.append_pair("sort", &spec.to_string());
     }
     Ok(())

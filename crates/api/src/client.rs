@@ -81,6 +81,8 @@ struct Inner {
     config: ClientConfig,
     token_url: Url,
     tokens: TokenCache,
+    /// What this client learnt of the service's page sizes ([`crate::paging`]).
+    page_sizes: std::sync::Mutex<crate::paging::PageSizes>,
 }
 
 /// A cheap-to-clone handle; clones share the connection pool and the token cache.
@@ -116,11 +118,18 @@ impl Client {
             .auth_url
             .join("api/v3/idp/oidc/token")
             .map_err(|e| Error::invalid("auth URL", e.to_string()))?;
-        Ok(Client { inner: Arc::new(Inner { http, config, token_url, tokens: TokenCache::default() }) })
+        Ok(Client {
+            inner: Arc::new(Inner { http, config, token_url, tokens: TokenCache::default(), page_sizes: Default::default() }),
+        })
     }
 
     pub fn config(&self) -> &ClientConfig {
         &self.inner.config
+    }
+
+    /// The page sizes this client learnt (shared by its clones).
+    pub(crate) fn page_sizes(&self) -> std::sync::MutexGuard<'_, crate::paging::PageSizes> {
+        self.inner.page_sizes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Fetches (or reuses) an access token: the cheapest way to check a profile works.

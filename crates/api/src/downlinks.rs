@@ -8,7 +8,6 @@
 use futures::Stream;
 use serde_json::{json, Map, Value};
 use url::Url;
-use uuid::Uuid;
 
 use crate::calls::{self, Raw, TimeFilter};
 use crate::error::{Error, Result};
@@ -20,14 +19,10 @@ use crate::Client;
 /// The answer types live in the model, shared with the simulator.
 pub use crate::model::downlinks::{ActuatorDownlink, ConnectionDownlink};
 
-/// Fields `GET /downlinks` sorts by (A-36).
+/// Fields `GET /downlinks` sorts by in the simulator (A-36): suggestions, not checked.
 pub const ACTUATOR_SORT_FIELDS: &[&str] = &["createdAt", "modifiedAt", "status", "externalReference", "networkId"];
-/// Fields the connection-specific lists sort by (A-36).
+/// Fields the connection-specific lists sort by in the simulator (A-36): suggestions, not checked.
 pub const CONNECTION_SORT_FIELDS: &[&str] = &["createdAt", "modifiedAt", "status", "deviceId"];
-/// Most retries a downlink may ask for (A-26).
-pub const MAX_RETRY_LIMIT: u32 = 10;
-/// Longest `externalReference` (A-27).
-pub const MAX_EXTERNAL_REFERENCE: usize = 100;
 
 // ---------------------------------------------------------------------------------------------
 // Actuator-style requests
@@ -90,7 +85,7 @@ impl DownlinkMethod {
             }
             DownlinkMethod::PayloadHex { device_id, payload_hex, port } => {
                 let d = calls::device_id("method.deviceId", device_id)?;
-                hex_payload("method.payloadHex", payload_hex, None)?;
+                hex_payload("method.payloadHex", payload_hex)?;
                 let mut v = json!({"type": "payloadHex", "deviceId": d, "payloadHex": payload_hex});
                 if let Some(p) = port {
                     if !(1..=223).contains(p) {
@@ -145,20 +140,16 @@ impl NewDownlink {
     /// Checks every field and gives the JSON body.
     pub fn to_json(&self) -> Result<Value> {
         let mut body = json!({"method": self.method.to_json()?});
+        // The reference: an integer, default 0. How many the service allows is its to say.
         if let Some(n) = self.retry_limit {
-            if n > MAX_RETRY_LIMIT {
-                return Err(Error::invalid("retryLimit", format!("must be 0 to {MAX_RETRY_LIMIT}")));
-            }
             body["retryLimit"] = json!(n);
         }
         if let Some(ft) = &self.feedback_timeout {
             calls::feedback_timeout(ft)?;
             body["feedbackTimeout"] = json!(ft);
         }
+        // The reference: a string, unique per client. Its length limit is not shown.
         if let Some(r) = &self.external_reference {
-            if r.is_empty() || r.chars().count() > MAX_EXTERNAL_REFERENCE {
-                return Err(Error::invalid("externalReference", format!("must be 1 to {MAX_EXTERNAL_REFERENCE} characters")));
-            }
             body["externalReference"] = json!(r);
         }
         if let Some(d) = self.dry_run {
@@ -183,7 +174,7 @@ impl DownlinkFilter {
         let mut url = client.url("downlinks")?;
         {
             let mut q = url.query_pairs_mut();
-            calls::append_window(&mut q, self.limit, self.sort.as_deref(), ACTUATOR_SORT_FIELDS)?;
+            calls::append_window(&mut q, self.limit, self.sort.as_deref())?;
             if let Some(text) = &self.q {
                 non_empty("q", text)?;
                 q.append_pair("q", text);
@@ -235,10 +226,13 @@ impl std::fmt::Display for ConnectionKind {
 }
 
 /// Checks a `deviceId` of `kind` for its bodies and filters and returns it as it will be sent:
-/// any of the seven forms, except on SMS the device's UUID, a plain string (A-25).
+/// any of the seven forms, except on SMS a plain string (section 1), only checked to be there
+/// and sent exactly as given (the filter matches it exactly).
 pub fn connection_device_id(kind: ConnectionKind, s: &str) -> Result<String> {
     if kind == ConnectionKind::Sms {
-        Uuid::parse_str(s).map_err(|_| Error::invalid("deviceId", "on SMS downlinks must be the device's UUID"))?;
+        if s.trim().is_empty() {
+            return Err(Error::invalid("deviceId", "must not be empty"));
+        }
         Ok(s.to_owned())
     } else {
         calls::device_id("deviceId", s)
@@ -273,7 +267,8 @@ impl NewConnectionDownlink {
         self
     }
 
-    /// LoRa: a hex payload (at most 242 bytes); `f_port` and `confirmed` may follow.
+    /// LoRa: a hex payload; `f_port` and `confirmed` may follow. (The payload fields are not
+    /// shown by the reference: these are the simulator's, A-24, and their limits its to check.)
     pub fn lora(device_id: &str, feedback_timeout: &str, payload_hex: &str) -> Self {
         Self::new(ConnectionKind::Lora, device_id, feedback_timeout).with("payloadHex", json!(payload_hex))
     }
@@ -286,7 +281,8 @@ impl NewConnectionDownlink {
         self.with("confirmed", json!(on))
     }
 
-    /// MQTT: a topic (no `#`/`+`, at most 256 characters) and a payload; `qos` may follow.
+    /// MQTT: a topic (no `#`/`+`: MQTT forbids wildcards in a published topic) and a payload;
+    /// `qos` may follow.
     pub fn mqtt(device_id: &str, feedback_timeout: &str, topic: &str, payload: &str) -> Self {
         Self::new(ConnectionKind::Mqtt, device_id, feedback_timeout).with("topic", json!(topic)).with("payload", json!(payload))
     }
@@ -295,11 +291,11 @@ impl NewConnectionDownlink {
         self.with("qos", json!(qos))
     }
 
-    /// SMS with a text of 1-160 characters. `device_uuid` is the device's UUID, as a string.
+    /// SMS with a text. `device_uuid` is the device id as the SMS family takes it: a plain string.
     pub fn sms_text(device_uuid: &str, feedback_timeout: &str, text: &str) -> Self {
         Self::new(ConnectionKind::Sms, device_uuid, feedback_timeout).with("text", json!(text))
     }
-    /// SMS with a binary payload in hex (at most 140 bytes).
+    /// SMS with a binary payload in hex.
     pub fn sms_hex(device_uuid: &str, feedback_timeout: &str, payload_hex: &str) -> Self {
         Self::new(ConnectionKind::Sms, device_uuid, feedback_timeout).with("payloadHex", json!(payload_hex))
     }
@@ -342,7 +338,7 @@ impl NewConnectionDownlink {
         let f = &self.fields;
         match kind {
             ConnectionKind::Lora => {
-                hex_payload("payloadHex", str_field(f, "payloadHex")?, Some(242))?;
+                hex_payload("payloadHex", str_field(f, "payloadHex")?)?;
                 if let Some(p) = f.get("fPort").and_then(Value::as_u64) {
                     if !(1..=223).contains(&p) {
                         return Err(Error::invalid("fPort", "must be 1 to 223"));
@@ -351,8 +347,8 @@ impl NewConnectionDownlink {
             }
             ConnectionKind::Mqtt => {
                 let topic = str_field(f, "topic")?;
-                if topic.is_empty() || topic.chars().count() > 256 || topic.contains(['#', '+']) {
-                    return Err(Error::invalid("topic", "must be 1 to 256 characters without the wildcards # and +"));
+                if topic.is_empty() || topic.contains(['#', '+']) {
+                    return Err(Error::invalid("topic", "must not be empty nor hold the wildcards # and + (MQTT publishes to one topic)"));
                 }
                 if let Some(q) = f.get("qos").and_then(Value::as_u64) {
                     if q > 2 {
@@ -362,11 +358,11 @@ impl NewConnectionDownlink {
             }
             ConnectionKind::Sms => match (f.get("text"), f.get("payloadHex")) {
                 (Some(Value::String(t)), None) => {
-                    if !(1..=160).contains(&t.chars().count()) {
-                        return Err(Error::invalid("text", "must be 1 to 160 characters"));
+                    if t.is_empty() {
+                        return Err(Error::invalid("text", "must not be empty"));
                     }
                 }
-                (None, Some(Value::String(h))) => hex_payload("payloadHex", h, Some(140))?,
+                (None, Some(Value::String(h))) => hex_payload("payloadHex", h)?,
                 _ => return Err(Error::invalid("text", "give exactly one of text or payloadHex")),
             },
             ConnectionKind::Http => {
@@ -393,9 +389,6 @@ impl NewConnectionDownlink {
             if !matches!(kind, ConnectionKind::Lora | ConnectionKind::Sms | ConnectionKind::DigitalMatter) {
                 return Err(Error::invalid("retryLimit", format!("is not a field of {kind} downlinks")));
             }
-            if n > MAX_RETRY_LIMIT {
-                return Err(Error::invalid("retryLimit", format!("must be 0 to {MAX_RETRY_LIMIT}")));
-            }
             body.insert("retryLimit".into(), json!(n));
         }
         Ok(Value::Object(body))
@@ -418,14 +411,12 @@ impl ConnectionDownlinkFilter {
         let mut url = client.url(&format!("{kind}/downlinks"))?;
         {
             let mut q = url.query_pairs_mut();
-            calls::append_window(&mut q, self.limit, self.sort.as_deref(), CONNECTION_SORT_FIELDS)?;
+            calls::append_window(&mut q, self.limit, self.sort.as_deref())?;
             if let Some(d) = &self.device_id {
                 q.append_pair("deviceId", &connection_device_id(kind, d)?);
             }
+            // An enumeration on HTTP and LoRa whose values are not shown: any value is sent.
             if let Some(s) = &self.status {
-                if matches!(kind, ConnectionKind::Http | ConnectionKind::Lora) && !s.is_known() {
-                    return Err(Error::invalid("status", "must be PENDING, EXECUTING or DONE"));
-                }
                 q.append_pair("status", s.as_str());
             }
             self.time.append(&mut q)?;
@@ -518,7 +509,10 @@ impl ConnectionDownlinks<'_> {
         Ok(paging::pages(self.client.clone(), filter.to_url(self.client, self.kind)?))
     }
 
-    pub async fn get(&self, id: Uuid) -> Result<Raw<ConnectionDownlink>> {
+    /// One downlink. `id` is a UUID on the documented kinds; any identifier is sent (the
+    /// digital-matter family's are not shown).
+    pub async fn get(&self, id: &str) -> Result<Raw<ConnectionDownlink>> {
+        let id = path_segment("downlinkId", id)?;
         self.client.get_json(self.client.url(&format!("{}/downlinks/{id}", self.kind))?).await
     }
 
@@ -530,7 +524,8 @@ impl ConnectionDownlinks<'_> {
         self.client.post_json_as(self.client.url(&format!("{}/downlinks", self.kind))?, &body).await
     }
 
-    pub async fn cancel(&self, id: Uuid, forced: bool) -> Result<()> {
+    pub async fn cancel(&self, id: &str, forced: bool) -> Result<()> {
+        let id = path_segment("downlinkId", id)?;
         let mut url = self.client.url(&format!("{}/downlinks/{id}", self.kind))?;
         if forced {
             url.query_pairs_mut().append_pair("forced", "true");
@@ -562,14 +557,9 @@ fn str_field<'m>(f: &'m Map<String, Value>, name: &str) -> Result<&'m str> {
     f.get(name).and_then(Value::as_str).ok_or_else(|| Error::invalid(name, "is required"))
 }
 
-fn hex_payload(field: &str, s: &str, max_bytes: Option<usize>) -> Result<()> {
+fn hex_payload(field: &str, s: &str) -> Result<()> {
     if s.is_empty() || !s.len().is_multiple_of(2) || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(Error::invalid(field, "must be an even number of hex characters"));
-    }
-    if let Some(max) = max_bytes {
-        if s.len() / 2 > max {
-            return Err(Error::invalid(field, format!("must be at most {max} bytes")));
-        }
     }
     Ok(())
 }
@@ -604,6 +594,7 @@ fn base64(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use uuid::Uuid;
 
     #[test]
     fn base64_pads() {
@@ -629,16 +620,21 @@ mod tests {
     }
 
     #[test]
-    fn retry_limits_and_references_have_bounds() {
+    fn limits_only_the_simulator_sets_are_left_to_the_service() {
+        // retryLimit (A-26), externalReference length (A-27): the reference gives no bound.
         let m = || DownlinkMethod::set_property("imei:350000000000001", "led", true);
-        assert!(NewDownlink::new(m()).retry_limit(10).to_json().is_ok());
-        let too_many = NewDownlink::new(m()).retry_limit(11).to_json().unwrap_err().to_string();
-        assert!(too_many.starts_with("retryLimit:"), "{too_many}");
-        assert!(NewDownlink::new(m()).external_reference(&"r".repeat(100)).to_json().is_ok());
-        assert!(NewDownlink::new(m()).external_reference(&"r".repeat(101)).to_json().is_err());
-        assert!(NewDownlink::new(m()).external_reference("").to_json().is_err());
-        let lora = NewConnectionDownlink::lora("deveui:70b3d57ed0000001", "PT1H", "0a").retry_limit(11);
-        assert!(lora.to_json().unwrap_err().to_string().starts_with("retryLimit:"));
+        let body = NewDownlink::new(m()).retry_limit(11).external_reference(&"r".repeat(101)).to_json().unwrap();
+        assert_eq!((body["retryLimit"].as_u64(), body["externalReference"].as_str().map(str::len)), (Some(11), Some(101)));
+        let lora = NewConnectionDownlink::lora("deveui:70b3d57ed0000001", "PT1H", &"0a".repeat(243)).retry_limit(11);
+        assert_eq!(lora.to_json().unwrap()["retryLimit"], 11, "nor the payload sizes of A-24");
+        let sms = NewConnectionDownlink::sms_text("device-7", "PT1H", &"x".repeat(161)).retry_limit(50);
+        assert_eq!(sms.to_json().unwrap()["deviceId"], "device-7", "an SMS deviceId is a plain string");
+        assert!(NewConnectionDownlink::sms_hex("d", "PT1H", &"00".repeat(141)).to_json().is_ok());
+        assert!(NewConnectionDownlink::mqtt("imei:350000000000001", "PT1H", &"t".repeat(300), "x").to_json().is_ok());
+        let f = ConnectionDownlinkFilter { status: Some("PAUSED".into()), sort: Some("colour,-createdAt".into()), ..Default::default() };
+        let client = crate::Client::new(crate::ClientConfig::new("https://h.example", "https://h.example", "k", crate::Secret::new("s")).unwrap()).unwrap();
+        let url = f.to_url(&client, ConnectionKind::Lora).unwrap();
+        assert_eq!(url.query(), Some("sort=colour%2C-createdAt&status=PAUSED"));
     }
 
     #[test]
@@ -648,8 +644,10 @@ mod tests {
         }
         assert_eq!(ConnectionKind::parse("actuator"), None);
         assert_eq!(connection_device_id(ConnectionKind::Lora, " deveui:70B3D57ED0000001 ").unwrap(), "deveui:70B3D57ED0000001");
-        assert!(connection_device_id(ConnectionKind::Sms, "imei:350000000000001").is_err());
+        assert_eq!(connection_device_id(ConnectionKind::Sms, "imei:350000000000001").unwrap(), "imei:350000000000001");
         assert!(connection_device_id(ConnectionKind::Sms, &Uuid::nil().to_string()).is_ok());
+        assert_eq!(connection_device_id(ConnectionKind::Sms, " ").unwrap_err().to_string(), "deviceId: must not be empty");
+        assert!(connection_device_id(ConnectionKind::Lora, "imei:12").is_err(), "the seven forms stay checked");
     }
 
     #[test]
@@ -660,7 +658,7 @@ mod tests {
         assert!(NewConnectionDownlink::mqtt("imei:350000000000001", "PT1H", "a/#", "x").to_json().is_err());
         assert!(NewConnectionDownlink::mqtt("imei:350000000000001", "PT1H", "a/b", "x").qos(3).to_json().is_err());
         assert!(NewConnectionDownlink::mqtt("imei:350000000000001", "PT1H", "a/b", "x").retry_limit(1).to_json().is_err());
-        assert!(NewConnectionDownlink::sms_text("imei:350000000000001", "PT1H", "hi").to_json().is_err(), "SMS wants a UUID");
+        assert!(NewConnectionDownlink::sms_text("", "PT1H", "hi").to_json().is_err(), "SMS wants a deviceId");
         assert!(NewConnectionDownlink::sms_text(&Uuid::nil().to_string(), "PT1H", "").to_json().is_err());
         assert!(NewConnectionDownlink::http_payload("imei:350000000000001", "PT9M", b"x").to_json().is_err());
     }

@@ -76,7 +76,7 @@ pub struct PackageFilter {
     pub client_id: Option<Uuid>,
     /// Related resources to include in `_embedded`.
     pub embed: Vec<Embed>,
-    /// e.g. `-createdAt,firmwareVersion`; checked before sending against [`PACKAGE_SORT_FIELDS`].
+    /// e.g. `-createdAt,firmwareVersion`; only its syntax is checked ([`PACKAGE_SORT_FIELDS`] are the simulator's).
     pub sort: Option<String>,
     pub limit: Option<u32>,
 }
@@ -86,7 +86,7 @@ impl PackageFilter {
         let mut url = client.url("firmware/packages")?;
         {
             let mut q = url.query_pairs_mut();
-            crate::calls::append_window(&mut q, self.limit, self.sort.as_deref(), PACKAGE_SORT_FIELDS)?;
+            crate::calls::append_window(&mut q, self.limit, self.sort.as_deref())?;
             for (name, id) in [
                 ("deviceSpecificationId", self.device_specification_id),
                 ("moduleId", self.module_id),
@@ -152,7 +152,7 @@ pub struct StateFilter {
     pub created_since: Option<OffsetDateTime>,
     pub modified_before: Option<OffsetDateTime>,
     pub modified_since: Option<OffsetDateTime>,
-    /// Checked before sending against [`STATE_SORT_FIELDS`].
+    /// Only its syntax is checked ([`STATE_SORT_FIELDS`] are the simulator's).
     pub sort: Option<String>,
     pub limit: Option<u32>,
 }
@@ -162,7 +162,7 @@ impl StateFilter {
         let mut url = client.url("firmware/states")?;
         {
             let mut q = url.query_pairs_mut();
-            crate::calls::append_window(&mut q, self.limit, self.sort.as_deref(), STATE_SORT_FIELDS)?;
+            crate::calls::append_window(&mut q, self.limit, self.sort.as_deref())?;
             for (name, id) in [
                 ("clientId", self.client_id),
                 ("moduleId", self.module_id),
@@ -224,7 +224,7 @@ impl ModuleFilter {
         let mut url = client.url("firmware/modules")?;
         {
             let mut q = url.query_pairs_mut();
-            crate::calls::append_window(&mut q, self.limit, self.sort.as_deref(), MODULE_SORT_FIELDS)?;
+            crate::calls::append_window(&mut q, self.limit, self.sort.as_deref())?;
             if let Some(id) = self.device_specification_id {
                 q.append_pair("deviceSpecificationId", &id.to_string());
             }

@@ -1,5 +1,13 @@
 //! Lists as streams of pages and of items, following the `next` links the service sends.
 //! A link may be absolute or relative; it is resolved against the URL of the page it came in.
+//!
+//! **Page sizes adapt.** The reference gives the default page size (50) but not the largest
+//! `limit` a service takes (the simulator's 1000 is its own choice, A-13). So a caller may ask
+//! for any `limit`: when the service answers a `400` that names `limit` (in `invalidParams`, or
+//! its `detail`), the same page is asked again with the largest size this client saw accepted
+//! below the refused one, or without `limit` (the service's default). The client remembers
+//! ([`PageSizes`], shared by its clones) so later lists do not ask for a refused size again.
+//! Links the service made (with a `cursor`) are followed as they are.
 
 use futures::stream::{self, Stream, TryStreamExt};
 use serde::de::DeserializeOwned;
@@ -20,11 +28,113 @@ pub fn resolve_link(page_url: &Url, link: &str) -> Result<Url> {
     page_url.join(link).map_err(|e| Error::Protocol { url: link.to_owned(), reason: format!("bad page link: {e}") })
 }
 
-/// One page, from its URL. Returns the page and the resolved URL of the next one.
+/// What a client learnt of the service's page sizes.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PageSizes {
+    /// The smallest `limit` the service refused.
+    refused: Option<u32>,
+    /// The largest page size seen accepted (a `limit` answered, or the length of a full page
+    /// of the service's default size), below `refused`.
+    accepted: Option<u32>,
+}
+
+impl PageSizes {
+    /// The `limit` to ask for instead of `asked`: `asked` itself unless a size that large was
+    /// refused; then the largest accepted one, or none (the service's default).
+    fn limit_for(&self, asked: u32) -> Option<u32> {
+        match self.refused {
+            Some(r) if asked >= r => self.accepted.filter(|a| *a < r),
+            _ => Some(asked),
+        }
+    }
+
+    fn refuse(&mut self, limit: u32) {
+        self.refused = Some(self.refused.map_or(limit, |r| r.min(limit)));
+        if self.accepted.is_some_and(|a| a >= limit) {
+            self.accepted = None;
+        }
+    }
+
+    fn accept(&mut self, size: u32) {
+        if size > 0 && self.refused.is_none_or(|r| size < r) {
+            self.accepted = Some(self.accepted.map_or(size, |a| a.max(size)));
+        }
+    }
+}
+
+fn limit_of(url: &Url) -> Option<u32> {
+    url.query_pairs().find(|(k, _)| k == "limit").and_then(|(_, v)| v.parse().ok())
+}
+
+fn has_cursor(url: &Url) -> bool {
+    url.query_pairs().any(|(k, _)| k == "cursor")
+}
+
+/// `url` with its `limit` replaced (or removed, for `None`).
+fn with_limit(url: &Url, limit: Option<u32>) -> Url {
+    let pairs: Vec<(String, String)> =
+        url.query_pairs().filter(|(k, _)| k != "limit").map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+    let mut out = url.clone();
+    out.set_query(None);
+    if !pairs.is_empty() || limit.is_some() {
+        let mut q = out.query_pairs_mut();
+        for (k, v) in &pairs {
+            q.append_pair(k, v);
+        }
+        if let Some(l) = limit {
+            q.append_pair("limit", &l.to_string());
+        }
+    }
+    out
+}
+
+/// Whether a refusal is about the page size: a `400` whose problem names `limit`.
+pub fn refuses_limit(e: &Error) -> bool {
+    let Error::Api { status: 400, problem } = e else { return false };
+    problem.invalid_params.iter().any(|p| p.name == "limit")
+        || problem.detail.as_deref().is_some_and(|d| d.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == "limit"))
+}
+
+/// One page, from its URL. Returns the page and the resolved URL of the next one. A `limit`
+/// the service refuses is replaced as the module says.
 pub async fn fetch_page<T: DeserializeOwned>(client: &Client, url: Url) -> Result<(Page<T>, Option<Url>)> {
-    let page: Page<T> = client.get_json(url.clone()).await?;
-    let next = page.next.as_deref().map(|l| resolve_link(&url, l)).transpose()?;
-    Ok((page, next))
+    let mut url = url;
+    // A link of the service's own (with a cursor) is followed as it is.
+    let adapt = !has_cursor(&url);
+    if adapt {
+        if let Some(asked) = limit_of(&url) {
+            let limit = client.page_sizes().limit_for(asked);
+            url = with_limit(&url, limit);
+        }
+    }
+    loop {
+        match client.get_json::<Page<T>>(url.clone()).await {
+            Ok(page) => {
+                if adapt {
+                    let mut sizes = client.page_sizes();
+                    match limit_of(&url) {
+                        Some(l) => sizes.accept(l),
+                        // A full page of the service's default size says what that size is.
+                        None if page.next.is_some() => sizes.accept(page.items.len() as u32),
+                        None => {}
+                    }
+                }
+                let next = page.next.as_deref().map(|l| resolve_link(&url, l)).transpose()?;
+                return Ok((page, next));
+            }
+            Err(e) if adapt && refuses_limit(&e) => {
+                let Some(refused) = limit_of(&url) else { return Err(e) };
+                let retry = {
+                    let mut sizes = client.page_sizes();
+                    sizes.refuse(refused);
+                    sizes.limit_for(refused)
+                };
+                tracing::info!(path = url.path(), refused, retry = ?retry, "the service refused the page size; asking again");
+                url = with_limit(&url, retry);
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Every page of a list, first to last.
@@ -47,6 +157,33 @@ pub fn items<T: DeserializeOwned + 'static>(client: Client, first: Url) -> impl 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_refused_are_not_asked_again_and_accepted_ones_are_used_instead() {
+        let mut s = PageSizes::default();
+        assert_eq!(s.limit_for(1000), Some(1000));
+        s.accept(20);
+        s.refuse(1000);
+        assert_eq!(s.limit_for(1000), Some(20), "the largest size seen accepted below the refused one");
+        assert_eq!(s.limit_for(5000), Some(20));
+        assert_eq!(s.limit_for(999), Some(999), "a smaller size is still tried");
+        s.refuse(500);
+        s.accept(600);
+        assert_eq!(s.accepted, Some(20), "nothing at or above a refused size counts as accepted");
+        s.refuse(10);
+        assert_eq!(s.limit_for(50), None, "no accepted size below: the service's default");
+        assert_eq!(s.limit_for(5), Some(5));
+    }
+
+    #[test]
+    fn limits_are_replaced_and_removed_keeping_the_other_parameters() {
+        let u = Url::parse("https://h.example/firmware/states?limit=1000&sort=-modifiedAt").unwrap();
+        assert_eq!(with_limit(&u, Some(50)).as_str(), "https://h.example/firmware/states?sort=-modifiedAt&limit=50");
+        assert_eq!(with_limit(&u, None).as_str(), "https://h.example/firmware/states?sort=-modifiedAt");
+        let only = Url::parse("https://h.example/x?limit=9").unwrap();
+        assert_eq!(with_limit(&only, None).as_str(), "https://h.example/x");
+        assert_eq!(limit_of(&u), Some(1000));
+    }
 
     #[test]
     fn links_resolve_relative_to_their_page() {

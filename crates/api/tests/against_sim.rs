@@ -74,13 +74,20 @@ async fn the_identity_platforms_messages_become_errors_that_say_what_to_fix() {
 async fn bad_input_is_refused_before_any_request() {
     let (sim, running) = start().await;
     let key = sim.demo_key();
-    // A wrong secret would fail if a request were sent; the sort is refused first.
+    // A wrong secret would fail if a request were sent; a sort breaking the reference's syntax
+    // is refused first.
     let c = client(&running, &key.key_id, "never-used");
-    let err = c.firmware().modules(&ModuleFilter { sort: Some("colour".into()), ..Default::default() }).err().unwrap();
+    let err = c.firmware().modules(&ModuleFilter { sort: Some("name,,-id".into()), ..Default::default() }).err().unwrap();
     assert_eq!(err.code(), ErrorCode::InvalidInput);
-    assert!(err.to_string().starts_with("sort: unknown field `colour`"));
+    assert!(err.to_string().starts_with("sort: "), "{err}");
     let err = c.firmware().modules(&ModuleFilter { limit: Some(0), ..Default::default() }).err().unwrap();
     assert_eq!(err.code(), ErrorCode::InvalidInput);
+    // Which fields sort is the service's to say: an unknown one is sent, and the simulator
+    // refuses it by name.
+    let good = client(&running, &key.key_id, &key.secret);
+    let err = good.firmware().modules_page(&ModuleFilter { sort: Some("colour".into()), ..Default::default() }).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::BadRequest, "{err}");
+    assert!(err.problem().unwrap().invalid_params.iter().any(|p| p.name == "sort"), "{err}");
 }
 
 #[tokio::test]
