@@ -567,7 +567,7 @@ async fn test_set_target(name: &str, device: &str, module: &str, service: &Servi
     output::fields(&[
         ("before", state(Some(&report.before))),
         ("sent", format!("{} {}", report.request, report.request_body)),
-        ("answer", if report.answer.is_null() { "(no body)".to_owned() } else { report.answer.to_string() }),
+        ("answer", report.answer.clone().unwrap_or_else(|| "(no body)".to_owned())),
         ("after", state(report.after.as_ref())),
     ]);
     Ok(())

@@ -182,7 +182,6 @@ pub struct ProfileDraft {
     pub customers: Vec<CustomerDraft>,
     pub deprecated_sub_customer_mode: bool,
     /// Blank path and body: no set-target operation.
-    #[serde(default)]
     pub set_target: SetTargetDraft,
 }
 

@@ -374,9 +374,10 @@ pub struct TestReport {
     pub before: dcs_api::model::FirmwareState,
     /// `PUT /firmware/states/…/…` as sent.
     pub request: String,
-    pub request_body: serde_json::Value,
-    /// The service's answer as it came (`null` when it sent none).
-    pub answer: serde_json::Value,
+    /// The JSON body sent.
+    pub request_body: String,
+    /// The service's answer as JSON text; `None` when it sent no body.
+    pub answer: Option<String>,
     /// The state read again after the request; `None` if the service no longer lists it.
     pub after: Option<dcs_api::model::FirmwareState>,
 }
@@ -416,8 +417,8 @@ pub async fn test_on_device(client: &Client, op: &SetTarget, device: Uuid, modul
     Ok(TestReport {
         before,
         request: format!("{} {}", request.method.as_str(), request.path),
-        request_body: request.body,
-        answer: answer.body,
+        request_body: request.body.to_string(),
+        answer: (!answer.body.is_null()).then(|| answer.body.to_string()),
         after,
     })
 }

@@ -24,7 +24,7 @@ const SET_TARGET_EXAMPLE = {
   body: '{"targetFirmwareVersion": {version}}',
 };
 
-const stateText = (s: SetTargetReport["before"] | null) =>
+const stateText = (s: SetTargetReport["before"] | null | undefined) =>
   s
     ? `current ${s.currentFirmwareVersion ?? "–"}, target ${s.targetFirmwareVersion ?? "–"}, status ${s.firmwareUpdateStatus ?? "–"}`
     : "(no longer listed)";
@@ -341,12 +341,10 @@ export function ProfileEditor({
                 <dd>{stateText(trialRun.report.before)}</dd>
                 <dt>Sent</dt>
                 <dd class="mono">
-                  {trialRun.report.request} {JSON.stringify(trialRun.report.requestBody)}
+                  {trialRun.report.request} {trialRun.report.requestBody}
                 </dd>
                 <dt>The service answered</dt>
-                <dd class="mono">
-                  {trialRun.report.answer === null ? "(no body)" : JSON.stringify(trialRun.report.answer)}
-                </dd>
+                <dd class="mono">{trialRun.report.answer ?? "(no body)"}</dd>
                 <dt>After</dt>
                 <dd>{stateText(trialRun.report.after)}</dd>
               </dl>
