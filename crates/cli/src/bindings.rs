@@ -219,7 +219,8 @@ impl KindArgs for LoraArgs {
         &["ID", "DEVICE", "APPLICATION SERVER", "STATUS", "CREATED"]
     }
     fn row(b: &LoraBinding) -> Vec<String> {
-        vec![b.id.to_string(), b.device_id.clone(), b.application_server_id.clone(), b.status.to_string(), ts(&b.created_at)]
+        let status = b.status.as_ref().map(ToString::to_string);
+        vec![b.id.to_string(), b.device_id.clone(), output::opt(&b.application_server_id), output::opt(&status), ts(&b.created_at)]
     }
     fn api<'a>(ctx: &'a Ctx) -> KindBindings<'a, Self::Spec> {
         ctx.client.bindings().lora()
@@ -252,7 +253,8 @@ impl KindArgs for HttpArgs {
         &["ID", "DEVICE", "TYPE", "CREATED"]
     }
     fn row(b: &HttpBinding) -> Vec<String> {
-        vec![b.id.to_string(), b.device_id.clone(), b.binding_type.to_string(), ts(&b.created_at)]
+        let binding_type = b.binding_type.as_ref().map(ToString::to_string);
+        vec![b.id.to_string(), b.device_id.clone(), output::opt(&binding_type), ts(&b.created_at)]
     }
     fn api<'a>(ctx: &'a Ctx) -> KindBindings<'a, Self::Spec> {
         ctx.client.bindings().http()
@@ -279,7 +281,7 @@ impl KindArgs for MqttArgs {
         &["ID", "DEVICE", "USERNAME", "CREATED"]
     }
     fn row(b: &MqttBinding) -> Vec<String> {
-        vec![b.id.to_string(), b.device_id.clone(), b.username.clone(), ts(&b.created_at)]
+        vec![b.id.to_string(), b.device_id.clone(), output::opt(&b.username), ts(&b.created_at)]
     }
     fn api<'a>(ctx: &'a Ctx) -> KindBindings<'a, Self::Spec> {
         ctx.client.bindings().mqtt()
@@ -349,17 +351,20 @@ where
             let source = fields.source();
             let choice = source.resolve(C::Spec::KIND, true)?;
             let draft = fields.draft();
+            // A full PUT starts from the binding as read: the stored secret when none is given,
+            // and the members this version does not know, sent back unchanged.
+            let current = api.get(id).await?;
             let secret = match &choice.secret {
                 Some(s) => s.clone(),
                 None => {
-                    // A full PUT needs the secret: send the stored one back unchanged.
-                    let current = api.get(id).await?;
                     let kept = bindings::merge_secret(None, C::Spec::secret(&current), source.field).map_err(dcs_api::Error::from)?;
                     eprintln!("dcs: kept the stored {}", source.label);
                     kept
                 }
             };
-            let updated = api.update(id, &C::Spec::request(&draft, secret)).await?;
+            let mut req = C::Spec::request(&draft, secret);
+            C::Spec::carry_unknown_members(&current, &mut req);
+            let updated = api.update(id, &req).await?;
             print_saved(ctx, &updated, &source, &choice, C::headers(), C::row)
         }
         BindingCommand::Delete { id } => {

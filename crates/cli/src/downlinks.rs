@@ -10,7 +10,6 @@ use dcs_api::model::downlinks::ConnectionDownlinkStatus;
 use dcs_api::Raw;
 use futures::TryStreamExt;
 use serde_json::Value;
-use uuid::Uuid;
 
 use crate::output::{self, opt, ts};
 use crate::{invalid, json_arg, Ctx, TimeArgs};
@@ -217,13 +216,13 @@ pub enum ConnectionCommand<C: Args> {
     List(ConnectionListArgs),
     /// One downlink of this kind.
     #[command(after_help = "Example:\n  dcs downlinks mqtt get 5d1c0b6e-7f3a-4c1e-9b2d-0a1b2c3d4e5f")]
-    Get { id: Uuid },
+    Get { id: String },
     /// Send a downlink of this kind (see the kind's fields below).
     Create(C),
     /// Ask to cancel a downlink (--forced also stops one executing; asks first).
     #[command(after_help = "Example:\n  dcs downlinks sms cancel 5d1c0b6e-7f3a-4c1e-9b2d-0a1b2c3d4e5f --forced --yes")]
     Cancel {
-        id: Uuid,
+        id: String,
         #[arg(long)]
         forced: bool,
     },
@@ -492,7 +491,7 @@ async fn connection<C: CreateArgs>(ctx: &Ctx, command: ConnectionCommand<C>) -> 
             let all: Vec<_> = api.list(&filter)?.try_collect().await?;
             connection_out(&all, ctx.json)
         }
-        ConnectionCommand::Get { id } => connection_one(&api.get(id).await?, ctx.json),
+        ConnectionCommand::Get { id } => connection_one(&api.get(&id).await?, ctx.json),
         ConnectionCommand::Create(args) => {
             let _ = args.common();
             let new = args.build()?;
@@ -503,8 +502,8 @@ async fn connection<C: CreateArgs>(ctx: &Ctx, command: ConnectionCommand<C>) -> 
             if forced {
                 ctx.confirm(&format!("Force the cancellation of {kind} downlink {id}, even while it executes"))?;
             }
-            api.cancel(id, forced).await?;
-            cancelled(ctx, &id.to_string(), forced)
+            api.cancel(&id, forced).await?;
+            cancelled(ctx, &id, forced)
         }
     }
 }

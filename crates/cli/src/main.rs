@@ -448,11 +448,9 @@ async fn run_beta(ctx: &Ctx, command: BetaCommand) -> anyhow::Result<()> {
             if ctx.json {
                 return output::print_json(&switched);
             }
-            println!(
-                "customer {}: {}",
-                switched.client_id,
-                if switched.granted { "granted; use --x-client-id with it" } else { "not granted" }
-            );
+            // The answer's shape is not shown: a success grants the switch unless it says otherwise.
+            let refused = dcs_api::model::beta::switch_refused(&switched);
+            println!("customer {customer}: {}", if refused { "not granted" } else { "granted; use --x-client-id with it" });
             Ok(())
         }
     }

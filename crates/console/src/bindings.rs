@@ -3,9 +3,10 @@
 //!
 //! Lists answer [`BindingView`]s, which say whether a binding has a secret but never carry it:
 //! the secret (`appKey`, `sharedSecret`, `password`) is fetched only by [`reveal`], when the
-//! operator asks. An editor sends a [`BindingDraft`]; on an update a draft without a secret
-//! keeps the stored one ([`update`] reads it back from the service, A-61), so a full `PUT` does
-//! not make the operator retype a key. Every rule is the client's ([`BindingSpec::check`]).
+//! operator asks. An editor sends a [`BindingDraft`]; an update starts from the binding as the
+//! service holds it ([`update`] reads it first): a draft without a secret keeps the stored one
+//! so a full `PUT` does not make the operator retype a key, and members this version
+//! does not know are sent back, not dropped. Every rule is the client's ([`BindingSpec::check`]).
 
 use dcs_api::bindings::{BindingFilter, BindingSpec, Http, KindBindings, Lora, Mqtt};
 use dcs_api::model::{
@@ -14,6 +15,7 @@ use dcs_api::model::{
 };
 use dcs_api::{Client, Error};
 use serde::{Deserialize, Serialize};
+use serde_json::Map;
 use time::format_description::well_known::Rfc3339;
 use uuid::Uuid;
 
@@ -135,8 +137,8 @@ impl EditorKind for Lora {
             kind: BindingKind::Lora,
             id: b.id,
             device_id: b.device_id.clone(),
-            application_server_id: Some(b.application_server_id.clone()),
-            status: Some(b.status.to_string()),
+            application_server_id: b.application_server_id.clone(),
+            status: b.status.as_ref().map(ToString::to_string),
             binding_type: None,
             username: None,
             has_secret: b.app_key.is_some(),
@@ -154,6 +156,7 @@ impl EditorKind for Lora {
             device_id: d.device_id.trim().to_owned(),
             application_server_id: text(&d.application_server_id),
             app_key: secret.trim().to_owned(),
+            extra: Map::new(),
         }
     }
 }
@@ -169,7 +172,7 @@ impl EditorKind for Http {
             device_id: b.device_id.clone(),
             application_server_id: None,
             status: None,
-            binding_type: Some(b.binding_type.to_string()),
+            binding_type: b.binding_type.as_ref().map(ToString::to_string),
             username: None,
             has_secret: b.shared_secret.is_some(),
             created_at: ts(&b.created_at),
@@ -187,6 +190,7 @@ impl EditorKind for Http {
             binding_type: HttpBindingType::from(text(&d.binding_type).as_str()),
             // A secret is taken as typed: spaces are part of what the rule checks.
             shared_secret: secret,
+            extra: Map::new(),
         }
     }
 }
@@ -203,7 +207,7 @@ impl EditorKind for Mqtt {
             application_server_id: None,
             status: None,
             binding_type: None,
-            username: Some(b.username.clone()),
+            username: b.username.clone(),
             has_secret: b.password.is_some(),
             created_at: ts(&b.created_at),
             created_by: b.created_by.clone(),
@@ -215,7 +219,7 @@ impl EditorKind for Mqtt {
         b.password.as_deref()
     }
     fn request(d: &BindingDraft, secret: String) -> MqttBindingRequest {
-        MqttBindingRequest { device_id: d.device_id.trim().to_owned(), password: secret }
+        MqttBindingRequest { device_id: d.device_id.trim().to_owned(), password: secret, extra: Map::new() }
     }
 }
 
@@ -250,11 +254,16 @@ pub fn check(draft: &BindingDraft, editing: bool) -> Vec<FieldError> {
     by_kind!(draft.kind, S => {
         let keep = editing && draft.secret.is_none();
         let req = S::request(draft, draft.secret.clone().unwrap_or_default());
-        S::check(&req)
+        let mut errors: Vec<FieldError> = S::check(&req)
             .into_iter()
             .filter(|(field, _)| !(keep && *field == S::SECRET_FIELD))
             .map(|(field, rule)| FieldError { field: field.to_owned(), rule })
-            .collect()
+            .collect();
+        // A new binding needs a secret to send, whether or not the kind's rule is known.
+        if !editing && draft.secret.as_deref().is_none_or(str::is_empty) && !errors.iter().any(|e| e.field == S::SECRET_FIELD) {
+            errors.push(FieldError { field: S::SECRET_FIELD.to_owned(), rule: "is required".into() });
+        }
+        errors
     })
 }
 
@@ -351,24 +360,21 @@ pub async fn create(client: &Client, draft: &BindingDraft) -> Result<BindingView
     })
 }
 
-/// Replaces binding `id` with `draft` (a full `PUT`). A draft without a secret keeps the stored
-/// one: it is read from the service first and sent back unchanged.
+/// Replaces binding `id` with `draft` (a full `PUT`), starting from the binding as the service
+/// holds it: it is read first, a draft without a secret keeps the stored one, and the members of
+/// the binding this version does not know are sent back unchanged.
 pub async fn update(client: &Client, id: Uuid, draft: &BindingDraft) -> Result<BindingView, Error> {
+    // Check the typed fields first, so a bad value is named before any request.
+    if let Some(e) = check(draft, true).into_iter().next() {
+        return Err(invalid(&e.field, &e.rule));
+    }
     by_kind!(draft.kind, S => {
         let api = S::api(client);
-        let secret = match &draft.secret {
-            Some(s) => s.clone(),
-            None => {
-                // Check the typed fields first, so a bad value is named before any request.
-                S::validate(&S::request(draft, String::new())).or_else(|e| match &e {
-                    Error::InvalidInput { field, .. } if field == S::SECRET_FIELD => Ok(()),
-                    _ => Err(e),
-                })?;
-                let current = api.get(id).await?;
-                merge_secret(None, S::secret(&current), S::SECRET_FIELD)?
-            }
-        };
-        let updated = api.update(id, &S::request(draft, secret)).await?;
+        let current = api.get(id).await?;
+        let secret = merge_secret(draft.secret.clone(), S::secret(&current), S::SECRET_FIELD)?;
+        let mut req = S::request(draft, secret);
+        S::carry_unknown_members(&current, &mut req);
+        let updated = api.update(id, &req).await?;
         Ok(S::view(&updated))
     })
 }
@@ -438,7 +444,12 @@ mod tests {
         let mut h = draft(BindingKind::Http, Some("a shared secret with spaces"));
         h.binding_type = Some("http-xml".into());
         h.device_id = "imei:12".into();
+        // The sharedSecret rule is not shown: the service judges a typed one (A-62 is the
+        // simulator's), but a new binding still needs one.
+        assert_eq!(fields(check(&h, false)), ["deviceId", "type"]);
+        h.secret = None;
         assert_eq!(fields(check(&h, false)), ["deviceId", "type", "sharedSecret"]);
+        assert_eq!(fields(check(&h, true)), ["deviceId", "type"]);
     }
 
     #[test]
@@ -464,13 +475,14 @@ mod tests {
         let b = LoraBinding {
             id: Uuid::nil(),
             device_id: "d".into(),
-            application_server_id: "0011223344556677".into(),
+            application_server_id: Some("0011223344556677".into()),
             app_key: Some("00112233445566778899aabbccddeeff".into()),
-            status: LoraBindingStatus::Active,
+            status: Some(LoraBindingStatus::Active),
             created_at: Some(time::macros::datetime!(2026-01-05 08:00 UTC)),
             created_by: None,
             modified_at: None,
             modified_by: None,
+            extra: Map::new(),
         };
         let v = Lora::view(&b);
         assert!(v.has_secret);

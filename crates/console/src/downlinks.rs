@@ -261,9 +261,16 @@ fn deadline(created: Option<Timestamp>, timeout: Option<&str>) -> Option<String>
 }
 
 impl DownlinkView {
+    /// The view of an actuator downlink now (this computer's clock; see [`Self::actuator_at`]).
     pub fn actuator(d: &ActuatorDownlink, body: Value) -> DownlinkView {
+        Self::actuator_at(d, body, time::OffsetDateTime::now_utc())
+    }
+
+    /// The view at `now`: whether it is final is [`ActuatorDownlink::is_final_at`] (a status
+    /// this version does not know is final once its feedback deadline has passed).
+    pub fn actuator_at(d: &ActuatorDownlink, body: Value, now: Timestamp) -> DownlinkView {
         let status = d.status.as_str().to_owned();
-        let is_final = d.status.is_final();
+        let is_final = d.is_final_at(now);
         let outcome = match &d.status {
             DownlinkStatus::Delivered => Outcome::Delivered,
             DownlinkStatus::Failed => Outcome::Failed,
@@ -276,7 +283,8 @@ impl DownlinkView {
             id: d.id.clone().unwrap_or_default(),
             device: d.network_id.clone(),
             external_reference: d.external_reference.clone(),
-            cancel: CancelAdvice::new(DownlinkKind::Actuator, &status, is_final),
+            // What a cancellation does depends on the status as known, not on the deadline.
+            cancel: CancelAdvice::new(DownlinkKind::Actuator, &status, d.status.is_final()),
             status_explanation: d.status.explain().to_owned(),
             status,
             is_final,
@@ -294,10 +302,16 @@ impl DownlinkView {
         }
     }
 
+    /// The view of a connection-specific downlink now (see [`Self::connection_at`]).
     pub fn connection(kind: DownlinkKind, d: &ConnectionDownlink, body: Value) -> DownlinkView {
+        Self::connection_at(kind, d, body, time::OffsetDateTime::now_utc())
+    }
+
+    /// The view at `now`: whether it is final is [`ConnectionDownlink::is_final_at`].
+    pub fn connection_at(kind: DownlinkKind, d: &ConnectionDownlink, body: Value, now: Timestamp) -> DownlinkView {
         let st = d.status.clone().unwrap_or_else(|| ConnectionDownlinkStatus::Unknown(String::new()));
         let status = if st.as_str().is_empty() { "(none)".to_owned() } else { st.as_str().to_owned() };
-        let is_final = st == ConnectionDownlinkStatus::Done;
+        let is_final = d.is_final_at(now);
         let outcome = match (&st, &d.last_failure_reason) {
             (ConnectionDownlinkStatus::Done, None) => Outcome::Delivered,
             (ConnectionDownlinkStatus::Done, Some(FailureReason::Cancelled)) => Outcome::Cancelled,
@@ -307,10 +321,10 @@ impl DownlinkView {
         };
         DownlinkView {
             kind,
-            id: d.id.map(|u| u.to_string()).unwrap_or_default(),
+            id: d.id.clone().unwrap_or_default(),
             device: d.device_id.clone(),
             external_reference: None,
-            cancel: CancelAdvice::new(kind, &status, is_final),
+            cancel: CancelAdvice::new(kind, &status, st.is_final()),
             status_explanation: st.explain().to_owned(),
             status,
             is_final,
@@ -967,6 +981,11 @@ pub fn check_device_id(input: &str, kind: Option<&str>) -> DeviceIdCheck {
         if let Err(e) = dcs_api::downlinks::connection_device_id(c, input.trim()) {
             return DeviceIdCheck { error: Some(field_of(e)), ..Default::default() };
         }
+        // On SMS a plain string, sent (and matched) exactly as given (section 1).
+        if c == ConnectionKind::Sms {
+            let form = DeviceId::parse(input).map(|id| describe_device_id(&id)).unwrap_or("a plain string (SMS)");
+            return DeviceIdCheck { normalized: Some(input.trim().to_owned()), form: Some(form.to_owned()), error: None };
+        }
     }
     match DeviceId::parse(input) {
         Ok(id) => DeviceIdCheck { normalized: Some(id.to_string()), form: Some(describe_device_id(&id).to_owned()), error: None },
@@ -1080,8 +1099,14 @@ pub async fn list(client: &Client, req: &DownlinkPageRequest) -> Result<Downlink
     }
 }
 
-fn connection_id(id: &str) -> Result<Uuid, FieldError> {
-    Uuid::parse_str(id.trim()).map_err(|_| field("downlinkId", "must be a UUID"))
+/// The id of a connection-specific downlink: a UUID on the four documented kinds (section
+/// 4.3), any identifier on the digital-matter family (not shown).
+fn connection_id(kind: DownlinkKind, id: &str) -> Result<String, FieldError> {
+    let id = id.trim();
+    if kind != DownlinkKind::Digitalmatter && Uuid::parse_str(id).is_err() {
+        return Err(field("downlinkId", "must be a UUID"));
+    }
+    Ok(id.to_owned())
 }
 
 /// One downlink as the service holds it now.
@@ -1089,7 +1114,7 @@ pub async fn get(client: &Client, kind: DownlinkKind, id: &str) -> Result<Downli
     let downlinks = client.downlinks();
     match kind.connection() {
         None => Ok(actuator_view(downlinks.get(id).await?)),
-        Some(c) => Ok(connection_view(kind, downlinks.connection(c).get(connection_id(id)?).await?)),
+        Some(c) => Ok(connection_view(kind, downlinks.connection(c).get(&connection_id(kind, id)?).await?)),
     }
 }
 
@@ -1111,7 +1136,7 @@ pub async fn cancel(client: &Client, kind: DownlinkKind, id: &str, forced: bool)
     let downlinks = client.downlinks();
     match kind.connection() {
         None => downlinks.cancel(id, forced).await,
-        Some(c) => downlinks.connection(c).cancel(connection_id(id)?, forced).await,
+        Some(c) => downlinks.connection(c).cancel(&connection_id(kind, id)?, forced).await,
     }
 }
 
@@ -1160,11 +1185,12 @@ mod tests {
     fn every_broken_field_is_named_on_its_own() {
         let mut d = set_property("");
         d.feedback_timeout = "PT5M".into();
-        d.retry_limit = "11".into();
+        d.retry_limit = "-1".into();
         d.method.value = "sixty".into();
+        // The length of externalReference is not shown (A-27 is the simulator's): not refused.
         d.external_reference = "x".repeat(101);
         let p = d.preview();
-        assert_eq!(fields(&p), ["method.deviceId", "method.value", "retryLimit", "feedbackTimeout", "externalReference"]);
+        assert_eq!(fields(&p), ["method.deviceId", "method.value", "retryLimit", "feedbackTimeout"]);
         assert!(p.body.is_none());
         let ft = &p.errors[3].rule;
         assert!(ft.contains("at least 10 minutes"), "{ft}");
@@ -1242,8 +1268,12 @@ mod tests {
         bad.f_port = "300".into();
         assert_eq!(fields(&bad.preview()), ["deviceId", "feedbackTimeout", "fPort"]);
 
+        // On SMS the deviceId is a plain string (section 1): the simulator's UUID rule is
+        // its own to answer.
         let sms = ConnectionDraft { kind: DownlinkKind::Sms, device_id: "imei:350000000000001".into(), text: "hi".into(), feedback_timeout: "PT1H".into(), ..Default::default() };
-        assert_eq!(fields(&sms.preview()), ["deviceId"], "SMS wants the UUID (A-25)");
+        assert!(fields(&sms.preview()).is_empty(), "{:?}", sms.preview().errors);
+        let sms = ConnectionDraft { device_id: "  ".into(), ..sms };
+        assert_eq!(fields(&sms.preview()), ["deviceId"]);
 
         let http = ConnectionDraft {
             kind: DownlinkKind::Http,
@@ -1274,11 +1304,11 @@ mod tests {
         assert_eq!(c.normalized.as_deref(), Some("urn:dev:imei:350000000000001:"));
         assert_eq!(c.form.as_deref(), Some("IMEI device URN"));
         assert!(check_device_id("deveui:70b3d57ed000000", Some("lora")).error.unwrap().rule.contains("16 hex"));
-        let sms = check_device_id("imei:350000000000001", Some("sms")).error.unwrap();
-        assert_eq!(sms.field, "deviceId");
-        assert!(sms.rule.contains("UUID"), "{}", sms.rule);
+        // SMS: a plain string, kept exactly as typed (the filter matches it exactly).
+        let sms = check_device_id("sim-card-7", Some("sms"));
+        assert_eq!((sms.normalized.as_deref(), sms.error), (Some("sim-card-7"), None));
         let u = "0F8FAD5B-D9CB-469F-A165-70867728950E";
-        assert_eq!(check_device_id(u, Some("sms")).normalized.as_deref(), Some("0f8fad5b-d9cb-469f-a165-70867728950e"));
+        assert_eq!(check_device_id(u, Some("sms")).normalized.as_deref(), Some(u));
         assert_eq!(check_device_id("", None).error.unwrap().rule, "is required: pick a device or paste its id");
         assert_eq!(check_device_id("imei:350000000000001", Some("carrier-pigeon")).error.unwrap().field, "kind");
         assert!(check_device_id("imei:350000000000001", Some("actuator")).error.is_none());
@@ -1320,6 +1350,27 @@ mod tests {
         }
         let retry: ActuatorDownlink = serde_json::from_value(json!({"networkId": "n", "status": "RETRY"})).unwrap();
         assert_eq!(DownlinkView::actuator(&retry, Value::Null).cancel.state, CancelState::Queued);
+    }
+
+    #[test]
+    fn an_unknown_status_is_watched_until_its_feedback_deadline_then_final() {
+        use time::macros::datetime;
+        let raw = json!({"id": "a", "networkId": "n", "status": "ON_HOLD", "createdAt": "2026-01-05T08:00:00Z", "feedbackTimeout": "PT15M"});
+        let d: ActuatorDownlink = serde_json::from_value(raw.clone()).unwrap();
+        let before = DownlinkView::actuator_at(&d, raw.clone(), datetime!(2026-01-05 08:14:59 UTC));
+        assert!(!before.is_final, "keep polling before createdAt + feedbackTimeout");
+        let after = DownlinkView::actuator_at(&d, raw.clone(), datetime!(2026-01-05 08:15:00 UTC));
+        assert!(after.is_final, "stop polling once the deadline has passed");
+        assert_eq!((after.outcome, after.cancel.state), (Outcome::Unknown, CancelState::Unknown), "the service still decides a cancellation");
+
+        let raw = json!({"id": "dm-7", "deviceId": "imei:350000000000001", "status": "PARKED", "createdAt": "2026-01-05T08:00:00"});
+        let c: ConnectionDownlink = serde_json::from_value(raw.clone()).unwrap();
+        assert!(!DownlinkView::connection_at(DownlinkKind::Digitalmatter, &c, raw.clone(), datetime!(2026-01-05 08:59 UTC)).is_final);
+        let v = DownlinkView::connection_at(DownlinkKind::Digitalmatter, &c, raw, datetime!(2026-01-05 09:00 UTC));
+        assert!(v.is_final, "no feedbackTimeout: one hour");
+        assert_eq!(v.id, "dm-7");
+        assert_eq!(connection_id(DownlinkKind::Digitalmatter, " dm-7 ").unwrap(), "dm-7");
+        assert_eq!(connection_id(DownlinkKind::Lora, "dm-7").unwrap_err().field, "downlinkId");
     }
 
     fn view(status: &str, retry_count: u32) -> DownlinkView {

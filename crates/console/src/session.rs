@@ -82,7 +82,7 @@ pub async fn connect(profile: &Profile, base_url: &str, secret: Secret, acting: 
         let mut own = config.clone();
         own.x_client_id = None;
         let switched = Client::new(own)?.beta().context_switch(customer).await?;
-        if !switched.granted {
+        if dcs_api::model::beta::switch_refused(&switched) {
             return Err(SessionError::SwitchRefused(customer));
         }
     }

@@ -597,6 +597,7 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
             firmware_update_status: Some(dcs_api::model::UpdateStatus::Failed),
             firmware_update_status_details: Some("battery too low".into()),
             firmware_update_status_modified_at: Some(time::OffsetDateTime::now_utc()),
+            extra: Default::default(),
         })
         .collect();
     dcs_console::fleet::scan::write_page(&e.db, e.scope, &failed).unwrap();

@@ -33,8 +33,8 @@ use super::{now_ms, to_ms, FleetDb, FleetError, Result, Scope};
 
 /// How far before the watermark an incremental refresh reaches back (in the service's clock).
 pub const OVERLAP_MS: i64 = 2 * 60 * 1000;
-/// States asked for per page: the simulator's maximum (the reference shows none; a service that
-/// refuses it gets its default page size instead).
+/// States asked for per page: the simulator's maximum (the reference shows none). A service that
+/// refuses it is asked again by the client's pager with a size it accepts, or its default.
 pub const PAGE_SIZE: u32 = 1000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -141,13 +141,8 @@ pub async fn refresh(
     if kind == ScanKind::Incremental {
         filter.modified_since = watermark.map(|w| super::from_ms(w - OVERLAP_MS));
     }
-    let first = match cancellable(cancel, firmware.states_page(&filter)).await? {
-        Err(e) if e.problem().is_some_and(|p| p.status == Some(400)) && is_about_limit(&e) => {
-            filter.limit = None;
-            cancellable(cancel, firmware.states_page(&filter)).await??
-        }
-        other => other?,
-    };
+    // A page size the service refuses is asked again by the client's pager (dcs_api::paging).
+    let first = cancellable(cancel, firmware.states_page(&filter)).await??;
 
     // The keys a full scan sees, to forget afterwards the states the service no longer has
     // (not needed when the scope held none).
@@ -217,13 +212,6 @@ pub async fn refresh(
     report.watermark = next_watermark.map(super::ms_to_text);
     report.elapsed_ms = started.elapsed().as_millis() as u32;
     Ok(report)
-}
-
-fn is_about_limit(e: &dcs_api::Error) -> bool {
-    e.problem().is_some_and(|p| {
-        p.invalid_params.iter().any(|i| i.name == "limit")
-            || p.detail.as_deref().is_some_and(|d| d.contains("limit"))
-    })
 }
 
 /// Runs `fut` unless `cancel` fires first.
