@@ -75,7 +75,8 @@ pub fn mqtt_password(s: &str) -> Result<(), String> {
     }
 }
 
-/// HTTP binding `sharedSecret` (its rule is not shown; the simulator's choice): 16 to 64
+/// HTTP binding `sharedSecret` as the simulator checks it (A-62; the rule is not shown, so the
+/// client does not check it): 16 to 64
 /// printable ASCII characters, no spaces.
 pub fn shared_secret(s: &str) -> Result<(), String> {
     let n = s.chars().count();
