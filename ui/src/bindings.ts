@@ -34,6 +34,12 @@ export const commands = {
 	testProfile: (request: TestProfile_Deserialize) => typedError<TokenCheck_Serialize, CommandError_Serialize>(__TAURI_INVOKE("test_profile", { request })),
 	/**  Tests a stored profile (or the built-in one) with its stored secret. */
 	testStoredProfile: (name: string) => typedError<TokenCheck_Serialize, CommandError_Serialize>(__TAURI_INVOKE("test_stored_profile", { name })),
+	/**
+	 *  Reads the device's firmware state, sends the form's set-target operation with the version
+	 *  the device runs now as its target (a no-op that proves the operation), reads the state again
+	 *  and reports what the service answered. The UI asks first: it is a write.
+	 */
+	testSetTarget: (request: TestSetTarget_Deserialize) => typedError<TestReport_Serialize, CommandError_Serialize>(__TAURI_INVOKE("test_set_target", { request })),
 	listModules: (request: ModulePageRequest_Deserialize) => typedError<ModulePage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("list_modules", { request })),
 	/**  Every rule the new package breaks (section 2.2), for the form as the user types. */
 	checkPackage: (request: CreatePackage_Deserialize) => __TAURI_INVOKE<FieldError[]>("check_package", { request }),
@@ -240,10 +246,29 @@ export type AppInfo_Serialize = {
 	notice: string | null,
 };
 
-/**  Whether the rollout actions can set targets on this service. */
-export type Availability = {
+/**  Whether the rollout actions can set targets with this profile. */
+export type Availability = Availability_Serialize | Availability_Deserialize;
+
+/**  Whether the rollout actions can set targets with this profile. */
+export type Availability_Deserialize = {
 	available: boolean,
+	/**  In plain words: the operation used, or why there is none. */
 	reason: string,
+	/**  The profile whose setting decides it. */
+	profile: string,
+	/**  The operation, as `PUT /firmware/states/{deviceId}/{moduleId}`, when there is one. */
+	operation?: string | null,
+};
+
+/**  Whether the rollout actions can set targets with this profile. */
+export type Availability_Serialize = {
+	available: boolean,
+	/**  In plain words: the operation used, or why there is none. */
+	reason: string,
+	/**  The profile whose setting decides it. */
+	profile: string,
+	/**  The operation, as `PUT /firmware/states/{deviceId}/{moduleId}`, when there is one. */
+	operation: string | null,
 };
 
 /**  A binding as an editor holds it: the writable fields of every kind, as typed. */
@@ -1249,6 +1274,39 @@ export type FirmwarePackage_Serialize = {
 	_embedded?: PackageEmbedded_Serialize,
 };
 
+/**  One module on one device (section 2.5). */
+export type FirmwareState = FirmwareState_Serialize | FirmwareState_Deserialize;
+
+/**  One module on one device (section 2.5). */
+export type FirmwareState_Deserialize = {
+	moduleId: string,
+	deviceId: string,
+	deviceSpecificationId?: string | null,
+	clientId?: string | null,
+	projectId?: string | null,
+	currentFirmwareVersion?: string | null,
+	targetFirmwareVersion?: string | null,
+	targetFirmwareVersionModifiedAt?: string | null,
+	firmwareUpdateStatus?: string | null,
+	firmwareUpdateStatusDetails?: string | null,
+	firmwareUpdateStatusModifiedAt?: string | null,
+};
+
+/**  One module on one device (section 2.5). */
+export type FirmwareState_Serialize = {
+	moduleId: string,
+	deviceId: string,
+	deviceSpecificationId?: string,
+	clientId?: string,
+	projectId?: string,
+	currentFirmwareVersion?: string,
+	targetFirmwareVersion?: string,
+	targetFirmwareVersionModifiedAt?: string,
+	firmwareUpdateStatus?: string,
+	firmwareUpdateStatusDetails?: string,
+	firmwareUpdateStatusModifiedAt?: string,
+};
+
 /**  What the dashboard opens with. */
 export type FleetHome = FleetHome_Serialize | FleetHome_Deserialize;
 
@@ -1260,7 +1318,7 @@ export type FleetHome_Deserialize = {
 	customers: CustomerSummary_Deserialize[],
 	/**  For a reseller: each of its customers' scopes this console has scanned. */
 	customerScopes: CustomerScope_Deserialize[],
-	setTarget: Availability,
+	setTarget: Availability_Deserialize,
 };
 
 /**  What the dashboard opens with. */
@@ -1271,7 +1329,7 @@ export type FleetHome_Serialize = {
 	customers: CustomerSummary_Serialize[],
 	/**  For a reseller: each of its customers' scopes this console has scanned. */
 	customerScopes: CustomerScope_Serialize[],
-	setTarget: Availability,
+	setTarget: Availability_Serialize,
 };
 
 /**  What the dashboard shows of the fleet's work for one scope. */
@@ -1668,6 +1726,8 @@ export type ProfileDraft = {
 	audience: string,
 	customers: CustomerDraft[],
 	deprecatedSubCustomerMode: boolean,
+	/**  Blank path and body: no set-target operation. */
+	setTarget: SetTargetDraft,
 };
 
 export type ProfileList = ProfileList_Serialize | ProfileList_Deserialize;
@@ -1730,6 +1790,11 @@ export type Profile_Deserialize = {
 	 *  instead of the security-context header. Off unless asked for.
 	 */
 	deprecatedSubCustomerMode?: boolean,
+	/**
+	 *  How this service sets a target version (the reference does not show it): rollouts and
+	 *  `set-target` need it. Only the built-in simulator profile has one without being told.
+	 */
+	setTarget?: SetTarget | null,
 };
 
 export type Profile_Serialize = {
@@ -1752,6 +1817,11 @@ export type Profile_Serialize = {
 	 *  instead of the security-context header. Off unless asked for.
 	 */
 	deprecatedSubCustomerMode?: boolean,
+	/**
+	 *  How this service sets a target version (the reference does not show it): rollouts and
+	 *  `set-target` need it. Only the built-in simulator profile has one without being told.
+	 */
+	setTarget?: SetTarget,
 };
 
 /**  Release notes read into memory for display. */
@@ -2018,6 +2088,29 @@ export type ServiceClock = {
 };
 
 /**
+ *  The set-target operation as a profile keeps it (in the config file as `[profile.setTarget]`),
+ *  each field as written; [`SetTarget::check`] names what is wrong with it.
+ */
+export type SetTarget = {
+	/**  `PUT`, `POST` or `PATCH`. */
+	method: string,
+	/**  Relative to the base URL, starting with `/`. */
+	path: string,
+	/**  A JSON document with placeholders. */
+	body: string,
+};
+
+/**
+ *  A set-target operation as a form or the command line holds it: every field as typed. Blank
+ *  path and body mean "none" (the method alone, a select's value, is not a setting).
+ */
+export type SetTargetDraft = {
+	method: string,
+	path: string,
+	body: string,
+};
+
+/**
  *  A device specification as the firmware workspace knows it: the service has no listing of
  *  specifications, so they are gathered from the modules (every specification with one) and
  *  named from the packages that embed them.
@@ -2098,6 +2191,82 @@ export type TestProfile_Deserialize = {
 export type TestProfile_Serialize = {
 	draft: ProfileDraft,
 	secret: string | null,
+};
+
+/**
+ *  What "test on one device" did: the state before, the request sent, what the service
+ *  answered, and the state after.
+ */
+export type TestReport = TestReport_Serialize | TestReport_Deserialize;
+
+/**
+ *  What "test on one device" did: the state before, the request sent, what the service
+ *  answered, and the state after.
+ */
+export type TestReport_Deserialize = {
+	before: FirmwareState_Deserialize,
+	/**  `PUT /firmware/states/…/…` as sent. */
+	request: string,
+	/**  The JSON body sent. */
+	requestBody: string,
+	/**  The service's answer as JSON text; `None` when it sent no body. */
+	answer?: string | null,
+	/**  The state read again after the request; `None` if the service no longer lists it. */
+	after?: FirmwareState_Deserialize | null,
+};
+
+/**
+ *  What "test on one device" did: the state before, the request sent, what the service
+ *  answered, and the state after.
+ */
+export type TestReport_Serialize = {
+	before: FirmwareState_Serialize,
+	/**  `PUT /firmware/states/…/…` as sent. */
+	request: string,
+	/**  The JSON body sent. */
+	requestBody: string,
+	/**  The service's answer as JSON text; `None` when it sent no body. */
+	answer: string | null,
+	/**  The state read again after the request; `None` if the service no longer lists it. */
+	after: FirmwareState_Serialize | null,
+};
+
+/**
+ *  "Test on one device" of the set-target operation as it stands in the form. No `Debug`: it
+ *  holds a secret.
+ */
+export type TestSetTarget = TestSetTarget_Serialize | TestSetTarget_Deserialize;
+
+/**
+ *  "Test on one device" of the set-target operation as it stands in the form. No `Debug`: it
+ *  holds a secret.
+ */
+export type TestSetTarget_Deserialize = {
+	draft: ProfileDraft,
+	/**  The secret the user typed; empty or absent: the stored one. */
+	secret?: string | null,
+	/**  The device's UUID, as typed. */
+	deviceId: string,
+	/**  The firmware module's UUID, as typed. */
+	moduleId: string,
+	/**  Act for this customer of the profile (its devices are seen only in its context). */
+	customerId?: string | null,
+};
+
+/**
+ *  "Test on one device" of the set-target operation as it stands in the form. No `Debug`: it
+ *  holds a secret.
+ */
+export type TestSetTarget_Serialize = {
+	draft: ProfileDraft,
+	/**  The secret the user typed; empty or absent: the stored one. */
+	secret: string | null,
+	/**  The device's UUID, as typed. */
+	deviceId: string,
+	/**  The firmware module's UUID, as typed. */
+	moduleId: string,
+	/**  Act for this customer of the profile (its devices are seen only in its context). */
+	customerId: string | null,
 };
 
 /**  What a fresh token says, for a "test connection" button: never the token itself. */

@@ -49,6 +49,7 @@ pub struct BetaDevice {
     pub barcode: Option<String>,
     /// Members this version does not know, kept as sent.
     #[serde(flatten)]
+    #[cfg_attr(feature = "specta", specta(skip))]
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
@@ -166,6 +167,7 @@ pub struct BetaDevicePage {
     pub sort: BetaSort,
     /// Members this version does not know, kept as sent.
     #[serde(flatten)]
+    #[cfg_attr(feature = "specta", specta(skip))]
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 

@@ -108,6 +108,7 @@ pub struct LoraBinding {
     pub modified_by: Option<String>,
     /// Members this version does not know, kept as sent (and sent back by a full `PUT`).
     #[serde(flatten)]
+    #[cfg_attr(feature = "specta", specta(skip))]
     pub extra: Map<String, Value>,
 }
 
@@ -139,6 +140,7 @@ pub struct LoraBindingRequest {
     pub app_key: String,
     /// Members of the binding as read that this version does not know: sent back unchanged.
     #[serde(flatten, default)]
+    #[cfg_attr(feature = "specta", specta(skip))]
     pub extra: Map<String, Value>,
 }
 
@@ -178,6 +180,7 @@ pub struct MqttBinding {
     pub modified_by: Option<String>,
     /// Members this version does not know, kept as sent (and sent back by a full `PUT`).
     #[serde(flatten)]
+    #[cfg_attr(feature = "specta", specta(skip))]
     pub extra: Map<String, Value>,
 }
 
@@ -206,6 +209,7 @@ pub struct MqttBindingRequest {
     pub password: String,
     /// Members of the binding as read that this version does not know: sent back unchanged.
     #[serde(flatten, default)]
+    #[cfg_attr(feature = "specta", specta(skip))]
     pub extra: Map<String, Value>,
 }
 
@@ -240,6 +244,7 @@ pub struct HttpBinding {
     pub modified_by: Option<String>,
     /// Members this version does not know, kept as sent (and sent back by a full `PUT`).
     #[serde(flatten)]
+    #[cfg_attr(feature = "specta", specta(skip))]
     pub extra: Map<String, Value>,
 }
 
@@ -270,6 +275,7 @@ pub struct HttpBindingRequest {
     pub shared_secret: String,
     /// Members of the binding as read that this version does not know: sent back unchanged.
     #[serde(flatten, default)]
+    #[cfg_attr(feature = "specta", specta(skip))]
     pub extra: Map<String, Value>,
 }
 

@@ -174,6 +174,7 @@ pub struct ActuatorDownlink {
     pub last_failure_reason: Option<FailureReason>,
     /// Members this version does not know, kept as sent.
     #[serde(flatten)]
+    #[cfg_attr(feature = "specta", specta(skip))]
     pub extra: Map<String, Value>,
 }
 

@@ -32,6 +32,7 @@ pub struct FirmwareModule {
     pub modified_by: Option<String>,
     /// Members this version does not know, kept as sent.
     #[serde(flatten)]
+    #[cfg_attr(feature = "specta", specta(skip))]
     pub extra: Map<String, Value>,
 }
 
@@ -76,6 +77,7 @@ pub struct FirmwarePackage {
     pub embedded: Option<PackageEmbedded>,
     /// Members this version does not know, kept as sent.
     #[serde(flatten)]
+    #[cfg_attr(feature = "specta", specta(skip))]
     pub extra: Map<String, Value>,
 }
 
@@ -144,6 +146,7 @@ pub struct FirmwareState {
     pub firmware_update_status_modified_at: Option<Timestamp>,
     /// Members this version does not know, kept as sent.
     #[serde(flatten)]
+    #[cfg_attr(feature = "specta", specta(skip))]
     pub extra: Map<String, Value>,
 }
 
