@@ -156,6 +156,8 @@ impl AppState {
                 seed: self.sim_seed,
                 speed: speed.unwrap_or(dcs_sim::DEMO_SPEED),
                 data,
+                variant: simulator::variant_from_env()
+                    .map_err(|e| CommandError::app(AppCode::Config, format!("the built-in simulator could not start: {e}")))?,
                 ..Default::default()
             };
             // A bigger demo fleet (the benchmarks): devices per client.

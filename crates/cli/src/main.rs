@@ -293,6 +293,10 @@ struct SimArgs {
     /// Fault injection: requests per second accepted; bursts above get 429 with Retry-After.
     #[arg(long)]
     rate_limit: Option<u32>,
+    /// Which plausible service to play: `reference` (the A-n choices of
+    /// docs/simulator-assumptions.md) or `alt` (their "A-n (alt)" flips).
+    #[arg(long, default_value = "reference", value_parser = |s: &str| s.parse::<dcs_sim::Variant>())]
+    variant: dcs_sim::Variant,
 }
 
 #[derive(Subcommand)]
@@ -484,7 +488,11 @@ pub fn secret_of(profile: &str) -> anyhow::Result<Secret> {
 
 /// The built-in profile's simulator, in this process; `small` when only its profile is needed.
 pub async fn embedded_simulator(small: bool) -> anyhow::Result<dcs_console::simulator::Embedded> {
-    let opts = dcs_sim::SimOptions { devices_per_client: if small { 1 } else { dcs_sim::SimOptions::default().devices_per_client }, ..Default::default() };
+    let opts = dcs_sim::SimOptions {
+        devices_per_client: if small { 1 } else { dcs_sim::SimOptions::default().devices_per_client },
+        variant: dcs_console::simulator::variant_from_env()?,
+        ..Default::default()
+    };
     Ok(dcs_console::simulator::start(opts).await?)
 }
 
@@ -638,6 +646,7 @@ async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
             drop_rate: args.drop_rate,
             rate_limit: args.rate_limit,
         },
+        variant: args.variant,
     };
     opts.faults.check().map_err(|e| anyhow::anyhow!("--{}", e.replace("Rate", "-rate").replace("rateLimit", "rate-limit")))?;
     let sim = dcs_sim::Simulator::new(opts)?;
@@ -647,12 +656,13 @@ async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
     // went away must not end the simulator.
     let banner = [
         format!("Simulator of the Device Connectivity Service listening on {}", running.base_url()),
+        format!("  variant:               {} (docs/simulator-assumptions.md)", sim.variant()),
         format!("  base URL and auth URL: {}", running.base_url()),
         format!("  demo reseller API key: client id `{}`", key.key_id),
         format!("  its secret:            {}", key.secret),
         format!("  control endpoints:     {0}/_sim/info, /_sim/reset, /_sim/clock, /_sim/faults", running.base_url()),
         {
-            let op = dcs_console::set_target::SetTarget::simulator();
+            let op = dcs_console::set_target::SetTarget::simulator_for(sim.variant());
             format!(
                 "  a profile for it, with the simulator's set-target operation (for rollouts):\n    \
                  dcs profile add sim --base-url {} --client-id {} --set-target-method {} --set-target-path '{}' --set-target-body '{}'",

@@ -72,6 +72,18 @@ impl SetTarget {
         }
     }
 
+    /// The operation of the simulator playing `variant`: A-38, or A-38 (alt) at another place.
+    pub fn simulator_for(variant: dcs_sim::Variant) -> SetTarget {
+        match variant {
+            dcs_sim::Variant::Reference => SetTarget::simulator(),
+            dcs_sim::Variant::Alt => SetTarget {
+                method: "PUT".into(),
+                path: "/firmware/devices/{deviceId}/modules/{moduleId}/target".into(),
+                body: r#"{"version": {version}}"#.into(),
+            },
+        }
+    }
+
     /// The method, once checked.
     pub fn method(&self) -> Option<SetTargetMethod> {
         SetTargetMethod::parse(&self.method)

@@ -57,7 +57,9 @@ pub async fn start(mut opts: SimOptions) -> Result<Embedded, EmbedError> {
     let base = running.base_url();
     let config = ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret.clone()))?;
     let client = Client::new(config)?;
-    Ok(Embedded { profile: builtin_profile(seed), sim, running, client, _scratch: scratch })
+    let mut profile = builtin_profile(seed);
+    profile.set_target = Some(crate::set_target::SetTarget::simulator_for(sim.variant()));
+    Ok(Embedded { profile, sim, running, client, _scratch: scratch })
 }
 
 /// The built-in profile of the simulator with `seed`: the demo reseller's key and its customers
@@ -65,5 +67,14 @@ pub async fn start(mut opts: SimOptions) -> Result<Embedded, EmbedError> {
 pub fn builtin_profile(seed: u64) -> Profile {
     let customers =
         dcs_sim::seed::demo_customers(seed).into_iter().map(|(id, name)| Customer { id, label: name.to_owned() }).collect();
-    Profile::simulator(&dcs_sim::seed::demo_reseller_key(seed).key_id, customers)
+    let mut profile = Profile::simulator(&dcs_sim::seed::demo_reseller_key(seed).key_id, customers);
+    // The variant the built-in simulator plays (`DCS_SIM_VARIANT`, see `variant_from_env`).
+    profile.set_target = Some(crate::set_target::SetTarget::simulator_for(dcs_sim::Variant::from_env().unwrap_or_default()));
+    profile
+}
+
+/// The variant of the built-in simulator: `DCS_SIM_VARIANT` (`reference` or `alt`), for tests
+/// of the app and the CLI against both; reference when unset.
+pub fn variant_from_env() -> Result<dcs_sim::Variant, EmbedError> {
+    dcs_sim::Variant::from_env().map_err(EmbedError::Start)
 }

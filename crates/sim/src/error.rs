@@ -89,10 +89,18 @@ pub async fn render_problems(req: Request<axum::body::Body>, next: Next) -> Resp
     let uri = req.uri().clone();
     let mut res = next.run(req).await;
     if let Some(err) = res.extensions_mut().remove::<ApiError>() {
-        let status = err.status;
-        let retry_after = err.retry_after;
-        let location = err.location.clone();
-        let body = serde_json::to_vec(&err.into_problem(&uri)).unwrap_or_default();
+        return err.render(&uri);
+    }
+    res
+}
+
+impl ApiError {
+    /// The problem document (with its headers) of this error for a request to `uri`.
+    pub fn render(self, uri: &Uri) -> Response {
+        let status = self.status;
+        let retry_after = self.retry_after;
+        let location = self.location.clone();
+        let body = serde_json::to_vec(&self.into_problem(uri)).unwrap_or_default();
         let mut out = (status, body).into_response();
         out.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
         if let Some(secs) = retry_after {
@@ -101,7 +109,6 @@ pub async fn render_problems(req: Request<axum::body::Body>, next: Next) -> Resp
         if let Some(location) = location.and_then(|l| HeaderValue::from_str(&l).ok()) {
             out.headers_mut().insert(header::LOCATION, location);
         }
-        return out;
+        out
     }
-    res
 }

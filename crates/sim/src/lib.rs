@@ -7,6 +7,7 @@
 //!
 //! The simulator never calls the client crate: it shares only plain model types with it.
 
+mod alt;
 mod auth;
 pub mod clock;
 mod engine;
@@ -16,6 +17,7 @@ mod paging;
 mod routes;
 pub mod seed;
 pub mod store;
+mod variant;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -28,6 +30,7 @@ use tokio::sync::oneshot;
 
 pub use auth::DemoKey;
 pub use store::Store;
+pub use variant::{Variant, VARIANT_ENV};
 
 /// How a simulator instance is set up.
 #[derive(Debug, Clone)]
@@ -44,6 +47,8 @@ pub struct SimOptions {
     pub devices_per_client: u32,
     /// Faults applied to every request (changeable while running: `PUT /_sim/faults`).
     pub faults: faults::Faults,
+    /// Which plausible service to play: the A-n choices, or their "A-n (alt)" flips.
+    pub variant: Variant,
 }
 
 /// Speed of the demo: a ten-minute firmware update takes ten seconds.
@@ -58,6 +63,7 @@ impl Default for SimOptions {
             data: None,
             devices_per_client: 1375,
             faults: faults::Faults::default(),
+            variant: Variant::Reference,
         }
     }
 }
@@ -162,9 +168,18 @@ impl Simulator {
         &self.state.store
     }
 
-    /// The axum router serving the whole API.
+    /// The variant this simulator plays.
+    pub fn variant(&self) -> Variant {
+        self.state.opts.variant
+    }
+
+    /// The axum router serving the whole API (the alt variant rewrites around it, see `alt`).
     pub fn router(&self) -> Router {
-        routes::router(self.state.clone())
+        let inner = routes::router(self.state.clone());
+        match self.state.opts.variant {
+            Variant::Reference => inner,
+            Variant::Alt => alt::wrap(self.state.clone(), inner),
+        }
     }
 
     /// Binds `addr` (use port 0 for a free port) and serves in a background task of the

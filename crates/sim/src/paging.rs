@@ -16,8 +16,10 @@ use uuid::Uuid;
 use crate::error::ApiError;
 
 pub const DEFAULT_LIMIT: u64 = 50;
-/// The reference does not show a maximum page size; the simulator chooses 1000.
+/// The reference does not show a maximum page size; the simulator chooses 1000.
 pub const MAX_LIMIT: u64 = 1000;
+/// The alt variant's maximum page size (A-13 (alt)).
+pub const ALT_MAX_LIMIT: u64 = 100;
 /// Array parameters: may repeat, or hold comma-separated values.
 const REPEATABLE: &[&str] = &["embed"];
 /// The time-window filters every list of sections 4.2 to 4.4 takes.
@@ -47,13 +49,24 @@ impl Cursor {
     }
 }
 
-/// The query string of a request, as ordered pairs.
+/// The query string of a request, as ordered pairs, and the largest `limit` it may ask for.
 #[derive(Debug, Clone, Default)]
-pub struct QueryParams(Vec<(String, String)>);
+pub struct QueryParams(Vec<(String, String)>, Option<u64>);
 
 impl QueryParams {
     pub fn from_query(query: Option<&str>) -> QueryParams {
-        QueryParams(url::form_urlencoded::parse(query.unwrap_or("").as_bytes()).into_owned().collect())
+        QueryParams(url::form_urlencoded::parse(query.unwrap_or("").as_bytes()).into_owned().collect(), None)
+    }
+
+    /// The same query, paged by the maximum page size of `variant`.
+    pub fn for_variant(mut self, variant: crate::Variant) -> QueryParams {
+        self.1 = variant.is_alt().then_some(ALT_MAX_LIMIT);
+        self
+    }
+
+    /// The largest page size this request may ask for.
+    pub fn max_limit(&self) -> u64 {
+        self.1.unwrap_or(MAX_LIMIT)
     }
 
     /// Every value of `name`, comma-separated ones split (for array parameters like `embed`).
@@ -91,13 +104,14 @@ impl PageRequest {
         let cursor = match q.one("cursor")? {
             Some(c) => Cursor::decode(c)?,
             None => {
+                let max = q.max_limit();
                 let limit = match q.one("limit")? {
                     None => DEFAULT_LIMIT,
                     Some(v) => v
                         .parse::<u64>()
                         .ok()
-                        .filter(|n| (1..=MAX_LIMIT).contains(n))
-                        .ok_or_else(|| ApiError::invalid("limit", format!("must be a whole number from 1 to {MAX_LIMIT}")))?,
+                        .filter(|n| (1..=max).contains(n))
+                        .ok_or_else(|| ApiError::invalid("limit", format!("must be a whole number from 1 to {max}")))?,
                 };
                 let sort = q.one("sort")?.unwrap_or("").to_owned();
                 let mut f = BTreeMap::new();
@@ -180,7 +194,8 @@ impl PageRequest {
         dcs_model::Page { items, next, prev }
     }
 
-    /// `next` and `prev` links for a page that ended with `has_more` rows left.
+    /// `next` and `prev` links for a page that ended with `has_more` rows left; `base` is
+    /// `scheme://host[prefix]`, or only the prefix for relative links (A-12 (alt)).
     pub fn links(&self, base: &str, path: &str, has_more: bool) -> (Option<String>, Option<String>) {
         let c = &self.cursor;
         let link = |offset: u64| format!("{base}{path}?cursor={}", Cursor { offset, ..c.clone() }.encode());

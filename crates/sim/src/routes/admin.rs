@@ -24,6 +24,7 @@ pub(crate) async fn info(State(state): State<Arc<SimState>>) -> Result<Json<Valu
         .collect();
     Ok(Json(json!({
         "seed": state.opts.seed,
+        "variant": state.opts.variant.as_str(),
         "speed": state.clock.speed(),
         "now": crate::store::ts(state.clock.now()),
         "devicesPerClient": state.opts.devices_per_client,

@@ -357,7 +357,10 @@ pub(crate) async fn update<K: Kind>(
 ) -> Result<Json<K::Out>, ApiError> {
     let id = uuid_path("bindingId", &binding_id)?;
     let current = find::<K>(&state, &caller, id)?;
-    let body = json_body(&body)?;
+    let mut body = json_body(&body)?;
+    if state.opts.variant.is_alt() {
+        crate::alt::keep_secrets(&mut body, &current);
+    }
     let device = body_device(&state, &caller, &body, K::KIND)?;
     let now = state.clock.now();
     // A full replacement: every writable field comes from the body; id and creation stay.

@@ -474,7 +474,13 @@ pub(crate) async fn list_states(
         "targetFirmwareVersion",
     ];
     filters.extend_from_slice(TIME_FILTERS);
-    let pr = PageRequest::from_params(&req.query, &filters, &names(STATE_SORT))?;
+    let mut sortable = names(STATE_SORT);
+    if state.opts.variant.is_alt() {
+        // A-41 (alt): no `modifiedSince` (an unknown parameter, ignored) and no `modifiedAt` sort.
+        filters.retain(|f| *f != "modifiedSince");
+        sortable.retain(|f| *f != "modifiedAt");
+    }
+    let pr = PageRequest::from_params(&req.query, &filters, &sortable)?;
     // A device given in any id form; one that is not in this environment matches nothing.
     let device_id = match pr.filter("deviceId") {
         None => None,

@@ -129,10 +129,10 @@ impl<S: Send + Sync> FromRequestParts<S> for ListRequest {
             .unwrap_or("")
             .trim_end_matches('/')
             .to_owned();
-        Ok(ListRequest {
-            query: QueryParams::from_query(parts.uri.query()),
-            base: format!("{}{prefix}", request_base(parts)),
-        })
+        // The alt variant (set by `crate::alt`) pages by 100 and links relatively.
+        let variant = parts.extensions.get::<crate::Variant>().copied().unwrap_or_default();
+        let base = if variant.is_alt() { prefix } else { format!("{}{prefix}", request_base(parts)) };
+        Ok(ListRequest { query: QueryParams::from_query(parts.uri.query()).for_variant(variant), base })
     }
 }
 
