@@ -540,7 +540,7 @@ fn actuator_one(d: &Raw<ActuatorDownlink>, json: bool) -> anyhow::Result<()> {
         ("network id", d.network_id.clone()),
         ("external reference", opt(&d.external_reference)),
         ("method", d.method.as_ref().map(|m| m.to_string()).unwrap_or_else(|| "-".into())),
-        ("message", d.message.as_ref().map(|m| m.to_string()).unwrap_or_else(|| "-".into())),
+        ("message", d.message_text().unwrap_or_else(|| "-".into())),
         ("retries", format!("{} of {}", opt(&d.retry_count), opt(&d.retry_limit))),
         ("feedback timeout", opt(&d.feedback_timeout)),
         ("dry run", opt(&d.dry_run)),

@@ -185,6 +185,19 @@ impl DownlinkStatus {
 }
 
 impl ActuatorDownlink {
+    /// The SenML message as one line of JSON text. The reference (section 2.6) sends it as a
+    /// string holding the JSON array; an answer that sends the array itself reads too. A string
+    /// that is not JSON is shown as it came.
+    pub fn message_text(&self) -> Option<String> {
+        match self.message.as_ref()? {
+            Value::String(s) => Some(match serde_json::from_str::<Value>(s) {
+                Ok(v) => v.to_string(),
+                Err(_) => s.clone(),
+            }),
+            other => Some(other.to_string()),
+        }
+    }
+
     /// No further change will happen, judged at `now`: a known final status, or an unknown
     /// status past its deadline ([`unknown_status_is_final`]).
     pub fn is_final_at(&self, now: Timestamp) -> bool {
@@ -303,6 +316,23 @@ mod tests {
         assert_eq!(back["createdAt"], "2026-01-25T11:42:00.000Z", "written in UTC with milliseconds");
         assert!(back.get("externalReference").is_none() && back.get("modifiedAt").is_none(), "absent stays absent");
         assert_eq!(back["method"], json!({"type": "setProperty"}));
+    }
+
+    #[test]
+    fn the_senml_message_reads_as_the_reference_string_and_as_an_array() {
+        let base = json!({"networkId": "urn:dev:imei:350004000000001:", "status": "PENDING"});
+        let with = |message: Value| {
+            let mut raw = base.clone();
+            raw["message"] = message;
+            serde_json::from_value::<ActuatorDownlink>(raw).unwrap()
+        };
+        let as_string = with(json!("[{\"bn\": \"urn:dev:imei:350004000000001:\", \"n\": \"led\", \"vb\": true}]"));
+        let as_array = with(json!([{"bn": "urn:dev:imei:350004000000001:", "n": "led", "vb": true}]));
+        let text = as_string.message_text().unwrap();
+        assert_eq!(text, as_array.message_text().unwrap(), "either shape shows the same records");
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap()[0]["n"], "led");
+        assert_eq!(with(json!("not json")).message_text().as_deref(), Some("not json"), "shown as it came");
+        assert_eq!(serde_json::from_value::<ActuatorDownlink>(base).unwrap().message_text(), None);
     }
 
     #[test]

@@ -58,7 +58,10 @@ async fn actuator_downlinks_check_each_field_and_run_to_a_final_status() {
         assert_eq!(status, StatusCode::CREATED, "{created}");
         assert_eq!(created["networkId"], d.as_str());
         assert_eq!(created["status"], "PENDING");
-        assert_eq!(created["message"][0]["bn"], d.as_str(), "{created}");
+        // `message` is a string holding the SenML JSON array (section 2.6).
+        let text = created["message"].as_str().unwrap_or_else(|| panic!("message is not a string: {created}"));
+        let records: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(records[0]["bn"], d.as_str(), "{created}");
         assert_eq!(created["feedbackTimeout"], "PT15M");
         let done = e.until(&format!("/downlinks/{}", created["id"].as_str().unwrap()), &["DELIVERED", "FAILED"]).await;
         assert!(done["retryCount"].as_i64().unwrap() <= 2);
@@ -92,6 +95,13 @@ async fn actuator_downlinks_check_each_field_and_run_to_a_final_status() {
     assert!(!by_part["items"].as_array().unwrap().is_empty());
     assert!(by_part["items"].as_array().unwrap().iter().all(|x| x["networkId"] == d.as_str()));
     assert_eq!(e.call(Method::GET, "/downlinks?q=order-7", None).await.1["items"].as_array().unwrap().len(), 0, "the reference matches exactly");
+    // ...and by part of the message text (a string holding the SenML array).
+    let body = json!({"method": {"type": "setProperty", "deviceId": d, "property": "brightnessLevelQ", "value": 3}});
+    assert_eq!(e.call(Method::POST, "/downlinks", Some(body)).await.0, StatusCode::CREATED);
+    let (_, by_message) = e.call(Method::GET, "/downlinks?q=%22n%22%3A%22brightnessLevel", None).await;
+    let items = by_message["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{by_message}");
+    assert!(items[0]["message"].as_str().unwrap().contains("\"n\":\"brightnessLevelQ\""), "{by_message}");
 
     // A dry run is delivered without the device.
     let (_, dry) = e.call(Method::POST, "/downlinks", Some(json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "dryRun": true}))).await;

@@ -57,7 +57,8 @@ fn actuator_answer(d: &DownlinkRow) -> ActuatorDownlink {
         network_id: d.network_id.clone(),
         external_reference: d.external_reference.clone(),
         status: DownlinkStatus::from(d.status.as_str()),
-        message: d.message.clone(),
+        // A string holding the SenML JSON array (section 2.6), not the array itself.
+        message: d.message.as_ref().map(|m| Value::String(m.to_string())),
         created_at: Some(d.created_at),
         modified_at: Some(d.modified_at),
         method: Some(d.body.get("method").cloned().unwrap_or(Value::Null)),
