@@ -210,6 +210,24 @@ async fn a_full_queue_evicts_the_oldest_and_seeded_data_has_every_status() {
     let (_, done) = e.call(Method::GET, &format!("/lora/downlinks?deviceId={dev}&status=DONE&limit=1000"), None).await;
     assert!(done["items"].as_array().unwrap().iter().any(|x| x["lastFailureReason"] == "EVICTED"));
 
+    // MQTT knows no eviction (its failure reasons in section 2.7 have no EVICTED): an
+    // eleventh waiting downlink leaves the other ten queued.
+    let mqtt = e.device("mqtt");
+    let mut mqtt_ids = Vec::new();
+    for i in 0..11 {
+        let body = json!({"deviceId": mqtt.network_id(), "feedbackTimeout": "PT10M", "topic": "cmd", "payload": format!("{i}")});
+        let (status, created) = e.call(Method::POST, "/mqtt/downlinks", Some(body)).await;
+        assert_eq!(status, StatusCode::CREATED, "{created}");
+        mqtt_ids.push(created["id"].as_str().unwrap().to_owned());
+    }
+    for id in &mqtt_ids {
+        let (_, d) = e.call(Method::GET, &format!("/mqtt/downlinks/{id}"), None).await;
+        assert_eq!(d["status"], "PENDING", "{d}");
+        assert!(d.get("lastFailureReason").is_none(), "{d}");
+    }
+    let (_, all_mqtt) = e.call(Method::GET, "/mqtt/downlinks?limit=1000", None).await;
+    assert!(all_mqtt["items"].as_array().unwrap().iter().all(|x| x["lastFailureReason"] != "EVICTED"), "{all_mqtt}");
+
     let (_, all) = e.call(Method::GET, "/downlinks?limit=1000", None).await;
     let statuses: std::collections::HashSet<String> =
         all["items"].as_array().unwrap().iter().map(|x| x["status"].as_str().unwrap().to_owned()).collect();

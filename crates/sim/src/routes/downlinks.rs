@@ -33,6 +33,9 @@ const MAX_RETRY_LIMIT: i64 = 10;
 const DEFAULT_FEEDBACK_TIMEOUT: StdDuration = StdDuration::from_secs(3600);
 /// Downlinks a device's queue holds per kind before the oldest is evicted (assumption A-28).
 const QUEUE_LIMIT: usize = 10;
+/// Kinds whose queue evicts. MQTT does not: `EVICTED` is not among its failure reasons in the
+/// reference (section 2.7), so its waiting downlinks stay until sent, cancelled or timed out.
+const EVICTING_KINDS: &[&str] = &["http", "lora", "sms", "digitalmatter"];
 
 const ACTUATOR_SORT: &[(&str, &str)] = &[
     ("createdAt", "created_at"),
@@ -419,8 +422,9 @@ pub(crate) async fn create_connection(
         None,
         None,
     );
-    // A full queue drops its oldest waiting downlink (EVICTED).
-    let queued = state.store.queued_downlinks(device.id, &kind)?;
+    // A full queue drops its oldest waiting downlink (EVICTED), on the kinds that know eviction.
+    let queued =
+        if EVICTING_KINDS.contains(&kind.as_str()) { state.store.queued_downlinks(device.id, &kind)? } else { Vec::new() };
     if queued.len() >= QUEUE_LIMIT {
         let now = state.clock.now();
         state.store.apply_downlink_changes(&[crate::store::downlinks::DownlinkChange {
