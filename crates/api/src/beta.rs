@@ -90,7 +90,7 @@ impl Beta<'_> {
     /// [`crate::model::beta::switch_refused`] says whether it nonetheless refuses.
     pub async fn context_switch(&self, customer: Uuid) -> Result<serde_json::Value> {
         let url = self.client.url(&format!("api/v1/lifecycle/clients/{customer}/context-switch"))?;
-        self.client.get_any_accepting(url, "application/json").await
+        self.client.get_any_json_headers(url).await
     }
 
     /// `POST /api/actuator/downlinks`: one hex payload per LoRa device (DevEUI), sent on LoRa

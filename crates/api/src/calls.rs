@@ -77,9 +77,11 @@ impl Client {
         self.send_request(RequestSpec::new(Method::DELETE, url)).await.map(|_| ())
     }
 
-    /// A GET with a specific `Accept` whose answer is not shown: kept as it came.
-    pub(crate) async fn get_any_accepting(&self, url: Url, accept: &'static str) -> Result<serde_json::Value> {
-        let spec = RequestSpec { accept: Some(accept), ..RequestSpec::new(Method::GET, url) };
+    /// A GET without a body that nonetheless sends `Content-Type: application/json` and
+    /// `Accept: application/json` (the context switch, reference 4.5); its answer is not shown:
+    /// kept as it came.
+    pub(crate) async fn get_any_json_headers(&self, url: Url) -> Result<serde_json::Value> {
+        let spec = RequestSpec { accept: Some("application/json"), json_content_type: true, ..RequestSpec::new(Method::GET, url) };
         Ok(any_answer(&self.send_request(spec).await?))
     }
 

@@ -207,7 +207,7 @@ impl Client {
     }
 
     async fn request_loop(&self, spec: RequestSpec) -> Result<Vec<u8>> {
-        let RequestSpec { method, url, body, accept } = spec;
+        let RequestSpec { method, url, body, accept, json_content_type } = spec;
         // The bearer token goes only to the configured service, never to a host a link names.
         if url.origin() != self.inner.config.base_url.origin() {
             return Err(Error::Protocol {
@@ -253,6 +253,8 @@ impl Client {
             }
             if let Some(body) = &body {
                 req = req.header(reqwest::header::CONTENT_TYPE, "application/json").body(body.clone());
+            } else if json_content_type {
+                req = req.header(reqwest::header::CONTENT_TYPE, "application/json");
             }
             let sent = async {
                 let res = req.send().await?;
@@ -369,11 +371,14 @@ pub(crate) struct RequestSpec {
     pub url: Url,
     pub body: Option<Vec<u8>>,
     pub accept: Option<&'static str>,
+    /// Sends `Content-Type: application/json` even without a body (a request with a body
+    /// always has it): the context switch lists that header on a GET (reference 4.5).
+    pub json_content_type: bool,
 }
 
 impl RequestSpec {
     pub fn new(method: Method, url: Url) -> RequestSpec {
-        RequestSpec { method, url, body: None, accept: None }
+        RequestSpec { method, url, body: None, accept: None, json_content_type: false }
     }
 }
 

@@ -21,8 +21,10 @@ pub const NO_SERVICE: &str = "Feature service does not exist anymore";
 pub(crate) async fn token(
     State(state): State<Arc<SimState>>,
     faults: Option<axum::Extension<crate::faults::RequestFaults>>,
+    headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> Result<Json<TokenResponse>, ApiError> {
+    crate::routes::require_json_content_type(&headers)?;
     let body: Value = serde_json::from_slice(&body)
         .map_err(|_| ApiError::invalid("body", "must be a JSON object with grant_type, audience, client_id, client_secret"))?;
     let field = |name: &str| -> Result<String, ApiError> {

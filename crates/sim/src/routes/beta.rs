@@ -113,6 +113,8 @@ pub(crate) async fn context_switch(
     Path(client_id): Path<String>,
 ) -> Result<Json<ContextSwitch>, ApiError> {
     require_accept(&headers, "application/json")?;
+    // The reference lists both headers on this GET, though it has no body.
+    crate::routes::require_json_content_type(&headers)?;
     let customer = Uuid::parse_str(&client_id).map_err(|_| ApiError::invalid("clientId", "must be a UUID"))?;
     // Always on behalf of the key's own client, whatever x-client-id says.
     match state.store.client(customer)? {

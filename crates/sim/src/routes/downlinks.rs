@@ -596,6 +596,7 @@ pub(crate) async fn create_beta_actuator(
     body: axum::body::Bytes,
 ) -> Result<(StatusCode, [(axum::http::HeaderName, &'static str); 1], Json<Vec<ActuatorDownlink>>), ApiError> {
     crate::routes::beta::require_accept(&headers, BETA_ACTUATOR_MEDIA)?;
+    crate::routes::require_json_content_type(&headers)?;
     let port = req
         .query
         .one("port")?
