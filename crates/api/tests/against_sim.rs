@@ -1,6 +1,5 @@
 //! The client against the simulator over real HTTP on a loopback port.
 
-use std::net::SocketAddr;
 
 use dcs_api::firmware::ModuleFilter;
 use dcs_api::{Client, ClientConfig, ErrorCode, Secret};
@@ -8,10 +7,10 @@ use dcs_sim::store::ModuleQuery;
 use dcs_sim::{RunningSim, SimOptions, Simulator};
 use futures::TryStreamExt;
 
+mod common;
+
 async fn start() -> (Simulator, RunningSim) {
-    let sim = Simulator::new(SimOptions::default()).unwrap();
-    let running = sim.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
-    (sim, running)
+    common::start(SimOptions::default()).await
 }
 
 fn client(running: &RunningSim, key_id: &str, secret: &str) -> Client {
@@ -139,7 +138,7 @@ async fn concurrent_first_requests_share_one_token_and_later_ones_reuse_it() {
 #[tokio::test]
 async fn a_base_url_with_a_path_prefix_keeps_it_for_every_call_and_link() {
     // The simulator mounted under /gateway/dcs, as behind an API gateway.
-    let sim = Simulator::new(SimOptions { devices_per_client: 20, ..Default::default() }).unwrap();
+    let sim = common::simulator(SimOptions { devices_per_client: 20, ..Default::default() });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let app = axum::Router::new().nest("/gateway/dcs", sim.router());

@@ -1,6 +1,5 @@
 //! Downlinks, bindings and the beta API against the simulator over real HTTP.
 
-use std::net::SocketAddr;
 
 use dcs_api::beta::BetaDeviceQuery;
 use dcs_api::bindings::BindingFilter;
@@ -18,10 +17,10 @@ use futures::TryStreamExt;
 use serde_json::json;
 use uuid::Uuid;
 
+mod common;
+
 async fn start() -> (Simulator, RunningSim) {
-    let sim = Simulator::new(SimOptions { devices_per_client: 40, ..Default::default() }).unwrap();
-    let running = sim.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
-    (sim, running)
+    common::start(SimOptions { devices_per_client: 40, ..Default::default() }).await
 }
 
 fn config(running: &RunningSim, key: &DemoKey) -> ClientConfig {
@@ -413,8 +412,7 @@ async fn the_x_client_id_mode_needs_a_context_switch_and_excludes_the_security_c
 async fn a_refused_token_on_the_beta_api_is_a_302_not_followed_and_reported_as_unauthorized() {
     let (sim, running) = start().await;
     // Tokens from a simulator with another seed are foreign to this one.
-    let other = Simulator::new(SimOptions { seed: 2, devices_per_client: 1, ..Default::default() }).unwrap();
-    let other_running = other.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    let (other, other_running) = common::start(SimOptions { seed: 2, devices_per_client: 1, ..Default::default() }).await;
     let other_key = other.demo_key();
     let cfg = ClientConfig::new(&running.base_url(), &other_running.base_url(), &other_key.key_id, Secret::new(other_key.secret.clone())).unwrap();
     let c = Client::new(cfg).unwrap();
@@ -429,8 +427,7 @@ async fn a_refused_token_on_the_beta_api_is_a_302_not_followed_and_reported_as_u
 
 #[tokio::test]
 async fn beta_actuator_downlinks_are_checked_then_created() {
-    let sim = Simulator::new(SimOptions { devices_per_client: 30, ..Default::default() }).unwrap();
-    let running = sim.spawn(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    let (sim, running) = common::start(SimOptions { devices_per_client: 30, ..Default::default() }).await;
     let key = sim.demo_key();
     let base = running.base_url();
     let c = dcs_api::Client::new(dcs_api::ClientConfig::new(&base, &base, &key.key_id, dcs_api::Secret::new(key.secret.clone())).unwrap()).unwrap();

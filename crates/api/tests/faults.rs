@@ -1,7 +1,6 @@
 //! The retry layer against the simulator's fault injection: 5xx answers, 429
 //! storms with `Retry-After`, dropped connections, and tokens that expire during a scan.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use dcs_api::downlinks::{DownlinkMethod, NewDownlink};
@@ -16,10 +15,10 @@ use dcs_sim::{DemoKey, RunningSim, SimOptions, Simulator};
 use futures::TryStreamExt;
 use uuid::Uuid;
 
+mod common;
+
 async fn start(opts: SimOptions) -> (Simulator, RunningSim) {
-    let sim = Simulator::new(SimOptions { devices_per_client: 20, ..opts }).unwrap();
-    let running = sim.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
-    (sim, running)
+    common::start(SimOptions { devices_per_client: 20, ..opts }).await
 }
 
 fn client_with(running: &RunningSim, key: &DemoKey, retry: RetryPolicy) -> Client {

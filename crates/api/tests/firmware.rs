@@ -1,7 +1,6 @@
 //! The firmware API of the client (packages, files, states) against the simulator over real
 //! HTTP on a loopback port.
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,10 +15,10 @@ use futures::TryStreamExt;
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
+mod common;
+
 async fn start() -> (Simulator, RunningSim) {
-    let sim = Simulator::new(SimOptions { devices_per_client: 40, speed: 5000.0, ..Default::default() }).unwrap();
-    let running = sim.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
-    (sim, running)
+    common::start(SimOptions { devices_per_client: 40, speed: 5000.0, ..Default::default() }).await
 }
 
 fn client(running: &RunningSim, key_id: &str, secret: &str) -> Client {

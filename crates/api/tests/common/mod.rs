@@ -1,0 +1,33 @@
+//! The simulator every client integration test talks to: the variant named by
+//! `DCS_SIM_VARIANT` (`reference` when unset, `alt` for the second pass of
+//! `scripts/test-session.sh`), so one test proves the client against two plausible services.
+//! Each test file has `mod common;` and starts its simulators only through [`start`] or
+//! [`simulator`].
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+
+use dcs_sim::{RunningSim, SimOptions, Simulator, Variant};
+
+/// The variant these tests run against.
+pub fn variant() -> Variant {
+    Variant::from_env().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Whether the tests run against the alt variant (for the few assertions of a choice the
+/// variants make differently: each branch asserts its own variant's behaviour).
+pub fn alt() -> bool {
+    variant().is_alt()
+}
+
+/// A simulator with `opts`, playing the variant of [`variant`], not yet listening.
+pub fn simulator(opts: SimOptions) -> Simulator {
+    Simulator::new(SimOptions { variant: variant(), ..opts }).unwrap()
+}
+
+/// A simulator with `opts` serving on a free loopback port.
+pub async fn start(opts: SimOptions) -> (Simulator, RunningSim) {
+    let sim = simulator(opts);
+    let running = sim.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    (sim, running)
+}
