@@ -12,7 +12,7 @@ use dcs_api::model::{DeviceId, FirmwareState};
 use dcs_api::{Client, ClientConfig, Secret};
 use dcs_console::fleet::query::{self, DeviceQuery, Selection};
 use dcs_console::fleet::rollout::{self, DeviceChoice, RolloutPlan, RolloutState, StepOutcome};
-use dcs_console::fleet::scan::{self, ScanKind};
+use dcs_console::fleet::scan::{self, ScanKind, Support};
 use dcs_console::fleet::{FleetDb, FleetError, Scope, ScopeKey};
 use dcs_console::set_target::{self, SetTarget};
 use dcs_sim::{RunningSim, SimOptions, Simulator};
@@ -803,4 +803,258 @@ async fn the_refresh_interval_is_kept_for_the_next_start() {
     let service = FleetService::new(std::sync::Arc::new(FleetDb::open(&path).unwrap()));
     let status = service.status(scope).unwrap();
     assert_eq!((status.interval_seconds, status.auto_refresh), (5, false));
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the service supports: `modifiedSince` and `sort=-modifiedAt` are not in the reference
+// (A-41). The simulator takes both; the services below sit in front of it and refuse or ignore
+// one, as another service might.
+
+/// What the service in front of the simulator does with a parameter.
+#[derive(Clone, Copy, Debug)]
+enum Twist {
+    /// Drops `modifiedSince` from the query: answers as if it had not been sent.
+    IgnoreSince,
+    /// A 400 naming `modifiedSince`.
+    RefuseSince,
+    /// Drops `sort`: answers in its default order.
+    IgnoreSort,
+    /// A 400 naming `sort` when it sorts by `modifiedAt`.
+    RefuseSort,
+}
+
+/// A scope's requests as the service in front of the simulator saw them (path and query).
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+/// The simulator's routes behind `twists`, served on a free port, with a client, a fleet
+/// database in `dir` and its scope. Nothing moves the simulated devices: only what a test sets.
+async fn twisted(devices: u32, twists: &'static [Twist], dir: &std::path::Path) -> (Simulator, Client, FleetDb, Scope, Seen) {
+    use axum::extract::Request;
+    use axum::middleware::Next;
+    use axum::response::IntoResponse;
+    let sim = Simulator::new(SimOptions { devices_per_client: devices, ..Default::default() }).unwrap();
+    let seen: Seen = Default::default();
+    let log = seen.clone();
+    let app = sim.router().layer(axum::middleware::from_fn(move |mut req: Request, next: Next| {
+        let log = log.clone();
+        async move {
+            let path = req.uri().path().to_owned();
+            if path == "/firmware/states" {
+                let pairs: Vec<(String, String)> = url::form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes())
+                    .into_owned()
+                    .collect();
+                log.lock().unwrap().push(format!("{path}?{}", req.uri().query().unwrap_or("")));
+                let refuse = |name: &str| {
+                    (
+                        axum::http::StatusCode::BAD_REQUEST,
+                        [("content-type", "application/problem+json")],
+                        serde_json::json!({"title": "Bad Request", "status": 400,
+                            "detail": format!("{name} is not supported here"),
+                            "invalidParams": [{"name": name, "reason": "not supported"}]})
+                        .to_string(),
+                    )
+                        .into_response()
+                };
+                let mut keep = pairs.clone();
+                for t in twists {
+                    match t {
+                        Twist::IgnoreSince => keep.retain(|(k, _)| k != "modifiedSince"),
+                        Twist::RefuseSince if pairs.iter().any(|(k, _)| k == "modifiedSince") => return refuse("modifiedSince"),
+                        Twist::IgnoreSort => keep.retain(|(k, _)| k != "sort"),
+                        Twist::RefuseSort if pairs.iter().any(|(k, v)| k == "sort" && v.contains("modifiedAt")) => {
+                            return refuse("sort")
+                        }
+                        _ => {}
+                    }
+                }
+                let query = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(&keep).finish();
+                let uri = if query.is_empty() { path.clone() } else { format!("{path}?{query}") };
+                *req.uri_mut() = uri.parse().unwrap();
+            }
+            next.run(req).await
+        }
+    }));
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let key = sim.demo_key();
+    let client = Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret)).unwrap()).unwrap();
+    let db = FleetDb::open(&dir.join("fleet.sqlite")).unwrap();
+    let scope = db.scope(&ScopeKey { profile: "p".into(), base_url: base, customer: None }).unwrap();
+    (sim, client, db, scope, seen)
+}
+
+async fn refresh_in(client: &Client, db: &FleetDb, scope: Scope, kind: ScanKind) -> scan::ScanReport {
+    scan::refresh(client, db, scope, kind, &CancellationToken::new(), |_| {}).await.unwrap()
+}
+
+/// Sets a target (the first package's version of the state's module) on one state the
+/// database holds; answers the state's keys and the version.
+async fn set_one_target(client: &Client, db: &FleetDb, scope: Scope) -> (uuid::Uuid, uuid::Uuid, String) {
+    let module = &query::modules(db, scope).unwrap()[0];
+    let overview = query::overview(db, scope, &module.module_id, &Default::default()).unwrap();
+    let version = overview.packages.iter().find(|p| p.has_file).unwrap().version.clone();
+    let state = all_states(client)
+        .await
+        .into_iter()
+        .find(|s| s.module_id.to_string() == module.module_id && s.target_firmware_version.as_deref() != Some(&version))
+        .unwrap();
+    set_target::send(client, &SetTarget::simulator(), &DeviceId::Uuid(state.device_id), state.module_id, Some(&version), None)
+        .await
+        .unwrap();
+    (state.device_id, state.module_id, version)
+}
+
+fn target_held(db: &FleetDb, scope: Scope, device: uuid::Uuid, module: uuid::Uuid) -> Option<String> {
+    let q = DeviceQuery { module_id: Some(module.to_string()), device: Some(device.to_string()), ..Default::default() };
+    let rows = query::rows(db, scope, &q, Some(&query::DeviceMatch::Exact(device)), 0, 10).unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    rows[0].target.clone()
+}
+
+#[tokio::test]
+async fn a_service_taking_both_parameters_is_refreshed_incrementally() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_sim, client, db, scope, seen) = twisted(150, &[], dir.path()).await;
+    let full = refresh_in(&client, &db, scope, ScanKind::Full).await;
+    assert_eq!(full.mode.modified_at_sort, Support::Supported, "{:?}", full.mode);
+    assert!(full.mode.incremental && full.mode.text.starts_with("incremental"), "{:?}", full.mode);
+    let (device, module, version) = set_one_target(&client, &db, scope).await;
+    seen.lock().unwrap().clear();
+    let inc = refresh_in(&client, &db, scope, ScanKind::Incremental).await;
+    assert_eq!(inc.kind, ScanKind::Incremental);
+    assert_eq!(inc.mode.modified_since, Support::Supported);
+    assert_eq!(inc.mode.text, "incremental: only states changed since the last refresh are read");
+    assert!(inc.states >= 1 && inc.states < full.states / 4, "read {} of {}", inc.states, full.states);
+    assert_eq!(inc.changed, 1);
+    assert_eq!(target_held(&db, scope, device, module), Some(version));
+    // The watermark request, then one filtered page: nothing more.
+    let asked = seen.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(asked[0].contains("sort=-modifiedAt") && asked[1].contains("modifiedSince="), "{asked:?}");
+}
+
+#[tokio::test]
+async fn an_ignored_modified_since_is_detected_and_refreshes_become_full_scans_that_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = {
+        let (_sim, client, db, scope, _) = twisted(150, &[Twist::IgnoreSince], dir.path()).await;
+        let full = refresh_in(&client, &db, scope, ScanKind::Full).await;
+        assert_eq!(full.mode.modified_since, Support::Unknown);
+        let service = all_states(&client).await;
+        let (device, module, version) = set_one_target(&client, &db, scope).await;
+
+        let first = refresh_in(&client, &db, scope, ScanKind::Incremental).await;
+        assert_eq!(first.kind, ScanKind::Full, "went on as a full scan");
+        assert_eq!(first.mode.modified_since, Support::Ignored);
+        assert!(!first.mode.incremental);
+        assert!(
+            first.mode.text.starts_with("full scans: this service ignores modifiedSince"),
+            "{}",
+            first.mode.text
+        );
+        // The one state changed is reported and held; every state is held once.
+        assert_eq!(first.changed, 1, "{first:?}");
+        assert_eq!(target_held(&db, scope, device, module), Some(version));
+        assert_eq!(db.scope_info(scope).unwrap().states as usize, service.len());
+
+        // The next refresh asked for as incremental is a full scan from the start: it reads
+        // every state once, changes nothing, and forgets a state the service no longer has.
+        let gone = FirmwareState { device_id: uuid::Uuid::new_v4(), ..service[0].clone() };
+        scan::write_page(&db, scope, std::slice::from_ref(&gone)).unwrap();
+        let next = refresh_in(&client, &db, scope, ScanKind::Incremental).await;
+        assert_eq!((next.kind, next.states as usize, next.changed, next.removed), (ScanKind::Full, service.len(), 0, 1));
+        assert_eq!(db.scope_info(scope).unwrap().states as usize, service.len());
+        scope
+    };
+    // What was learnt survives a reopen of the database, and the timer plans full scans.
+    use dcs_console::fleet::service::FleetService;
+    let db = std::sync::Arc::new(FleetDb::open(&dir.path().join("fleet.sqlite")).unwrap());
+    let mode = scan::mode(&db, scope).unwrap();
+    assert_eq!((mode.modified_since, mode.incremental), (Support::Ignored, false));
+    assert!(mode.modified_since_checked_at.is_some());
+    let service = FleetService::new(db);
+    service.set_refresh(5, true).unwrap();
+    let status = service.status(scope).unwrap();
+    assert!(status.mode.text.starts_with("full scans: this service ignores modifiedSince"), "{:?}", status.mode);
+    assert_eq!(status.effective_interval_seconds, 5, "no refresh timed in this run yet");
+    assert_eq!(service.due(scope).unwrap(), Some(ScanKind::Full));
+}
+
+#[tokio::test]
+async fn refused_parameters_are_detected_and_the_dashboard_still_refreshes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_sim, client, db, scope, seen) = twisted(150, &[Twist::RefuseSince, Twist::RefuseSort], dir.path()).await;
+    let full = refresh_in(&client, &db, scope, ScanKind::Full).await;
+    assert_eq!(full.mode.modified_at_sort, Support::Refused);
+    // Where to start comes from the states read.
+    assert!(full.watermark.is_some());
+    let service = all_states(&client).await;
+    let (device, module, version) = set_one_target(&client, &db, scope).await;
+    let first = refresh_in(&client, &db, scope, ScanKind::Incremental).await;
+    assert_eq!((first.kind, first.mode.modified_since), (ScanKind::Full, Support::Refused));
+    assert!(first.mode.text.starts_with("full scans: this service refuses modifiedSince"), "{}", first.mode.text);
+    assert_eq!((first.changed, first.states as usize), (1, service.len()));
+    assert_eq!(target_held(&db, scope, device, module), Some(version));
+    // Known now: the next refresh asks for neither parameter again.
+    seen.lock().unwrap().clear();
+    let next = refresh_in(&client, &db, scope, ScanKind::Incremental).await;
+    assert_eq!((next.kind, next.changed), (ScanKind::Full, 0));
+    let asked = seen.lock().unwrap().clone();
+    assert!(asked.iter().all(|q| !q.contains("modifiedSince") && !q.contains("modifiedAt")), "{asked:?}");
+}
+
+#[tokio::test]
+async fn an_ignored_sort_is_detected_and_the_watermark_comes_from_the_states_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_sim, client, db, scope, _) = twisted(150, &[Twist::IgnoreSort], dir.path()).await;
+    let full = refresh_in(&client, &db, scope, ScanKind::Full).await;
+    assert_eq!(full.mode.modified_at_sort, Support::Ignored, "{:?}", full.mode);
+    assert!(full.mode.text.contains("ignores sort=-modifiedAt"), "{}", full.mode.text);
+    // The watermark is the latest state time read (less the scan's duration), as an instant.
+    let latest = all_states(&client).await.iter().filter_map(scan::modified_at).max().unwrap();
+    let watermark = time::OffsetDateTime::parse(full.watermark.as_deref().unwrap(), &time::format_description::well_known::Rfc3339).unwrap();
+    assert!(watermark <= latest && latest - watermark < time::Duration::seconds(60), "{watermark} vs {latest}");
+    let (device, module, version) = set_one_target(&client, &db, scope).await;
+    let inc = refresh_in(&client, &db, scope, ScanKind::Incremental).await;
+    assert_eq!((inc.kind, inc.mode.modified_since), (ScanKind::Incremental, Support::Supported));
+    assert!(inc.states >= 1 && inc.states < full.states / 4, "read {} of {}", inc.states, full.states);
+    assert_eq!(target_held(&db, scope, device, module), Some(version));
+}
+
+#[tokio::test]
+async fn the_alt_simulator_is_refreshed_with_full_scans() {
+    // The alt variant ignores modifiedSince and refuses sort=-modifiedAt (A-41 (alt)).
+    let sim = Simulator::new(SimOptions { devices_per_client: 60, variant: dcs_sim::Variant::Alt, ..Default::default() }).unwrap();
+    let running = sim.spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.unwrap();
+    let base = running.base_url();
+    let key = sim.demo_key();
+    let client = Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret)).unwrap()).unwrap();
+    let db = FleetDb::in_memory().unwrap();
+    let scope = db.scope(&ScopeKey { profile: "alt".into(), base_url: base, customer: None }).unwrap();
+    let full = refresh_in(&client, &db, scope, ScanKind::Full).await;
+    assert_eq!(full.mode.modified_at_sort, Support::Refused);
+    let inc = refresh_in(&client, &db, scope, ScanKind::Incremental).await;
+    assert_eq!((inc.kind, inc.mode.modified_since), (ScanKind::Full, Support::Ignored));
+    assert_eq!(db.scope_info(scope).unwrap().states as usize, all_states(&client).await.len());
+}
+
+#[test]
+fn a_database_made_before_the_support_columns_gets_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.sqlite");
+    {
+        let old = rusqlite::Connection::open(&path).unwrap();
+        old.execute_batch(
+            "CREATE TABLE scopes (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, profile TEXT NOT NULL,
+                 base_url TEXT NOT NULL, customer TEXT, watermark INTEGER, last_full_at INTEGER, last_refresh_at INTEGER);
+             INSERT INTO scopes (key, profile, base_url, watermark) VALUES ('p|b|', 'p', 'b', 1000);",
+        )
+        .unwrap();
+    }
+    let db = FleetDb::open(&path).unwrap();
+    let scope = db.scope(&ScopeKey { profile: "p".into(), base_url: "b".into(), customer: None }).unwrap();
+    let mode = scan::mode(&db, scope).unwrap();
+    assert_eq!((mode.modified_since, mode.modified_at_sort, mode.incremental), (Support::Unknown, Support::Unknown, true));
+    assert!(db.scope_info(scope).unwrap().watermark.is_some(), "the old row is kept");
 }

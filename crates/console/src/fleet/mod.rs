@@ -5,7 +5,7 @@
 //!
 //! - [`FleetDb`]: the database file (in the app's data folder) and its schema;
 //! - [`scan`]: the full scan and the incremental refresh, page by page, with progress and
-//!   cancellation;
+//!   cancellation, and what the service was seen to support for it (else full scans, said so);
 //! - [`query`]: the overview of a module, the device table (filter, sort, windows of rows, CSV)
 //!   and the history timeline;
 //! - [`rollout`]: plans in waves with success and error thresholds, and the step that moves them.
@@ -98,7 +98,11 @@ CREATE TABLE IF NOT EXISTS scopes (
     customer TEXT,
     watermark INTEGER,
     last_full_at INTEGER,
-    last_refresh_at INTEGER
+    last_refresh_at INTEGER,
+    since_support TEXT,
+    since_checked_at INTEGER,
+    sort_support TEXT,
+    sort_checked_at INTEGER
 );
 CREATE TABLE IF NOT EXISTS states (
     scope INTEGER NOT NULL,
@@ -182,6 +186,28 @@ CREATE TABLE IF NOT EXISTS rollout_events (
 CREATE INDEX IF NOT EXISTS rollout_events_at ON rollout_events (rollout, at);
 ";
 
+/// Columns added after a database may have been made without them: (table, column, type).
+const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
+    ("scopes", "since_support", "TEXT"),
+    ("scopes", "since_checked_at", "INTEGER"),
+    ("scopes", "sort_support", "TEXT"),
+    ("scopes", "sort_checked_at", "INTEGER"),
+];
+
+fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {
+    for (table, column, kind) in ADDED_COLUMNS {
+        let present: bool = conn.query_row(
+            "SELECT count(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2",
+            params![table, column],
+            |r| r.get(0),
+        )?;
+        if !present {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
+        }
+    }
+    Ok(())
+}
+
 /// The fleet database: one file, shared by every scope, used from one connection at a time.
 pub struct FleetDb {
     conn: Mutex<Connection>,
@@ -220,6 +246,7 @@ impl FleetDb {
         conn.pragma_update(None, "temp_store", "MEMORY")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(SCHEMA)?;
+        add_missing_columns(&conn)?;
         Ok(FleetDb {
             conn: Mutex::new(conn),
             scopes: Default::default(),

@@ -1,19 +1,57 @@
 //! Copying a scope's firmware states into the fleet database, page by page.
 //!
-//! A **full scan** reads every state in the service's default order (device, then module) and
-//! then forgets states the service no longer has. An **incremental refresh** asks only for
-//! states modified since a watermark (`modifiedSince`, simulator assumption A-41).
+//! A **full scan** reads every state in the service's default order and then forgets states the
+//! service no longer has. An **incremental refresh** asks only for states modified since a
+//! watermark. Neither the `modifiedSince` filter nor a `modifiedAt` sort of `GET /firmware/states`
+//! is in the reference: it shows `cursor`, `limit`, `sort` and `clientId` ("further parameters:
+//! not shown"), and a state has no `modifiedAt` (section 2.5). The simulator takes both (A-41);
+//! another service may refuse them or ignore them. So every refresh finds out from the answers
+//! themselves, per scope, and the fleet database remembers what it learnt and when ([`Support`],
+//! [`RefreshMode`]).
 //!
-//! The watermark is in the service's clock, never this computer's: before reading, one request
-//! asks for the most recently modified state (`sort=-modifiedAt&limit=1`), and its time becomes
-//! the next refresh's starting point. A state has no `modifiedAt` member (section 2.5), so that
-//! time is the later of its target's and its status's times. Every change made after that probe
-//! is stamped at or after it, so the next refresh sees it even if this one missed it; the next
-//! refresh also reaches back [`OVERLAP`] before it, for changes stamped just before the probe but
-//! committed after it. Reading in the device order keeps paging sound while states change: a
-//! state's modification time only grows, so the set `modifiedSince` selects only gains members
-//! during a scan, and the offsets of the `next` links never skip one (at worst a state is read
-//! twice, which the upsert absorbs).
+//! **A state's time** is the later of its target's and its status's times ([`modified_at`]),
+//! compared as instants, never as text (the service may write them in any ISO 8601 form). A state
+//! with neither time is no evidence either way.
+//!
+//! **A refusal** is a 4xx answer other than 401, 403, 408 and 429 (those are about the caller or
+//! the moment, not the request's parameters) to a request with the parameter, while the same
+//! request without it is accepted. Nothing else counts as a refusal: a request failing both ways
+//! fails the refresh.
+//!
+//! **The watermark request** `sort=-modifiedAt` asks for the service's latest change.
+//! - Refused → [`Support::Refused`].
+//! - Ignored: on every full scan, and whenever the support is not known or was learnt more than
+//!   [`RECHECK_AFTER_MS`] ago, it asks for [`ORDER_SAMPLE`] states. If the states of that page
+//!   that have a time are not in non-increasing order of it → [`Support::Ignored`]; in that
+//!   order with at least two different times → [`Support::Supported`]; fewer than two different
+//!   times decide nothing.
+//!
+//! **`modifiedSince`**, sent by every incremental refresh (the watermark less [`OVERLAP_MS`],
+//! in whole seconds):
+//! - Refused → [`Support::Refused`]; the refresh goes on as a full scan.
+//! - Ignored: a state on any page whose time is more than [`SLACK_MS`] before the instant sent
+//!   (a service filtering by its own coarser clock may round the instant down by less) →
+//!   [`Support::Ignored`]; the refresh starts again as a full scan. A service applying the filter
+//!   never answers such a state. The size of the answer alone decides nothing: every state may
+//!   have changed since (a rollout to the whole fleet), and then a full read is the right answer.
+//! - Otherwise → [`Support::Supported`].
+//!
+//! **Without `modifiedSince`** refreshes are full scans: every state is read, the database writes
+//! only the rows that differ (the report's `changed`), and states the service no longer has are
+//! forgotten. The timer keeps the user's interval, counted from the end of the previous scan, so
+//! scans never overlap. A refused or ignored `modifiedSince` is tried again once what was learnt
+//! is [`RECHECK_AFTER_MS`] old (the service may have changed).
+//!
+//! **The watermark** is in the service's clock, never this computer's. With the sort, it is the
+//! time of the latest state asked for before reading: every change made after that request is
+//! stamped at or after it, so the next refresh sees it even if this one missed it; the next
+//! refresh also reaches back [`OVERLAP_MS`] before it, for changes stamped just before the
+//! request but committed after it. Without the sort, it is the latest time among the states read,
+//! less the scan's duration: a change the scan missed was stamped after the scan started, and no
+//! state read was stamped later than the scan's end. Reading in the service's default order keeps
+//! paging sound while states change: a state's time only grows, so the set `modifiedSince`
+//! selects only gains members during a scan, and the offsets of the `next` links never skip one
+//! (at worst a state is read twice, which the upsert absorbs).
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -29,13 +67,19 @@ use tokio_util::sync::CancellationToken;
 use url::Url;
 use uuid::Uuid;
 
-use super::{now_ms, to_ms, FleetDb, FleetError, Result, Scope};
+use super::{from_ms, ms_to_text, now_ms, to_ms, FleetDb, FleetError, Result, Scope};
 
 /// How far before the watermark an incremental refresh reaches back (in the service's clock).
 pub const OVERLAP_MS: i64 = 2 * 60 * 1000;
 /// States asked for per page: the simulator's maximum (the reference shows none). A service that
 /// refuses it is asked again by the client's pager with a size it accepts, or its default.
 pub const PAGE_SIZE: u32 = 1000;
+/// States asked for to see whether `sort=-modifiedAt` orders them.
+pub const ORDER_SAMPLE: u32 = 50;
+/// How much earlier than the `modifiedSince` sent a state's time must be to show the filter ignored.
+pub const SLACK_MS: i64 = 1000;
+/// What was learnt of a refused or ignored parameter is checked again after this long (a day).
+pub const RECHECK_AFTER_MS: i64 = 24 * 3600 * 1000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -43,6 +87,157 @@ pub const PAGE_SIZE: u32 = 1000;
 pub enum ScanKind {
     Full,
     Incremental,
+}
+
+/// What the service was seen to do with a parameter of `GET /firmware/states` the reference does
+/// not show (`modifiedSince`, `sort=-modifiedAt`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum Support {
+    /// Not asked yet (or the answers decided nothing).
+    #[default]
+    Unknown,
+    Supported,
+    /// Accepted, but the answer was not filtered or ordered by it.
+    Ignored,
+    /// Answered with a 4xx while the same request without it was accepted.
+    Refused,
+}
+
+impl Support {
+    fn as_str(self) -> &'static str {
+        match self {
+            Support::Unknown => "unknown",
+            Support::Supported => "supported",
+            Support::Ignored => "ignored",
+            Support::Refused => "refused",
+        }
+    }
+
+    fn parse(s: Option<&str>) -> Support {
+        match s {
+            Some("supported") => Support::Supported,
+            Some("ignored") => Support::Ignored,
+            Some("refused") => Support::Refused,
+            _ => Support::Unknown,
+        }
+    }
+
+    /// Worth using: supported, or not known to be otherwise.
+    fn usable(self) -> bool {
+        matches!(self, Support::Unknown | Support::Supported)
+    }
+
+    /// "ignores" / "refuses", for the mode's words.
+    fn verb(self) -> &'static str {
+        match self {
+            Support::Refused => "refuses",
+            _ => "ignores",
+        }
+    }
+}
+
+/// How a scope is refreshed, as learnt from the service (module doc), in plain words too.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct RefreshMode {
+    /// Refreshes read only what changed (false: every refresh is a full scan).
+    pub incremental: bool,
+    /// What the service does with `modifiedSince`.
+    pub modified_since: Support,
+    /// When that was learnt (this computer's clock, RFC 3339).
+    pub modified_since_checked_at: Option<String>,
+    /// What the service does with `sort=-modifiedAt`.
+    pub modified_at_sort: Support,
+    pub modified_at_sort_checked_at: Option<String>,
+    /// The mode in plain words: "incremental: …" or "full scans: this service ignores
+    /// modifiedSince …".
+    pub text: String,
+}
+
+/// What the database holds of a scope's support, in milliseconds.
+#[derive(Debug, Clone, Copy, Default)]
+struct Known {
+    since: Support,
+    since_at: Option<i64>,
+    sort: Support,
+    sort_at: Option<i64>,
+}
+
+impl Known {
+    fn mode(&self) -> RefreshMode {
+        let incremental = self.since.usable();
+        let text = if !incremental {
+            format!(
+                "full scans: this service {} modifiedSince, so every refresh reads every state and reports the rows that changed",
+                self.since.verb()
+            )
+        } else if !self.sort.usable() {
+            format!(
+                "incremental: only states changed since the last refresh are read (this service {} sort=-modifiedAt, \
+                 so where to start is taken from the states read)",
+                self.sort.verb()
+            )
+        } else if self.since == Support::Unknown {
+            "incremental: only states changed since the last refresh are read (not yet checked with this service)".into()
+        } else {
+            "incremental: only states changed since the last refresh are read".into()
+        };
+        RefreshMode {
+            incremental,
+            modified_since: self.since,
+            modified_since_checked_at: self.since_at.map(ms_to_text),
+            modified_at_sort: self.sort,
+            modified_at_sort_checked_at: self.sort_at.map(ms_to_text),
+            text,
+        }
+    }
+}
+
+/// Whether something learnt at `at` is to be checked again at `now`.
+fn stale(at: Option<i64>, now: i64) -> bool {
+    at.is_none_or(|at| now - at >= RECHECK_AFTER_MS)
+}
+
+/// The scope's watermark and what is known of its service.
+fn load(db: &FleetDb, scope: Scope) -> Result<(Option<i64>, Known)> {
+    Ok(db.conn().query_row(
+        "SELECT watermark, since_support, since_checked_at, sort_support, sort_checked_at FROM scopes WHERE id = ?1",
+        [scope.0],
+        |r| {
+            Ok((
+                r.get(0)?,
+                Known {
+                    since: Support::parse(r.get::<_, Option<String>>(1)?.as_deref()),
+                    since_at: r.get(2)?,
+                    sort: Support::parse(r.get::<_, Option<String>>(3)?.as_deref()),
+                    sort_at: r.get(4)?,
+                },
+            ))
+        },
+    )?)
+}
+
+/// How `scope` is refreshed, as the database remembers it.
+pub fn mode(db: &FleetDb, scope: Scope) -> Result<RefreshMode> {
+    Ok(load(db, scope)?.1.mode())
+}
+
+/// What the next refresh of `scope` will be when asked for `kind`: a full scan when the service
+/// is known not to support `modifiedSince` (until that is to be checked again).
+pub fn planned_kind(db: &FleetDb, scope: Scope, kind: ScanKind) -> Result<ScanKind> {
+    let (watermark, known) = load(db, scope)?;
+    Ok(plan(kind, watermark, &known, now_ms()))
+}
+
+fn plan(kind: ScanKind, watermark: Option<i64>, known: &Known, now: i64) -> ScanKind {
+    let since_usable = known.since.usable() || stale(known.since_at, now);
+    match (kind, watermark) {
+        (ScanKind::Incremental, Some(_)) if since_usable => ScanKind::Incremental,
+        _ => ScanKind::Full,
+    }
 }
 
 /// Where a running scan is.
@@ -63,6 +258,8 @@ pub struct ScanProgress {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct ScanReport {
+    /// What the refresh was in the end (an incremental one that found `modifiedSince` refused or
+    /// ignored went on as a full scan).
     pub kind: ScanKind,
     pub pages: u32,
     /// States read (a state read twice counts twice).
@@ -74,6 +271,8 @@ pub struct ScanReport {
     pub elapsed_ms: u32,
     /// The next refresh's `modifiedSince` (RFC 3339), if the service has any state.
     pub watermark: Option<String>,
+    /// How the scope is refreshed, with what this refresh learnt.
+    pub mode: RefreshMode,
 }
 
 /// The later of a state's two modification times (it has no `modifiedAt` of its own).
@@ -87,9 +286,28 @@ pub fn modified_at(s: &FirmwareState) -> Option<OffsetDateTime> {
     }
 }
 
-/// Refreshes `scope` from the service: incrementally when a watermark is known and `kind` is
-/// [`ScanKind::Incremental`], else with a full scan. Progress is reported after every page;
-/// `cancel` stops between pages (what was read stays, the watermark does not move).
+/// Whether an error answers the request's parameters (module doc: "a refusal"), as opposed to
+/// the caller, the moment or the connection.
+fn about_the_request(e: &FleetError) -> bool {
+    matches!(e, FleetError::Api(dcs_api::Error::Api { status, .. })
+        if (400..500).contains(status) && !matches!(status, 401 | 403 | 408 | 429))
+}
+
+/// Whether states are in non-increasing order of their times (those without one left out);
+/// `None` when fewer than two different times decide nothing.
+fn ordered_by_time(items: &[FirmwareState]) -> Option<bool> {
+    let times: Vec<OffsetDateTime> = items.iter().filter_map(modified_at).collect();
+    if times.iter().collect::<HashSet<_>>().len() < 2 {
+        return None;
+    }
+    Some(times.windows(2).all(|w| w[0] >= w[1]))
+}
+
+/// Refreshes `scope` from the service: incrementally when a watermark is known, `kind` is
+/// [`ScanKind::Incremental`] and the service is not known to lack `modifiedSince`, else with a
+/// full scan. Learns and remembers what the service supports (module doc). Progress is reported
+/// after every page; `cancel` stops between pages (what was read stays, the watermark and what
+/// was learnt do not move).
 pub async fn refresh(
     client: &Client,
     db: &FleetDb,
@@ -99,119 +317,230 @@ pub async fn refresh(
     progress: impl Fn(&ScanProgress),
 ) -> Result<ScanReport> {
     let started = Instant::now();
-    let watermark: Option<i64> = db.conn().query_row(
-        "SELECT watermark FROM scopes WHERE id = ?1",
-        [scope.0],
-        |r| r.get(0),
-    )?;
-    let kind = match (kind, watermark) {
-        (ScanKind::Incremental, Some(_)) => ScanKind::Incremental,
-        _ => ScanKind::Full,
-    };
-    let expected = match kind {
-        ScanKind::Full => {
-            let n: i64 = db.conn().query_row(
-                "SELECT count(*) FROM states WHERE scope = ?1",
-                [scope.0],
-                |r| r.get(0),
-            )?;
-            (n > 0).then_some(n as u32)
-        }
-        ScanKind::Incremental => None,
-    };
+    let now = now_ms();
+    let (watermark, mut known) = load(db, scope)?;
+    let mut kind = plan(kind, watermark, &known, now);
     let firmware = client.firmware();
 
-    // The service's latest modification before reading: the next watermark.
-    let probe = StateFilter {
-        sort: Some("-modifiedAt".into()),
-        limit: Some(1),
-        ..Default::default()
-    };
-    let (latest, _) = cancellable(cancel, firmware.states_page(&probe)).await??;
-    let next_watermark = latest.items.first().and_then(modified_at).map(to_ms);
-
-    if kind == ScanKind::Full {
-        cancellable(cancel, refresh_catalogue(client, db, scope)).await??;
-    }
-
-    let mut filter = StateFilter {
-        limit: Some(PAGE_SIZE),
-        ..Default::default()
-    };
-    if kind == ScanKind::Incremental {
-        filter.modified_since = watermark.map(|w| super::from_ms(w - OVERLAP_MS));
-    }
-    // A page size the service refuses is asked again by the client's pager (dcs_api::paging).
-    let first = cancellable(cancel, firmware.states_page(&filter)).await??;
-
-    // The keys a full scan sees, to forget afterwards the states the service no longer has
-    // (not needed when the scope held none).
-    let mut seen: Option<HashSet<(Uuid, Uuid)>> = (kind == ScanKind::Full && expected.is_some()).then(HashSet::new);
-    let mut report = ScanReport {
-        kind,
-        pages: 0,
-        states: 0,
-        changed: 0,
-        removed: 0,
-        elapsed_ms: 0,
-        watermark: None,
-    };
-    let mut page: (Page<FirmwareState>, Option<Url>) = first;
-    loop {
-        let (items, next) = (page.0.items, page.1);
-        // Ask for the next page while this one is written.
-        let pending = next.map(|url| {
-            let client = client.clone();
-            tokio::spawn(async move { client.firmware().states_page_at(&url).await })
-        });
-        if let Some(seen) = seen.as_mut() {
-            seen.extend(items.iter().map(|s| (s.module_id, s.device_id)));
-        }
-        report.changed += blocking(|| write_page(db, scope, &items))?;
-        report.pages += 1;
-        report.states += items.len() as u32;
-        progress(&ScanProgress {
-            kind,
-            pages: report.pages,
-            states: report.states,
-            expected,
-            elapsed_ms: started.elapsed().as_millis() as u32,
-        });
-        let Some(pending) = pending else { break };
-        if cancel.is_cancelled() {
-            pending.abort();
-            return Err(FleetError::Cancelled);
-        }
-        page = match cancellable(cancel, pending).await? {
-            Ok(result) => result?,
-            Err(join) => {
-                return Err(FleetError::Conflict(format!(
-                    "the page request stopped: {join}"
-                )))
-            }
+    // The service's latest modification before reading: the next watermark, if it sorts.
+    let mut latest_asked = None;
+    if known.sort.usable() || stale(known.sort_at, now) {
+        let check = kind == ScanKind::Full || known.sort == Support::Unknown || stale(known.sort_at, now);
+        let probe = StateFilter {
+            sort: Some("-modifiedAt".into()),
+            limit: Some(if check { ORDER_SAMPLE } else { 1 }),
+            ..Default::default()
         };
+        match cancellable(cancel, firmware.states_page(&probe)).await?.map_err(FleetError::from) {
+            Ok((page, _)) => {
+                if check {
+                    if let Some(ordered) = ordered_by_time(&page.items) {
+                        known.sort = if ordered { Support::Supported } else { Support::Ignored };
+                        known.sort_at = Some(now);
+                    }
+                }
+                latest_asked = page.items.first().and_then(modified_at).map(to_ms);
+            }
+            Err(e) if about_the_request(&e) => {
+                let plain = StateFilter { limit: Some(1), ..Default::default() };
+                cancellable(cancel, firmware.states_page(&plain)).await??;
+                tracing::info!(error = %e, "the service refuses sort=-modifiedAt");
+                known.sort = Support::Refused;
+                known.sort_at = Some(now);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+
+    let mut run = Run {
+        client,
+        db,
+        scope,
+        cancel,
+        progress: &progress,
+        started,
+        latest_read: None,
+        report: ScanReport {
+            kind,
+            pages: 0,
+            states: 0,
+            changed: 0,
+            removed: 0,
+            elapsed_ms: 0,
+            watermark: None,
+            mode: RefreshMode::default(),
+        },
+    };
+
+    if kind == ScanKind::Incremental {
+        // Whole seconds: the service may keep no finer times.
+        let since = (watermark.unwrap_or_default() - OVERLAP_MS).div_euclid(1000) * 1000;
+        let filter = StateFilter {
+            limit: Some(PAGE_SIZE),
+            modified_since: Some(from_ms(since)),
+            ..Default::default()
+        };
+        let outcome = run.pages(&filter, ScanKind::Incremental, None, &mut None).await;
+        match outcome {
+            Ok(Read::Done) => {
+                known.since = Support::Supported;
+                known.since_at = Some(now);
+            }
+            Ok(Read::Ignored) => {
+                tracing::info!("the service ignores modifiedSince: a full scan instead");
+                known.since = Support::Ignored;
+                known.since_at = Some(now);
+                kind = ScanKind::Full;
+            }
+            Err(Failed::First(e)) if about_the_request(&e) => {
+                // Refused if the full scan's first request, the same without it, is accepted.
+                tracing::info!(error = %e, "modifiedSince refused: a full scan instead");
+                known.since = Support::Refused;
+                known.since_at = Some(now);
+                kind = ScanKind::Full;
+            }
+            Err(Failed::First(e) | Failed::Later(e)) => return Err(e),
+        }
     }
 
     if kind == ScanKind::Full {
+        let held: i64 = db.conn().query_row("SELECT count(*) FROM states WHERE scope = ?1", [scope.0], |r| r.get(0))?;
+        let expected = (held > 0).then_some(held as u32);
+        cancellable(cancel, refresh_catalogue(client, db, scope)).await??;
+        // The keys a full scan sees, to forget afterwards the states the service no longer has
+        // (not needed when the scope held none).
+        let mut seen = expected.map(|_| HashSet::new());
+        run.report.kind = ScanKind::Full;
+        let filter = StateFilter { limit: Some(PAGE_SIZE), ..Default::default() };
+        match run.pages(&filter, ScanKind::Full, expected, &mut seen).await {
+            Ok(_) => {}
+            Err(Failed::First(e) | Failed::Later(e)) => return Err(e),
+        }
         if let Some(seen) = &seen {
-            report.removed = blocking(|| forget_unseen(db, scope, seen))?;
+            run.report.removed = blocking(|| forget_unseen(db, scope, seen))?;
         }
     }
-    let conn = db.conn();
-    if kind == ScanKind::Full {
-        conn.execute(
-            "UPDATE scopes SET watermark = ?2, last_full_at = ?3, last_refresh_at = ?3 WHERE id = ?1",
-            params![scope.0, next_watermark, now_ms()],
-        )?;
-    } else {
-        conn.execute(
-            "UPDATE scopes SET watermark = COALESCE(?2, watermark), last_refresh_at = ?3 WHERE id = ?1",
-            params![scope.0, next_watermark, now_ms()],
-        )?;
-    }
-    report.watermark = next_watermark.map(super::ms_to_text);
+
+    let mut report = run.report;
+    let duration = started.elapsed().as_millis() as i64;
+    let next_watermark = match known.sort {
+        Support::Supported => latest_asked,
+        _ => run.latest_read.map(|t| t - duration),
+    };
+    let next_watermark = match kind {
+        ScanKind::Full => next_watermark,
+        // Nothing read, or an earlier one: where the last refresh started still holds.
+        ScanKind::Incremental => next_watermark.max(watermark),
+    };
+    let stamp = now_ms();
+    db.conn().execute(
+        "UPDATE scopes SET watermark = ?2, last_refresh_at = ?3,
+             last_full_at = CASE WHEN ?4 THEN ?3 ELSE last_full_at END,
+             since_support = ?5, since_checked_at = ?6, sort_support = ?7, sort_checked_at = ?8
+         WHERE id = ?1",
+        params![
+            scope.0,
+            next_watermark,
+            stamp,
+            kind == ScanKind::Full,
+            (known.since != Support::Unknown).then(|| known.since.as_str()),
+            known.since_at,
+            (known.sort != Support::Unknown).then(|| known.sort.as_str()),
+            known.sort_at,
+        ],
+    )?;
+    report.watermark = next_watermark.map(ms_to_text);
     report.elapsed_ms = started.elapsed().as_millis() as u32;
+    report.mode = known.mode();
     Ok(report)
+}
+
+/// How a reading of pages ended.
+enum Read {
+    Done,
+    /// A state older than the `modifiedSince` asked for: the filter was ignored.
+    Ignored,
+}
+
+/// Why a reading of pages failed: its first request (which may be about its parameters) or a
+/// later one.
+enum Failed {
+    First(FleetError),
+    Later(FleetError),
+}
+
+/// One refresh's reading and its counts.
+struct Run<'a, P> {
+    client: &'a Client,
+    db: &'a FleetDb,
+    scope: Scope,
+    cancel: &'a CancellationToken,
+    progress: &'a P,
+    started: Instant,
+    /// The latest time among the states read.
+    latest_read: Option<i64>,
+    report: ScanReport,
+}
+
+impl<P: Fn(&ScanProgress)> Run<'_, P> {
+    /// Reads the pages of `filter`, writing each, adding the keys seen to `seen`. With a
+    /// `modifiedSince` in `filter`, stops at the first state older than it.
+    async fn pages(
+        &mut self,
+        filter: &StateFilter,
+        kind: ScanKind,
+        expected: Option<u32>,
+        seen: &mut Option<HashSet<(Uuid, Uuid)>>,
+    ) -> std::result::Result<Read, Failed> {
+        let firmware = self.client.firmware();
+        let older = filter.modified_since.map(|t| t - time::Duration::milliseconds(SLACK_MS));
+        // A page size the service refuses is asked again by the client's pager (dcs_api::paging).
+        let mut page: (Page<FirmwareState>, Option<Url>) = cancellable(self.cancel, firmware.states_page(filter))
+            .await
+            .map_err(Failed::First)?
+            .map_err(|e| Failed::First(e.into()))?;
+        loop {
+            let (items, next) = (page.0.items, page.1);
+            if let Some(older) = older {
+                if items.iter().filter_map(modified_at).any(|t| t < older) {
+                    return Ok(Read::Ignored);
+                }
+            }
+            // Ask for the next page while this one is written.
+            let pending = next.map(|url| {
+                let client = self.client.clone();
+                tokio::spawn(async move { client.firmware().states_page_at(&url).await })
+            });
+            if let Some(seen) = seen.as_mut() {
+                seen.extend(items.iter().map(|s| (s.module_id, s.device_id)));
+            }
+            if let Some(t) = items.iter().filter_map(modified_at).max().map(to_ms) {
+                self.latest_read = Some(self.latest_read.map_or(t, |l| l.max(t)));
+            }
+            let (db, scope) = (self.db, self.scope);
+            self.report.changed += blocking(|| write_page(db, scope, &items)).map_err(Failed::Later)?;
+            self.report.pages += 1;
+            self.report.states += items.len() as u32;
+            (self.progress)(&ScanProgress {
+                kind,
+                pages: self.report.pages,
+                states: self.report.states,
+                expected,
+                elapsed_ms: self.started.elapsed().as_millis() as u32,
+            });
+            let Some(pending) = pending else { return Ok(Read::Done) };
+            if self.cancel.is_cancelled() {
+                pending.abort();
+                return Err(Failed::Later(FleetError::Cancelled));
+            }
+            page = match cancellable(self.cancel, pending).await.map_err(Failed::Later)? {
+                Ok(result) => result.map_err(|e| Failed::Later(e.into()))?,
+                Err(join) => {
+                    return Err(Failed::Later(FleetError::Conflict(format!("the page request stopped: {join}"))))
+                }
+            };
+        }
+    }
 }
 
 /// Runs `fut` unless `cancel` fires first.
@@ -355,4 +684,43 @@ pub async fn refresh_catalogue(client: &Client, db: &FleetDb, scope: Scope) -> R
     }
     tx.commit()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(target_at: Option<i64>, status_at: Option<i64>) -> FirmwareState {
+        let mut s: FirmwareState =
+            serde_json::from_value(serde_json::json!({"moduleId": Uuid::new_v4(), "deviceId": Uuid::new_v4()})).unwrap();
+        s.target_firmware_version_modified_at = target_at.map(from_ms);
+        s.firmware_update_status_modified_at = status_at.map(from_ms);
+        s
+    }
+
+    #[test]
+    fn the_order_is_judged_by_the_later_time_and_only_with_two_different_times() {
+        let later_first = [state(Some(5), Some(9)), state(None, None), state(Some(7), None), state(Some(7), Some(1))];
+        assert_eq!(ordered_by_time(&later_first), Some(true));
+        // 9 (status) before 10 (target): not by the later of the two times.
+        assert_eq!(ordered_by_time(&[state(Some(1), Some(9)), state(Some(10), Some(2))]), Some(false));
+        assert_eq!(ordered_by_time(&[state(Some(3), None), state(None, Some(3)), state(None, None)]), None);
+        assert_eq!(ordered_by_time(&[]), None);
+    }
+
+    #[test]
+    fn a_missing_parameter_means_full_scans_until_checked_again_a_day_later() {
+        let now = 10 * RECHECK_AFTER_MS;
+        let known = |since, at| Known { since, since_at: Some(at), ..Default::default() };
+        let wm = Some(1);
+        assert_eq!(plan(ScanKind::Incremental, wm, &Known::default(), now), ScanKind::Incremental);
+        assert_eq!(plan(ScanKind::Incremental, None, &Known::default(), now), ScanKind::Full);
+        assert_eq!(plan(ScanKind::Full, wm, &known(Support::Supported, now), now), ScanKind::Full);
+        for s in [Support::Ignored, Support::Refused] {
+            assert_eq!(plan(ScanKind::Incremental, wm, &known(s, now - 1000), now), ScanKind::Full);
+            assert_eq!(plan(ScanKind::Incremental, wm, &known(s, now - RECHECK_AFTER_MS), now), ScanKind::Incremental);
+        }
+        assert!(known(Support::Refused, 0).mode().text.starts_with("full scans: this service refuses modifiedSince"));
+        assert!(known(Support::Ignored, 0).mode().text.starts_with("full scans: this service ignores modifiedSince"));
+    }
 }

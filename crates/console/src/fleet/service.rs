@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::query::{self, DeviceMatch};
 use super::rollout::{self, StepOutcome};
-use super::scan::{self, ScanKind, ScanProgress, ScanReport};
+use super::scan::{self, RefreshMode, ScanKind, ScanProgress, ScanReport};
 use super::{now_ms, FleetDb, FleetError, Result, Scope, ScopeInfo};
 use crate::set_target::SetTarget;
 use crate::Profile;
@@ -39,8 +39,14 @@ pub struct FleetStatus {
     /// Grows with every finished refresh or rollout change: the UI reloads what it shows then.
     pub revision: u32,
     pub interval_seconds: u32,
+    /// How often refreshes really start: the interval counts from the end of the previous one
+    /// (refreshes never overlap), so this is the interval plus the last refresh's duration.
+    pub effective_interval_seconds: u32,
     pub auto_refresh: bool,
     pub running_rollouts: u32,
+    /// Incremental refreshes, or full scans because the service refuses or ignores
+    /// `modifiedSince` ([`scan`]'s module doc), in plain words too.
+    pub mode: RefreshMode,
 }
 
 /// Whether the rollout actions can set targets with this profile.
@@ -131,7 +137,10 @@ impl FleetService {
             }
         };
         let running = rollout::running(&self.db, scope)?.len() as u32;
+        let mode = scan::mode(&self.db, scope)?;
         let i = self.inner();
+        let interval_seconds = i.interval.unwrap_or(DEFAULT_INTERVAL_SECS);
+        let last_secs = i.last.get(&scope).map_or(0, |r| r.elapsed_ms.div_ceil(1000));
         Ok(FleetStatus {
             scanning: i
                 .scanning
@@ -143,9 +152,11 @@ impl FleetService {
             error: i.error.get(&scope).cloned(),
             info,
             revision: i.revision,
-            interval_seconds: i.interval.unwrap_or(DEFAULT_INTERVAL_SECS),
+            interval_seconds,
+            effective_interval_seconds: interval_seconds + last_secs,
             auto_refresh: !i.paused,
             running_rollouts: running,
+            mode,
         })
     }
 
@@ -169,7 +180,8 @@ impl FleetService {
 
     /// What the timer should do for `scope` now: nothing, or a refresh of that kind. A scope is
     /// refreshed by the timer once it was scanned (the first scan is the user's) or while a
-    /// rollout of it runs.
+    /// rollout of it runs; never while a scan runs, and an interval after the last one ended.
+    /// A full scan when the service lacks `modifiedSince` (said by [`FleetStatus::mode`]).
     pub fn due(&self, scope: Scope) -> Result<Option<ScanKind>> {
         // Asked every second: the times only, no count of the states.
         let info = self.db.scope_info_with(scope, 0)?;
@@ -179,7 +191,7 @@ impl FleetService {
             return Ok(None);
         }
         let interval = Duration::from_secs(i.interval.unwrap_or(DEFAULT_INTERVAL_SECS) as u64);
-        if info.watermark.is_none() && !running {
+        if info.last_refresh.is_none() && !running {
             return Ok(None);
         }
         if i.last_refresh
@@ -200,10 +212,11 @@ impl FleetService {
                     (time::OffsetDateTime::now_utc() - t).whole_seconds()
                         >= FULL_SCAN_EVERY.as_secs() as i64
                 });
+        drop(i);
         Ok(Some(if full_due {
             ScanKind::Full
         } else {
-            ScanKind::Incremental
+            scan::planned_kind(&self.db, scope, ScanKind::Incremental)?
         }))
     }
 
