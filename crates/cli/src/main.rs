@@ -301,7 +301,8 @@ struct SimArgs {
 
 #[derive(Subcommand)]
 enum SimCommand {
-    /// Print the demo reseller's API key (id and secret) of the simulator with this seed.
+    /// Print the demo reseller's API key (id and secret) of the simulator with this seed, then
+    /// every demo API key (the customers' own, the refusal keys) with its client.
     DemoKey {
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -623,11 +624,41 @@ pub fn read_secret(profile: &str) -> anyhow::Result<Secret> {
 
 async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
     if let Some(SimCommand::DemoKey { seed }) = args.command {
+        // The reseller's key first and at the top level (scripts read `clientId` and
+        // `clientSecret`), then every key of the demo data set with its client.
         let key = dcs_sim::seed::demo_reseller_key(seed);
+        let keys = dcs_sim::seed::demo_keys(seed);
         if json {
-            println!("{}", serde_json::json!({ "clientId": key.key_id, "clientSecret": key.secret, "tenant": key.client_id }));
+            let all: Vec<_> = keys
+                .iter()
+                .map(|k| {
+                    serde_json::json!({
+                        "clientId": k.key.key_id, "clientSecret": k.key.secret, "tenant": k.key.client_id,
+                        "clientName": k.client_name, "purpose": k.purpose,
+                    })
+                })
+                .collect();
+            println!(
+                "{}",
+                serde_json::json!({ "clientId": key.key_id, "clientSecret": key.secret, "tenant": key.client_id, "keys": all })
+            );
         } else {
             println!("client id: {}\nsecret:    {}\ntenant:    {}", key.key_id, key.secret, key.client_id);
+            println!("\nEvery API key of the simulator with seed {seed}:");
+            output::table(
+                &["CLIENT ID", "SECRET", "CLIENT", "TENANT", "FOR"],
+                keys.iter()
+                    .map(|k| {
+                        vec![
+                            k.key.key_id.clone(),
+                            k.key.secret.clone(),
+                            k.client_name.to_owned(),
+                            k.key.client_id.to_string(),
+                            k.purpose.to_owned(),
+                        ]
+                    })
+                    .collect(),
+            );
         }
         return Ok(());
     }

@@ -50,6 +50,9 @@ pub(crate) struct Claims {
     pub scope: String,
     /// Whether the key carries the firmware authorization of section 5.2.
     pub fw: bool,
+    /// Whether the key carries the customer-management add-on (section 5.4 rule 4, A-72).
+    #[serde(default)]
+    pub cm: bool,
     pub iat: u64,
     pub exp: u64,
     pub jti: String,
@@ -68,6 +71,7 @@ pub(crate) fn issue_token(
         azp: key.key_id.clone(),
         scope: key.scopes.join(" "),
         fw: key.firmware_authorized,
+        cm: key.customer_management,
         iat: now,
         exp: now + lifetime,
         jti: Uuid::new_v4().to_string(),
@@ -90,6 +94,16 @@ pub(crate) struct Caller {
     pub principal: String,
     scopes: Vec<String>,
     firmware: bool,
+    /// The key's customer-management add-on (section 5.4 rule 4, A-72).
+    pub customer_management: bool,
+}
+
+/// What a request acting for a customer is refused with when the key lacks the add-on.
+pub(crate) fn no_customer_management(customer: Uuid) -> ApiError {
+    ApiError::forbidden(format!(
+        "the API key has no customer-management add-on, which acting for customer {customer} needs (section 5.4); \
+         request the add-on for the account"
+    ))
 }
 
 impl Caller {
@@ -152,7 +166,7 @@ impl FromRequestParts<Arc<SimState>> for Caller {
             })?
             .claims;
         let own = Uuid::parse_str(&claims.sub).map_err(|_| refuse("the access token is malformed"))?;
-        let client = acting_client(parts, state, own, &claims.azp)?;
+        let client = acting_client(parts, state, own, &claims.azp, claims.cm)?;
         let principal = format!("principal/{}", Uuid::new_v5(&Uuid::NAMESPACE_OID, claims.azp.as_bytes()));
         Ok(Caller {
             client,
@@ -161,6 +175,7 @@ impl FromRequestParts<Arc<SimState>> for Caller {
             principal,
             scopes: claims.scope.split_whitespace().map(str::to_owned).collect(),
             firmware: claims.fw,
+            customer_management: claims.cm,
         })
     }
 }
@@ -176,7 +191,7 @@ pub(crate) fn is_beta_path(path: &str) -> bool {
 /// The client the request acts for: the key's own, or a customer named by the reseller
 /// header (section 5.4) or by the deprecated `x-client-id` header (section 4.5). At most one
 /// of the two may be sent.
-fn acting_client(parts: &Parts, state: &SimState, own: Uuid, key_id: &str) -> Result<Uuid, ApiError> {
+fn acting_client(parts: &Parts, state: &SimState, own: Uuid, key_id: &str, add_on: bool) -> Result<Uuid, ApiError> {
     let context = parts.headers.contains_key(SECURITY_CONTEXT);
     let legacy = parts.headers.contains_key(X_CLIENT_ID);
     match (context, legacy) {
@@ -184,14 +199,14 @@ fn acting_client(parts: &Parts, state: &SimState, own: Uuid, key_id: &str) -> Re
             X_CLIENT_ID,
             "send either `x-client-id` (deprecated) or `Service-Security-Context`, not both",
         )),
-        (false, true) => legacy_client(parts, state, own, key_id),
-        _ => security_context(parts, state, own),
+        (false, true) => legacy_client(parts, state, own, key_id, add_on),
+        _ => security_context(parts, state, own, add_on),
     }
 }
 
 /// Checks the deprecated `x-client-id` header: the customer must be one the API key made the
 /// context-switch call for.
-fn legacy_client(parts: &Parts, state: &SimState, own: Uuid, key_id: &str) -> Result<Uuid, ApiError> {
+fn legacy_client(parts: &Parts, state: &SimState, own: Uuid, key_id: &str, add_on: bool) -> Result<Uuid, ApiError> {
     let mut values = parts.headers.get_all(X_CLIENT_ID).iter();
     let Some(value) = values.next() else { return Ok(own) };
     if values.next().is_some() {
@@ -202,6 +217,9 @@ fn legacy_client(parts: &Parts, state: &SimState, own: Uuid, key_id: &str) -> Re
         .ok()
         .and_then(|v| Uuid::parse_str(v.trim()).ok())
         .ok_or_else(|| ApiError::invalid(X_CLIENT_ID, "must be the customer's UUID"))?;
+    if !add_on {
+        return Err(no_customer_management(customer));
+    }
     if state.store.has_context_switch(key_id, own, customer)? {
         Ok(customer)
     } else {
@@ -212,7 +230,7 @@ fn legacy_client(parts: &Parts, state: &SimState, own: Uuid, key_id: &str) -> Re
     }
 }
 /// Checks the reseller header, if any, and returns the client the request acts for.
-fn security_context(parts: &Parts, state: &SimState, own: Uuid) -> Result<Uuid, ApiError> {
+fn security_context(parts: &Parts, state: &SimState, own: Uuid, add_on: bool) -> Result<Uuid, ApiError> {
     let mut values = parts.headers.get_all(SECURITY_CONTEXT).iter();
     let Some(value) = values.next() else { return Ok(own) };
     if values.next().is_some() {
@@ -229,6 +247,10 @@ fn security_context(parts: &Parts, state: &SimState, own: Uuid) -> Result<Uuid, 
         .ok_or_else(|| {
             ApiError::invalid("Service-Security-Context", "must be of the form `client:uuid:<customer uuid>`")
         })?;
+    // The header is well formed: acting for anyone needs the add-on first (section 5.4 rule 4).
+    if !add_on {
+        return Err(no_customer_management(customer));
+    }
     let row = state.store.client(customer)?;
     match row {
         Some(c) if c.reseller_id == Some(own) => Ok(customer),

@@ -30,6 +30,11 @@ const EPOCH: OffsetDateTime = time::macros::datetime!(2026-01-05 08:00:00 UTC);
 
 const RESELLER: &str = "Acme IoT Reseller";
 const CUSTOMERS: &[&str] = &["Northwind Utilities", "Contoso Logistics", "Fabrikam Farms"];
+/// A customer of no reseller: its own data, its own key, out of the demo reseller's reach.
+const UNRELATED: &str = "Tailspin Toys";
+/// The key-id suffix of each customer's own key (`sim-<suffix>`), in the order of `CUSTOMERS`.
+const CUSTOMER_KEYS: &[&str] = &["northwind", "contoso", "fabrikam"];
+const UNRELATED_KEY: &str = "tailspin";
 
 /// Firmware versions a module may have packages for, oldest first.
 const VERSIONS: &[&str] = &["1.0.0", "1.1.0", "1.2.0", "1.2.1", "2.0.0", "2.1.0"];
@@ -92,6 +97,84 @@ pub fn demo_reseller_key(seed: u64) -> DemoKey {
     DemoKey { key_id: "sim-reseller".to_owned(), secret, client_id: reseller_id(seed) }
 }
 
+/// The customer of no reseller for `seed`: its id (a stream of its own, so no other id moves)
+/// and name.
+pub fn unrelated_customer(seed: u64) -> (Uuid, &'static str) {
+    (uuid_from(&mut rng_for(seed, 5)), UNRELATED)
+}
+
+/// One API key of the demo data set, with the client it belongs to and what it shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DemoKeyInfo {
+    pub key: DemoKey,
+    /// The name of the key's client.
+    pub client_name: &'static str,
+    /// What the key is for, in a few words.
+    pub purpose: &'static str,
+}
+
+/// Every API key of the demo data set for `seed`: the reseller's (first), each customer's own,
+/// the unrelated customer's, and the reseller's keys that show a refusal (sections 5.2 to 5.4).
+pub fn demo_keys(seed: u64) -> Vec<DemoKeyInfo> {
+    key_rows(seed)
+        .into_iter()
+        .zip(key_purposes(seed))
+        .map(|(row, (client_name, purpose))| DemoKeyInfo {
+            key: DemoKey { key_id: row.key_id, secret: row.secret, client_id: row.client_id },
+            client_name,
+            purpose,
+        })
+        .collect()
+}
+
+/// The client name and purpose of each of [`key_rows`], in the same order.
+fn key_purposes(seed: u64) -> Vec<(&'static str, &'static str)> {
+    let mut out = vec![(RESELLER, "the reseller: every scope, firmware, customer management")];
+    for name in CUSTOMERS {
+        out.push((*name, "the customer's own key: only its own data"));
+    }
+    out.push((unrelated_customer(seed).1, "a customer of no reseller: only its own data"));
+    out.push((RESELLER, "refused: the service is not added to the key"));
+    out.push((RESELLER, "read-only scopes"));
+    out.push((RESELLER, "no firmware authorization"));
+    out.push((RESELLER, "no customer-management add-on: no customer access"));
+    out
+}
+
+/// The API keys the seed writes. Secrets derive from the reseller key's secret.
+fn key_rows(seed: u64) -> Vec<ApiKeyRow> {
+    let demo = demo_reseller_key(seed);
+    let all = || ALL_SCOPES.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    let row = |key_id: String, secret: String, client_id: Uuid| ApiKeyRow {
+        key_id,
+        secret,
+        client_id,
+        scopes: all(),
+        service_granted: true,
+        firmware_authorized: true,
+        customer_management: false,
+    };
+    let mut out = vec![ApiKeyRow { customer_management: true, ..row(demo.key_id.clone(), demo.secret.clone(), demo.client_id) }];
+    for ((id, _), suffix) in demo_customers(seed).into_iter().zip(CUSTOMER_KEYS) {
+        out.push(row(format!("sim-{suffix}"), format!("{}-{suffix}", demo.secret), id));
+    }
+    // With the add-on, yet the customer of nobody: acting for anyone is refused as not its
+    // customer, the reseller check rather than the add-on's.
+    let unrelated = ApiKeyRow { customer_management: true, ..row(format!("sim-{UNRELATED_KEY}"), format!("{}-{UNRELATED_KEY}", demo.secret), unrelated_customer(seed).0) };
+    out.push(unrelated);
+    // Keys that show the identity platform's and the service's refusals (sections 5.2 to 5.4).
+    let reseller = |suffix: &str| row(format!("sim-{suffix}"), format!("{}-{suffix}", demo.secret), demo.client_id);
+    out.push(ApiKeyRow { service_granted: false, customer_management: true, ..reseller("no-service") });
+    out.push(ApiKeyRow {
+        scopes: ["specification.read", "firmware.read", "device.read"].iter().map(|s| (*s).to_owned()).collect(),
+        customer_management: true,
+        ..reseller("read-only")
+    });
+    out.push(ApiKeyRow { firmware_authorized: false, customer_management: true, ..reseller("no-firmware") });
+    out.push(reseller("no-customer-management"));
+    out
+}
+
 /// The demo reseller's customers, ids and names, drawn first from the data set's stream.
 fn draw_customers(rng: &mut ChaCha8Rng) -> Vec<(Uuid, &'static str)> {
     CUSTOMERS.iter().map(|name| (uuid_from(rng), *name)).collect()
@@ -116,181 +199,161 @@ pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), Sto
         for c in &clients {
             insert::client(tx, c)?;
         }
-        let demo = demo_reseller_key(seed);
-        insert::api_key(
-            tx,
-            &ApiKeyRow {
-                key_id: demo.key_id.clone(),
-                secret: demo.secret.clone(),
-                client_id: reseller.id,
-                scopes: ALL_SCOPES.iter().map(|s| (*s).to_owned()).collect(),
-                service_granted: true,
-                firmware_authorized: true,
-            },
-        )?;
-        // Keys that show the identity platform's and the service's refusals (sections 5.2, 5.3).
-        insert::api_key(
-            tx,
-            &ApiKeyRow {
-                key_id: "sim-no-service".to_owned(),
-                secret: format!("{}-no-service", demo.secret),
-                client_id: reseller.id,
-                scopes: ALL_SCOPES.iter().map(|s| (*s).to_owned()).collect(),
-                service_granted: false,
-                firmware_authorized: true,
-            },
-        )?;
-        insert::api_key(
-            tx,
-            &ApiKeyRow {
-                key_id: "sim-read-only".to_owned(),
-                secret: format!("{}-read-only", demo.secret),
-                client_id: reseller.id,
-                scopes: ["specification.read", "firmware.read", "device.read"].iter().map(|s| (*s).to_owned()).collect(),
-                service_granted: true,
-                firmware_authorized: true,
-            },
-        )?;
-        insert::api_key(
-            tx,
-            &ApiKeyRow {
-                key_id: "sim-no-firmware".to_owned(),
-                secret: format!("{}-no-firmware", demo.secret),
-                client_id: reseller.id,
-                scopes: ALL_SCOPES.iter().map(|s| (*s).to_owned()).collect(),
-                service_granted: true,
-                firmware_authorized: false,
-            },
-        )?;
+        let (id, name) = unrelated_customer(seed);
+        let unrelated = ClientRow { id, name: name.to_owned(), reseller_id: None };
+        insert::client(tx, &unrelated)?;
+        for row in key_rows(seed) {
+            insert::api_key(tx, &row)?;
+        }
 
         let mut when = EPOCH;
         let mut serial: u64 = 0;
         // Devices a connector binding may be seeded for, with their creation time.
         let mut bindable: Vec<(DeviceRow, OffsetDateTime)> = Vec::new();
         for client in &clients {
-            // Each client gets a seeded subset of the specifications, at least two.
-            let mut specs: Vec<&(&str, &[(&str, &str)])> = SPECS.iter().collect();
-            specs.shuffle(&mut rng);
-            let count = rng.gen_range(2..=SPECS.len());
-            let mut chosen = specs[..count].to_vec();
-            chosen.sort_by_key(|(name, _)| *name);
-            // (spec id, spec name, [(module id, versions)])
-            let mut catalogue: Vec<(Uuid, &str, Vec<(Uuid, Vec<&str>)>)> = Vec::new();
-            for (spec_name, modules) in chosen {
-                let spec_id = uuid_from(&mut rng);
-                when += Duration::minutes(rng.gen_range(30..600));
-                insert::device_specification(tx, spec_id, client.id, spec_name, when)?;
-                let mut mods = Vec::new();
-                for (module_name, attr) in modules.iter() {
-                    when += Duration::minutes(rng.gen_range(5..240));
-                    let author = format!("principal/{}", uuid_from(&mut rng));
-                    let modified = when + Duration::days(rng.gen_range(0..40));
-                    let module_id = uuid_from(&mut rng);
-                    insert::module(
-                        tx,
-                        &FirmwareModule {
-                            id: module_id,
-                            name: format!("{module_name} ({spec_name})"),
-                            firmware_version_attribute_name: (*attr).to_owned(),
-                            device_specification_id: spec_id,
-                            client_id: Some(client.id),
-                            created_at: Some(when),
-                            created_by: Some(author.clone()),
-                            modified_at: Some(modified),
-                            modified_by: Some(author.clone()),
-                            extra: Default::default(),
-                        },
-                    )?;
-                    let n = rng.gen_range(3..=VERSIONS.len());
-                    let versions: Vec<&str> = VERSIONS[..n].to_vec();
-                    for (i, version) in versions.iter().enumerate() {
-                        let pkg = uuid_from(&mut rng);
-                        let at = when + Duration::days(3 + 9 * i as i64) + Duration::minutes(rng.gen_range(0..600));
-                        let description = format!("{module_name} firmware {version}");
-                        insert::package(tx, pkg, client.id, spec_id, module_id, version, Some(&description), at, &author)?;
-                        let slug = attr.replace('_', "-");
-                        let mut image = vec![0u8; rng.gen_range(2048..8192)];
-                        rng.fill_bytes(&mut image);
-                        insert::inline_file(tx, pkg, "firmware", &format!("{slug}-{version}.bin"), "application/octet-stream", &image, at, &author)?;
-                        if i % 2 == 0 || i + 1 == versions.len() {
-                            let notes = release_notes(module_name, spec_name, version, i);
-                            insert::inline_file(tx, pkg, "release-notes", &format!("{slug}-{version}-notes.md"), "text/markdown", notes.as_bytes(), at, &author)?;
-                        }
-                    }
-                    mods.push((module_id, versions));
-                }
-                catalogue.push((spec_id, spec_name, mods));
-            }
-
-            let projects = [uuid_from(&mut rng), uuid_from(&mut rng)];
-            let mut samples: Vec<DeviceRow> = Vec::new();
-            for n in 0..devices_per_client {
-                serial += 1;
-                let (spec_id, spec_name, mods) = &catalogue[rng.gen_range(0..catalogue.len())];
-                let kinds = connections(spec_name);
-                let connection = kinds[rng.gen_range(0..kinds.len())];
-                let short = spec_name.rsplit(' ').next().unwrap_or("DEV");
-                let device = DeviceRow {
-                    id: uuid_from(&mut rng),
-                    client_id: client.id,
-                    device_specification_id: *spec_id,
-                    project_id: projects[(n % 2) as usize],
-                    name: format!("{short}-{:05}", n + 1),
-                    description: format!("{spec_name} #{}", n + 1),
-                    barcode: format!("BC{:010}", 1_000_000 + serial * 7919 % 9_000_000),
-                    connection: connection.to_owned(),
-                    imei: (connection != "lora").then(|| format!("35{:013}", 4_000_000_000 + serial)),
-                    deveui: (connection == "lora").then(|| format!("70b3d57ed0{:06x}", serial)),
-                    metadata: serde_json::json!({ "site": format!("site-{}", rng.gen_range(1..=40)), "batch": rng.gen_range(1..=12) }),
-                };
-                let created = EPOCH + Duration::minutes(rng.gen_range(0..60 * 24 * 30));
-                insert::device(tx, &device, created)?;
-                if samples.iter().filter(|d| d.connection == device.connection).count() < 8 {
-                    samples.push(device.clone());
-                }
-                if device.connection != "sms" {
-                    bindable.push((device.clone(), created));
-                }
-                for (module_id, versions) in mods {
-                    let latest = versions[versions.len() - 1];
-                    let previous = versions[versions.len() - 2];
-                    let modified = created + Duration::minutes(rng.gen_range(60..60 * 24 * 60));
-                    let r: f64 = rng.gen();
-                    let (current, target, status, details, next) = if r < 0.15 {
-                        (Some(versions[rng.gen_range(0..versions.len())]), None, None, None, None)
-                    } else if r < 0.70 {
-                        (Some(latest), Some(latest), Some("SUCCEEDED"), None, None)
-                    } else if r < 0.80 {
-                        (Some(previous), Some(latest), Some("FAILED"), Some(FAILURES[rng.gen_range(0..FAILURES.len())]), None)
-                    } else if r < 0.90 {
-                        let status = ["PENDING", "DOWNLOADING", "INSTALLING"][rng.gen_range(0..3)];
-                        // Due at once: these updates move as soon as the simulator runs.
-                        (Some(previous), Some(latest), Some(status), None, Some(modified))
-                    } else {
-                        (Some(previous), Some(previous), Some("SUCCEEDED"), None, None)
-                    };
-                    insert::state(
-                        tx,
-                        &SeedState { device: &device, module: *module_id, current, target, status, details, created, modified, next_step_at: next },
-                    )?;
-                }
-            }
-            seed_downlinks(tx, &mut rng, client.id, &samples)?;
+            seed_client(tx, &mut rng, client, devices_per_client, &mut when, &mut serial, &mut bindable)?;
         }
-        seed_bindings(tx, seed, &clients, &bindable)
+        // The unrelated customer last, from streams of its own: every other id, serial and
+        // binding stays as it was before it existed.
+        let mut own = rng_for(seed, 6);
+        let first_unrelated = bindable.len();
+        seed_client(tx, &mut own, &unrelated, devices_per_client, &mut when, &mut serial, &mut bindable)?;
+        seed_bindings(tx, &mut rng_for(seed, 4), &clients, &bindable[..first_unrelated])?;
+        seed_bindings(tx, &mut rng_for(seed, 7), &[unrelated], &bindable[first_unrelated..])
     })
+}
+
+/// One client's specifications, modules, packages, devices, firmware states and downlinks,
+/// drawn from `rng`. `when` and `serial` go on from client to client (serials make IMEIs,
+/// DevEUIs and barcodes unique); the devices a binding may be seeded for go to `bindable`.
+fn seed_client(
+    tx: &rusqlite::Transaction<'_>,
+    rng: &mut ChaCha8Rng,
+    client: &ClientRow,
+    devices_per_client: u32,
+    when: &mut OffsetDateTime,
+    serial: &mut u64,
+    bindable: &mut Vec<(DeviceRow, OffsetDateTime)>,
+) -> Result<(), StoreError> {
+    // Each client gets a seeded subset of the specifications, at least two.
+    let mut specs: Vec<&(&str, &[(&str, &str)])> = SPECS.iter().collect();
+    specs.shuffle(rng);
+    let count = rng.gen_range(2..=SPECS.len());
+    let mut chosen = specs[..count].to_vec();
+    chosen.sort_by_key(|(name, _)| *name);
+    // (spec id, spec name, [(module id, versions)])
+    let mut catalogue: Vec<(Uuid, &str, Vec<(Uuid, Vec<&str>)>)> = Vec::new();
+    for (spec_name, modules) in chosen {
+        let spec_id = uuid_from(rng);
+        *when += Duration::minutes(rng.gen_range(30..600));
+        insert::device_specification(tx, spec_id, client.id, spec_name, *when)?;
+        let mut mods = Vec::new();
+        for (module_name, attr) in modules.iter() {
+            *when += Duration::minutes(rng.gen_range(5..240));
+            let author = format!("principal/{}", uuid_from(rng));
+            let modified = *when + Duration::days(rng.gen_range(0..40));
+            let module_id = uuid_from(rng);
+            insert::module(
+                tx,
+                &FirmwareModule {
+                    id: module_id,
+                    name: format!("{module_name} ({spec_name})"),
+                    firmware_version_attribute_name: (*attr).to_owned(),
+                    device_specification_id: spec_id,
+                    client_id: Some(client.id),
+                    created_at: Some(*when),
+                    created_by: Some(author.clone()),
+                    modified_at: Some(modified),
+                    modified_by: Some(author.clone()),
+                    extra: Default::default(),
+                },
+            )?;
+            let n = rng.gen_range(3..=VERSIONS.len());
+            let versions: Vec<&str> = VERSIONS[..n].to_vec();
+            for (i, version) in versions.iter().enumerate() {
+                let pkg = uuid_from(rng);
+                let at = *when + Duration::days(3 + 9 * i as i64) + Duration::minutes(rng.gen_range(0..600));
+                let description = format!("{module_name} firmware {version}");
+                insert::package(tx, pkg, client.id, spec_id, module_id, version, Some(&description), at, &author)?;
+                let slug = attr.replace('_', "-");
+                let mut image = vec![0u8; rng.gen_range(2048..8192)];
+                rng.fill_bytes(&mut image);
+                insert::inline_file(tx, pkg, "firmware", &format!("{slug}-{version}.bin"), "application/octet-stream", &image, at, &author)?;
+                if i % 2 == 0 || i + 1 == versions.len() {
+                    let notes = release_notes(module_name, spec_name, version, i);
+                    insert::inline_file(tx, pkg, "release-notes", &format!("{slug}-{version}-notes.md"), "text/markdown", notes.as_bytes(), at, &author)?;
+                }
+            }
+            mods.push((module_id, versions));
+        }
+        catalogue.push((spec_id, spec_name, mods));
+    }
+
+    let projects = [uuid_from(rng), uuid_from(rng)];
+    let mut samples: Vec<DeviceRow> = Vec::new();
+    for n in 0..devices_per_client {
+        *serial += 1;
+        let (spec_id, spec_name, mods) = &catalogue[rng.gen_range(0..catalogue.len())];
+        let kinds = connections(spec_name);
+        let connection = kinds[rng.gen_range(0..kinds.len())];
+        let short = spec_name.rsplit(' ').next().unwrap_or("DEV");
+        let device = DeviceRow {
+            id: uuid_from(rng),
+            client_id: client.id,
+            device_specification_id: *spec_id,
+            project_id: projects[(n % 2) as usize],
+            name: format!("{short}-{:05}", n + 1),
+            description: format!("{spec_name} #{}", n + 1),
+            barcode: format!("BC{:010}", 1_000_000 + *serial * 7919 % 9_000_000),
+            connection: connection.to_owned(),
+            imei: (connection != "lora").then(|| format!("35{:013}", 4_000_000_000 + *serial)),
+            deveui: (connection == "lora").then(|| format!("70b3d57ed0{:06x}", *serial)),
+            metadata: serde_json::json!({ "site": format!("site-{}", rng.gen_range(1..=40)), "batch": rng.gen_range(1..=12) }),
+        };
+        let created = EPOCH + Duration::minutes(rng.gen_range(0..60 * 24 * 30));
+        insert::device(tx, &device, created)?;
+        if samples.iter().filter(|d| d.connection == device.connection).count() < 8 {
+            samples.push(device.clone());
+        }
+        if device.connection != "sms" {
+            bindable.push((device.clone(), created));
+        }
+        for (module_id, versions) in mods {
+            let latest = versions[versions.len() - 1];
+            let previous = versions[versions.len() - 2];
+            let modified = created + Duration::minutes(rng.gen_range(60..60 * 24 * 60));
+            let r: f64 = rng.gen();
+            let (current, target, status, details, next) = if r < 0.15 {
+                (Some(versions[rng.gen_range(0..versions.len())]), None, None, None, None)
+            } else if r < 0.70 {
+                (Some(latest), Some(latest), Some("SUCCEEDED"), None, None)
+            } else if r < 0.80 {
+                (Some(previous), Some(latest), Some("FAILED"), Some(FAILURES[rng.gen_range(0..FAILURES.len())]), None)
+            } else if r < 0.90 {
+                let status = ["PENDING", "DOWNLOADING", "INSTALLING"][rng.gen_range(0..3)];
+                // Due at once: these updates move as soon as the simulator runs.
+                (Some(previous), Some(latest), Some(status), None, Some(modified))
+            } else {
+                (Some(previous), Some(previous), Some("SUCCEEDED"), None, None)
+            };
+            insert::state(
+                tx,
+                &SeedState { device: &device, module: *module_id, current, target, status, details, created, modified, next_step_at: next },
+            )?;
+        }
+    }
+    seed_downlinks(tx, rng, client.id, &samples)
 }
 
 /// Connector bindings for about 60% of the lora, http and mqtt devices, each of its device's
 /// kind. Drawn from their own random stream, so the rest of the data set does not change.
 fn seed_bindings(
     tx: &rusqlite::Transaction<'_>,
-    seed: u64,
+    rng: &mut ChaCha8Rng,
     clients: &[ClientRow],
     devices: &[(DeviceRow, OffsetDateTime)],
 ) -> Result<(), StoreError> {
-    let mut rng = rng_for(seed, 4);
-    let authors: Vec<(Uuid, String)> = clients.iter().map(|c| (c.id, format!("principal/{}", uuid_from(&mut rng)))).collect();
+    let authors: Vec<(Uuid, String)> = clients.iter().map(|c| (c.id, format!("principal/{}", uuid_from(rng)))).collect();
     for (device, device_created) in devices {
         if !rng.gen_bool(0.6) {
             continue;
@@ -301,7 +364,7 @@ fn seed_bindings(
         let author = authors.iter().find(|(c, _)| *c == device.client_id).map(|(_, a)| a.as_str()).unwrap_or("principal/unknown");
         let created = *device_created + Duration::minutes(rng.gen_range(10..60 * 24 * 20));
         let mut b = BindingRow::new(kind, device.client_id, device.id, created, author);
-        b.id = uuid_from(&mut rng);
+        b.id = uuid_from(rng);
         if rng.gen_bool(0.3) {
             b.modified_at = created + Duration::minutes(rng.gen_range(1..60 * 24 * 30));
         }
@@ -316,11 +379,11 @@ fn seed_bindings(
             }
             dcs_model::BindingKind::Mqtt => {
                 b.username = Some(device.network_id());
-                b.password = Some(dcs_model::secrets::mqtt_password(&mut rng));
+                b.password = Some(dcs_model::secrets::mqtt_password(rng));
             }
             dcs_model::BindingKind::Http => {
                 b.http_type = Some(if rng.gen_bool(0.5) { "http-streamline" } else { "http-senml" }.to_owned());
-                b.shared_secret = Some(dcs_model::secrets::shared_secret(&mut rng));
+                b.shared_secret = Some(dcs_model::secrets::shared_secret(rng));
             }
         }
         bindings::insert(tx, &b)?;

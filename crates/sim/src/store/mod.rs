@@ -48,7 +48,9 @@ CREATE TABLE IF NOT EXISTS api_keys (
     client_id           TEXT NOT NULL REFERENCES clients(id),
     scopes              TEXT NOT NULL,
     service_granted     INTEGER NOT NULL,
-    firmware_authorized INTEGER NOT NULL
+    firmware_authorized INTEGER NOT NULL,
+    -- The customer-management add-on (section 5.4 rule 4, A-72).
+    customer_management INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE IF NOT EXISTS device_specifications (
     id         TEXT PRIMARY KEY,
@@ -223,6 +225,8 @@ pub struct ApiKeyRow {
     pub scopes: Vec<String>,
     pub service_granted: bool,
     pub firmware_authorized: bool,
+    /// The customer-management add-on: acting for a customer (section 5.4 rule 4, A-72).
+    pub customer_management: bool,
 }
 
 pub struct Store {
@@ -282,6 +286,15 @@ impl Store {
     fn prepare(conn: &Connection) -> Result<(), StoreError> {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.execute_batch(SCHEMA)?;
+        // A data file written before the add-on column: every key had the capability then.
+        let has_add_on: bool = conn.query_row(
+            "SELECT COUNT(*) > 0 FROM pragma_table_info('api_keys') WHERE name = 'customer_management'",
+            [],
+            |r| r.get(0),
+        )?;
+        if !has_add_on {
+            conn.execute_batch("ALTER TABLE api_keys ADD COLUMN customer_management INTEGER NOT NULL DEFAULT 1")?;
+        }
         Ok(())
     }
 
@@ -399,7 +412,7 @@ impl Store {
         let row = self
             .conn()
             .query_row(
-                "SELECT key_id, secret, client_id, scopes, service_granted, firmware_authorized
+                "SELECT key_id, secret, client_id, scopes, service_granted, firmware_authorized, customer_management
                  FROM api_keys WHERE key_id = ?1",
                 [key_id],
                 |r| {
@@ -410,11 +423,12 @@ impl Store {
                         r.get::<_, String>(3)?,
                         r.get::<_, bool>(4)?,
                         r.get::<_, bool>(5)?,
+                        r.get::<_, bool>(6)?,
                     ))
                 },
             )
             .optional()?;
-        row.map(|(key_id, secret, client, scopes, service_granted, firmware_authorized)| {
+        row.map(|(key_id, secret, client, scopes, service_granted, firmware_authorized, customer_management)| {
             Ok(ApiKeyRow {
                 key_id,
                 secret,
@@ -422,6 +436,7 @@ impl Store {
                 scopes: scopes.split_whitespace().map(str::to_owned).collect(),
                 service_granted,
                 firmware_authorized,
+                customer_management,
             })
         })
         .transpose()
@@ -443,15 +458,16 @@ pub(crate) mod insert {
 
     pub fn api_key(tx: &rusqlite::Transaction<'_>, k: &ApiKeyRow) -> Result<(), StoreError> {
         tx.execute(
-            "INSERT INTO api_keys (key_id, secret, client_id, scopes, service_granted, firmware_authorized)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO api_keys (key_id, secret, client_id, scopes, service_granted, firmware_authorized, customer_management)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             params![
                 k.key_id,
                 k.secret,
                 k.client_id.to_string(),
                 k.scopes.join(" "),
                 k.service_granted,
-                k.firmware_authorized
+                k.firmware_authorized,
+                k.customer_management
             ],
         )?;
         Ok(())
