@@ -19,7 +19,8 @@ fn client(running: &RunningSim, key_id: &str, secret: &str) -> Client {
 }
 
 fn held_modules(sim: &Simulator, owner: uuid::Uuid) -> Vec<dcs_api::model::FirmwareModule> {
-    sim.store().list_modules(&ModuleQuery { owner, limit: 10_000, ..Default::default() }).unwrap()
+    let held = sim.store().list_modules(&ModuleQuery { owner, limit: 10_000, ..Default::default() }).unwrap();
+    held.into_iter().map(|m| common::as_answered(sim, m)).collect()
 }
 
 #[tokio::test]

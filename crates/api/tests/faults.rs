@@ -34,7 +34,8 @@ fn fast() -> RetryPolicy {
 }
 
 fn held_modules(sim: &Simulator, owner: Uuid) -> Vec<dcs_api::model::FirmwareModule> {
-    sim.store().list_modules(&ModuleQuery { owner, limit: 10_000, ..Default::default() }).unwrap()
+    let held = sim.store().list_modules(&ModuleQuery { owner, limit: 10_000, ..Default::default() }).unwrap();
+    held.into_iter().map(|m| common::as_answered(sim, m)).collect()
 }
 
 fn actuator_count(sim: &Simulator, owner: Uuid) -> usize {

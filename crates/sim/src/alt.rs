@@ -268,7 +268,7 @@ fn offset_form(t: OffsetDateTime) -> String {
 }
 
 /// The tenant every answer names (an extra member no client needs).
-fn tenant_id(state: &SimState) -> String {
+pub(crate) fn tenant_id(state: &SimState) -> String {
     uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, format!("dcs-sim-tenant-{}", state.opts.seed).as_bytes()).to_string()
 }
 

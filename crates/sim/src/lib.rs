@@ -173,6 +173,12 @@ impl Simulator {
         self.state.opts.variant
     }
 
+    /// The `tenantId` the alt variant adds to every answer (for tests that compare answers
+    /// with the state).
+    pub fn tenant_id(&self) -> String {
+        alt::tenant_id(&self.state)
+    }
+
     /// The axum router serving the whole API (the alt variant rewrites around it, see `alt`).
     pub fn router(&self) -> Router {
         let inner = routes::router(self.state.clone());

@@ -31,3 +31,17 @@ pub async fn start(opts: SimOptions) -> (Simulator, RunningSim) {
     let running = sim.spawn(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
     (sim, running)
 }
+
+/// A module held by the simulator as the running variant answers it: the alt variant leaves
+/// out the optional `clientId`, `createdBy` and `modifiedBy` and adds `_links` and `tenantId`
+/// (kept by the client among the unknown members).
+pub fn as_answered(sim: &Simulator, mut m: dcs_api::model::FirmwareModule) -> dcs_api::model::FirmwareModule {
+    if alt() {
+        m.client_id = None;
+        m.created_by = None;
+        m.modified_by = None;
+        m.extra.insert("_links".into(), serde_json::json!({ "self": { "href": format!("/firmware/modules/{}", m.id) } }));
+        m.extra.insert("tenantId".into(), sim.tenant_id().into());
+    }
+    m
+}
