@@ -101,10 +101,11 @@ impl Client {
         }
         let http = reqwest::Client::builder()
             .user_agent(concat!("dcs-console/", env!("CARGO_PKG_VERSION")))
-            // The beta API answers a bad token with a 302 to the token endpoint: not a page to
-            // follow but a 401 in disguise (handled in the request loop).
+            // The beta API answers a bad token with a 302 ("access token incorrect", section
+            // 4.5): not a page to follow but a 401 in disguise (handled in the request loop),
+            // wherever its `Location` points (not shown: the token endpoint, a login page...).
             .redirect(reqwest::redirect::Policy::custom(|attempt| {
-                if attempt.url().path().ends_with("/api/v3/idp/oidc/token") {
+                if attempt.status() == reqwest::StatusCode::FOUND {
                     attempt.stop()
                 } else if attempt.previous().len() >= 10 {
                     attempt.error("too many redirects")
