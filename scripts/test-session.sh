@@ -21,6 +21,11 @@ cleanup() {
 trap cleanup EXIT
 
 (cd "$ROOT" && cargo test --workspace "${APP_FEATURES[@]}")
+# A second pass: the client's and the CLI's tests against the simulator's other plausible
+# service (docs/simulator-assumptions.md, "The alt variant"), so no test passes only because of
+# a choice the reference variant made where the reference is silent.
+(cd "$ROOT" && DCS_SIM_VARIANT=alt cargo test -p dcs-api --tests)
+(cd "$ROOT" && DCS_SIM_VARIANT=alt cargo test -p dcs-cli --tests)
 
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$ROOT/tests/e2e"

@@ -27,6 +27,9 @@ DCS = TARGET / "debug" / "dcs"
 ARTIFACTS = Path(os.environ.get("DCS_E2E_ARTIFACTS", ROOT / "tests" / "e2e" / "artifacts"))
 # A seed other than the default, so the test sees the data of the simulator it configured.
 SEED = "7"
+# The simulator variant (docs/simulator-assumptions.md, "The alt variant"): `dcs sim` gets it as
+# `--variant`; the app's built-in simulator reads the same DCS_SIM_VARIANT from its environment.
+VARIANT = os.environ.get("DCS_SIM_VARIANT", "").strip() or "reference"
 
 
 def free_port() -> int:
@@ -182,7 +185,7 @@ def sim_process():
     """`dcs sim` in its own process on a free port, with the same seed: a service the app
     reaches over real HTTP through a profile. Yields its base URL and /_sim/info."""
     proc = subprocess.Popen(
-        [str(DCS), "sim", "--port", "0", "--seed", SEED, "--devices-per-client", "50"],
+        [str(DCS), "sim", "--port", "0", "--seed", SEED, "--devices-per-client", "50", "--variant", VARIANT],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

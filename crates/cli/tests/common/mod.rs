@@ -50,12 +50,28 @@ pub struct Sim {
     pub url: String,
 }
 
+/// The simulator variant the tests run against: `DCS_SIM_VARIANT` (`reference` when unset, `alt`
+/// for the second pass of `scripts/test-session.sh`). `dcs` commands that embed the simulator
+/// read the same variable, which [`bare`] leaves in place.
+pub fn variant() -> String {
+    match std::env::var("DCS_SIM_VARIANT") {
+        Ok(v) if !v.trim().is_empty() => v.trim().to_owned(),
+        _ => "reference".to_owned(),
+    }
+}
+
+/// Whether the tests run against the alt variant (for the few assertions of a choice the
+/// variants make differently; each branch asserts its own variant's behaviour).
+pub fn alt() -> bool {
+    variant() == "alt"
+}
+
 impl Sim {
-    /// Starts `dcs sim --port 0 ARGS...` with `config` as its config file and waits until it
-    /// prints the URL it listens on.
+    /// Starts `dcs sim --port 0 --variant <variant()> ARGS...` with `config` as its config file
+    /// and waits until it prints the URL it listens on.
     pub fn start(config: &Path, args: &[&str]) -> Sim {
         let mut child = bare(config)
-            .args(["sim", "--port", "0"])
+            .args(["sim", "--port", "0", "--variant", &variant()])
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
