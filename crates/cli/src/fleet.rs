@@ -551,8 +551,10 @@ fn print_report(r: &ScanReport) {
         thousands(r.changed),
         thousands(r.removed)
     );
-    if let Some(w) = &r.watermark {
-        println!("next incremental refresh: states modified since {w} (service clock)");
+    println!("refresh mode: {}", r.mode.text);
+    match &r.watermark {
+        Some(w) if r.mode.incremental => println!("next incremental refresh: states modified since {w} (service clock)"),
+        _ => {}
     }
 }
 
