@@ -7,7 +7,6 @@ use dcs_api::model::{
     MqttBindingRequest,
 };
 use dcs_console::bindings::{self, BindingDraft, EditorKind};
-use futures::TryStreamExt;
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -35,7 +34,7 @@ pub enum BindingsCommand {
 
 #[derive(Subcommand)]
 pub enum BindingCommand<C: Args> {
-    /// List this kind's bindings, following pages.
+    /// List this kind's bindings: every page, or one with --limit / --cursor.
     #[command(after_help = "Example:\n  dcs bindings mqtt list --device-id imei:350000000000001 --sort -createdAt")]
     List(ListArgs),
     /// One binding.
@@ -77,9 +76,8 @@ pub struct ListArgs {
     time: TimeArgs,
     #[arg(long, allow_hyphen_values = true)]
     sort: Option<String>,
-    /// Page size used while fetching.
-    #[arg(long)]
-    limit: Option<u32>,
+    #[command(flatten)]
+    page: output::PageArgs,
 }
 
 #[derive(Args)]
@@ -325,10 +323,10 @@ where
                 binding_type: a.binding_type.as_deref().map(HttpBindingType::from),
                 username: a.username,
                 sort: a.sort,
-                limit: a.limit,
+                limit: a.page.limit,
             };
-            let all: Vec<_> = api.list(&filter)?.try_collect().await?;
-            print(&all)
+            let listing = output::fetch_list(&ctx.client, &a.page, C::Spec::KIND.path(), api.page(&filter)).await?;
+            output::print_listing(&listing, ctx.json, |items| output::table(C::headers(), items.iter().map(C::row).collect()))
         }
         BindingCommand::Get { id, sync } => {
             if sync {

@@ -7,8 +7,8 @@ use dcs_api::downlinks::{
     NewConnectionDownlink, NewDownlink,
 };
 use dcs_api::model::downlinks::ConnectionDownlinkStatus;
+use dcs_api::model::DeviceId;
 use dcs_api::Raw;
-use futures::TryStreamExt;
 use serde_json::Value;
 
 use crate::output::{self, opt, ts};
@@ -16,7 +16,7 @@ use crate::{invalid, json_arg, Ctx, TimeArgs};
 
 #[derive(Subcommand)]
 pub enum DownlinksCommand {
-    /// List actuator downlinks, following pages.
+    /// List actuator downlinks: every page, or one with --limit / --cursor.
     #[command(after_help = "Example:\n  dcs downlinks list --q my-ref-42 --sort -createdAt --created-since 2024-05-01T00:00:00Z")]
     List {
         /// Free text: externalReference exactly, networkId and message partially.
@@ -27,9 +27,8 @@ pub enum DownlinksCommand {
         /// Sort fields, `-` for descending, e.g. `-createdAt`.
         #[arg(long, allow_hyphen_values = true)]
         sort: Option<String>,
-        /// Page size used while fetching.
-        #[arg(long)]
-        limit: Option<u32>,
+        #[command(flatten)]
+        page: output::PageArgs,
     },
     /// One actuator downlink.
     #[command(after_help = "Example:\n  dcs downlinks get 5d1c0b6e-...")]
@@ -73,6 +72,75 @@ pub enum DownlinksCommand {
         #[command(subcommand)]
         command: ConnectionCommand<DigitalMatterCreateArgs>,
     },
+    /// The deprecated beta actuator downlink (`POST /api/actuator/downlinks`, reference 4.5).
+    Beta {
+        #[command(subcommand)]
+        command: BetaDownlinksCommand,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum BetaDownlinksCommand {
+    /// Send hex payloads to LoRa devices (by DevEUI) on one FPort with the deprecated beta API.
+    /// Each payload becomes one SenML record; the answer's shape is not shown and is printed
+    /// as it came (JSON).
+    #[command(after_help = "Examples:\n  \
+        dcs downlinks beta send --device deveui:70b3d57ed0000001 --port 5 --hex 0a0b\n  \
+        dcs downlinks beta send --device deveui:70b3d57ed0000001 --device deveui:70b3d57ed0000002 --port 5 --hex 01 --hex 02 \\\n      \
+        --external-reference batch-7\n\n\
+        One --device for every --hex, or the same device for all of them.")]
+    Send(BetaSendArgs),
+}
+
+#[derive(Args)]
+pub struct BetaSendArgs {
+    /// A LoRa device by its DevEUI: deveui:<16 hex> or urn:dev:deveui:<16 hex>.
+    #[arg(long = "device", required = true)]
+    devices: Vec<String>,
+    /// The LoRa FPort.
+    #[arg(long, allow_negative_numbers = true)]
+    port: i64,
+    /// A payload in hex (even number of hex characters); repeat for several.
+    #[arg(long = "hex", required = true)]
+    payloads: Vec<String>,
+    /// Your reference for the downlinks.
+    #[arg(long)]
+    external_reference: Option<String>,
+}
+
+impl BetaSendArgs {
+    /// The (device, payload) pairs, checked by the reference's rules (DevEUI URN, hex).
+    fn pairs(&self) -> anyhow::Result<Vec<(DeviceId, String)>> {
+        let devices: Vec<DeviceId> = self
+            .devices
+            .iter()
+            .map(|d| match DeviceId::parse(d) {
+                Ok(id @ DeviceId::DevEui { .. }) => Ok(id),
+                Ok(_) => Err(invalid("device", format!("`{d}` must be a LoRa device given by its DevEUI (deveui:<16 hex>)"))),
+                Err(e) => Err(invalid("device", format!("`{d}`: {e}"))),
+            })
+            .collect::<anyhow::Result<_>>()?;
+        if devices.len() != 1 && devices.len() != self.payloads.len() {
+            return Err(invalid(
+                "device",
+                format!("give one --device for every --hex, or one for all ({} devices, {} payloads)", devices.len(), self.payloads.len()),
+            ));
+        }
+        self.payloads
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                if h.is_empty() || !h.len().is_multiple_of(2) || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return Err(invalid("hex", format!("`{h}` must be an even number of hex characters")));
+                }
+                Ok((devices[if devices.len() == 1 { 0 } else { i }].clone(), h.clone()))
+            })
+            .collect()
+    }
+
+    fn port(&self) -> anyhow::Result<u8> {
+        u8::try_from(self.port).map_err(|_| invalid("port", format!("{} is not a LoRa FPort (1-223)", self.port)))
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -211,7 +279,7 @@ impl ActuatorCreateArgs {
 /// The four operations of one connection kind; `C` is the kind's create arguments.
 #[derive(Subcommand)]
 pub enum ConnectionCommand<C: Args> {
-    /// List this kind's downlinks, following pages.
+    /// List this kind's downlinks: every page, or one with --limit / --cursor.
     #[command(after_help = "Example:\n  dcs downlinks lora list --device-id deveui:70b3d57ed0000001 --status PENDING --sort -createdAt")]
     List(ConnectionListArgs),
     /// One downlink of this kind.
@@ -240,9 +308,8 @@ pub struct ConnectionListArgs {
     time: TimeArgs,
     #[arg(long, allow_hyphen_values = true)]
     sort: Option<String>,
-    /// Page size used while fetching.
-    #[arg(long)]
-    limit: Option<u32>,
+    #[command(flatten)]
+    page: output::PageArgs,
 }
 
 /// Fields every connection downlink has.
@@ -441,10 +508,10 @@ impl CreateArgs for DigitalMatterCreateArgs {
 pub async fn run(ctx: &Ctx, command: DownlinksCommand) -> anyhow::Result<()> {
     let dl = ctx.client.downlinks();
     match command {
-        DownlinksCommand::List { q, time, sort, limit } => {
-            let filter = DownlinkFilter { q, time: time.filter(), sort, limit };
-            let all: Vec<_> = dl.list(&filter)?.try_collect().await?;
-            actuator_out(&all, ctx.json)
+        DownlinksCommand::List { q, time, sort, page } => {
+            let filter = DownlinkFilter { q, time: time.filter(), sort, limit: page.limit };
+            let listing = output::fetch_list(&ctx.client, &page, "downlinks", dl.page(&filter)).await?;
+            output::print_listing(&listing, ctx.json, actuator_table)
         }
         DownlinksCommand::Get { id } => actuator_one(&dl.get(&id).await?, ctx.json),
         DownlinksCommand::Create(args) => {
@@ -463,6 +530,17 @@ pub async fn run(ctx: &Ctx, command: DownlinksCommand) -> anyhow::Result<()> {
         DownlinksCommand::Mqtt { command } => connection(ctx, command).await,
         DownlinksCommand::Sms { command } => connection(ctx, command).await,
         DownlinksCommand::Digitalmatter { command } => connection(ctx, command).await,
+        DownlinksCommand::Beta { command: BetaDownlinksCommand::Send(args) } => {
+            let pairs = args.pairs()?;
+            let port = args.port()?;
+            let answer = ctx.client.beta().actuator_downlinks(&pairs, port, args.external_reference.as_deref()).await?;
+            if ctx.json {
+                output::print_json(&answer)
+            } else {
+                eprintln!("dcs: the beta API is deprecated; the shape of its answer is not shown, so here it is as it came:");
+                output::print_json(&answer)
+            }
+        }
     }
 }
 
@@ -486,10 +564,10 @@ async fn connection<C: CreateArgs>(ctx: &Ctx, command: ConnectionCommand<C>) -> 
                 status: a.status.as_deref().map(ConnectionDownlinkStatus::from),
                 time: a.time.filter(),
                 sort: a.sort,
-                limit: a.limit,
+                limit: a.page.limit,
             };
-            let all: Vec<_> = api.list(&filter)?.try_collect().await?;
-            connection_out(&all, ctx.json)
+            let listing = output::fetch_list(&ctx.client, &a.page, &format!("{kind}/downlinks"), api.page(&filter)).await?;
+            output::print_listing(&listing, ctx.json, connection_table)
         }
         ConnectionCommand::Get { id } => connection_one(&api.get(&id).await?, ctx.json),
         ConnectionCommand::Create(args) => {
@@ -508,10 +586,7 @@ async fn connection<C: CreateArgs>(ctx: &Ctx, command: ConnectionCommand<C>) -> 
     }
 }
 
-fn actuator_out(all: &[Raw<ActuatorDownlink>], json: bool) -> anyhow::Result<()> {
-    if json {
-        return output::print_json(all);
-    }
+fn actuator_table(all: &[Raw<ActuatorDownlink>]) {
     output::table(
         &["ID", "STATUS", "NETWORK ID", "METHOD", "EXTERNAL REFERENCE", "CREATED"],
         all.iter()
@@ -527,7 +602,6 @@ fn actuator_out(all: &[Raw<ActuatorDownlink>], json: bool) -> anyhow::Result<()>
             })
             .collect(),
     );
-    Ok(())
 }
 
 fn actuator_one(d: &Raw<ActuatorDownlink>, json: bool) -> anyhow::Result<()> {
@@ -551,17 +625,13 @@ fn actuator_one(d: &Raw<ActuatorDownlink>, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn connection_out(all: &[Raw<ConnectionDownlink>], json: bool) -> anyhow::Result<()> {
-    if json {
-        return output::print_json(all);
-    }
+fn connection_table(all: &[Raw<ConnectionDownlink>]) {
     output::table(
         &["ID", "STATUS", "DEVICE", "FEEDBACK TIMEOUT", "CREATED"],
         all.iter()
             .map(|d| vec![opt(&d.id), opt(&d.status), d.device_id.clone(), opt(&d.feedback_timeout), ts(&d.created_at)])
             .collect(),
     );
-    Ok(())
 }
 
 fn connection_one(d: &Raw<ConnectionDownlink>, json: bool) -> anyhow::Result<()> {

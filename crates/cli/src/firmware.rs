@@ -6,7 +6,7 @@ use clap::{ArgGroup, Subcommand, ValueEnum};
 use dcs_api::files::{Transfer, UploadOptions};
 use dcs_api::firmware::{Embed, ModuleFilter, NewPackage, PackageFilter, StateFilter};
 use dcs_api::model::{DeviceId, FirmwarePackage, FirmwareState, UpdateStatus};
-use futures::{StreamExt, TryStreamExt};
+use futures::TryStreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 use time::OffsetDateTime;
 use tokio_util::sync::CancellationToken;
@@ -46,8 +46,9 @@ pub enum FirmwareCommand {
 
 #[derive(Subcommand)]
 pub enum ModulesCommand {
-    /// List every module, following pages.
-    #[command(after_help = "Example:\n  dcs firmware modules list --sort -createdAt,name --json")]
+    /// List modules: every page, or one with --limit / --cursor.
+    #[command(after_help = "Examples:\n  dcs firmware modules list --sort -createdAt,name --json\n  \
+        dcs firmware modules list --limit 10          # one page, then the --cursor of the next")]
     List {
         /// Only modules of this device specification.
         #[arg(long)]
@@ -58,11 +59,12 @@ pub enum ModulesCommand {
         /// Sort fields, `-` for descending, e.g. `-createdAt,name`.
         #[arg(long, allow_hyphen_values = true)]
         sort: Option<String>,
-        /// Page size used while fetching.
-        #[arg(long)]
-        limit: Option<u32>,
+        #[command(flatten)]
+        page: output::PageArgs,
     },
-    /// One module.
+    /// One module: its fields (audit fields and members this version does not know included)
+    /// and its packages. With --json: `{"module": ..., "packages": [...]}`.
+    #[command(visible_alias = "show")]
     #[command(after_help = "Example:\n  dcs firmware modules get 3f0e8f4c-5b1a-4d2e-9c8b-7a6f5e4d3c2b")]
     Get { id: Uuid },
 }
@@ -87,7 +89,7 @@ fn embeds(e: &[EmbedArg]) -> Vec<Embed> {
 
 #[derive(Subcommand)]
 pub enum PackagesCommand {
-    /// List every package, following pages.
+    /// List packages: every page, or one with --limit / --cursor.
     #[command(after_help = "Example:\n  dcs firmware packages list --module-id 3f0e8f4c-5b1a-4d2e-9c8b-7a6f5e4d3c2b --embed module --sort -createdAt")]
     List {
         #[arg(long)]
@@ -103,9 +105,8 @@ pub enum PackagesCommand {
         /// Sort fields, `-` for descending, e.g. `-createdAt,firmwareVersion`.
         #[arg(long, allow_hyphen_values = true)]
         sort: Option<String>,
-        /// Page size used while fetching.
-        #[arg(long)]
-        limit: Option<u32>,
+        #[command(flatten)]
+        page: output::PageArgs,
     },
     /// One package.
     #[command(after_help = "Example:\n  dcs firmware packages get 9b2d... --embed module,deviceSpecification")]
@@ -181,9 +182,12 @@ pub enum ReleaseNotesCommand {
 
 #[derive(Subcommand)]
 pub enum StatesCommand {
-    /// List firmware states: one page, or every page with --all.
-    #[command(after_help = "Examples:\n  dcs firmware states list --module-id 3f0e... --status FAILED --all\n  \
-        dcs firmware states list --limit 100 --page-url '<the next link printed before>'")]
+    /// List firmware states: every page, or one with --limit / --cursor. The reference documents
+    /// only --client-id-filter: the other filters are sent to the service too (the simulator
+    /// takes them, A-41), and when its answer shows it ignored one they are applied here (said
+    /// on stderr; --filter-here applies them here without sending them).
+    #[command(after_help = "Examples:\n  dcs firmware states list --module-id 3f0e... --status FAILED\n  \
+        dcs firmware states list --limit 100 --cursor '<the next link printed before>'")]
     List(StatesListArgs),
     /// Set the version a device's module should update to, or --reset it (asks first).
     #[command(group(ArgGroup::new("target").required(true).args(["version", "reset"])))]
@@ -231,37 +235,36 @@ pub struct StatesListArgs {
     /// Sort fields, `-` for descending, e.g. `-modifiedAt`.
     #[arg(long, allow_hyphen_values = true)]
     sort: Option<String>,
-    /// Page size.
+    /// Send only the documented clientId; apply the other filters here.
     #[arg(long)]
-    limit: Option<u32>,
-    /// Follow every page.
-    #[arg(long, conflicts_with = "page_url")]
-    all: bool,
-    /// Fetch the page at this `next` link (printed after a page).
-    #[arg(long)]
-    page_url: Option<url::Url>,
+    filter_here: bool,
+    #[command(flatten)]
+    page: output::PageArgs,
 }
 
 pub async fn run(ctx: &Ctx, command: FirmwareCommand) -> anyhow::Result<()> {
     let fw = ctx.client.firmware();
     match command {
         FirmwareCommand::Modules { command } => match command {
-            ModulesCommand::List { device_specification_id, client_id_filter, sort, limit } => {
-                let filter = ModuleFilter { device_specification_id, client_id: client_id_filter, sort, limit };
-                let modules: Vec<_> = fw.modules(&filter)?.try_collect().await?;
-                output::modules(&modules, ctx.json)
+            ModulesCommand::List { device_specification_id, client_id_filter, sort, page } => {
+                let filter = ModuleFilter { device_specification_id, client_id: client_id_filter, sort, limit: page.limit };
+                let listing = output::fetch_list(&ctx.client, &page, "firmware/modules", fw.modules_page(&filter)).await?;
+                output::print_listing(&listing, ctx.json, |items| output::modules_table(items))
             }
-            ModulesCommand::Get { id } => {
-                let m = fw.module(id).await?;
-                output::modules(std::slice::from_ref(&m), ctx.json)
-            }
+            ModulesCommand::Get { id } => module_out(ctx, id).await,
         },
         FirmwareCommand::Packages { command } => match command {
-            PackagesCommand::List { device_specification_id, module_id, client_id_filter, embed, sort, limit } => {
-                let filter =
-                    PackageFilter { device_specification_id, module_id, client_id: client_id_filter, embed: embeds(&embed), sort, limit };
-                let packages: Vec<_> = fw.packages(&filter)?.try_collect().await?;
-                packages_out(&packages, ctx.json)
+            PackagesCommand::List { device_specification_id, module_id, client_id_filter, embed, sort, page } => {
+                let filter = PackageFilter {
+                    device_specification_id,
+                    module_id,
+                    client_id: client_id_filter,
+                    embed: embeds(&embed),
+                    sort,
+                    limit: page.limit,
+                };
+                let listing = output::fetch_list(&ctx.client, &page, "firmware/packages", fw.packages_page(&filter)).await?;
+                output::print_listing(&listing, ctx.json, packages_table)
             }
             PackagesCommand::Get { id, embed } => package_out(&fw.package(id, &embeds(&embed)).await?, ctx.json),
             PackagesCommand::Create { device_specification_id, module_id, firmware_version, description } => {
@@ -331,10 +334,41 @@ fn done(ctx: &Ctx, text: &str, json: serde_json::Value) -> anyhow::Result<()> {
     }
 }
 
-fn packages_out(packages: &[FirmwarePackage], json: bool) -> anyhow::Result<()> {
-    if json {
-        return output::print_json(packages);
+/// A module with everything the service sent of it, and its packages.
+async fn module_out(ctx: &Ctx, id: Uuid) -> anyhow::Result<()> {
+    let fw = ctx.client.firmware();
+    let m = fw.module(id).await?;
+    let filter = PackageFilter { module_id: Some(id), ..Default::default() };
+    let packages: Vec<FirmwarePackage> = fw.packages(&filter)?.try_collect().await?;
+    // The module filter is not the client's to trust blindly: only this module's packages.
+    let packages: Vec<FirmwarePackage> = packages.into_iter().filter(|p| p.module_id == id).collect();
+    if ctx.json {
+        return output::print_json(&serde_json::json!({ "module": m, "packages": packages }));
     }
+    let mut pairs = vec![
+        ("id", m.id.to_string()),
+        ("name", m.name.clone()),
+        ("firmware version attribute", m.firmware_version_attribute_name.clone()),
+        ("device specification", m.device_specification_id.to_string()),
+        ("client", opt(&m.client_id)),
+        ("created", format!("{} by {}", ts(&m.created_at), opt(&m.created_by))),
+        ("modified", format!("{} by {}", ts(&m.modified_at), opt(&m.modified_by))),
+    ];
+    let extra: Vec<(String, String)> = m.extra.iter().map(|(k, v)| (k.clone(), v.to_string())).collect();
+    for (k, v) in &extra {
+        pairs.push((k.as_str(), v.clone()));
+    }
+    output::fields(&pairs);
+    println!();
+    if packages.is_empty() {
+        println!("no packages");
+    } else {
+        packages_table(&packages);
+    }
+    Ok(())
+}
+
+fn packages_table(packages: &[FirmwarePackage]) {
     output::table(
         &["ID", "VERSION", "MODULE", "FIRMWARE FILE", "RELEASE NOTES", "DESCRIPTION"],
         packages
@@ -351,7 +385,6 @@ fn packages_out(packages: &[FirmwarePackage], json: bool) -> anyhow::Result<()> 
             })
             .collect(),
     );
-    Ok(())
 }
 
 fn package_out(p: &FirmwarePackage, json: bool) -> anyhow::Result<()> {
@@ -386,6 +419,11 @@ fn states_out(states: &[FirmwareState], json: bool) -> anyhow::Result<()> {
     if json {
         return output::print_json(states);
     }
+    states_table(states);
+    Ok(())
+}
+
+fn states_table(states: &[FirmwareState]) {
     output::table(
         &["DEVICE", "MODULE", "CURRENT", "TARGET", "STATUS", "STATUS CHANGED"],
         states
@@ -402,10 +440,10 @@ fn states_out(states: &[FirmwareState], json: bool) -> anyhow::Result<()> {
             })
             .collect(),
     );
-    Ok(())
 }
 
 async fn states_list(ctx: &Ctx, a: StatesListArgs) -> anyhow::Result<()> {
+    use dcs_console::listing;
     let fw = ctx.client.firmware();
     let filter = StateFilter {
         client_id: a.client_id_filter,
@@ -420,35 +458,25 @@ async fn states_list(ctx: &Ctx, a: StatesListArgs) -> anyhow::Result<()> {
         modified_before: a.modified_before,
         modified_since: a.modified_since,
         sort: a.sort,
-        limit: a.limit,
+        limit: a.page.limit,
     };
-    if a.all {
-        let spinner = if ctx.interactive() { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
-        spinner.set_message("fetching firmware states");
-        spinner.enable_steady_tick(std::time::Duration::from_millis(120));
-        let mut stream = std::pin::pin!(fw.states(&filter)?);
-        let mut all = Vec::new();
-        while let Some(s) = stream.next().await {
-            all.push(s?);
-            if all.len() % 50 == 0 {
-                spinner.set_message(format!("fetched {} firmware states", all.len()));
-            }
-        }
-        spinner.finish_and_clear();
-        return states_out(&all, ctx.json);
+    let on_service = !a.filter_here;
+    let sent = listing::state_request(&filter, on_service);
+    let spinner = if ctx.interactive() && !a.page.one_page() { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
+    spinner.set_message("fetching firmware states");
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    let fetched = output::fetch_list(&ctx.client, &a.page, "firmware/states", fw.states_page(&sent)).await;
+    spinner.finish_and_clear();
+    let mut note = None;
+    let listing = fetched?.map_items(|items| {
+        let checked = listing::check_states(&filter, on_service, items);
+        note = listing::describe_check(&checked);
+        checked.items
+    });
+    if let Some(note) = note {
+        eprintln!("dcs: {note}");
     }
-    let (page, next) = match &a.page_url {
-        Some(link) => fw.states_page_at(link).await?,
-        None => fw.states_page(&filter).await?,
-    };
-    if ctx.json {
-        return output::print_json(&serde_json::json!({ "items": page.items, "next": next.as_ref().map(|u| u.as_str()) }));
-    }
-    states_out(&page.items, false)?;
-    if let Some(next) = next {
-        eprintln!("more: --page-url '{next}' (or --all)");
-    }
-    Ok(())
+    output::print_listing(&listing, ctx.json, states_table)
 }
 
 async fn files(ctx: &Ctx, command: FilesCommand) -> anyhow::Result<()> {

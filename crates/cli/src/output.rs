@@ -12,10 +12,7 @@ use serde::Serialize;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-pub fn modules(modules: &[FirmwareModule], json: bool) -> anyhow::Result<()> {
-    if json {
-        return print_json(&modules);
-    }
+pub fn modules_table(modules: &[FirmwareModule]) {
     table(
         &["ID", "NAME", "DEVICE SPECIFICATION", "ATTRIBUTE"],
         modules
@@ -30,7 +27,6 @@ pub fn modules(modules: &[FirmwareModule], json: bool) -> anyhow::Result<()> {
             })
             .collect(),
     );
-    Ok(())
 }
 
 /// Pretty JSON on stdout.
@@ -151,6 +147,142 @@ pub fn report_error(e: &anyhow::Error, json: bool) -> ExitCode {
         eprintln!("{body}");
     } else {
         eprintln!("dcs: {e:#}");
+        // Each field the service's refusal names, on its own line.
+        for f in api.and_then(Error::problem).map(dcs_console::listing::problem_fields).unwrap_or_default() {
+            eprintln!("  {}: {}", f.field, f.rule);
+        }
     }
     ExitCode::from(code.map(exit_code).unwrap_or(1))
+}
+
+/// How a list command pages, the same for every list: every page by default; one page with
+/// `--limit` or `--cursor` (printed with the page's `next`/`prev` links); `--all` follows every
+/// page with `--limit` as the page size.
+#[derive(clap::Args, Clone, Default)]
+pub struct PageArgs {
+    /// Results per page. Alone (without --all) it prints one page and how to get the next one.
+    #[arg(long)]
+    pub limit: Option<u32>,
+    /// Print the page a `next` or `prev` link points to (as printed after an earlier page; a
+    /// bare cursor works too).
+    #[arg(long, visible_alias = "page-url", value_name = "CURSOR|LINK", conflicts_with = "all")]
+    pub cursor: Option<String>,
+    /// Follow every page (the default unless --limit or --cursor is given).
+    #[arg(long)]
+    pub all: bool,
+}
+
+impl PageArgs {
+    /// Whether one page is asked for.
+    pub fn one_page(&self) -> bool {
+        !self.all && (self.limit.is_some() || self.cursor.is_some())
+    }
+}
+
+/// A list as fetched: every item, or one page with the links to its neighbours.
+pub enum Listing<T> {
+    All(Vec<T>),
+    Page { items: Vec<T>, next: Option<url::Url>, prev: Option<url::Url> },
+}
+
+impl<T> Listing<T> {
+    /// The same listing with its items changed (filtered here, say).
+    pub fn map_items<U>(self, f: impl FnOnce(Vec<T>) -> Vec<U>) -> Listing<U> {
+        match self {
+            Listing::All(items) => Listing::All(f(items)),
+            Listing::Page { items, next, prev } => Listing::Page { items: f(items), next, prev },
+        }
+    }
+}
+
+/// Where `--cursor` points: a link (absolute, or relative to the list) is followed as it is;
+/// a bare cursor is sent as `cursor` (with `--limit`) on the list's path.
+fn cursor_url(client: &dcs_api::Client, path: &str, cursor: &str, limit: Option<u32>) -> anyhow::Result<url::Url> {
+    let list = client.config().base_url.join(path.trim_start_matches('/'))?;
+    let looks_like_link = cursor.contains("://") || cursor.starts_with('/') || cursor.contains('?');
+    if looks_like_link {
+        return dcs_api::paging::resolve_link(&list, cursor).map_err(|_| crate::invalid("cursor", "must be a page link or cursor printed by an earlier page"));
+    }
+    if cursor.is_empty() {
+        return Err(crate::invalid("cursor", "must not be empty"));
+    }
+    let mut url = list;
+    {
+        let mut q = url.query_pairs_mut();
+        q.append_pair("cursor", cursor);
+        if let Some(l) = limit {
+            q.append_pair("limit", &l.to_string());
+        }
+    }
+    Ok(url)
+}
+
+/// Fetches a list as `args` says. `path` is the list's path under the base URL (for bare
+/// cursors); `first` asks for its first page with the command's filters.
+pub async fn fetch_list<T, F>(client: &dcs_api::Client, args: &PageArgs, path: &str, first: F) -> anyhow::Result<Listing<T>>
+where
+    T: serde::de::DeserializeOwned + 'static,
+    F: std::future::Future<Output = dcs_api::error::Result<(dcs_api::model::Page<T>, Option<url::Url>)>>,
+{
+    let (page, next, asked) = match &args.cursor {
+        Some(c) => {
+            let url = cursor_url(client, path, c, args.limit)?;
+            let (page, next) = dcs_api::paging::fetch_page::<T>(client, url.clone()).await?;
+            (page, next, url)
+        }
+        None => {
+            let (page, next) = first.await?;
+            (page, next, client.config().base_url.join(path.trim_start_matches('/'))?)
+        }
+    };
+    if args.one_page() {
+        let prev = page.prev.as_deref().map(|l| dcs_api::paging::resolve_link(&asked, l)).transpose()?;
+        return Ok(Listing::Page { items: page.items, next, prev });
+    }
+    let mut all = page.items;
+    let mut next = next;
+    while let Some(url) = next {
+        let (page, following) = dcs_api::paging::fetch_page::<T>(client, url).await?;
+        all.extend(page.items);
+        next = following;
+    }
+    Ok(Listing::All(all))
+}
+
+/// Prints a listing: JSON (an array of every item, or `{items, next, prev}` for one page), or
+/// `table` for people followed, for one page, by a line saying how to get its neighbours.
+pub fn print_listing<T: Serialize>(listing: &Listing<T>, json: bool, table: impl FnOnce(&[T])) -> anyhow::Result<()> {
+    match listing {
+        Listing::All(items) if json => print_json(items),
+        Listing::Page { items, next, prev } if json => print_json(&serde_json::json!({
+            "items": items,
+            "next": next.as_ref().map(url::Url::as_str),
+            "prev": prev.as_ref().map(url::Url::as_str),
+        })),
+        Listing::All(items) => {
+            table(items);
+            Ok(())
+        }
+        Listing::Page { items, next, prev } => {
+            table(items);
+            println!("{}", page_hint(next.as_ref(), prev.as_ref()));
+            Ok(())
+        }
+    }
+}
+
+/// The last line of one page printed for people.
+pub fn page_hint(next: Option<&url::Url>, prev: Option<&url::Url>) -> String {
+    let mut parts = Vec::new();
+    if let Some(n) = next {
+        parts.push(format!("next page: --cursor '{n}'"));
+    }
+    if let Some(p) = prev {
+        parts.push(format!("previous page: --cursor '{p}'"));
+    }
+    if parts.is_empty() {
+        "(no other page)".to_owned()
+    } else {
+        parts.join("; ")
+    }
 }

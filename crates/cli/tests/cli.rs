@@ -41,7 +41,7 @@ fn demo_secret(seed: u64) -> String {
 
 #[test]
 fn lists_modules_of_an_in_process_simulator_with_no_configuration() {
-    let out = dcs().args(["firmware", "modules", "list", "--json", "--limit", "4"]).output().unwrap();
+    let out = dcs().args(["firmware", "modules", "list", "--json", "--all", "--limit", "4"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(names(&out.stdout), expected_names(1));
 
@@ -55,7 +55,7 @@ fn lists_modules_of_an_in_process_simulator_with_no_configuration() {
 fn lists_modules_of_a_standalone_simulator_over_http() {
     let sim = spawn_sim(5);
     let out = dcs()
-        .args(["--base-url", &sim.url, "--client-id", "sim-reseller", "firmware", "modules", "list", "--json", "--limit", "2"])
+        .args(["--base-url", &sim.url, "--client-id", "sim-reseller", "firmware", "modules", "list", "--json", "--all", "--limit", "2"])
         .env("DCS_CLIENT_SECRET", demo_secret(5))
         .output()
         .unwrap();

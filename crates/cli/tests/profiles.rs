@@ -319,7 +319,7 @@ fn profile_use_changes_what_a_bare_command_talks_to() {
     let marker = format!("only-in-the-child-{}", std::process::id());
     let (first, _) = env.customer(0);
 
-    let bare_modules = || env.json(&["firmware", "modules", "list", "--limit", "100"]);
+    let bare_modules = || env.json(&["firmware", "modules", "list", "--all", "--limit", "100"]);
     let in_process = bare_modules();
     let used = env.run(&["profile", "use", &p]);
     assert!(used.status.success(), "{}", stderr(&used));

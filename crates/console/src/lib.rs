@@ -9,6 +9,7 @@ pub mod downlinks;
 pub mod filters;
 pub mod fleet;
 pub mod keychain;
+pub mod listing;
 pub mod profile;
 pub mod session;
 pub mod set_target;

@@ -1,0 +1,264 @@
+//! What every list of the app and of `dcs` shares beyond the client's paging: firmware-state
+//! filters the service may ignore, and the fields a service's refusal names.
+//!
+//! **Firmware-state filters.** `GET /firmware/states` documents `clientId` only ("further
+//! parameters: not shown", reference 4.1); the simulator takes more (A-41). So the other
+//! filters are sent only when the caller opts in, and the answer is checked: an item that does
+//! not match a filter sent says the service ignored it; the items are then filtered here and
+//! the caller says so. Without the opt-in only `clientId` is sent and everything else is
+//! filtered here.
+
+use dcs_api::firmware::StateFilter;
+use dcs_api::model::{DeviceId, FirmwareState, Problem};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use crate::FieldError;
+
+/// The filters of `filter` beyond the documented `clientId` (as their query names), in order.
+pub fn undocumented_state_filters(filter: &StateFilter) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let checks: [(&'static str, bool); 10] = [
+        ("moduleId", filter.module_id.is_some()),
+        ("deviceId", filter.device_id.is_some()),
+        ("deviceSpecificationId", filter.device_specification_id.is_some()),
+        ("firmwareUpdateStatus", filter.firmware_update_status.is_some()),
+        ("currentFirmwareVersion", filter.current_firmware_version.is_some()),
+        ("targetFirmwareVersion", filter.target_firmware_version.is_some()),
+        ("createdBefore", filter.created_before.is_some()),
+        ("createdSince", filter.created_since.is_some()),
+        ("modifiedBefore", filter.modified_before.is_some()),
+        ("modifiedSince", filter.modified_since.is_some()),
+    ];
+    for (name, on) in checks {
+        if on {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// What is sent: `filter` as it is when `on_service`, else only the documented `clientId`
+/// with the window (`sort`, `limit`).
+pub fn state_request(filter: &StateFilter, on_service: bool) -> StateFilter {
+    if on_service {
+        return filter.clone();
+    }
+    StateFilter { client_id: filter.client_id, sort: filter.sort.clone(), limit: filter.limit, ..Default::default() }
+}
+
+/// A time member of a state's unknown members (`createdAt`, `modifiedAt`: the reference does
+/// not list them on a state).
+fn time_member(s: &FirmwareState, name: &str) -> Option<OffsetDateTime> {
+    s.extra.get(name).and_then(|v| v.as_str()).and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
+}
+
+/// The filters of `filter` that `s` does not match (query names). A filter that cannot be
+/// checked on the item (a device given by IMEI or DevEUI, a time the state does not carry) is
+/// taken as matched: only what the answer shows counts.
+pub fn state_mismatches(filter: &StateFilter, s: &FirmwareState) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if filter.client_id.is_some_and(|c| s.client_id.is_some_and(|sc| sc != c)) {
+        out.push("clientId");
+    }
+    if filter.module_id.is_some_and(|m| m != s.module_id) {
+        out.push("moduleId");
+    }
+    if let Some(raw) = &filter.device_id {
+        let uuid = match DeviceId::parse(raw) {
+            Ok(DeviceId::Uuid(u)) | Ok(DeviceId::DvnUuid { uuid: u, .. }) => Some(u),
+            _ => None,
+        };
+        if uuid.is_some_and(|u| u != s.device_id) {
+            out.push("deviceId");
+        }
+    }
+    if filter.device_specification_id.is_some_and(|d| s.device_specification_id.is_some_and(|sd| sd != d)) {
+        out.push("deviceSpecificationId");
+    }
+    if let Some(want) = &filter.firmware_update_status {
+        if s.firmware_update_status.as_ref().map(|st| st.as_str()) != Some(want.as_str()) {
+            out.push("firmwareUpdateStatus");
+        }
+    }
+    if let Some(want) = &filter.current_firmware_version {
+        if s.current_firmware_version.as_deref() != Some(want.as_str()) {
+            out.push("currentFirmwareVersion");
+        }
+    }
+    if let Some(want) = &filter.target_firmware_version {
+        if s.target_firmware_version.as_deref() != Some(want.as_str()) {
+            out.push("targetFirmwareVersion");
+        }
+    }
+    let created = time_member(s, "createdAt");
+    let modified = time_member(s, "modifiedAt");
+    let checks = [
+        ("createdBefore", filter.created_before, created, true),
+        ("createdSince", filter.created_since, created, false),
+        ("modifiedBefore", filter.modified_before, modified, true),
+        ("modifiedSince", filter.modified_since, modified, false),
+    ];
+    for (name, bound, at, before) in checks {
+        if let (Some(bound), Some(at)) = (bound, at) {
+            if (before && at >= bound) || (!before && at < bound) {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+/// Items of an answer, checked against the filter asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedStates {
+    /// The items that match every filter.
+    pub items: Vec<FirmwareState>,
+    /// Filters that were sent and that items of the answer do not match: the service ignored
+    /// them (the items were filtered here).
+    pub ignored: Vec<&'static str>,
+    /// Filters that were not sent (no opt-in) and were applied here.
+    pub local: Vec<&'static str>,
+}
+
+/// Checks `items`, the answer to [`state_request`]`(filter, on_service)`, against `filter`.
+pub fn check_states(filter: &StateFilter, on_service: bool, items: Vec<FirmwareState>) -> CheckedStates {
+    let sent: Vec<&'static str> =
+        if on_service { undocumented_state_filters(filter) } else { Vec::new() };
+    let mut ignored: Vec<&'static str> = Vec::new();
+    let mut kept = Vec::with_capacity(items.len());
+    for s in items {
+        let missed = state_mismatches(filter, &s);
+        for m in &missed {
+            if (sent.contains(m) || *m == "clientId") && !ignored.contains(m) {
+                ignored.push(m);
+            }
+        }
+        if missed.is_empty() {
+            kept.push(s);
+        }
+    }
+    // In the order of the filters, not of the items that gave them away.
+    let order = ["clientId", "moduleId", "deviceId", "deviceSpecificationId", "firmwareUpdateStatus", "currentFirmwareVersion",
+        "targetFirmwareVersion", "createdBefore", "createdSince", "modifiedBefore", "modifiedSince"];
+    ignored.sort_by_key(|f| order.iter().position(|o| o == f));
+    let local = if on_service { Vec::new() } else { undocumented_state_filters(filter) };
+    CheckedStates { items: kept, ignored, local }
+}
+
+/// One sentence for people about [`CheckedStates`], or none when the service applied every
+/// filter it was sent and none was left to this side.
+pub fn describe_check(c: &CheckedStates) -> Option<String> {
+    let mut parts = Vec::new();
+    if !c.ignored.is_empty() {
+        parts.push(format!(
+            "the service ignored the filter{} {} (its answer has items that do not match); filtered here",
+            if c.ignored.len() == 1 { "" } else { "s" },
+            c.ignored.join(", ")
+        ));
+    }
+    if !c.local.is_empty() {
+        parts.push(format!("filtered here, not on the service: {}", c.local.join(", ")));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// The fields a service's refusal names, each with its reason: the `invalidParams` member
+/// (A-19), in order, one entry per name (reasons of a repeated name joined).
+pub fn problem_fields(problem: &Problem) -> Vec<FieldError> {
+    let mut out: Vec<FieldError> = Vec::new();
+    for p in &problem.invalid_params {
+        match out.iter_mut().find(|f| f.field == p.name) {
+            Some(f) => {
+                f.rule.push_str("; ");
+                f.rule.push_str(&p.reason);
+            }
+            None => out.push(FieldError { field: p.name.clone(), rule: p.reason.clone() }),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dcs_api::model::UpdateStatus;
+    use uuid::Uuid;
+
+    fn state(module: Uuid, status: &str, extra: serde_json::Value) -> FirmwareState {
+        let mut v = serde_json::json!({
+            "moduleId": module, "deviceId": Uuid::from_u128(7), "firmwareUpdateStatus": status,
+            "currentFirmwareVersion": "1.0.0",
+        });
+        v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn only_client_id_is_sent_without_the_opt_in() {
+        let f = StateFilter {
+            client_id: Some(Uuid::from_u128(1)),
+            module_id: Some(Uuid::from_u128(2)),
+            sort: Some("-modifiedAt".into()),
+            limit: Some(5),
+            ..Default::default()
+        };
+        let sent = state_request(&f, false);
+        assert_eq!(sent.client_id, f.client_id);
+        assert_eq!((sent.module_id, sent.sort.as_deref(), sent.limit), (None, Some("-modifiedAt"), Some(5)));
+        assert_eq!(state_request(&f, true).module_id, f.module_id);
+        assert_eq!(undocumented_state_filters(&f), vec!["moduleId"]);
+    }
+
+    #[test]
+    fn an_answer_with_items_that_do_not_match_says_the_filter_was_ignored() {
+        let (m, other) = (Uuid::from_u128(2), Uuid::from_u128(3));
+        let f = StateFilter { module_id: Some(m), firmware_update_status: Some(UpdateStatus::from("FAILED")), ..Default::default() };
+        let honoured = check_states(&f, true, vec![state(m, "FAILED", serde_json::json!({}))]);
+        assert_eq!((honoured.items.len(), honoured.ignored.len()), (1, 0));
+        assert_eq!(describe_check(&honoured), None);
+
+        let answer = vec![state(m, "FAILED", serde_json::json!({})), state(other, "FAILED", serde_json::json!({})), state(m, "PENDING", serde_json::json!({}))];
+        let ignored = check_states(&f, true, answer.clone());
+        assert_eq!(ignored.items.len(), 1);
+        assert_eq!(ignored.ignored, vec!["moduleId", "firmwareUpdateStatus"]);
+        assert!(describe_check(&ignored).unwrap().contains("ignored the filters moduleId, firmwareUpdateStatus"));
+
+        let local = check_states(&f, false, answer);
+        assert_eq!((local.items.len(), local.ignored.len()), (1, 0));
+        assert_eq!(local.local, vec!["moduleId", "firmwareUpdateStatus"]);
+        assert!(describe_check(&local).unwrap().contains("not on the service"));
+    }
+
+    #[test]
+    fn times_and_devices_are_checked_only_where_the_item_shows_them() {
+        let m = Uuid::from_u128(2);
+        let since = OffsetDateTime::parse("2024-05-01T00:00:00Z", &Rfc3339).unwrap();
+        let f = StateFilter { modified_since: Some(since), device_id: Some("imei:350000000000001".into()), ..Default::default() };
+        let old = state(m, "FAILED", serde_json::json!({"modifiedAt": "2024-04-01T00:00:00Z"}));
+        let new = state(m, "FAILED", serde_json::json!({"modifiedAt": "2024-06-01T00:00:00Z"}));
+        let bare = state(m, "FAILED", serde_json::json!({}));
+        assert_eq!(state_mismatches(&f, &old), vec!["modifiedSince"]);
+        assert!(state_mismatches(&f, &new).is_empty());
+        assert!(state_mismatches(&f, &bare).is_empty(), "no time on the item: nothing to check");
+        let by_uuid = StateFilter { device_id: Some(Uuid::from_u128(8).to_string()), ..Default::default() };
+        assert_eq!(state_mismatches(&by_uuid, &bare), vec!["deviceId"]);
+    }
+
+    #[test]
+    fn every_field_a_refusal_names_is_kept_once() {
+        let p: Problem = serde_json::from_value(serde_json::json!({
+            "status": 400,
+            "invalidParams": [
+                {"name": "firmwareVersion", "reason": "too long"},
+                {"name": "description", "reason": "empty"},
+                {"name": "firmwareVersion", "reason": "taken"}
+            ]
+        }))
+        .unwrap();
+        let f = problem_fields(&p);
+        assert_eq!(f.len(), 2);
+        assert_eq!((f[0].field.as_str(), f[0].rule.as_str()), ("firmwareVersion", "too long; taken"));
+        assert_eq!((f[1].field.as_str(), f[1].rule.as_str()), ("description", "empty"));
+    }
+}
