@@ -16,15 +16,6 @@ struct Env {
     config: std::path::PathBuf,
 }
 
-/// The simulator's set-target operation as `dcs sim` prints it for `dcs profile add`.
-const SIM_SET_TARGET: [&str; 6] = [
-    "--set-target-method",
-    "PUT",
-    "--set-target-path",
-    "/firmware/states/{deviceId}/{moduleId}",
-    "--set-target-body",
-    r#"{"targetFirmwareVersion": {version}}"#,
-];
 
 impl Env {
     /// `dcs sim` with `devices` devices per client, its simulated devices `speed` times as fast
@@ -37,7 +28,7 @@ impl Env {
         let config = data.path().join("config.toml");
         let added = bare(&config)
             .args(["profile", "add", "sim", "--no-secret", "--base-url", &sim.url, "--client-id", "sim-reseller"])
-            .args(SIM_SET_TARGET)
+            .args(common::sim_set_target())
             .output()
             .unwrap();
         assert!(added.status.success(), "{}", stderr(&added));
@@ -325,7 +316,7 @@ fn rollouts_are_unavailable_without_a_set_target_operation_and_say_how_to_enable
     assert!(env.json(&["fleet", "scan", "--full"])["states"].as_u64().unwrap() > 0);
     assert!(env.json(&["rollout", "list"]).as_array().unwrap().is_empty());
     // With the operation back, the same command gets past that check (to the plan's own rule).
-    let edited = env.run(&[&["profile", "edit", "sim"][..], &SIM_SET_TARGET].concat());
+    let edited = env.run(&[&["profile", "edit", "sim"][..], &common::sim_set_target()].concat());
     assert!(edited.status.success(), "{}", stderr(&edited));
     let out = env.run(&start);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));

@@ -66,6 +66,16 @@ pub fn alt() -> bool {
     variant() == "alt"
 }
 
+/// The set-target operation of the simulator variant, as `dcs sim` prints it for `dcs profile
+/// add` (A-38, A-38 (alt)).
+pub fn sim_set_target() -> [&'static str; 6] {
+    if alt() {
+        ["--set-target-method", "PUT", "--set-target-path", "/firmware/devices/{deviceId}/modules/{moduleId}/target", "--set-target-body", r#"{"version": {version}}"#]
+    } else {
+        ["--set-target-method", "PUT", "--set-target-path", "/firmware/states/{deviceId}/{moduleId}", "--set-target-body", r#"{"targetFirmwareVersion": {version}}"#]
+    }
+}
+
 impl Sim {
     /// Starts `dcs sim --port 0 --variant <variant()> ARGS...` with `config` as its config file
     /// and waits until it prints the URL it listens on.
