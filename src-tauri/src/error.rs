@@ -43,15 +43,18 @@ pub enum Code {
 pub struct CommandError {
     pub code: Code,
     pub message: String,
-    /// The field or parameter the error concerns, when it concerns one.
+    /// The field or parameter the error concerns, when it concerns one (the first of `fields`).
     pub field: Option<String>,
+    /// Every field the error names, each with its rule: ours for an input error, the service's
+    /// `invalidParams` for a refusal. Forms show each next to its field.
+    pub fields: Vec<FieldError>,
     pub status: Option<u16>,
     pub problem: Option<Problem>,
 }
 
 impl CommandError {
     pub fn app(code: AppCode, message: impl Into<String>) -> CommandError {
-        CommandError { code: Code::App(code), message: message.into(), field: None, status: None, problem: None }
+        CommandError { code: Code::App(code), message: message.into(), field: None, fields: Vec::new(), status: None, problem: None }
     }
 
     pub fn invalid(field: &str, rule: impl Into<String>) -> CommandError {
@@ -80,15 +83,16 @@ impl CommandError {
 
 impl From<dcs_api::Error> for CommandError {
     fn from(e: dcs_api::Error) -> Self {
-        let field = match &e {
-            dcs_api::Error::InvalidInput { field, .. } => Some(field.clone()),
-            dcs_api::Error::Api { problem, .. } => problem.invalid_params.first().map(|p| p.name.clone()),
-            _ => None,
+        let fields = match &e {
+            dcs_api::Error::InvalidInput { field, rule } => vec![FieldError { field: field.clone(), rule: rule.clone() }],
+            dcs_api::Error::Api { problem, .. } => dcs_console::listing::problem_fields(problem),
+            _ => Vec::new(),
         };
         CommandError {
             code: Code::Api(e.code()),
             message: e.to_string(),
-            field,
+            field: fields.first().map(|f| f.field.clone()),
+            fields,
             status: e.problem().and_then(|p| p.status),
             problem: e.problem().cloned(),
         }
@@ -113,7 +117,8 @@ impl From<ConfigError> for CommandError {
             ConfigError::Invalid(f) => f.into(),
             other => {
                 let field = other.field().map(str::to_owned);
-                CommandError { field, ..CommandError::app(AppCode::Config, other.to_string()) }
+                let fields = field.iter().map(|f| FieldError { field: f.clone(), rule: other.to_string() }).collect();
+                CommandError { field, fields, ..CommandError::app(AppCode::Config, other.to_string()) }
             }
         }
     }
@@ -127,5 +132,37 @@ impl From<SessionError> for CommandError {
             no_secret @ SessionError::NoSecret(_) => CommandError::app(AppCode::NoSecret, no_secret.to_string()),
             refused @ SessionError::SwitchRefused(_) => CommandError::app(AppCode::CustomerRefused, refused.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_carries_every_field_it_names() {
+        let problem: Problem = serde_json::from_value(serde_json::json!({
+            "title": "Bad Request", "status": 400, "detail": "invalid package",
+            "invalidParams": [
+                {"name": "firmwareVersion", "reason": "already exists"},
+                {"name": "description", "reason": "forbidden word"}
+            ]
+        }))
+        .unwrap();
+        let e = CommandError::from(dcs_api::Error::Api { status: 400, problem });
+        assert_eq!(e.field.as_deref(), Some("firmwareVersion"));
+        let named: Vec<(&str, &str)> = e.fields.iter().map(|f| (f.field.as_str(), f.rule.as_str())).collect();
+        assert_eq!(named, vec![("firmwareVersion", "already exists"), ("description", "forbidden word")]);
+        assert_eq!(e.status, Some(400));
+        let json = serde_json::to_value(&e).unwrap();
+        assert_eq!(json["fields"][1]["field"], "description", "{json}");
+    }
+
+    #[test]
+    fn an_input_error_of_ours_is_one_field_and_others_none() {
+        let e = CommandError::invalid("port", "must be an integer");
+        assert_eq!(e.fields.len(), 1);
+        assert_eq!((e.fields[0].field.as_str(), e.fields[0].rule.as_str()), ("port", "must be an integer"));
+        assert!(CommandError::app(AppCode::Keychain, "locked").fields.is_empty());
     }
 }

@@ -129,3 +129,122 @@ pub async fn cancel_downlink(state: State<'_, AppState>, request: CancelDownlink
 fn time_now() -> dcs_api::model::Timestamp {
     dcs_api::model::Timestamp::now_utc()
 }
+
+/// A deprecated beta actuator downlink (`POST /api/actuator/downlinks`, reference 4.5): hex
+/// payloads for one LoRa device on one FPort, as typed.
+#[derive(Debug, Clone, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct BetaDownlinkDraft {
+    /// A DevEUI: `deveui:<16 hex>` or `urn:dev:deveui:<16 hex>`.
+    pub device: String,
+    /// The LoRa FPort, as typed.
+    pub port: String,
+    /// One hex payload per entry; empty entries are left out.
+    pub payloads: Vec<String>,
+    pub external_reference: Option<String>,
+}
+
+/// The checked draft: what the reference states (a DevEUI device, hex payloads, an integer
+/// port), each broken rule named by its form field.
+fn check_beta(draft: &BetaDownlinkDraft) -> Result<(Vec<(dcs_api::model::DeviceId, String)>, u8), Vec<dcs_console::FieldError>> {
+    use dcs_api::model::DeviceId;
+    use dcs_console::FieldError;
+    let mut errors = Vec::new();
+    let device = match DeviceId::parse(draft.device.trim()) {
+        Ok(id @ DeviceId::DevEui { .. }) => Some(id),
+        Ok(_) => {
+            errors.push(FieldError { field: "device".into(), rule: "must be a LoRa device given by its DevEUI (deveui:<16 hex>)".into() });
+            None
+        }
+        Err(e) => {
+            errors.push(FieldError { field: "device".into(), rule: e.to_string() });
+            None
+        }
+    };
+    let port = match draft.port.trim().parse::<i64>() {
+        Ok(p) => match u8::try_from(p) {
+            Ok(p) if p >= 1 => Some(p),
+            _ => {
+                errors.push(FieldError { field: "port".into(), rule: format!("{p} is not a LoRa FPort (1-223)") });
+                None
+            }
+        },
+        Err(_) => {
+            errors.push(FieldError { field: "port".into(), rule: "must be an integer (the LoRa FPort)".into() });
+            None
+        }
+    };
+    let payloads: Vec<&str> = draft.payloads.iter().map(|p| p.trim()).filter(|p| !p.is_empty()).collect();
+    if payloads.is_empty() {
+        errors.push(FieldError { field: "payloads".into(), rule: "give at least one hex payload".into() });
+    }
+    for (i, p) in payloads.iter().enumerate() {
+        if !p.len().is_multiple_of(2) || !p.bytes().all(|b| b.is_ascii_hexdigit()) {
+            errors.push(FieldError { field: "payloads".into(), rule: format!("payload {} must be an even number of hex characters", i + 1) });
+            break;
+        }
+    }
+    match (device, port) {
+        (Some(d), Some(p)) if errors.is_empty() => Ok((payloads.iter().map(|h| (d.clone(), (*h).to_owned())).collect(), p)),
+        _ => Err(errors),
+    }
+}
+
+/// Every rule the beta draft breaks, for the form as the user types.
+#[tauri::command]
+#[specta::specta]
+pub fn check_beta_downlink(draft: BetaDownlinkDraft) -> Vec<dcs_console::FieldError> {
+    check_beta(&draft).err().unwrap_or_default()
+}
+
+/// What the beta API answered: its shape is not shown, so the JSON as it came.
+#[derive(Debug, Clone, serde::Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct BetaDownlinkAnswer {
+    pub answer: String,
+}
+
+#[derive(Debug, Clone, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SendBetaDownlink {
+    pub draft: BetaDownlinkDraft,
+    pub acting_for: Option<Uuid>,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn send_beta_downlink(state: State<'_, AppState>, request: SendBetaDownlink) -> Result<BetaDownlinkAnswer, CommandError> {
+    let session = state.session().await;
+    session.check_acting_for(request.acting_for)?;
+    let (payloads, port) = check_beta(&request.draft).map_err(|errors| {
+        let first = errors[0].clone();
+        CommandError { fields: errors, ..CommandError::invalid(&first.field, first.rule) }
+    })?;
+    let reference = request.draft.external_reference.as_deref().filter(|r| !r.is_empty());
+    let answer = session.client.beta().actuator_downlinks(&payloads, port, reference).await.map_err(|e| session.err(e))?;
+    tracing::info!(payloads = payloads.len(), port, acting = %session.acting.describe(), "beta actuator downlink sent");
+    Ok(BetaDownlinkAnswer { answer: serde_json::to_string_pretty(&answer).unwrap_or_else(|_| answer.to_string()) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draft(device: &str, port: &str, payloads: &[&str]) -> BetaDownlinkDraft {
+        BetaDownlinkDraft {
+            device: device.into(),
+            port: port.into(),
+            payloads: payloads.iter().map(|p| (*p).to_owned()).collect(),
+            external_reference: None,
+        }
+    }
+
+    #[test]
+    fn a_beta_draft_is_checked_by_the_references_rules_naming_each_field() {
+        let (pairs, port) = check_beta(&draft("deveui:70b3d57ed0000001", "5", &["0a0b", " ", "ff"])).unwrap();
+        assert_eq!((pairs.len(), port), (2, 5));
+        let fields = |d: BetaDownlinkDraft| check_beta(&d).unwrap_err().into_iter().map(|e| e.field).collect::<Vec<_>>();
+        assert_eq!(fields(draft("imei:350000000000001", "x", &["0g"])), vec!["device", "port", "payloads"]);
+        assert_eq!(fields(draft("deveui:70b3d57ed0000001", "-1", &[])), vec!["port", "payloads"]);
+    }
+}

@@ -257,3 +257,87 @@ pub async fn get_package(state: State<'_, AppState>, package_id: Uuid) -> Result
     let embed = [Embed::Module, Embed::DeviceSpecification];
     session.client.firmware().package(package_id, &embed).await.map_err(|e| session.err(e))
 }
+
+/// One module as the service holds it, with what the app shows of it beside the typed fields.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ModuleDetail {
+    pub module: FirmwareModule,
+    /// Members of the answer this version does not know, as `[name, JSON text]` pairs.
+    pub unknown_members: Vec<(String, String)>,
+    /// Its packages (every page), newest first as the service sorts them.
+    pub packages: Vec<FirmwarePackage>,
+}
+
+/// `GET /firmware/modules/{id}` and the module's packages. Packages of other modules a service
+/// sends along are left out.
+#[tauri::command]
+#[specta::specta]
+pub async fn get_module(state: State<'_, AppState>, module_id: Uuid) -> Result<ModuleDetail, CommandError> {
+    let session = state.session().await;
+    let firmware = session.client.firmware();
+    let module = firmware.module(module_id).await.map_err(|e| session.err(e))?;
+    let filter = PackageFilter { module_id: Some(module_id), limit: Some(1000), ..Default::default() };
+    let packages: Vec<FirmwarePackage> =
+        firmware.packages(&filter).map_err(|e| session.err(e))?.try_collect().await.map_err(|e| session.err(e))?;
+    let packages = packages.into_iter().filter(|p| p.module_id == module_id).collect();
+    let unknown_members = module.extra.iter().map(|(k, v)| (k.clone(), v.to_string())).collect();
+    Ok(ModuleDetail { module, unknown_members, packages })
+}
+
+/// A page of firmware states of one module. `onService` sends the module filter to the service
+/// (not documented, reference 4.1: "further parameters: not shown"); without it only the
+/// documented `clientId` is sent and the module is matched here.
+#[derive(Debug, Clone, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ModuleStatesRequest {
+    pub module_id: Uuid,
+    pub on_service: bool,
+    /// Only devices owned by this client (the documented filter), as typed.
+    pub client_id: Option<String>,
+    /// A `next` link of an earlier page.
+    pub next: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct StatePage {
+    /// The states of this page that match the filters.
+    pub items: Vec<dcs_api::model::FirmwareState>,
+    /// States the page held before they were matched here.
+    pub read: u32,
+    pub next: Option<String>,
+    /// What happened to the filters, for people: ignored by the service, or applied here.
+    pub note: Option<String>,
+    /// The service ignored a filter it was sent.
+    pub ignored: bool,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn list_module_states(state: State<'_, AppState>, request: ModuleStatesRequest) -> Result<StatePage, CommandError> {
+    use dcs_console::listing;
+    let session = state.session().await;
+    let firmware = session.client.firmware();
+    let filter = dcs_api::firmware::StateFilter {
+        client_id: optional_uuid("clientId", request.client_id.as_deref())?,
+        module_id: Some(request.module_id),
+        limit: Some(200),
+        ..Default::default()
+    };
+    let sent = listing::state_request(&filter, request.on_service);
+    let (page, next) = match &request.next {
+        Some(link) => firmware.states_page_at(&page_link(link)?).await,
+        None => firmware.states_page(&sent).await,
+    }
+    .map_err(|e| session.err(e))?;
+    let read = u32::try_from(page.items.len()).unwrap_or(u32::MAX);
+    let checked = listing::check_states(&filter, request.on_service, page.items);
+    Ok(StatePage {
+        note: listing::describe_check(&checked),
+        ignored: !checked.ignored.is_empty(),
+        items: checked.items,
+        read,
+        next: next.map(|u| u.to_string()),
+    })
+}
