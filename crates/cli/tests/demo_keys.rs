@@ -4,6 +4,10 @@
 mod common;
 
 use common::{dcs, run_config, s, Sim};
+use std::collections::BTreeSet;
+
+use dcs_sim::store::ModuleQuery;
+use dcs_sim::{SimOptions, Simulator};
 use serde_json::Value;
 
 fn demo_keys_json(seed: u64) -> Value {
@@ -51,6 +55,7 @@ fn demo_key_lists_every_key_and_keeps_the_resellers_at_the_top_level() {
 fn a_customer_key_from_demo_key_signs_in_and_sees_its_own_modules_only() {
     let sim = Sim::start(&run_config(), &["--seed", "4", "--devices-per-client", "20"]);
     let v = demo_keys_json(4);
+    let local = Simulator::new(SimOptions { seed: 4, devices_per_client: 20, ..Default::default() }).unwrap();
     let keys = v["keys"].as_array().unwrap();
     for id in ["sim-northwind", "sim-tailspin"] {
         let k = keys.iter().find(|k| k["clientId"] == id).unwrap();
@@ -61,8 +66,17 @@ fn a_customer_key_from_demo_key_signs_in_and_sees_its_own_modules_only() {
             .unwrap();
         assert!(out.status.success(), "{id}: {}", common::stderr(&out));
         let modules: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let modules = modules.as_array().unwrap();
-        assert!(!modules.is_empty(), "{id}");
-        assert!(modules.iter().all(|m| m["clientId"] == k["tenant"]), "{id}: {modules:?}");
+        let seen: BTreeSet<String> = modules.as_array().unwrap().iter().map(|m| s(&m["id"]).to_owned()).collect();
+        // Exactly the modules the key's own client owns (the same seed in process).
+        let tenant: uuid::Uuid = s(&k["tenant"]).parse().unwrap();
+        let owned: BTreeSet<String> = local
+            .store()
+            .list_modules(&ModuleQuery { owner: tenant, limit: 1000, ..Default::default() })
+            .unwrap()
+            .into_iter()
+            .map(|m| m.id.to_string())
+            .collect();
+        assert!(!owned.is_empty(), "{id}");
+        assert_eq!(seen, owned, "{id}");
     }
 }
