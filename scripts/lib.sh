@@ -167,3 +167,21 @@ bench_credentials() {
     -d "{\"grant_type\":\"client_credentials\",\"audience\":\"4dc82561-f65f-523g-dek9-6c79ec314f02\",\"client_id\":\"$id\",\"client_secret\":\"$secret\"}" \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')"
 }
+
+# The test executables of the crates in DIRS (e.g. crates/api) from the build that
+# `cargo test --workspace APP_FEATURES --no-run` makes, one per line as "<crate dir> <executable>":
+# a second pass runs them again in another environment without building another feature set.
+# Usage: test_executables <dir>...
+test_executables() {
+  (cd "$ROOT" && cargo test --workspace "${APP_FEATURES[@]}" --no-run --message-format=json -q 2>/dev/null) |
+    python3 -c '
+import json, os, sys
+root, wanted = sys.argv[1], {os.path.join(sys.argv[1], d) for d in sys.argv[2:]}
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        d = os.path.dirname(m["manifest_path"])
+        if d in wanted:
+            print(d, m["executable"])
+' "$ROOT" "$@"
+}
