@@ -1348,8 +1348,18 @@ export type FleetStatus_Deserialize = {
 	/**  Grows with every finished refresh or rollout change: the UI reloads what it shows then. */
 	revision: number,
 	intervalSeconds: number,
+	/**
+	 *  How often refreshes really start: the interval counts from the end of the previous one
+	 *  (refreshes never overlap), so this is the interval plus the last refresh's duration.
+	 */
+	effectiveIntervalSeconds: number,
 	autoRefresh: boolean,
 	runningRollouts: number,
+	/**
+	 *  Incremental refreshes, or full scans because the service refuses or ignores
+	 *  `modifiedSince` ([`scan`]'s module doc), in plain words too.
+	 */
+	mode: RefreshMode_Deserialize,
 };
 
 /**  What the dashboard shows of the fleet's work for one scope. */
@@ -1365,8 +1375,18 @@ export type FleetStatus_Serialize = {
 	/**  Grows with every finished refresh or rollout change: the UI reloads what it shows then. */
 	revision: number,
 	intervalSeconds: number,
+	/**
+	 *  How often refreshes really start: the interval counts from the end of the previous one
+	 *  (refreshes never overlap), so this is the interval plus the last refresh's duration.
+	 */
+	effectiveIntervalSeconds: number,
 	autoRefresh: boolean,
 	runningRollouts: number,
+	/**
+	 *  Incremental refreshes, or full scans because the service refuses or ignores
+	 *  `modifiedSince` ([`scan`]'s module doc), in plain words too.
+	 */
+	mode: RefreshMode_Serialize,
 };
 
 /**  A hashed local file. */
@@ -1824,6 +1844,45 @@ export type Profile_Serialize = {
 	setTarget?: SetTarget,
 };
 
+/**  How a scope is refreshed, as learnt from the service (module doc), in plain words too. */
+export type RefreshMode = RefreshMode_Serialize | RefreshMode_Deserialize;
+
+/**  How a scope is refreshed, as learnt from the service (module doc), in plain words too. */
+export type RefreshMode_Deserialize = {
+	/**  Refreshes read only what changed (false: every refresh is a full scan). */
+	incremental: boolean,
+	/**  What the service does with `modifiedSince`. */
+	modifiedSince: Support,
+	/**  When that was learnt (this computer's clock, RFC 3339). */
+	modifiedSinceCheckedAt?: string | null,
+	/**  What the service does with `sort=-modifiedAt`. */
+	modifiedAtSort: Support,
+	modifiedAtSortCheckedAt?: string | null,
+	/**
+	 *  The mode in plain words: "incremental: …" or "full scans: this service ignores
+	 *  modifiedSince …".
+	 */
+	text: string,
+};
+
+/**  How a scope is refreshed, as learnt from the service (module doc), in plain words too. */
+export type RefreshMode_Serialize = {
+	/**  Refreshes read only what changed (false: every refresh is a full scan). */
+	incremental: boolean,
+	/**  What the service does with `modifiedSince`. */
+	modifiedSince: Support,
+	/**  When that was learnt (this computer's clock, RFC 3339). */
+	modifiedSinceCheckedAt: string | null,
+	/**  What the service does with `sort=-modifiedAt`. */
+	modifiedAtSort: Support,
+	modifiedAtSortCheckedAt: string | null,
+	/**
+	 *  The mode in plain words: "incremental: …" or "full scans: this service ignores
+	 *  modifiedSince …".
+	 */
+	text: string,
+};
+
 /**  Release notes read into memory for display. */
 export type ReleaseNotesText = ReleaseNotesText_Serialize | ReleaseNotesText_Deserialize;
 
@@ -1974,6 +2033,10 @@ export type ScanReport = ScanReport_Serialize | ScanReport_Deserialize;
 
 /**  What a finished scan did. */
 export type ScanReport_Deserialize = {
+	/**
+	 *  What the refresh was in the end (an incremental one that found `modifiedSince` refused or
+	 *  ignored went on as a full scan).
+	 */
 	kind: ScanKind,
 	pages: number,
 	/**  States read (a state read twice counts twice). */
@@ -1985,10 +2048,16 @@ export type ScanReport_Deserialize = {
 	elapsedMs: number,
 	/**  The next refresh's `modifiedSince` (RFC 3339), if the service has any state. */
 	watermark?: string | null,
+	/**  How the scope is refreshed, with what this refresh learnt. */
+	mode: RefreshMode_Deserialize,
 };
 
 /**  What a finished scan did. */
 export type ScanReport_Serialize = {
+	/**
+	 *  What the refresh was in the end (an incremental one that found `modifiedSince` refused or
+	 *  ignored went on as a full scan).
+	 */
 	kind: ScanKind,
 	pages: number,
 	/**  States read (a state read twice counts twice). */
@@ -2000,6 +2069,8 @@ export type ScanReport_Serialize = {
 	elapsedMs: number,
 	/**  The next refresh's `modifiedSince` (RFC 3339), if the service has any state. */
 	watermark: string | null,
+	/**  How the scope is refreshed, with what this refresh learnt. */
+	mode: RefreshMode_Serialize,
 };
 
 /**  What the database knows of a scope's scans. */
@@ -2144,6 +2215,18 @@ export type SpecificationSummary_Serialize = {
 	modules: number,
 	packages: number,
 };
+
+/**
+ *  What the service was seen to do with a parameter of `GET /firmware/states` the reference does
+ *  not show (`modifiedSince`, `sort=-modifiedAt`).
+ */
+export type Support = 
+/**  Not asked yet (or the answers decided nothing). */
+"unknown" | "supported" | 
+/**  Accepted, but the answer was not filtered or ordered by it. */
+"ignored" | 
+/**  Answered with a 4xx while the same request without it was accepted. */
+"refused";
 
 /**
  *  Asks the service to fetch a LoRa binding's latest state from the network server (it may

@@ -4,7 +4,7 @@ import { errorMessage, ipc, type DeviceChoice, type DeviceQuery, type FleetHome,
 import { formatTimestamp } from "../../lib/format";
 import { useSession } from "../../session";
 import { DevicesTab } from "./DevicesTab";
-import { durationText, intervalText, num, scanFraction, scanText } from "./fleet";
+import { durationText, intervalText, num, refreshModeText, scanFraction, scanText } from "./fleet";
 import { HistoryTab } from "./HistoryTab";
 import { OverviewTab } from "./OverviewTab";
 import { RolloutsTab } from "./RolloutsTab";
@@ -166,8 +166,12 @@ export function FleetView() {
                     ? `Scanned ${formatTimestamp(info2.lastFullScan, true)} UTC`
                     : "Not scanned yet"}
             </span>
-            <button type="button" class="button button-small" onClick={() => scan(false)} disabled={!info2?.watermark} data-testid="scan-refresh"
-              title="Read only the states modified since the last refresh (modifiedSince)">
+            <button type="button" class="button button-small" onClick={() => scan(false)} disabled={!info2?.lastRefresh} data-testid="scan-refresh"
+              title={
+                status?.mode.incremental === false
+                  ? "Read every state again and keep what changed (this service cannot list only the changed ones)"
+                  : "Read only the states modified since the last refresh (modifiedSince)"
+              }>
               Refresh
             </button>
             <button type="button" class="button button-small" onClick={() => scan(true)} data-testid="scan-full" title="Read every state again">
@@ -202,6 +206,11 @@ export function FleetView() {
           </span>
         )}
       </div>
+      {status?.info.lastRefresh && (
+        <div class={status.mode.incremental ? "muted refresh-mode" : "notice refresh-mode"} data-testid="refresh-mode">
+          {refreshModeText(status)}
+        </div>
+      )}
       {status?.error && !p && (
         <div class="result result-error" role="alert" data-testid="scan-error">
           The last refresh failed: {status.error}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { choiceText, cleanQuery, durationText, parsePercent, parseWaves, scanFraction, scanText, successPercent, waveSegments } from "./fleet";
+import { choiceText, cleanQuery, durationText, parsePercent, parseWaves, refreshModeText, scanFraction, scanText, successPercent, waveSegments } from "./fleet";
 import type { WaveView } from "../../ipc";
 
 const wave = (over: Partial<WaveView>): WaveView => ({
@@ -90,5 +90,26 @@ describe("durations", () => {
     expect(durationText(45.4)).toBe("45 ms");
     expect(durationText(3210)).toBe("3.2 s");
     expect(durationText(125_000)).toBe("2 min 5 s");
+  });
+});
+
+describe("the refresh mode in words", () => {
+  const mode = (incremental: boolean, text: string) => ({
+    incremental,
+    modifiedSince: incremental ? ("supported" as const) : ("ignored" as const),
+    modifiedSinceCheckedAt: null,
+    modifiedAtSort: "refused" as const,
+    modifiedAtSortCheckedAt: null,
+    text,
+  });
+  it("says the service's mode and the interval as chosen when refreshes are quick", () => {
+    const s = { mode: mode(true, "incremental: only states changed since the last refresh are read"), autoRefresh: true, intervalSeconds: 15, effectiveIntervalSeconds: 15 };
+    expect(refreshModeText(s)).toBe("Refresh mode: incremental: only states changed since the last refresh are read. Every 15 s");
+  });
+  it("says how often full scans really start when they take time", () => {
+    const text = "full scans: this service ignores modifiedSince, so every refresh reads every state and reports the rows that changed";
+    const s = { mode: mode(false, text), autoRefresh: true, intervalSeconds: 15, effectiveIntervalSeconds: 42 };
+    expect(refreshModeText(s)).toBe(`Refresh mode: ${text}. Every 15 s after the previous one ends: about every 42.0 s`);
+    expect(refreshModeText({ ...s, autoRefresh: false })).toBe(`Refresh mode: ${text}`);
   });
 });

@@ -1,7 +1,7 @@
 // What the rollout dashboard computes without drawing: wave input, scan progress in words,
 // a wave's bar, and a device choice in words.
 
-import type { DeviceChoice, DeviceQuery, ScanProgress, WaveView } from "../../ipc";
+import type { DeviceChoice, DeviceQuery, FleetStatus, ScanProgress, WaveView } from "../../ipc";
 
 const nf = new Intl.NumberFormat("en-US");
 export const num = (n: number) => nf.format(n);
@@ -114,6 +114,23 @@ export function intervalText(s: number): string {
   if (s < 60) return `${s} s`;
   if (s < 3600) return `${Math.round(s / 60)} min`;
   return `${Math.round(s / 3600)} h`;
+}
+
+/**
+ * How the fleet is refreshed, in words: incrementally, or with full scans because the service
+ * ignores or refuses `modifiedSince` (the text is Rust's), and with the timer on, how often
+ * refreshes really start (the interval counts from the end of the previous one).
+ */
+export function refreshModeText(
+  s: Pick<FleetStatus, "mode" | "autoRefresh" | "intervalSeconds" | "effectiveIntervalSeconds">,
+): string {
+  const mode = `Refresh mode: ${s.mode.text}`;
+  if (!s.autoRefresh) return mode;
+  if (s.effectiveIntervalSeconds > s.intervalSeconds)
+    return `${mode}. Every ${intervalText(s.intervalSeconds)} after the previous one ends: about every ${durationText(
+      s.effectiveIntervalSeconds * 1000,
+    )}`;
+  return `${mode}. Every ${intervalText(s.intervalSeconds)}`;
 }
 
 /** A short duration: "45 ms", "3.2 s", "2 min 5 s". */
