@@ -50,6 +50,12 @@ export const commands = {
 	deletePackage: (request: DeletePackage_Deserialize) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("delete_package", { request })),
 	/**  One package as the service holds it now, with its module and device specification. */
 	getPackage: (packageId: string) => typedError<FirmwarePackage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("get_package", { packageId })),
+	/**
+	 *  `GET /firmware/modules/{id}` and the module's packages. Packages of other modules a service
+	 *  sends along are left out.
+	 */
+	getModule: (moduleId: string) => typedError<ModuleDetail_Serialize, CommandError_Serialize>(__TAURI_INVOKE("get_module", { moduleId })),
+	listModuleStates: (request: ModuleStatesRequest_Deserialize) => typedError<StatePage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("list_module_states", { request })),
 	/**  SHA-256 and size of a local file (one the user dropped or picked), computed in Rust. */
 	hashFile: (path: string, onProgress: Channel<TransferProgress_Deserialize>) => typedError<HashResult, CommandError_Serialize>(__TAURI_INVOKE("hash_file", { path, onProgress })),
 	/**
@@ -121,6 +127,9 @@ export const commands = {
 	 *  service's problem, e.g. 409 for a final downlink).
 	 */
 	cancelDownlink: (request: CancelDownlink_Deserialize) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("cancel_downlink", { request })),
+	/**  Every rule the beta draft breaks, for the form as the user types. */
+	checkBetaDownlink: (draft: BetaDownlinkDraft_Deserialize) => __TAURI_INVOKE<FieldError[]>("check_beta_downlink", { draft }),
+	sendBetaDownlink: (request: SendBetaDownlink_Deserialize) => typedError<BetaDownlinkAnswer, CommandError_Serialize>(__TAURI_INVOKE("send_beta_downlink", { request })),
 	/**  The scan state of the active scope (polled while the dashboard is open). */
 	fleetStatus: () => typedError<FleetStatus_Serialize, CommandError_Serialize>(__TAURI_INVOKE("fleet_status")),
 	fleetHome: () => typedError<FleetHome_Serialize, CommandError_Serialize>(__TAURI_INVOKE("fleet_home")),
@@ -269,6 +278,45 @@ export type Availability_Serialize = {
 	profile: string,
 	/**  The operation, as `PUT /firmware/states/{deviceId}/{moduleId}`, when there is one. */
 	operation: string | null,
+};
+
+/**  What the beta API answered: its shape is not shown, so the JSON as it came. */
+export type BetaDownlinkAnswer = {
+	answer: string,
+};
+
+/**
+ *  A deprecated beta actuator downlink (`POST /api/actuator/downlinks`, reference 4.5): hex
+ *  payloads for one LoRa device on one FPort, as typed.
+ */
+export type BetaDownlinkDraft = BetaDownlinkDraft_Serialize | BetaDownlinkDraft_Deserialize;
+
+/**
+ *  A deprecated beta actuator downlink (`POST /api/actuator/downlinks`, reference 4.5): hex
+ *  payloads for one LoRa device on one FPort, as typed.
+ */
+export type BetaDownlinkDraft_Deserialize = {
+	/**  A DevEUI: `deveui:<16 hex>` or `urn:dev:deveui:<16 hex>`. */
+	device: string,
+	/**  The LoRa FPort, as typed. */
+	port: string,
+	/**  One hex payload per entry; empty entries are left out. */
+	payloads: string[],
+	externalReference?: string | null,
+};
+
+/**
+ *  A deprecated beta actuator downlink (`POST /api/actuator/downlinks`, reference 4.5): hex
+ *  payloads for one LoRa device on one FPort, as typed.
+ */
+export type BetaDownlinkDraft_Serialize = {
+	/**  A DevEUI: `deveui:<16 hex>` or `urn:dev:deveui:<16 hex>`. */
+	device: string,
+	/**  The LoRa FPort, as typed. */
+	port: string,
+	/**  One hex payload per entry; empty entries are left out. */
+	payloads: string[],
+	externalReference: string | null,
 };
 
 /**  A binding as an editor holds it: the writable fields of every kind, as typed. */
@@ -473,8 +521,13 @@ export type CommandError = CommandError_Serialize | CommandError_Deserialize;
 export type CommandError_Deserialize = {
 	code: Code,
 	message: string,
-	/**  The field or parameter the error concerns, when it concerns one. */
+	/**  The field or parameter the error concerns, when it concerns one (the first of `fields`). */
 	field?: string | null,
+	/**
+	 *  Every field the error names, each with its rule: ours for an input error, the service's
+	 *  `invalidParams` (A-19) for a refusal. Forms show each next to its field.
+	 */
+	fields: FieldError[],
 	status?: number | null,
 	problem?: Problem_Deserialize | null,
 };
@@ -482,8 +535,13 @@ export type CommandError_Deserialize = {
 export type CommandError_Serialize = {
 	code: Code,
 	message: string,
-	/**  The field or parameter the error concerns, when it concerns one. */
+	/**  The field or parameter the error concerns, when it concerns one (the first of `fields`). */
 	field: string | null,
+	/**
+	 *  Every field the error names, each with its rule: ours for an input error, the service's
+	 *  `invalidParams` (A-19) for a refusal. Forms show each next to its field.
+	 */
+	fields: FieldError[],
 	status: number | null,
 	problem: Problem_Serialize | null,
 };
@@ -1473,6 +1531,27 @@ export type MethodDraft_Serialize = {
 /**  The four `method` variants of the simulator (A-23), or raw JSON. */
 export type MethodVariant = "setProperty" | "invokeCommand" | "senml" | "payloadHex" | "raw";
 
+/**  One module as the service holds it, with what the app shows of it beside the typed fields. */
+export type ModuleDetail = ModuleDetail_Serialize | ModuleDetail_Deserialize;
+
+/**  One module as the service holds it, with what the app shows of it beside the typed fields. */
+export type ModuleDetail_Deserialize = {
+	module: FirmwareModule_Deserialize,
+	/**  Members of the answer this version does not know, as `[name, JSON text]` pairs. */
+	unknownMembers: ([string, string])[],
+	/**  Its packages (every page), newest first as the service sorts them. */
+	packages: FirmwarePackage_Deserialize[],
+};
+
+/**  One module as the service holds it, with what the app shows of it beside the typed fields. */
+export type ModuleDetail_Serialize = {
+	module: FirmwareModule_Serialize,
+	/**  Members of the answer this version does not know, as `[name, JSON text]` pairs. */
+	unknownMembers: ([string, string])[],
+	/**  Its packages (every page), newest first as the service sorts them. */
+	packages: FirmwarePackage_Serialize[],
+};
+
 /**  The dashboard of one module. */
 export type ModuleOverview = ModuleOverview_Serialize | ModuleOverview_Deserialize;
 
@@ -1545,6 +1624,41 @@ export type ModulePage_Deserialize = {
 export type ModulePage_Serialize = {
 	items: FirmwareModule_Serialize[],
 	/**  Pass back as `next` to get the following page; absent on the last page. */
+	next: string | null,
+};
+
+/**
+ *  A page of firmware states of one module. `onService` sends the module filter to the service
+ *  (not documented, reference 4.1: "further parameters: not shown"); without it only the
+ *  documented `clientId` is sent and the module is matched here.
+ */
+export type ModuleStatesRequest = ModuleStatesRequest_Serialize | ModuleStatesRequest_Deserialize;
+
+/**
+ *  A page of firmware states of one module. `onService` sends the module filter to the service
+ *  (not documented, reference 4.1: "further parameters: not shown"); without it only the
+ *  documented `clientId` is sent and the module is matched here.
+ */
+export type ModuleStatesRequest_Deserialize = {
+	moduleId: string,
+	onService: boolean,
+	/**  Only devices owned by this client (the documented filter), as typed. */
+	clientId?: string | null,
+	/**  A `next` link of an earlier page. */
+	next?: string | null,
+};
+
+/**
+ *  A page of firmware states of one module. `onService` sends the module filter to the service
+ *  (not documented, reference 4.1: "further parameters: not shown"); without it only the
+ *  documented `clientId` is sent and the module is matched here.
+ */
+export type ModuleStatesRequest_Serialize = {
+	moduleId: string,
+	onService: boolean,
+	/**  Only devices owned by this client (the documented filter), as typed. */
+	clientId: string | null,
+	/**  A `next` link of an earlier page. */
 	next: string | null,
 };
 
@@ -2118,6 +2232,18 @@ export type Selection = {
 	keys: string[],
 };
 
+export type SendBetaDownlink = SendBetaDownlink_Serialize | SendBetaDownlink_Deserialize;
+
+export type SendBetaDownlink_Deserialize = {
+	draft: BetaDownlinkDraft_Deserialize,
+	actingFor?: string | null,
+};
+
+export type SendBetaDownlink_Serialize = {
+	draft: BetaDownlinkDraft_Serialize,
+	actingFor: string | null,
+};
+
 /**  A connection-specific downlink to send, and the customer the user confirmed it for. */
 export type SendConnectionDownlink = SendConnectionDownlink_Serialize | SendConnectionDownlink_Deserialize;
 
@@ -2214,6 +2340,32 @@ export type SpecificationSummary_Serialize = {
 	clientId: string | null,
 	modules: number,
 	packages: number,
+};
+
+export type StatePage = StatePage_Serialize | StatePage_Deserialize;
+
+export type StatePage_Deserialize = {
+	/**  The states of this page that match the filters. */
+	items: FirmwareState_Deserialize[],
+	/**  States the page held before they were matched here. */
+	read: number,
+	next?: string | null,
+	/**  What happened to the filters, for people: ignored by the service, or applied here. */
+	note?: string | null,
+	/**  The service ignored a filter it was sent. */
+	ignored: boolean,
+};
+
+export type StatePage_Serialize = {
+	/**  The states of this page that match the filters. */
+	items: FirmwareState_Serialize[],
+	/**  States the page held before they were matched here. */
+	read: number,
+	next: string | null,
+	/**  What happened to the filters, for people: ignored by the service, or applied here. */
+	note: string | null,
+	/**  The service ignored a filter it was sent. */
+	ignored: boolean,
 };
 
 /**

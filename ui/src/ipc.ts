@@ -42,6 +42,12 @@ export type DeviceIdCheck = b.DeviceIdCheck_Serialize;
 export type DownlinkKind = b.DownlinkKind;
 export type KindInfo = b.KindInfo;
 export type DownlinkView = b.DownlinkView_Serialize;
+export type ModuleDetail = b.ModuleDetail_Serialize;
+export type FirmwareState = b.FirmwareState_Serialize;
+export type StatePage = b.StatePage_Serialize;
+export type ModuleStatesRequest = b.ModuleStatesRequest_Deserialize;
+export type BetaDownlinkDraft = b.BetaDownlinkDraft_Deserialize;
+export type BetaDownlinkAnswer = b.BetaDownlinkAnswer;
 export type DownlinkDetail = b.DownlinkDetail_Serialize;
 export type DownlinkPage = b.DownlinkPage_Serialize;
 export type DownlinkPageRequest = b.DownlinkPageRequest_Deserialize;
@@ -115,6 +121,11 @@ export const ipc = {
   listPackages: (request: PackagePageRequest) => unwrap(commands.listPackages(request)),
   listSpecifications: () => unwrap(commands.listSpecifications()),
   getPackage: (packageId: string) => unwrap(commands.getPackage(packageId)),
+  getModule: (moduleId: string) => unwrap(commands.getModule(moduleId)),
+  listModuleStates: (request: ModuleStatesRequest) => unwrap(commands.listModuleStates(request)),
+  checkBetaDownlink: (draft: BetaDownlinkDraft) => commands.checkBetaDownlink(draft),
+  sendBetaDownlink: (draft: BetaDownlinkDraft, actingFor: string | null) =>
+    unwrap(commands.sendBetaDownlink({ draft, actingFor })),
   updatePackageDescription: (packageId: string, description: string | null, actingFor: string | null) =>
     unwrap(commands.updatePackageDescription({ packageId, description, actingFor })),
   deletePackage: (packageId: string, actingFor: string | null) => unwrap(commands.deletePackage({ packageId, actingFor })),

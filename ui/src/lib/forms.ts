@@ -14,14 +14,45 @@ export function byField(errors: FieldError[]): Record<string, string> {
 
 /**
  * Splits a failed save into what belongs next to a field of the form (`fields`) and what
- * belongs to the form as a whole (`general`).
+ * belongs to the form as a whole (`general`). The fields come from the error's `fields` (our own
+ * checks, or the service's `invalidParams`), else its `field`; a service refusal without them
+ * whose `detail` names a form field in backticks or quotes puts that detail beside the field.
+ * The error stays for the form as a whole unless every field it names is one of `known`.
  */
 export function placeError(e: unknown, known: string[]): { fields: Record<string, string>; general: unknown } {
-  if (e instanceof IpcError && e.field) {
-    const rule = e.code === "invalid_input" ? e.message.replace(new RegExp(`^${escape(e.field)}: `), "") : e.message;
-    if (known.includes(e.field)) return { fields: { [e.field]: rule }, general: null };
+  if (!(e instanceof IpcError)) return { fields: {}, general: e };
+  const named = namedFields(e);
+  const fields: Record<string, string> = {};
+  let unplaced = named.length === 0;
+  for (const { field, rule } of named) {
+    if (known.includes(field)) {
+      if (!(field in fields)) fields[field] = rule;
+    } else {
+      unplaced = true;
+    }
   }
-  return { fields: {}, general: e };
+  return { fields, general: unplaced ? e : null };
+}
+
+/** The fields an error names, each with its rule. */
+function namedFields(e: IpcError): { field: string; rule: string }[] {
+  const listed = e.detail.fields ?? [];
+  if (listed.length > 0) {
+    return listed.map((f) => ({
+      field: f.field,
+      rule: e.code === "invalid_input" ? f.rule.replace(new RegExp(`^${escape(f.field)}: `), "") : f.rule,
+    }));
+  }
+  if (e.field) {
+    const rule = e.code === "invalid_input" ? e.message.replace(new RegExp(`^${escape(e.field)}: `), "") : e.message;
+    return [{ field: e.field, rule }];
+  }
+  const detail = e.detail.problem?.detail;
+  if (e.detail.status === 400 && detail) {
+    const quoted = [...detail.matchAll(/[`'"‘“]([A-Za-z_][\w.\[\]]*)[`'"’”]/g)].map((m) => m[1]);
+    return [...new Set(quoted)].map((field) => ({ field, rule: detail }));
+  }
+  return [];
 }
 
 function escape(s: string): string {

@@ -5,6 +5,7 @@ import { ErrorBox, Loading, NoticeRow, type Notice } from "../../components/Stat
 import { errorMessage, IpcError, ipc, type DownlinkKind, type DownlinkView, type KindInfo } from "../../ipc";
 import { useSession } from "../../session";
 import { ActuatorComposer } from "./ActuatorComposer";
+import { BetaComposer } from "./BetaComposer";
 import { ConnectionComposer } from "./ConnectionComposer";
 import { DownlinkDetailDialog } from "./DownlinkDetail";
 import { DownlinksTable, NO_FILTERS, type DownlinkFilters } from "./DownlinksTable";
@@ -41,6 +42,7 @@ export function DownlinksView() {
   const [badFilter, setBadFilter] = useState<string | null>(null);
   const [count, setCount] = useState("");
   const [composing, setComposing] = useState(false);
+  const [composingBeta, setComposingBeta] = useState(false);
   const [open, setOpen] = useState<DownlinkView | null>(null);
   const [notice, setNotice] = useState<Notice | null>(null);
   const [reloadKey, setReloadKey] = useState(0);
@@ -115,6 +117,11 @@ export function DownlinksView() {
         {current && (
           <button type="button" class="button button-primary" data-testid="new-downlink" onClick={() => setComposing(true)}>
             New {current.label} downlink…
+          </button>
+        )}
+        {current?.kind === "actuator" && (
+          <button type="button" class="button" data-testid="new-beta-downlink" onClick={() => setComposingBeta(true)}>
+            Beta (deprecated)…
           </button>
         )}
       </div>
@@ -209,6 +216,7 @@ export function DownlinksView() {
           }}
         />
       )}
+      {composingBeta && <BetaComposer onClose={() => setComposingBeta(false)} />}
       {composing && current && current.kind !== "actuator" && (
         <ConnectionComposer
           kind={current}

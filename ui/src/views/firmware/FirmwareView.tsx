@@ -6,6 +6,7 @@ import { errorMessage, ipc, type FirmwareModule, type FirmwarePackage, type Spec
 import { useSession } from "../../session";
 import { EditPackageDialog } from "./EditPackage";
 import { NO_FILTERS, type Filters } from "./filters";
+import { ModuleDetailDialog } from "./ModuleDetail";
 import { ModulesTable } from "./ModulesTable";
 import { NewPackageDialog } from "./NewPackage";
 import { PackageFilesDialog } from "./PackageFiles";
@@ -33,6 +34,7 @@ export function FirmwareView() {
   const [modules, setModules] = useState<FirmwareModule[]>([]);
   const [count, setCount] = useState("");
   const [creatingFor, setCreatingFor] = useState<FirmwareModule | null>(null);
+  const [detailOf, setDetailOf] = useState<FirmwareModule | null>(null);
   const [editing, setEditing] = useState<FirmwarePackage | null>(null);
   const [notice, setNotice] = useState<Notice | null>(null);
   const [reloadKey, setReloadKey] = useState(0);
@@ -233,6 +235,14 @@ export function FirmwareView() {
           }}
         />
       )}
+      {detailOf && (
+        <ModuleDetailDialog
+          moduleId={detailOf.id}
+          clientId={filters.client}
+          specName={specName}
+          onClose={() => setDetailOf(null)}
+        />
+      )}
       {files && (
         <PackageFilesDialog
           key={`${files.pkg.id}|${files.dropped ?? ""}`}
@@ -274,6 +284,7 @@ export function FirmwareView() {
           specName={specName}
           onCount={setCount}
           onNewPackage={setCreatingFor}
+          onOpen={setDetailOf}
           onShowPackages={(m) => {
             setFilters((f) => ({ ...f, spec: m.deviceSpecificationId, module: m.id }));
             setTab("packages");

@@ -20,12 +20,15 @@ export function ModulesTable({
   specName,
   onNewPackage,
   onShowPackages,
+  onOpen,
   onCount,
 }: {
   filters: Filters;
   specName: (id: string) => string | null;
   onNewPackage: (m: FirmwareModule) => void;
   onShowPackages: (m: FirmwareModule) => void;
+  /** Opens the module's detail. */
+  onOpen: (m: FirmwareModule) => void;
   onCount: (label: string) => void;
 }) {
   const [sort, setSort] = useState<string | null>("name");
@@ -57,6 +60,15 @@ export function ModulesTable({
           <td class="when">{formatTimestamp(m.modifiedAt)}</td>
           <td class="actions-cell">
             <div class="row-actions">
+              <button
+                type="button"
+                class="button button-small"
+                onClick={() => onOpen(m)}
+                data-testid="module-details"
+                aria-label={`Details of ${m.name}`}
+              >
+                Details
+              </button>
               <button type="button" class="button button-small" onClick={() => onShowPackages(m)} data-testid="show-packages">
                 Packages
               </button>
