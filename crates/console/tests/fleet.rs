@@ -1002,6 +1002,18 @@ async fn refused_parameters_are_detected_and_the_dashboard_still_refreshes() {
     assert_eq!((next.kind, next.changed), (ScanKind::Full, 0));
     let asked = seen.lock().unwrap().clone();
     assert!(asked.iter().all(|q| !q.contains("modifiedSince") && !q.contains("modifiedAt")), "{asked:?}");
+
+    // Through the app's fleet service: the status says how often refreshes really start (the
+    // interval counts from the end of the last one), and none starts again within it.
+    use dcs_console::fleet::service::FleetService;
+    let service = FleetService::new(std::sync::Arc::new(db));
+    service.set_refresh(5, true).unwrap();
+    let report = service.refresh(&client, None, scope, ScanKind::Incremental, true).await.unwrap().unwrap();
+    assert_eq!(report.kind, ScanKind::Full);
+    let status = service.status(scope).unwrap();
+    assert_eq!(status.effective_interval_seconds, 5 + report.elapsed_ms.div_ceil(1000));
+    assert!(status.effective_interval_seconds > 5 && !status.mode.incremental);
+    assert_eq!(service.due(scope).unwrap(), None);
 }
 
 #[tokio::test]
