@@ -262,13 +262,15 @@ impl FleetService {
             }
         };
         let cancel = CancellationToken::new();
+        // What the scan will be (a full scan where the service lacks modifiedSince), shown at once.
+        let planned = scan::planned_kind(&self.db, scope, kind)?;
         {
             let mut i = self.inner();
             i.cancel = Some(cancel.clone());
             i.scanning = Some((
                 scope,
                 ScanProgress {
-                    kind,
+                    kind: planned,
                     pages: 0,
                     states: 0,
                     expected: None,
