@@ -221,14 +221,47 @@ pub async fn send_beta_downlink(state: State<'_, AppState>, request: SendBetaDow
         CommandError { fields: errors, ..CommandError::invalid(&first.field, first.rule) }
     })?;
     let reference = request.draft.external_reference.as_deref().filter(|r| !r.is_empty());
-    let answer = session.client.beta().actuator_downlinks(&payloads, port, reference).await.map_err(|e| session.err(e))?;
+    let answer = session
+        .client
+        .beta()
+        .actuator_downlinks(&payloads, port, reference)
+        .await
+        .map_err(|e| beta_fields(session.err(e)))?;
     tracing::info!(payloads = payloads.len(), port, acting = %session.acting.describe(), "beta actuator downlink sent");
     Ok(BetaDownlinkAnswer { answer: serde_json::to_string_pretty(&answer).unwrap_or_else(|_| answer.to_string()) })
+}
+
+/// The form fields a refusal of the beta body names: a record's `bn` is the device and its
+/// `vs` a payload (`[0].bn`, `records[1].vs`, ...); `port` and `externalReference` are the form's
+/// own names already.
+fn beta_fields(mut e: CommandError) -> CommandError {
+    for f in &mut e.fields {
+        let last = f.field.rsplit(['.', ']']).next().unwrap_or("");
+        match last {
+            "bn" => f.field = "device".into(),
+            "vs" | "n" => f.field = "payloads".into(),
+            _ => {}
+        }
+    }
+    e.field = e.fields.first().map(|f| f.field.clone()).or(e.field);
+    e
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_naming_a_records_members_lands_on_the_forms_fields() {
+        let problem: dcs_api::model::Problem = serde_json::from_value(serde_json::json!({
+            "status": 400, "invalidParams": [{"name": "[0].bn", "reason": "no such device"}, {"name": "[1].vs", "reason": "odd"}, {"name": "port", "reason": "bad"}]
+        }))
+        .unwrap();
+        let e = beta_fields(CommandError::from(dcs_api::Error::Api { status: 400, problem }));
+        let named: Vec<&str> = e.fields.iter().map(|f| f.field.as_str()).collect();
+        assert_eq!(named, vec!["device", "payloads", "port"]);
+        assert_eq!(e.field.as_deref(), Some("device"));
+    }
 
     fn draft(device: &str, port: &str, payloads: &[&str]) -> BetaDownlinkDraft {
         BetaDownlinkDraft {

@@ -53,7 +53,7 @@ export function ModuleDetailDialog({
       {!detail && failure === null && <Loading label="Loading the module…" />}
       {failure !== null && <ErrorBox error={failure} onRetry={() => setRound((r) => r + 1)} />}
       {detail && m && (
-        <div class="detail-grid">
+        <div>
           <section>
             <dl class="facts" data-testid="module-facts">
               <dt>Id</dt>
@@ -86,32 +86,34 @@ export function ModuleDetailDialog({
               ))}
             </dl>
           </section>
-          <section aria-labelledby="module-packages-title">
-            <h3 id="module-packages-title">Packages ({detail.packages.length})</h3>
-            {detail.packages.length === 0 ? (
-              <p class="muted">No packages of this module.</p>
-            ) : (
-              <table class="table" data-testid="module-packages">
-                <thead>
-                  <tr>
-                    <th scope="col">Version</th>
-                    <th scope="col">Firmware file</th>
-                    <th scope="col">Created (UTC)</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {detail.packages.map((p) => (
-                    <tr key={p.id} data-testid="module-package">
-                      <td>{p.firmwareVersion}</td>
-                      <td>{p.firmwareFileName ?? <span class="muted">none</span>}</td>
-                      <td class="when">{formatTimestamp(p.createdAt)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-          </section>
         </div>
+      )}
+      {detail && (
+        <section aria-labelledby="module-packages-title">
+          <h3 id="module-packages-title">Packages ({detail.packages.length})</h3>
+          {detail.packages.length === 0 ? (
+            <p class="muted">No packages of this module.</p>
+          ) : (
+            <table class="table" data-testid="module-packages">
+              <thead>
+                <tr>
+                  <th scope="col">Version</th>
+                  <th scope="col">Firmware file</th>
+                  <th scope="col">Created (UTC)</th>
+                </tr>
+              </thead>
+              <tbody>
+                {detail.packages.map((p) => (
+                  <tr key={p.id} data-testid="module-package">
+                    <td>{p.firmwareVersion}</td>
+                    <td>{p.firmwareFileName ?? <span class="muted">none</span>}</td>
+                    <td class="when">{formatTimestamp(p.createdAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </section>
       )}
       {detail && <ModuleStates moduleId={moduleId} clientId={clientId} />}
       <div class="dialog-actions">
@@ -174,8 +176,7 @@ function ModuleStates({ moduleId, clientId }: { moduleId: string; clientId: stri
       {failure !== null && <ErrorBox error={failure} />}
       {last?.note && (
         <p class={last.ignored ? "result result-error" : "muted small"} data-testid="states-note">
-          {last.ignored ? "The service ignored the filter: " : ""}
-          {last.note}.
+          {last.note.charAt(0).toUpperCase() + last.note.slice(1)}.
         </p>
       )}
       {states !== null && (
