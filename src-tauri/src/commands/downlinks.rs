@@ -146,7 +146,10 @@ pub struct BetaDownlinkDraft {
 
 /// The checked draft: what the reference states (a DevEUI device, hex payloads, an integer
 /// port), each broken rule named by its form field.
-fn check_beta(draft: &BetaDownlinkDraft) -> Result<(Vec<(dcs_api::model::DeviceId, String)>, u8), Vec<dcs_console::FieldError>> {
+/// The (device, payload) pairs and the port of a checked beta draft.
+type BetaRequest = (Vec<(dcs_api::model::DeviceId, String)>, u8);
+
+fn check_beta(draft: &BetaDownlinkDraft) -> Result<BetaRequest, Vec<dcs_console::FieldError>> {
     use dcs_api::model::DeviceId;
     use dcs_console::FieldError;
     let mut errors = Vec::new();
