@@ -249,7 +249,7 @@ pub async fn run(ctx: &Ctx, command: FirmwareCommand) -> anyhow::Result<()> {
             ModulesCommand::List { device_specification_id, client_id_filter, sort, page } => {
                 let filter = ModuleFilter { device_specification_id, client_id: client_id_filter, sort, limit: page.limit };
                 let listing = output::fetch_list(&ctx.client, &page, "firmware/modules", fw.modules_page(&filter)).await?;
-                output::print_listing(&listing, ctx.json, |items| output::modules_table(items))
+                output::print_listing(&listing, ctx.json, output::modules_table)
             }
             ModulesCommand::Get { id } => module_out(ctx, id).await,
         },
