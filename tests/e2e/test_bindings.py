@@ -6,6 +6,7 @@ LoRa binding is synced from the network server; one binding is deleted after a c
 import hashlib
 import json
 import secrets
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -191,7 +192,8 @@ def run(app, demo_key, artifacts):
     )
     screenshot(app, artifacts / "bindings-lora-synced.png")
 
-    # ---- HTTP: a short shared secret is named inline, then the generator's passes.
+    # ---- HTTP: the shared secret's rule is not in the reference, so the client sends a short one
+    # and the service's refusal is shown beside the field, the form kept; then the generator's passes.
     click(app, "[data-testid=kind-http]")
     table_rows(app)
     Select(wait_css(app, "[data-testid=filter-type]")).select_by_value("http-senml")
@@ -203,7 +205,16 @@ def run(app, demo_key, artifacts):
     type_into(app, "deviceId", http_device)
     Select(wait_css(app, "#type")).select_by_value("http-senml")
     type_into(app, "sharedSecret", "too-short")
+    time.sleep(0.5)
+    assert not app.find_elements(By.CSS_SELECTOR, "[data-testid=error-sharedSecret]")
+    click(app, "[data-testid=save-binding]")
+    confirm(app, "http-senml")
+    click(app, "[data-testid=confirm-ok]")
     wait_text(app, "[data-testid=error-sharedSecret]", "16 to 64 characters")
+    assert app.find_element(By.ID, "sharedSecret").get_attribute("value") == "too-short"
+    status, page = get(base_url, token, f"/http/bindings?deviceId={urllib.parse.quote(http_device)}")
+    assert (status, page["items"]) == (200, []), page
+    screenshot(app, artifacts / "bindings-http-refused-by-service.png")
     click(app, "[data-testid=generate-secret]")
     WebDriverWait(app, 10).until(lambda d: len(d.find_element(By.ID, "sharedSecret").get_attribute("value")) == 32)
     http_secret = app.find_element(By.ID, "sharedSecret").get_attribute("value")

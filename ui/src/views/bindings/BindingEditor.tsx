@@ -178,7 +178,7 @@ export function BindingEditor({
                 ? "32 hex characters: the device's over-the-air activation key"
                 : kind === "mqtt"
                   ? "At least 24 characters with a lower-case and an upper-case letter, a digit and a special character"
-                  : "16 to 64 printable characters without spaces"
+                  : "The service sets the rule; Generate makes 32 random characters"
           }
         >
           <SecretInput
