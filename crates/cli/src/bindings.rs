@@ -83,7 +83,7 @@ pub struct ListArgs {
 #[derive(Args)]
 #[command(after_help = "Secrets are never taken from the command line (shell history, `ps`): the app key comes from one \
 line of standard input with --app-key-stdin, else from DCS_APP_KEY, else it is asked without echo on a terminal. \
-On update, giving none keeps the stored key.\n\nExample:\n  pass lora/meter-15 | dcs bindings lora create --device-id deveui:70b3d57ed0000001 \\\n      --application-server-id 0011223344556677 --app-key-stdin")]
+On update, giving none keeps the stored key; a service that does not send it back leaves none to keep, and the update is refused.\n\nExample:\n  pass lora/meter-15 | dcs bindings lora create --device-id deveui:70b3d57ed0000001 \\\n      --application-server-id 0011223344556677 --app-key-stdin")]
 pub struct LoraArgs {
     /// The device (any id form).
     #[arg(long)]
@@ -99,7 +99,7 @@ pub struct LoraArgs {
 #[derive(Args)]
 #[command(after_help = "The shared secret comes from one line of standard input with --shared-secret-stdin, else \
 DCS_SHARED_SECRET, else it is asked without echo on a terminal; --generate-secret makes one and prints it once. On \
-update, giving none keeps the stored secret.\n\nExample:\n  dcs bindings http create --device-id imei:350000000000001 --type http-senml --generate-secret")]
+update, giving none keeps the stored secret; a service that does not send it back leaves none to keep, and the update is refused.\n\nExample:\n  dcs bindings http create --device-id imei:350000000000001 --type http-senml --generate-secret")]
 pub struct HttpArgs {
     #[arg(long)]
     device_id: String,
@@ -117,7 +117,7 @@ pub struct HttpArgs {
 #[derive(Args)]
 #[command(after_help = "The password comes from one line of standard input with --password-stdin, else \
 DCS_MQTT_PASSWORD, else it is asked without echo on a terminal; --generate-password makes one that meets the rule and \
-prints it once. On update, giving none keeps the stored password.\n\nExample:\n  dcs bindings mqtt create --device-id imei:350000000000001 --generate-password")]
+prints it once. On update, giving none keeps the stored password; a service that does not send it back leaves none to keep, and the update is refused.\n\nExample:\n  dcs bindings mqtt create --device-id imei:350000000000001 --generate-password")]
 pub struct MqttArgs {
     #[arg(long)]
     device_id: String,
@@ -140,6 +140,8 @@ pub struct SecretSource {
     env: &'static str,
     stdin_flag: &'static str,
     stdin: bool,
+    /// The flag that makes one here, for kinds whose rule is known.
+    generate_flag: Option<&'static str>,
     generate: bool,
 }
 
@@ -179,10 +181,13 @@ impl SecretSource {
         if updating {
             return Ok(SecretChoice { secret: None, generated: false });
         }
-        Err(invalid(
-            self.field,
-            format!("is required: pipe it with --{}, or set {} (never on the command line)", self.stdin_flag, self.env),
-        ))
+        Err(invalid(self.field, format!("is required: {}", self.where_from())))
+    }
+
+    /// Where a secret may come from, for a refusal that asks for one.
+    fn where_from(&self) -> String {
+        let generate = self.generate_flag.map(|f| format!(", or make one with --{f}")).unwrap_or_default();
+        format!("pipe it with --{}, or set {}{generate} (never on the command line)", self.stdin_flag, self.env)
     }
 }
 
@@ -202,7 +207,7 @@ impl KindArgs for LoraArgs {
     type Spec = dcs_api::bindings::Lora;
     type Req = LoraBindingRequest;
     fn source(&self) -> SecretSource {
-        SecretSource { field: "appKey", label: "app key", env: "DCS_APP_KEY", stdin_flag: "app-key-stdin", stdin: self.app_key_stdin, generate: false }
+        SecretSource { field: "appKey", label: "app key", env: "DCS_APP_KEY", stdin_flag: "app-key-stdin", stdin: self.app_key_stdin, generate_flag: None, generate: false }
     }
     fn draft(&self) -> BindingDraft {
         BindingDraft {
@@ -235,6 +240,7 @@ impl KindArgs for HttpArgs {
             env: "DCS_SHARED_SECRET",
             stdin_flag: "shared-secret-stdin",
             stdin: self.shared_secret_stdin,
+            generate_flag: Some("generate-secret"),
             generate: self.generate_secret,
         }
     }
@@ -269,6 +275,7 @@ impl KindArgs for MqttArgs {
             env: "DCS_MQTT_PASSWORD",
             stdin_flag: "password-stdin",
             stdin: self.password_stdin,
+            generate_flag: Some("generate-password"),
             generate: self.generate_password,
         }
     }
@@ -354,8 +361,11 @@ where
             let current = api.get(id).await?;
             let secret = match &choice.secret {
                 Some(s) => s.clone(),
+                // A service that does not send secrets back leaves nothing to keep: the refusal
+                // says how to give one (and nothing was sent).
                 None => {
-                    let kept = bindings::merge_secret(None, C::Spec::secret(&current), source.field).map_err(dcs_api::Error::from)?;
+                    let kept = bindings::merge_secret(None, C::Spec::secret(&current), source.field)
+                        .map_err(|e| invalid(&e.field, format!("the service did not send the stored {} back, so it cannot be kept: {}", source.label, source.where_from())))?;
                     eprintln!("dcs: kept the stored {}", source.label);
                     kept
                 }

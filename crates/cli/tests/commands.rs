@@ -5,8 +5,11 @@ mod common;
 use std::io::Write;
 use std::process::{Child, Command, Output, Stdio};
 
-use common::{dcs, run_config, s, stderr, Sim};
+use common::{alt, dcs, run_config, s, stderr, Sim};
+use dcs_api::model::BindingKind;
+use dcs_sim::store::bindings::BindingRow;
 use dcs_sim::store::devices::DeviceRow;
+use dcs_sim::store::Store;
 use dcs_sim::{SimOptions, Simulator};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -20,14 +23,36 @@ struct Env {
     secret: String,
     /// The same data set, in this process, to look devices up.
     local: Simulator,
+    /// The simulator's data file, when it keeps its state in one ([`Env::start_with_data`]).
+    data: Option<tempfile::TempDir>,
 }
 
 impl Env {
     fn start(seed: u64) -> Env {
-        let sim = Sim::start(&run_config(), &["--seed", &seed.to_string(), "--devices-per-client", &DEVICES.to_string(), "--speed", "1"]);
+        Env::start_in(seed, None)
+    }
+
+    /// [`Env::start`] with the simulator's state in a file, so that [`Env::held`] can read what
+    /// the service holds (secrets a variant never sends back, A-61 (alt)).
+    fn start_with_data(seed: u64) -> Env {
+        Env::start_in(seed, Some(tempfile::tempdir().unwrap()))
+    }
+
+    fn start_in(seed: u64, data: Option<tempfile::TempDir>) -> Env {
+        let file = data.as_ref().map(|d| d.path().join("sim.sqlite").to_string_lossy().into_owned());
+        let mut args = vec!["--seed".to_owned(), seed.to_string(), "--devices-per-client".to_owned(), DEVICES.to_string(), "--speed".to_owned(), "1".to_owned()];
+        args.extend(file.into_iter().flat_map(|f| ["--data".to_owned(), f]));
+        let sim = Sim::start(&run_config(), &args.iter().map(String::as_str).collect::<Vec<_>>());
         let local = Simulator::new(SimOptions { seed, devices_per_client: DEVICES, ..Default::default() }).unwrap();
         let secret = local.demo_key().secret.clone();
-        Env { sim, secret, local }
+        Env { sim, secret, local, data }
+    }
+
+    /// The binding as the running simulator holds it, read from its data file.
+    fn held(&self, kind: BindingKind, id: &str) -> BindingRow {
+        let dir = self.data.as_ref().expect("started with Env::start_with_data");
+        let store = Store::open(&dir.path().join("sim.sqlite")).unwrap();
+        store.binding(self.local.demo_key().client_id, kind, id.parse().unwrap()).unwrap().unwrap_or_else(|| panic!("no binding {id}"))
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
@@ -294,37 +319,62 @@ fn connection_downlinks_are_created_listed_and_cancelled() {
 
 #[test]
 fn mqtt_bindings_are_created_listed_and_deleted() {
-    let env = Env::start(16);
+    let env = Env::start_with_data(16);
     let bound = env.json(&["bindings", "mqtt", "list"]);
     let bound: Vec<String> = bound.as_array().unwrap().iter().map(|b| s(&b["deviceId"]).to_owned()).collect();
     let dev = env.devices().into_iter().find(|d| d.connection == "mqtt" && !bound.contains(&d.id.to_string())).expect("an unbound MQTT device");
     // The password comes from standard input, never from the command line.
     let made = env.json_with_stdin(&["bindings", "mqtt", "create", "--device-id", &natural_id(&dev), "--password-stdin"], "Abcdefghijklmnopqrstuv1!\n");
     let id = s(&made["id"]).to_owned();
-    assert_eq!(made["password"], "Abcdefghijklmnopqrstuv1!");
+    // The service holds the password sent. The reference variant answers it; the alt
+    // variant never sends a secret back (A-61 (alt)), and dcs does not print one it did not make.
+    let password = |field: &Value| {
+        if alt() {
+            assert!(field.is_null(), "{field}");
+            env.held(BindingKind::Mqtt, &id).password.unwrap()
+        } else {
+            s(field).to_owned()
+        }
+    };
+    assert_eq!(password(&made["password"]), "Abcdefghijklmnopqrstuv1!");
     let listed = env.json(&["bindings", "mqtt", "list", "--username", s(&made["username"])]);
     assert_eq!(listed.as_array().unwrap().len(), 1);
     assert_eq!(listed[0]["id"], made["id"]);
     // ... or from the environment.
     let updated = env.cmd(&["bindings", "mqtt", "update", &id, "--device-id", &natural_id(&dev), "--json"]).env("DCS_MQTT_PASSWORD", "Zyxwvutsrqponmlkjihgfe9#").output().unwrap();
     assert!(updated.status.success(), "{}", stderr(&updated));
-    assert_eq!(env.json(&["bindings", "mqtt", "get", &id])["password"], "Zyxwvutsrqponmlkjihgfe9#");
+    assert_eq!(password(&env.json(&["bindings", "mqtt", "get", &id])["password"]), "Zyxwvutsrqponmlkjihgfe9#");
 
     // An update given no password (no terminal, no variable) keeps the stored one: a full PUT
-    // that sends it back.
+    // that sends it back. A service that does not send it back leaves nothing to keep: the
+    // update is refused, naming the field and where a password may come from, and sends nothing.
     let kept = env.run(&["bindings", "mqtt", "update", &id, "--device-id", &dev.id.to_string()]);
-    assert!(kept.status.success(), "{}", stderr(&kept));
-    assert!(stderr(&kept).contains("kept the stored password"), "{}", stderr(&kept));
-    assert_eq!(env.json(&["bindings", "mqtt", "get", &id])["password"], "Zyxwvutsrqponmlkjihgfe9#");
+    if alt() {
+        let before = env.held(BindingKind::Mqtt, &id);
+        assert_eq!(kept.status.code(), Some(2), "{}", stderr(&kept));
+        let err = stderr(&kept);
+        for part in ["password: the service did not send the stored password back", "--password-stdin", "DCS_MQTT_PASSWORD", "--generate-password"] {
+            assert!(err.contains(part), "{part} not in {err}");
+        }
+        let after = env.held(BindingKind::Mqtt, &id);
+        assert_eq!((after.password, after.modified_at), (before.password, before.modified_at), "nothing was sent");
+        // Given again, it is sent.
+        let given = env.json_with_stdin(&["bindings", "mqtt", "update", &id, "--device-id", &dev.id.to_string(), "--password-stdin"], "Qwertyuiopasdfghjklzxcv2%\n");
+        assert_eq!(password(&given["password"]), "Qwertyuiopasdfghjklzxcv2%");
+    } else {
+        assert!(kept.status.success(), "{}", stderr(&kept));
+        assert!(stderr(&kept).contains("kept the stored password"), "{}", stderr(&kept));
+        assert_eq!(password(&env.json(&["bindings", "mqtt", "get", &id])["password"]), "Zyxwvutsrqponmlkjihgfe9#");
+    }
 
     // A generated one is printed once and is what the service holds.
     let generated = env.run(&["bindings", "mqtt", "update", &id, "--device-id", &dev.id.to_string(), "--generate-password"]);
     assert!(generated.status.success(), "{}", stderr(&generated));
     let text = String::from_utf8_lossy(&generated.stdout).to_string();
     let line = text.lines().find(|l| l.starts_with("generated password")).unwrap_or_else(|| panic!("{text}"));
-    let password = line.rsplit(": ").next().unwrap();
-    assert_eq!(dcs_api::model::validate::mqtt_password(password), Ok(()));
-    assert_eq!(env.json(&["bindings", "mqtt", "get", &id])["password"], password);
+    let generated = line.rsplit(": ").next().unwrap();
+    assert_eq!(dcs_api::model::validate::mqtt_password(generated), Ok(()));
+    assert_eq!(password(&env.json(&["bindings", "mqtt", "get", &id])["password"]), generated);
 
     let refused = env.run(&["bindings", "mqtt", "delete", &id]);
     assert!(!refused.status.success());
@@ -352,7 +402,7 @@ fn mqtt_bindings_are_created_listed_and_deleted() {
 
 #[test]
 fn lora_and_http_secrets_come_from_stdin_or_the_environment_and_updates_keep_them() {
-    let env = Env::start(19);
+    let env = Env::start_with_data(19);
     let free = |kind: &str| {
         let bound = env.json(&["bindings", kind, "list"]);
         let bound: Vec<String> = bound.as_array().unwrap().iter().map(|b| s(&b["deviceId"]).to_owned()).collect();
@@ -365,10 +415,30 @@ fn lora_and_http_secrets_come_from_stdin_or_the_environment_and_updates_keep_the
         &format!("{key}\n"),
     );
     let id = s(&made["id"]).to_owned();
-    let moved = env.run(&["bindings", "lora", "update", &id, "--device-id", &natural_id(&lora), "--application-server-id", "00e2e0000000001a"]);
-    assert!(moved.status.success(), "{}", stderr(&moved));
-    let got = env.json(&["bindings", "lora", "get", &id]);
-    assert_eq!((s(&got["applicationServerId"]), s(&got["appKey"])), ("00e2e0000000001a", key));
+    let move_args = ["bindings", "lora", "update", &id, "--device-id", &natural_id(&lora), "--application-server-id", "00e2e0000000001a"];
+    let moved = env.run(&move_args);
+    if alt() {
+        // The service never sends the key back (A-61 (alt)), so there is none to keep: refused,
+        // naming the field and where a key may come from, and nothing is sent.
+        assert_eq!(moved.status.code(), Some(2), "{}", stderr(&moved));
+        let err = stderr(&moved);
+        for part in ["appKey: the service did not send the stored app key back", "--app-key-stdin", "DCS_APP_KEY"] {
+            assert!(err.contains(part), "{part} not in {err}");
+        }
+        let held = env.held(BindingKind::Lora, &id);
+        assert_eq!((held.application_server_id.as_deref(), held.app_key.as_deref()), (Some("00e2e00000000019"), Some(key)));
+        // Given again, the update is made and the key is the one sent.
+        let moved = env.json_with_stdin(&[&move_args[..], &["--app-key-stdin"]].concat(), &format!("{key}\n"));
+        assert_eq!(moved["applicationServerId"], "00e2e0000000001a");
+        assert!(moved["appKey"].is_null(), "{moved}");
+        let got = env.json(&["bindings", "lora", "get", &id]);
+        assert_eq!(got["applicationServerId"], "00e2e0000000001a");
+        assert_eq!(env.held(BindingKind::Lora, &id).app_key.as_deref(), Some(key));
+    } else {
+        assert!(moved.status.success(), "{}", stderr(&moved));
+        let got = env.json(&["bindings", "lora", "get", &id]);
+        assert_eq!((s(&got["applicationServerId"]), s(&got["appKey"])), ("00e2e0000000001a", key));
+    }
     let bad = env.cmd(&["bindings", "lora", "update", &id, "--device-id", &natural_id(&lora), "--application-server-id", "00e2e0000000001a"]).env("DCS_APP_KEY", "xyz").output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("appKey"), "{}", stderr(&bad));
@@ -378,8 +448,26 @@ fn lora_and_http_secrets_come_from_stdin_or_the_environment_and_updates_keep_the
     let secret = s(&made["sharedSecret"]).to_owned();
     assert_eq!(dcs_api::model::validate::shared_secret(&secret), Ok(()));
     let id = s(&made["id"]).to_owned();
-    let retyped = env.json(&["bindings", "http", "update", &id, "--device-id", &natural_id(&http), "--type", "http-streamline"]);
-    assert_eq!((s(&retyped["type"]), s(&retyped["sharedSecret"])), ("http-streamline", secret.as_str()));
+    let retype = ["bindings", "http", "update", &id, "--device-id", &natural_id(&http), "--type", "http-streamline"];
+    if alt() {
+        assert_eq!(env.held(BindingKind::Http, &id).shared_secret.as_deref(), Some(secret.as_str()), "the generated secret is the one sent");
+        let refused = env.run(&retype);
+        assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+        let err = stderr(&refused);
+        for part in ["sharedSecret: the service did not send the stored shared secret back", "--shared-secret-stdin", "DCS_SHARED_SECRET", "--generate-secret"] {
+            assert!(err.contains(part), "{part} not in {err}");
+        }
+        assert_eq!(env.held(BindingKind::Http, &id).http_type.as_deref(), Some("http-senml"), "nothing was sent");
+        let retyped = env.cmd(&retype).arg("--json").env("DCS_SHARED_SECRET", &secret).output().unwrap();
+        assert!(retyped.status.success(), "{}", stderr(&retyped));
+        let retyped: Value = serde_json::from_slice(&retyped.stdout).unwrap();
+        assert_eq!(retyped["type"], "http-streamline");
+        let held = env.held(BindingKind::Http, &id);
+        assert_eq!((held.http_type.as_deref(), held.shared_secret.as_deref()), (Some("http-streamline"), Some(secret.as_str())));
+    } else {
+        let retyped = env.json(&retype);
+        assert_eq!((s(&retyped["type"]), s(&retyped["sharedSecret"])), ("http-streamline", secret.as_str()));
+    }
 }
 
 #[test]
