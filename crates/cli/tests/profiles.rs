@@ -381,24 +381,17 @@ fn the_set_target_operation_is_set_checked_shown_tested_and_removed() {
     let added = env.run(&[&["profile", "add", &p][..], &base].concat());
     assert!(added.status.success(), "{}", stderr(&added));
     assert!(stdout(&env.run(&["profile", "show", &p])).contains("none: rollouts are unavailable"));
-    let edited = env.run(&[
-        "profile",
-        "edit",
-        &p,
-        "--set-target-method",
-        "put",
-        "--set-target-path",
-        "/firmware/states/{deviceId}/{moduleId}",
-        "--set-target-body",
-        r#"{"targetFirmwareVersion": {version}}"#,
-    ]);
+    // The running simulator variant's operation (A-38), the method given in lower case.
+    let [_, _, _, path, _, body] = common::sim_set_target();
+    let member = serde_json::from_str::<Value>(&body.replace("{version}", "1")).unwrap().as_object().unwrap().keys().next().unwrap().clone();
+    let edited = env.run(&["profile", "edit", &p, "--set-target-method", "put", "--set-target-path", path, "--set-target-body", body]);
     assert!(edited.status.success(), "{}", stderr(&edited));
     let shown = env.json(&["profile", "show", &p]);
     assert_eq!(shown["setTarget"]["method"], "PUT");
-    assert_eq!(shown["setTarget"]["path"], "/firmware/states/{deviceId}/{moduleId}");
+    assert_eq!(shown["setTarget"]["path"], path);
     assert!(env.config_text().unwrap().contains("[profile.setTarget]"));
     let text = stdout(&env.run(&["profile", "show", &p]));
-    assert!(text.contains("PUT /firmware/states/{deviceId}/{moduleId}"), "{text}");
+    assert!(text.contains(&format!("PUT {path}")), "{text}");
 
     // Tried on one device: the version it runs now as its target, so nothing changes.
     let with_secret = |args: &[&str]| env.dcs().args(args).env("DCS_CLIENT_SECRET", &env.secret).output().unwrap();
@@ -417,14 +410,14 @@ fn the_set_target_operation_is_set_checked_shown_tested_and_removed() {
     let out = with_secret(&[&test[..], &["--yes", "--json"]].concat());
     assert!(out.status.success(), "{}", stderr(&out));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["request"], format!("PUT /firmware/states/{device}/{module}"));
+    assert_eq!(report["request"], format!("PUT {}", path.replace("{deviceId}", device).replace("{moduleId}", module)));
     let json = |v: &Value| -> Value { serde_json::from_str(s(v)).unwrap() };
-    assert_eq!(json(&report["requestBody"])["targetFirmwareVersion"], quiet["currentFirmwareVersion"]);
+    assert_eq!(json(&report["requestBody"])[&member], quiet["currentFirmwareVersion"]);
     assert_eq!(json(&report["answer"])["deviceId"], quiet["deviceId"], "the simulator answers with the state");
     assert_eq!(report["after"]["currentFirmwareVersion"], quiet["currentFirmwareVersion"]);
     // A refusal shows the service's status and detail.
     let other = uuid::Uuid::new_v4().to_string();
-    let edited = env.run(&["profile", "edit", &p, "--set-target-path", "/firmware/states/{deviceId}/{moduleId}/nowhere"]);
+    let edited = env.run(&["profile", "edit", &p, "--set-target-path", &format!("{path}/nowhere")]);
     assert!(edited.status.success(), "{}", stderr(&edited));
     let refused = with_secret(&[&test[..], &["--yes"]].concat());
     assert!(!refused.status.success());
