@@ -118,7 +118,7 @@ export function BetaComposer({ onClose }: { onClose: () => void }) {
               onInput={(e) => set("payloads", e.currentTarget.value)}
             />
           </Field>
-          <Field id="externalReference" label="Reference (optional)" error={shown("externalReference")} hint="Yours">
+          <Field id="externalReference" label="Reference (optional)" error={shown("externalReference")} hint="Your own identifier for this downlink">
             <input
               id="externalReference"
               autoComplete="off"
