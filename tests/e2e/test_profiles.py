@@ -5,7 +5,10 @@ nowhere else, and no command answer of the whole run carries a secret or a token
 
 import json
 import re
+import socket
 import subprocess
+import threading
+import time
 import uuid
 
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
@@ -171,6 +174,61 @@ def test_profile_keychain_and_customer_switching(app, sim_process, demo_key, tmp
     config = (tmp_path / "config" / "dcs-console" / "config.toml").read_text()
     assert name in config and base_url in config and first["id"] in config
     assert secret not in config and "wrong-secret" not in config
+
+    # A compromised page cannot send the stored secret elsewhere: the form's profile with the
+    # auth or base URL moved to another origin, and no secret typed, is refused by Rust before
+    # anything is sent (test, test on one device, save), and the other origin hears nothing.
+    trap = socket.socket()
+    trap.bind(("127.0.0.1", 0))
+    trap.listen(8)
+    trap.settimeout(0.2)
+    heard = []
+
+    def listen():
+        while trap.fileno() != -1:
+            try:
+                conn, _ = trap.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    heard.append(conn.recv(65536))
+                except OSError:
+                    heard.append(b"(connected)")
+
+    threading.Thread(target=listen, daemon=True).start()
+    elsewhere = f"http://127.0.0.1:{trap.getsockname()[1]}"
+    attempts = app.execute_async_script(
+        """
+        const [name, elsewhere, done] = arguments;
+        const invoke = window.__TAURI_INTERNALS__.invoke;
+        (async () => {
+          const list = await invoke("list_profiles");
+          const stored = list.profiles.find((p) => p.profile.name === name).draft;
+          const out = [];
+          for (const draft of [{ ...stored, authUrl: elsewhere }, { ...stored, baseUrl: elsewhere, authUrl: "" }]) {
+            for (const [cmd, args] of [
+              ["test_profile", { request: { draft, secret: null } }],
+              ["save_profile", { request: { draft, secret: null, isNew: false } }],
+              ["test_set_target", { request: { draft, secret: "", deviceId: crypto.randomUUID(), moduleId: crypto.randomUUID(), customerId: null } }],
+            ]) {
+              try { out.push([cmd, "accepted", await invoke(cmd, args)]); } catch (e) { out.push([cmd, "refused", e]); }
+            }
+          }
+          done(out);
+        })();
+        """,
+        name,
+        elsewhere,
+    )
+    time.sleep(1)
+    trap.close()
+    assert heard == [], f"the other origin heard {heard}"
+    for cmd, outcome, answer in attempts:
+        assert outcome == "refused" and answer.get("field") == "secret", (cmd, outcome, answer)
+        assert "type the API key's secret again" in answer.get("message", "") + json.dumps(answer), (cmd, answer)
+    assert base_url in (tmp_path / "config" / "dcs-console" / "config.toml").read_text()
 
     # Use it: the header names it and offers its customers.
     click(app, "[data-testid=use-profile]", f"[data-testid=profile-row][data-name='{name}']")

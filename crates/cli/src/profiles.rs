@@ -266,6 +266,7 @@ fn edit(name: &str, e: Edit, json: bool) -> anyhow::Result<()> {
     let store = store()?;
     let mut config = store.load()?;
     let Some(mut profile) = config.profile(name).cloned() else { return Err(unknown_profile("name", name, &config)) };
+    let stored = profile.clone();
     let f = e.fields;
     let set_target = if e.no_set_target { None } else { f.set_target(profile.set_target.as_ref()) };
     let mut errors = Vec::new();
@@ -300,6 +301,13 @@ fn edit(name: &str, e: Edit, json: bool) -> anyhow::Result<()> {
         profile.deprecated_sub_customer_mode = false;
     }
     profile.set_target = set_target;
+    if !e.set_secret {
+        // The stored secret stays only while the profile sends it where it was stored for.
+        if let Err(mut rule) = profile.may_use_secret_of(Some(&stored)) {
+            rule.rule.push_str(" (add --set-secret)");
+            errors.push(rule);
+        }
+    }
     refuse(profile.check().into_iter().chain(errors).collect())?;
     config.put(profile, true)?;
     if f.default {

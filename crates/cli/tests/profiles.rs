@@ -235,6 +235,33 @@ fn bad_values_name_the_field_and_change_neither_the_config_nor_the_keychain() {
     env.run(&["profile", "remove", &p, "--yes"]);
 }
 
+#[test]
+fn a_stored_secret_is_not_kept_for_another_base_or_auth_origin() {
+    let env = Env::start(29);
+    let p = name("origin");
+    env.add(&p, &[]);
+    let before = env.config_text().unwrap();
+    // Another host, port or scheme for the API or for the tokens: the stored secret would go
+    // there with the next token request, so the edit is refused until the secret is typed again.
+    let elsewhere = "http://127.0.0.1:9";
+    for option in ["--base-url", "--auth-url"] {
+        let out = env.run(&["profile", "edit", &p, option, elsewhere]);
+        assert_eq!(out.status.code(), Some(2), "{option}: {}", stderr(&out));
+        assert!(stderr(&out).contains("secret: type the API key's secret again"), "{option}: {}", stderr(&out));
+        assert!(stderr(&out).contains("--set-secret"), "{}", stderr(&out));
+        assert_eq!(env.config_text().unwrap(), before, "{option} changed the config file");
+        assert_eq!(keychain(&p).as_deref(), Some(env.secret.as_str()));
+    }
+    // The same origin with another path keeps the secret; a new origin with the secret typed
+    // stores that one.
+    let same = env.run(&["profile", "edit", &p, "--base-url", &format!("{}/", env.sim.url)]);
+    assert!(same.status.success(), "{}", stderr(&same));
+    let moved = env.run_with_input(&["profile", "edit", &p, "--auth-url", elsewhere, "--set-secret"], "a-new-secret\n");
+    assert!(moved.status.success(), "{}", stderr(&moved));
+    assert_eq!(keychain(&p).as_deref(), Some("a-new-secret"));
+    env.run(&["profile", "remove", &p, "--yes"]);
+}
+
 /// Creates a package as the profile's first customer (by label) and checks where it is visible.
 fn a_package_lands_at_the_customer_only(env: &Env, p: &str) {
     let (first, first_id) = env.customer(0);

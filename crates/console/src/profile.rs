@@ -193,6 +193,42 @@ pub struct CustomerDraft {
     pub label: String,
 }
 
+impl Profile {
+    /// Where this profile sends its API key's secret: the origins (scheme, host, port) of its
+    /// auth URL (the base URL when it has none) and of its base URL, as text.
+    pub fn secret_origins(&self) -> Vec<String> {
+        let origin = |u: &str| url::Url::parse(u).map(|u| u.origin().ascii_serialization()).unwrap_or_else(|_| u.to_owned());
+        let mut origins: Vec<String> = [self.auth_url.as_deref().or(self.base_url.as_deref()), self.base_url.as_deref()]
+            .into_iter()
+            .flatten()
+            .map(origin)
+            .collect();
+        origins.dedup();
+        origins
+    }
+
+    /// Whether the secret stored for `stored` may be sent by this profile: only to the origins
+    /// it was stored for, so that a changed (or a forged) base or auth URL never receives it.
+    /// Otherwise the rule to show beside the secret field.
+    pub fn may_use_secret_of(&self, stored: Option<&Profile>) -> Result<(), FieldError> {
+        let Some(stored) = stored.filter(|s| s.name == self.name) else {
+            return Err(FieldError::new("secret", "type the API key's secret: none is stored for this profile"));
+        };
+        let (was, now) = (stored.secret_origins(), self.secret_origins());
+        if was == now {
+            return Ok(());
+        }
+        Err(FieldError::new(
+            "secret",
+            format!(
+                "type the API key's secret again: the stored one is sent only to {}, and this profile would send it to {}",
+                was.join(" and "),
+                now.join(" and ")
+            ),
+        ))
+    }
+}
+
 impl ProfileDraft {
     /// The profile, or every rule it breaks (all at once, in field order).
     pub fn parse(&self) -> Result<Profile, Vec<FieldError>> {
@@ -300,6 +336,44 @@ fn check_token_value(field: &str, s: &str) -> Result<(), FieldError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_stored_secret_goes_only_to_the_origins_it_was_stored_for() {
+        let stored = Profile {
+            name: "prod".into(),
+            base_url: Some("https://api.example.com/v1".into()),
+            auth_url: Some("https://auth.example.com".into()),
+            client_id: "key".into(),
+            audience: SERVICE_AUDIENCE.into(),
+            customers: vec![],
+            deprecated_sub_customer_mode: false,
+            set_target: None,
+        };
+        // Same origins (another path, another key id, customers): the stored secret may go.
+        let mut same = stored.clone();
+        same.base_url = Some("https://api.example.com/v2/".into());
+        same.client_id = "other".into();
+        assert_eq!(same.may_use_secret_of(Some(&stored)), Ok(()));
+        // A changed base or auth origin, or the auth URL dropped (tokens then go to the base URL).
+        for (base, auth) in [
+            (Some("https://evil.example.net/v1"), Some("https://auth.example.com")),
+            (Some("https://api.example.com/v1"), Some("https://auth.example.com:8443")),
+            (Some("http://api.example.com/v1"), Some("https://auth.example.com")),
+            (Some("https://api.example.com/v1"), None),
+        ] {
+            let mut moved = stored.clone();
+            moved.base_url = base.map(Into::into);
+            moved.auth_url = auth.map(Into::into);
+            let e = moved.may_use_secret_of(Some(&stored)).unwrap_err();
+            assert_eq!(e.field, "secret");
+            assert!(e.rule.contains("type the API key's secret again") && e.rule.contains("https://auth.example.com"), "{e:?}");
+        }
+        // No stored profile of that name: nothing may be taken from the keychain.
+        let mut renamed = stored.clone();
+        renamed.name = "other".into();
+        assert!(renamed.may_use_secret_of(Some(&stored)).is_err());
+        assert!(stored.may_use_secret_of(None).is_err());
+    }
     use super::*;
 
     fn prod() -> Profile {

@@ -135,6 +135,10 @@ pub async fn save_profile(state: State<'_, AppState>, request: SaveProfile) -> R
     if secret.is_none() && Keychain.secret(&profile.name)?.is_none() {
         return Err(CommandError::invalid("secret", "is required: the API key's secret is kept in the OS keychain"));
     }
+    if secret.is_none() {
+        // The stored secret stays only while the profile sends it where it was stored for.
+        profile.may_use_secret_of(config.profile(&profile.name))?;
+    }
     let save = || state.config.update(|c| c.put(profile.clone(), !is_new)).map_err(CommandError::from);
     match &secret {
         Some(s) => Keychain.set_secret_then(&profile.name, s, save)?,
@@ -185,24 +189,36 @@ pub struct TestProfile {
 /// platform said: the token's type, lifetime and scopes, or its refusal in plain words.
 #[tauri::command]
 #[specta::specta]
-pub async fn test_profile(request: TestProfile) -> Result<TokenCheck, CommandError> {
+pub async fn test_profile(state: State<'_, AppState>, request: TestProfile) -> Result<TokenCheck, CommandError> {
     let TestProfile { draft, secret } = request;
+    let (profile, base, secret) = form_profile(&state, &draft, secret)?;
+    Ok(session::test_connection(&profile, &base, secret).await?)
+}
+
+/// The profile as it stands in the form (an unsaved one may be tested before it has a good
+/// name), its base URL and the secret to send: the one typed, or the stored one only when the
+/// form sends it to the origins it was stored for (the page never decides where a stored secret
+/// goes).
+fn form_profile(state: &AppState, draft: &ProfileDraft, secret: Option<String>) -> Result<(Profile, String, Secret), CommandError> {
     let profile = draft.parse().or_else(|errors| match errors.into_iter().find(|e| e.field != "name") {
-        // An unsaved profile may be tested before it has a good name.
         None => parse(&ProfileDraft { name: "unsaved".into(), ..draft.clone() }),
         Some(e) => Err(CommandError::from(e)),
     })?;
     let secret = match typed_secret(secret) {
         Some(s) => s,
-        None => session::stored_secret(&profile.name).map_err(|e| match e {
-            dcs_console::SessionError::NoSecret(_) => {
-                CommandError::invalid("secret", "type the API key's secret to test a profile that has none stored")
-            }
-            other => other.into(),
-        })?,
+        None => {
+            let config = state.config.load()?;
+            profile.may_use_secret_of(config.profile(&profile.name))?;
+            session::stored_secret(&profile.name).map_err(|e| match e {
+                dcs_console::SessionError::NoSecret(_) => {
+                    CommandError::invalid("secret", "type the API key's secret to test a profile that has none stored")
+                }
+                other => other.into(),
+            })?
+        }
     };
     let base = profile.base_url.clone().expect("a parsed profile has a base URL");
-    Ok(session::test_connection(&profile, &base, secret).await?)
+    Ok((profile, base, secret))
 }
 
 /// Tests a stored profile (or the built-in one) with its stored secret.
@@ -243,21 +259,7 @@ pub async fn test_set_target(state: State<'_, AppState>, request: TestSetTarget)
     let (profile, base, secret) = if draft.name == SIMULATOR_PROFILE {
         state.resolve(SIMULATOR_PROFILE).await?
     } else {
-        let profile = draft.parse().or_else(|errors| match errors.into_iter().find(|e| e.field != "name") {
-            None => parse(&ProfileDraft { name: "unsaved".into(), ..draft.clone() }),
-            Some(e) => Err(CommandError::from(e)),
-        })?;
-        let secret = match typed_secret(secret) {
-            Some(s) => s,
-            None => session::stored_secret(&profile.name).map_err(|e| match e {
-                dcs_console::SessionError::NoSecret(_) => {
-                    CommandError::invalid("secret", "type the API key's secret to test a profile that has none stored")
-                }
-                other => other.into(),
-            })?,
-        };
-        let base = profile.base_url.clone().expect("a parsed profile has a base URL");
-        (profile, base, secret)
+        form_profile(&state, &draft, secret)?
     };
     let Some(op) = profile.set_target.clone() else {
         return Err(CommandError::invalid("setTarget.path", "enter the operation's method, path and body first"));
