@@ -129,7 +129,7 @@ async fn fetch(http: &reqwest::Client, creds: &Credentials<'_>) -> Result<TokenR
     if text.contains(NO_SERVICE) {
         return Err(Error::ServiceNotGranted { message: NO_SERVICE.to_owned() });
     }
-    Err(crate::client::problem_error(status.as_u16(), &bytes))
+    Err(Error::from_answer(status.as_u16(), &bytes))
 }
 
 #[cfg(test)]

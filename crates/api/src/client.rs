@@ -3,7 +3,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use dcs_model::Problem;
 use reqwest::{Method, RequestBuilder, StatusCode};
 use serde::de::DeserializeOwned;
 use url::Url;
@@ -312,7 +311,7 @@ impl Client {
                 }
             }
             if !status.is_success() {
-                return Err(problem_error(status.as_u16(), &bytes));
+                return Err(Error::from_answer(status.as_u16(), &bytes));
             }
             return Ok(bytes.to_vec());
         }
@@ -361,7 +360,7 @@ impl Client {
                     continue;
                 }
             }
-            return Err(problem_error(status.as_u16(), &answer));
+            return Err(Error::from_answer(status.as_u16(), &answer));
         }
     }
 }
@@ -384,14 +383,6 @@ impl RequestSpec {
 }
 
 /// Builds the typed error of a failed answer, from its problem document when it has one.
-pub(crate) fn problem_error(status: u16, body: &[u8]) -> Error {
-    let problem = serde_json::from_slice::<Problem>(body).unwrap_or_else(|_| {
-        let text = String::from_utf8_lossy(body);
-        let reason = StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("Error");
-        Problem::new(status, reason, text.chars().take(500).collect::<String>())
-    });
-    Error::Api { status, problem }
-}
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::profile::{FieldError, Profile, SIMULATOR_PROFILE};
+use crate::field_error::FieldError;
+use crate::profile::{Profile, SIMULATOR_PROFILE};
 
 /// Environment variable naming the config file to use instead of the OS location.
 pub const CONFIG_ENV: &str = "DCS_CONFIG";

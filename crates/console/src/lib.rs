@@ -5,6 +5,7 @@
 
 pub mod bindings;
 pub mod config;
+mod field_error;
 pub mod downlinks;
 pub mod filters;
 pub mod fleet;
@@ -18,7 +19,8 @@ pub mod transfers;
 
 pub use config::{Config, ConfigError, ConfigStore};
 pub use keychain::{Keychain, KeychainError};
-pub use profile::{Customer, CustomerDraft, FieldError, Profile, ProfileDraft, SIMULATOR_PROFILE};
+pub use field_error::FieldError;
+pub use profile::{Customer, CustomerDraft, Profile, ProfileDraft, SIMULATOR_PROFILE};
 pub use session::{Acting, SessionError};
 
 /// The console's data folder (the fleet database, the built-in simulator's state): the

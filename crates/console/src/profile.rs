@@ -6,6 +6,7 @@ use dcs_api::model::SERVICE_AUDIENCE;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::field_error::FieldError;
 use crate::set_target::{SetTarget, SetTargetDraft};
 
 /// Name of the built-in profile that talks to the embedded simulator.
@@ -57,34 +58,6 @@ pub struct Profile {
 
 fn default_audience() -> String {
     SERVICE_AUDIENCE.to_owned()
-}
-
-/// One refused value of a profile: the field (`customers[2].label` for nested ones) and the
-/// rule it breaks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
-pub struct FieldError {
-    pub field: String,
-    pub rule: String,
-}
-
-impl FieldError {
-    fn new(field: impl Into<String>, rule: impl Into<String>) -> FieldError {
-        FieldError { field: field.into(), rule: rule.into() }
-    }
-}
-
-impl std::fmt::Display for FieldError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.field, self.rule)
-    }
-}
-
-impl From<FieldError> for dcs_api::Error {
-    fn from(e: FieldError) -> Self {
-        dcs_api::Error::InvalidInput { field: e.field, rule: e.rule }
-    }
 }
 
 impl Profile {

@@ -23,7 +23,7 @@ use dcs_api::Client;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::profile::FieldError;
+use crate::field_error::FieldError;
 
 /// The placeholders a template may use.
 pub const PLACEHOLDERS: [&str; 4] = ["deviceId", "moduleId", "version", "packageId"];
