@@ -382,8 +382,6 @@ impl RequestSpec {
     }
 }
 
-/// Builds the typed error of a failed answer, from its problem document when it has one.
-
 #[cfg(test)]
 mod tests {
     use super::*;
