@@ -662,9 +662,6 @@ async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    if !(args.speed > 0.0 && args.speed.is_finite()) {
-        anyhow::bail!("--speed: must be a positive number (got {})", args.speed);
-    }
     let opts = dcs_sim::SimOptions {
         seed: args.seed,
         token_lifetime: Duration::from_secs(args.token_lifetime),
@@ -679,7 +676,12 @@ async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
         },
         variant: args.variant,
     };
-    opts.faults.check().map_err(|e| anyhow::anyhow!("--{}", e.replace("Rate", "-rate").replace("rateLimit", "rate-limit")))?;
+    // The simulator names a setting as in /_sim/info (`devicesPerClient`): here, its flag.
+    opts.check().map_err(|e| {
+        let (name, rule) = e.split_once(": ").unwrap_or(("", &e));
+        let flag: String = name.chars().flat_map(|c| if c.is_ascii_uppercase() { vec!['-', c.to_ascii_lowercase()] } else { vec![c] }).collect();
+        dcs_api::Error::InvalidInput { field: format!("--{flag}"), rule: rule.to_owned() }
+    })?;
     let sim = dcs_sim::Simulator::new(opts)?;
     let running = sim.spawn(SocketAddr::new(args.host, args.port)).await?;
     let key = sim.demo_key();

@@ -120,3 +120,39 @@ fn a_profiles_secret_lives_in_the_keychain_and_is_used_from_there() {
     assert!(!gone.status.success());
     assert!(String::from_utf8_lossy(&gone.stderr).contains("dcs auth set-secret"), "{}", String::from_utf8_lossy(&gone.stderr));
 }
+
+/// `dcs sim` refuses settings the simulator cannot run with before it listens: an error naming
+/// the flag and its rule, exit code 2, instead of a server whose clock panics or a division
+/// by zero while seeding.
+#[test]
+fn sim_refuses_settings_it_cannot_run_with_naming_the_flag() {
+    for (args, flag) in [
+        (["--speed", "1e308"], "--speed: "),
+        (["--speed", "inf"], "--speed: "),
+        (["--token-lifetime", "18446744073709551615"], "--token-lifetime: "),
+        (["--devices-per-client", "0"], "--devices-per-client: "),
+    ] {
+        let mut child = dcs()
+            .args(["sim", "--port", "0"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > std::time::Duration::from_secs(20) {
+                child.kill().unwrap();
+                panic!("`dcs sim {}` started instead of refusing", args.join(" "));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+}

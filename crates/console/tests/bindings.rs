@@ -130,7 +130,7 @@ async fn lora_keys_are_kept_through_an_edit_and_a_joined_device_becomes_active_o
     assert_eq!(bindings::reveal(&env.client, BindingKind::Lora, made.id).await.unwrap(), key.to_ascii_lowercase());
 
     // Simulated time runs fast enough for a joining device to join (1 to 5 minutes, A-65).
-    env.sim.set_speed(3600.0);
+    env.sim.set_speed(3600.0).unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(400)).await;
     let synced = bindings::sync_lora(&env.client, made.id).await.unwrap();
     let joins = dcs_sim::store::bindings::join_delay(dev.deveui.as_deref().unwrap()).is_some();

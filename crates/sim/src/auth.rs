@@ -73,7 +73,7 @@ pub(crate) fn issue_token(
         fw: key.firmware_authorized,
         cm: key.customer_management,
         iat: now,
-        exp: now + lifetime,
+        exp: now.saturating_add(lifetime),
         jti: Uuid::new_v4().to_string(),
     };
     jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret(&state.signing_key))

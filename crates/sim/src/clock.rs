@@ -6,6 +6,23 @@ use std::time::Instant;
 
 use time::{Duration, OffsetDateTime};
 
+/// The fastest the simulated clock may run: a million times real time (a ten-minute update in
+/// under a millisecond). Faster, or not a finite number above 0, is refused.
+pub const MAX_SPEED: f64 = 1_000_000.0;
+
+/// The latest time the clock shows: a clock run at a high speed for a long time stops there
+/// instead of leaving the range of a timestamp.
+const LATEST: OffsetDateTime = time::macros::datetime!(9999-12-31 23:59:59 UTC);
+
+/// Refuses a speed the clock cannot run at, saying the rule.
+pub fn check_speed(speed: f64) -> Result<(), String> {
+    if speed.is_finite() && speed > 0.0 && speed <= MAX_SPEED {
+        Ok(())
+    } else {
+        Err(format!("must be a number above 0 and at most {MAX_SPEED} (got {speed})"))
+    }
+}
+
 pub struct SimClock {
     state: Mutex<(Instant, OffsetDateTime, f64)>,
 }
@@ -24,17 +41,19 @@ impl SimClock {
     pub fn now(&self) -> OffsetDateTime {
         let (real, sim, speed) = *self.state.lock().unwrap_or_else(|p| p.into_inner());
         let elapsed = real.elapsed().as_secs_f64() * speed;
-        sim + Duration::seconds_f64(elapsed)
+        Duration::checked_seconds_f64(elapsed).and_then(|d| sim.checked_add(d)).map_or(LATEST, |t| t.min(LATEST))
     }
 
     pub fn speed(&self) -> f64 {
         self.state.lock().unwrap_or_else(|p| p.into_inner()).2
     }
 
-    /// Changes the speed from now on.
-    pub fn set_speed(&self, speed: f64) {
+    /// Changes the speed from now on; a speed [`check_speed`] refuses changes nothing.
+    pub fn set_speed(&self, speed: f64) -> Result<(), String> {
+        check_speed(speed)?;
         let now = self.now();
         *self.state.lock().unwrap_or_else(|p| p.into_inner()) = (Instant::now(), now, speed);
+        Ok(())
     }
 
     /// A simulated duration as real time, for sleeping.
@@ -54,9 +73,28 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(20));
         let b = clock.now();
         assert!(b - a >= Duration::seconds(19), "{}", b - a);
-        clock.set_speed(1.0);
+        clock.set_speed(1.0).unwrap();
         let c = clock.now();
         assert!(c >= b && c - b < Duration::seconds(5));
         assert_eq!(clock.real(std::time::Duration::from_secs(10)), std::time::Duration::from_secs(10));
+    }
+
+    #[test]
+    fn refuses_speeds_it_cannot_run_at_and_keeps_its_speed() {
+        let clock = SimClock::new(60.0);
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e308, MAX_SPEED * 2.0] {
+            assert!(clock.set_speed(bad).unwrap_err().contains("at most 1000000"), "{bad}");
+            assert_eq!(clock.speed(), 60.0);
+        }
+        clock.set_speed(MAX_SPEED).unwrap();
+        clock.now();
+        clock.set_speed(0.001).unwrap();
+    }
+
+    #[test]
+    fn a_clock_far_ahead_stops_at_the_latest_time_instead_of_panicking() {
+        let clock = SimClock::starting_at(MAX_SPEED, LATEST - Duration::seconds(1));
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        assert_eq!(clock.now(), LATEST);
     }
 }

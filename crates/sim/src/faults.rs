@@ -82,7 +82,13 @@ impl RequestFaults {
                     let r = value.and_then(|v| v.parse::<f64>().ok()).filter(|r| (0.0..=1.0).contains(r));
                     f.error_rate = Some(r.ok_or("`error-rate` must be between 0 and 1")?);
                 }
-                "token-lifetime" => f.token_lifetime = Some(num(value)?),
+                "token-lifetime" => {
+                    let s = num(value)?;
+                    if s > crate::MAX_TOKEN_LIFETIME {
+                        return Err(format!("`token-lifetime` must be at most {} seconds", crate::MAX_TOKEN_LIFETIME));
+                    }
+                    f.token_lifetime = Some(s);
+                }
                 other => return Err(format!("unknown directive `{other}`")),
             }
         }

@@ -54,6 +54,25 @@ pub struct SimOptions {
 /// Speed of the demo: a ten-minute firmware update takes ten seconds.
 pub const DEMO_SPEED: f64 = 60.0;
 
+/// The longest lifetime of an access token, in seconds (ten years): a longer one, from the
+/// options or an `X-Sim-Fault: token-lifetime=` directive, is refused.
+pub const MAX_TOKEN_LIFETIME: u64 = 10 * 365 * 24 * 3600;
+
+impl SimOptions {
+    /// Refuses options the simulator cannot run with: `<setting>: <rule>`, the setting named
+    /// as in `/_sim/info` (the command line turns it into its flag).
+    pub fn check(&self) -> Result<(), String> {
+        clock::check_speed(self.speed).map_err(|rule| format!("speed: {rule}"))?;
+        if self.token_lifetime.as_secs() > MAX_TOKEN_LIFETIME {
+            return Err(format!("tokenLifetime: must be at most {MAX_TOKEN_LIFETIME} seconds (ten years)"));
+        }
+        if self.devices_per_client == 0 {
+            return Err("devicesPerClient: must be at least 1".into());
+        }
+        self.faults.check()
+    }
+}
+
 impl Default for SimOptions {
     fn default() -> Self {
         SimOptions {
@@ -89,6 +108,7 @@ impl Simulator {
     /// Creates a simulator. A new store is seeded from `opts.seed`; an existing data file keeps
     /// its state (and the seed it was created with).
     pub fn new(mut opts: SimOptions) -> Result<Simulator, store::StoreError> {
+        opts.check().map_err(store::StoreError::Options)?;
         let store = match &opts.data {
             Some(path) => Store::open(path)?,
             None => Store::open_in_memory()?,
@@ -133,8 +153,9 @@ impl Simulator {
         self.state.faults.set(faults)
     }
 
-    /// Changes how fast simulated time runs.
-    pub fn set_speed(&self, speed: f64) {
+    /// Changes how fast simulated time runs; a speed [`clock::check_speed`] refuses changes
+    /// nothing.
+    pub fn set_speed(&self, speed: f64) -> Result<(), String> {
         self.state.clock.set_speed(speed)
     }
 

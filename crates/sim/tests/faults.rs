@@ -121,3 +121,58 @@ async fn per_run_faults_and_control_endpoints() {
     let gone = http.get(format!("{base}/firmware/packages/{id}")).bearer_auth(&token).send().await.unwrap();
     assert_eq!(gone.status(), StatusCode::NOT_FOUND);
 }
+
+/// A speed the clock cannot run at (not finite, 0 or less, or above a million) is a 400 naming
+/// `speed`, and the clock goes on at its speed: reading it never panics and the speed can be
+/// set back.
+#[tokio::test]
+async fn an_absurd_clock_speed_is_refused_and_changes_nothing() {
+    let (_sim, running, http, _token) = start().await;
+    let base = running.base_url();
+    for speed in [json!(1e308), json!(2_000_000), json!(-1), json!("fast")] {
+        let res = http.put(format!("{base}/_sim/clock")).json(&json!({ "speed": speed })).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{speed}");
+        assert_eq!(res.headers()["content-type"], "application/problem+json");
+        let p: Value = res.json().await.unwrap();
+        assert_eq!(p["invalidParams"][0]["name"], "speed", "{p}");
+        let state: Value = http.get(format!("{base}/_sim/info")).send().await.unwrap().json().await.unwrap();
+        assert_eq!(state["speed"], 1.0, "{speed}");
+    }
+    let res = http.put(format!("{base}/_sim/clock")).json(&json!({"speed": 1_000_000})).send().await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let res = http.put(format!("{base}/_sim/clock")).json(&json!({"speed": 2})).send().await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+}
+
+/// A token lifetime no token can have (`X-Sim-Fault: token-lifetime=<u64::MAX>`) is a 400
+/// naming the directive, not a panic.
+#[tokio::test]
+async fn an_absurd_token_lifetime_directive_is_refused() {
+    let (sim, running, http, _token) = start().await;
+    let key = sim.demo_key();
+    let res = http
+        .post(format!("{}/api/v3/idp/oidc/token", running.base_url()))
+        .header("X-Sim-Fault", "token-lifetime=18446744073709551615")
+        .json(&json!({"grant_type": "client_credentials", "audience": AUDIENCE, "client_id": key.key_id, "client_secret": key.secret}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let p: Value = res.json().await.unwrap();
+    assert_eq!(p["invalidParams"][0]["name"], "X-Sim-Fault", "{p}");
+    assert!(p["detail"].as_str().unwrap().contains("token-lifetime"), "{p}");
+}
+
+/// Options the simulator cannot run with are refused when it is created, naming the setting.
+#[test]
+fn options_it_cannot_run_with_are_refused() {
+    for (opts, name) in [
+        (SimOptions { speed: f64::INFINITY, ..Default::default() }, "speed"),
+        (SimOptions { speed: 1e308, ..Default::default() }, "speed"),
+        (SimOptions { token_lifetime: Duration::from_secs(u64::MAX), ..Default::default() }, "tokenLifetime"),
+        (SimOptions { devices_per_client: 0, ..Default::default() }, "devicesPerClient"),
+    ] {
+        let err = Simulator::new(opts).err().expect("refused").to_string();
+        assert!(err.starts_with(&format!("{name}: ")), "{err}");
+    }
+}

@@ -329,12 +329,12 @@ async fn alt_shows_queued_before_pending_and_accepted_before_pending() {
     assert_eq!(a.status, StatusCode::OK, "{}", a.text);
     assert_eq!(a.json()["firmwareUpdateStatus"], "QUEUED", "A-37 (alt): {}", a.text);
     // Five simulated seconds later (the device is told 10 to 120 s after), it is PENDING.
-    alt.sim.set_speed(20.0);
+    alt.sim.set_speed(20.0).unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     let path = format!("/firmware/states?deviceId={device}&moduleId={module}");
     let now = &items(&alt.get(&path).await)[0];
     assert_eq!(now["firmwareUpdateStatus"], "PENDING", "{now}");
-    alt.sim.set_speed(1.0);
+    alt.sim.set_speed(1.0).unwrap();
 
     // Actuator downlinks: ACCEPTED for their first simulated second, then PENDING (A-30 (alt)).
     let network_id = alt.get("/downlinks?limit=1").await["items"][0]["networkId"].as_str().unwrap().to_owned();

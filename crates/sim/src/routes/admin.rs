@@ -49,12 +49,8 @@ pub(crate) async fn reset(State(state): State<Arc<SimState>>) -> Result<StatusCo
 }
 
 pub(crate) async fn set_clock(State(state): State<Arc<SimState>>, Json(body): Json<Value>) -> Result<Json<Value>, ApiError> {
-    let speed = body
-        .get("speed")
-        .and_then(Value::as_f64)
-        .filter(|s| *s > 0.0 && s.is_finite())
-        .ok_or_else(|| ApiError::invalid("speed", "must be a positive number"))?;
-    state.clock.set_speed(speed);
+    let speed = body.get("speed").and_then(Value::as_f64).unwrap_or(f64::NAN);
+    state.clock.set_speed(speed).map_err(|rule| ApiError::invalid("speed", rule))?;
     Ok(Json(json!({ "speed": speed, "now": crate::store::ts(state.clock.now()) })))
 }
 

@@ -34,6 +34,9 @@ pub enum StoreError {
     Malformed { column: &'static str, value: String },
     #[error("simulator file storage: {0}")]
     Io(#[from] std::io::Error),
+    /// Options the simulator cannot run with ([`crate::SimOptions::check`]): `<setting>: <rule>`.
+    #[error("{0}")]
+    Options(String),
 }
 
 const SCHEMA: &str = r#"
