@@ -1222,8 +1222,8 @@ export type FailureGroup_Serialize = {
 };
 
 /**
- *  One refused value of a profile: the field (`customers[2].label` for nested ones) and the
- *  rule it breaks.
+ *  One refused value of a draft (a profile, a set-target operation): the field
+ *  (`customers[2].label` for nested ones) and the rule it breaks.
  */
 export type FieldError = {
 	field: string,
@@ -1811,6 +1811,12 @@ export type PlanPreview = {
 	updatingElsewhere: number,
 	/**  Devices per wave. */
 	waveSizes: number[],
+	/**
+	 *  The current versions of the chosen devices (those that report one), with how many run
+	 *  each, most first: what the app compares the target with to call it a downgrade (the
+	 *  order of versions is the app's, not the service's, which states none).
+	 */
+	running: RunningVersion[],
 };
 
 /**  One broken rule of a plan. */
@@ -2096,6 +2102,12 @@ export type RolloutView_Serialize = {
 	updatedAt: string,
 	/**  Newest first, at most 100. */
 	events: RolloutEvent[],
+};
+
+/**  A current version and how many of the chosen devices run it. */
+export type RunningVersion = {
+	version: string,
+	devices: number,
 };
 
 /**  A profile to save and, when the user typed one, its new secret. No `Debug`: it holds a secret. */

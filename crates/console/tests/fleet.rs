@@ -727,11 +727,16 @@ async fn plans_are_checked_field_by_field() {
     )
     .unwrap();
     let mut forms = Vec::new();
+    let mut chosen_currents: std::collections::BTreeMap<String, u32> = Default::default();
     for d in store_devices
         .iter()
         .filter(|d| rows.iter().any(|r| r.device_id == d.id.to_string()))
         .take(3)
     {
+        let row = rows.iter().find(|r| r.device_id == d.id.to_string()).unwrap();
+        if let Some(c) = &row.current {
+            *chosen_currents.entry(c.clone()).or_default() += 1;
+        }
         forms.push(match (&d.imei, &d.deveui) {
             (Some(imei), _) => format!("imei:{imei}"),
             (_, Some(eui)) => format!("urn:dev:deveui:{}", eui.to_uppercase()),
@@ -750,6 +755,15 @@ async fn plans_are_checked_field_by_field() {
     assert!(preview.problems.is_empty(), "{:?}", preview.problems);
     assert_eq!(preview.devices + preview.already_on_version, 3);
     assert_eq!(devices.len() as u32, preview.devices);
+    // The current versions of exactly the chosen devices, most first: what the app compares
+    // the target with to call it a downgrade.
+    let running: std::collections::BTreeMap<String, u32> = preview
+        .running
+        .iter()
+        .map(|r| (r.version.clone(), r.devices))
+        .collect();
+    assert_eq!(running, chosen_currents);
+    assert!(preview.running.windows(2).all(|w| w[0].devices >= w[1].devices));
 }
 
 #[tokio::test]

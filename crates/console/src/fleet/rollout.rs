@@ -93,6 +93,38 @@ pub struct PlanPreview {
     pub updating_elsewhere: u32,
     /// Devices per wave.
     pub wave_sizes: Vec<u32>,
+    /// The current versions of the chosen devices (those that report one), with how many run
+    /// each, most first: what the app compares the target with to call it a downgrade (the
+    /// order of versions is the app's, not the service's, which states none).
+    pub running: Vec<RunningVersion>,
+}
+
+/// A current version and how many of the chosen devices run it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct RunningVersion {
+    pub version: String,
+    pub devices: u32,
+}
+
+/// The current versions of `candidates`, most devices first (ties by version text).
+fn running_versions(candidates: &[Candidate]) -> Vec<RunningVersion> {
+    let mut counts: HashMap<&str, u32> = HashMap::new();
+    for (_, current, _, _) in candidates {
+        if let Some(v) = current.as_deref() {
+            *counts.entry(v).or_default() += 1;
+        }
+    }
+    let mut out: Vec<RunningVersion> = counts
+        .into_iter()
+        .map(|(version, devices)| RunningVersion {
+            version: version.to_owned(),
+            devices,
+        })
+        .collect();
+    out.sort_by(|a, b| b.devices.cmp(&a.devices).then_with(|| a.version.cmp(&b.version)));
+    out
 }
 
 /// Checks the parts of a plan that need no devices.
@@ -369,6 +401,7 @@ pub async fn preview(
         already_on_version: 0,
         updating_elsewhere: 0,
         wave_sizes: vec![],
+        running: vec![],
     };
     let candidates = match resolve(client, db, scope, plan).await? {
         Ok(c) => c,
@@ -377,6 +410,7 @@ pub async fn preview(
             return Ok((p, Vec::new()));
         }
     };
+    p.running = running_versions(&candidates);
     let (on, rest): (Vec<Candidate>, Vec<Candidate>) = candidates
         .into_iter()
         .partition(|(_, current, _, _)| current.as_deref() == Some(plan.version.as_str()));
