@@ -27,6 +27,9 @@ pub(crate) struct TokenCache {
     slot: Mutex<Option<Cached>>,
 }
 
+/// The longest a token is kept before it is fetched again, whatever its `expires_in`.
+const MAX_KEPT: Duration = Duration::from_secs(24 * 3600);
+
 /// When to renew a token of `lifetime`: a tenth of its life early, at least 5 s, at most 5 min.
 fn renew_margin(lifetime: Duration) -> Duration {
     (lifetime / 10).clamp(Duration::from_secs(5), Duration::from_secs(300)).min(lifetime / 2)
@@ -49,7 +52,9 @@ impl TokenCache {
             }
         }
         let fetched = fetch(http, creds).await?;
-        let lifetime = Duration::from_secs(fetched.expires_in);
+        // Whatever `expires_in` says (a hostile 2^64 - 1 overflows any clock), a token is kept
+        // at most a day: fetching one again early is always safe.
+        let lifetime = Duration::from_secs(fetched.expires_in).min(MAX_KEPT);
         let cached = Cached { token: Secret::new(fetched.access_token), renew_at: Instant::now() + lifetime - renew_margin(lifetime) };
         *slot = Some(cached.clone());
         Ok(cached.token)

@@ -137,14 +137,31 @@ pub async fn fetch_page<T: DeserializeOwned>(client: &Client, url: Url) -> Resul
     }
 }
 
-/// Every page of a list, first to last.
+/// How many of the latest links of a listing a `next` is checked against: a service whose
+/// links lead back to a page already read would otherwise be read forever. (The number of
+/// pages is not bounded: fleets are large.)
+const REMEMBERED_LINKS: usize = 64;
+
+/// Every page of a list, first to last. A `next` link that leads back to one of the last
+/// [`REMEMBERED_LINKS`] pages read ends the listing with a protocol error naming the link.
 pub fn pages<T: DeserializeOwned + 'static>(client: Client, first: Url) -> impl Stream<Item = Result<Page<T>>> {
-    stream::try_unfold(Next::Url(first), move |state| {
+    let seen = std::collections::VecDeque::with_capacity(REMEMBERED_LINKS);
+    stream::try_unfold((Next::Url(first), seen), move |(state, mut seen)| {
         let client = client.clone();
         async move {
             let Next::Url(url) = state else { return Ok(None) };
+            if seen.len() == REMEMBERED_LINKS {
+                seen.pop_front();
+            }
+            seen.push_back(url.clone());
             let (page, next) = fetch_page::<T>(&client, url).await?;
-            Ok(Some((page, next.map(Next::Url).unwrap_or(Next::Done))))
+            if let Some(next) = next.as_ref().filter(|n| seen.contains(n)) {
+                return Err(Error::Protocol {
+                    url: next.to_string(),
+                    reason: "the service's next link leads back to a page already read; stopping instead of reading it again".into(),
+                });
+            }
+            Ok(Some((page, (next.map(Next::Url).unwrap_or(Next::Done), seen))))
         }
     })
 }

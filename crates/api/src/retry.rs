@@ -6,7 +6,9 @@
 //! - A 429 waits for `Retry-After` (seconds) and is retried for every method: the service did
 //!   not process the request. The number of such waits and the longest wait are bounded.
 //! - A POST is never repeated after a connection error or a 5xx: it may have been processed
-//!   (a downlink must never be sent twice).
+//!   (a downlink must never be sent twice). After a 429 it is (not processed), at most
+//!   `max_rate_limit_waits` times.
+//! - No other 4xx is sent again (a 401 renews the token once): it is the service's refusal.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
