@@ -20,6 +20,9 @@ pub const DEFAULT_LIMIT: u64 = 50;
 pub const MAX_LIMIT: u64 = 1000;
 /// The alt variant's maximum page size (A-13 (alt)).
 pub const ALT_MAX_LIMIT: u64 = 100;
+
+/// The largest offset a cursor may carry: beyond any list the simulator holds.
+pub const MAX_OFFSET: u64 = u32::MAX as u64;
 /// Array parameters: may repeat, or hold comma-separated values.
 const REPEATABLE: &[&str] = &["embed"];
 /// The time-window filters every list of sections 4.2 to 4.4 takes.
@@ -102,7 +105,19 @@ impl PageRequest {
     /// Reads `cursor` or else `limit`, `sort` and the listed filters.
     pub fn from_params(q: &QueryParams, filters: &[&str], sortable: &[&str]) -> Result<PageRequest, ApiError> {
         let cursor = match q.one("cursor")? {
-            Some(c) => Cursor::decode(c)?,
+            Some(c) => {
+                let c = Cursor::decode(c)?;
+                // Checked like the parameters it carries: a forged one may not page by 0 (a
+                // `next` that never moves), past the largest page size, or past any list.
+                let max = q.max_limit();
+                if !(1..=max).contains(&c.limit) || c.offset > MAX_OFFSET {
+                    return Err(ApiError::invalid(
+                        "cursor",
+                        format!("carries a page size outside 1 to {max} or an offset past {MAX_OFFSET}; follow the `next` or `prev` link"),
+                    ));
+                }
+                c
+            }
             None => {
                 let max = q.max_limit();
                 let limit = match q.one("limit")? {
@@ -227,6 +242,28 @@ mod tests {
         assert_eq!(Cursor::decode(&c.encode()).unwrap(), c);
         assert!(Cursor::decode("not-a-cursor!").is_err());
         assert!(Cursor::decode(&URL_SAFE_NO_PAD.encode(b"{\"x\":1}")).is_err());
+    }
+
+    /// A forged cursor is checked like the parameters it carries: a page size of 0 (a `next`
+    /// that never moves), above the largest page size, or an offset past any list is a `400`
+    /// naming `cursor`.
+    #[test]
+    fn forged_cursors_are_refused_naming_cursor() {
+        let forged = |offset: u64, limit: u64| {
+            let c = Cursor { offset, limit, sort: String::new(), filters: BTreeMap::new() }.encode();
+            PageRequest::from_params(&QueryParams::from_query(Some(&format!("cursor={c}"))), &[], &[])
+        };
+        for (offset, limit) in [(0, 0), (0, u64::MAX), (0, 1_000_000), (0, MAX_LIMIT + 1), (u64::MAX, 10), (MAX_OFFSET + 1, 10)] {
+            let e = forged(offset, limit).unwrap_err();
+            assert_eq!(e.invalid_params[0].name, "cursor", "{offset} {limit}");
+        }
+        let alt = QueryParams::from_query(Some(&format!(
+            "cursor={}",
+            Cursor { offset: 0, limit: ALT_MAX_LIMIT + 1, sort: String::new(), filters: BTreeMap::new() }.encode()
+        )))
+        .for_variant(crate::Variant::Alt);
+        assert_eq!(PageRequest::from_params(&alt, &[], &[]).unwrap_err().invalid_params[0].name, "cursor");
+        assert!(forged(MAX_OFFSET, MAX_LIMIT).is_ok());
     }
 
     #[test]
