@@ -340,6 +340,8 @@ async fn the_device_table_filters_sorts_pages_and_exports() {
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(written, n);
     assert_eq!(text.lines().count() as u32, n + 1);
+    // Written beside the target and renamed: nothing else is left in the folder.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     assert!(text.starts_with("deviceId,moduleId,module,"));
     let except = Selection {
         all: true,
@@ -1083,4 +1085,18 @@ fn a_database_made_before_the_support_columns_gets_them() {
     let mode = scan::mode(&db, scope).unwrap();
     assert_eq!((mode.modified_since, mode.modified_at_sort, mode.incremental), (Support::Unknown, Support::Unknown, true));
     assert!(db.scope_info(scope).unwrap().watermark.is_some(), "the old row is kept");
+}
+
+#[cfg(unix)]
+#[test]
+fn the_fleet_database_is_readable_by_its_user_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.sqlite");
+    let db = FleetDb::open(&path).unwrap();
+    db.scope(&ScopeKey { profile: "p".into(), base_url: "http://127.0.0.1:9".into(), customer: None }).unwrap();
+    for name in ["fleet.sqlite", "fleet.sqlite-wal", "fleet.sqlite-shm"] {
+        let mode = std::fs::metadata(dir.path().join(name)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{name} is {mode:o}");
+    }
 }

@@ -225,6 +225,18 @@ impl FleetDb {
                 reason: e.to_string(),
             })?;
         }
+        // Readable by this user only (SQLite gives its -wal and -shm files the same mode): it
+        // holds the customers' fleets.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let created = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path);
+            if let Err(e) = created.as_ref().map(|_| ()) {
+                if e.kind() != std::io::ErrorKind::AlreadyExists {
+                    return Err(FleetError::Open { path: path.display().to_string(), reason: e.to_string() });
+                }
+            }
+        }
         let conn = Connection::open(path).map_err(|e| FleetError::Open {
             path: path.display().to_string(),
             reason: e.to_string(),

@@ -579,7 +579,10 @@ pub fn write_csv(
     let io = |e: std::io::Error| {
         FleetError::invalid("path", format!("could not write {}: {e}", path.display()))
     };
-    let file = std::fs::File::create(path).map_err(io)?;
+    // Written beside the target and renamed over it at the end: a failure leaves the file the
+    // user had (or none), never half a file.
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let file = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
     let mut w = csv::Writer::from_writer(std::io::BufWriter::new(file));
     let csv_err = |e: csv::Error| {
         FleetError::invalid("path", format!("could not write {}: {e}", path.display()))
@@ -607,24 +610,44 @@ pub fn write_csv(
             .and_then(|c| names.get(&c))
             .cloned();
         let o = |v: &Option<String>| v.clone().unwrap_or_default();
-        w.write_record([
-            r.device_id.clone(),
-            r.module_id.clone(),
-            r.module.clone(),
-            o(&r.spec),
-            o(&r.client_id),
-            customer.unwrap_or_default(),
-            o(&r.current),
-            o(&r.target),
-            o(&r.status),
-            o(&r.details),
-            o(&r.status_at),
-            o(&r.target_at),
-        ])
+        w.write_record(
+            [
+                r.device_id.clone(),
+                r.module_id.clone(),
+                r.module.clone(),
+                o(&r.spec),
+                o(&r.client_id),
+                customer.unwrap_or_default(),
+                o(&r.current),
+                o(&r.target),
+                o(&r.status),
+                o(&r.details),
+                o(&r.status_at),
+                o(&r.target_at),
+            ]
+            .map(inert_cell),
+        )
         .map_err(csv_err)?;
     }
-    w.flush().map_err(io)?;
+    let file = w
+        .into_inner()
+        .map_err(|e| io(e.into_error()))?
+        .into_inner()
+        .map_err(|e| io(e.into_error()))?;
+    file.as_file().sync_all().map_err(io)?;
+    file.persist(path).map_err(|e| io(e.error))?;
     Ok(rows.len() as u32)
+}
+
+/// A cell a spreadsheet will not run: text from the service that starts like a formula (`=`,
+/// `+`, `-`, `@`, a tab or a carriage return) gets a leading `'`, which spreadsheets show as
+/// text and do not evaluate.
+pub fn inert_cell(cell: String) -> String {
+    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{cell}")
+    } else {
+        cell
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -723,4 +746,17 @@ pub fn history(
             counts: serde_json::from_str(&counts).unwrap_or_default(),
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cells_that_start_like_formulas_are_made_inert() {
+        for bad in ["=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx"] {
+            assert_eq!(super::inert_cell(bad.to_owned()), format!("'{bad}"));
+        }
+        for good in ["", "1.2.0", "FAILED", "3fa85f64-5717-4562-b3fc-2c963f66afa6", "a=b"] {
+            assert_eq!(super::inert_cell(good.to_owned()), good);
+        }
+    }
 }
