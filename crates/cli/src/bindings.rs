@@ -78,6 +78,10 @@ pub struct ListArgs {
     sort: Option<String>,
     #[command(flatten)]
     page: output::PageArgs,
+    /// With --json: print the secrets the service sent (app keys, passwords, shared secrets);
+    /// without it they are printed as "***" (a listing ends up in logs and pipelines).
+    #[arg(long)]
+    reveal_secrets: bool,
 }
 
 #[derive(Args)]
@@ -293,6 +297,19 @@ impl KindArgs for MqttArgs {
     }
 }
 
+/// A binding as JSON with the secrets it carries (`appKey`, `password`, `sharedSecret`) as `***`.
+fn masked_secrets<B: Serialize>(b: &B) -> serde_json::Value {
+    let mut v = serde_json::to_value(b).unwrap_or(serde_json::Value::Null);
+    if let Some(obj) = v.as_object_mut() {
+        for field in ["appKey", "password", "sharedSecret"] {
+            if let Some(secret) = obj.get_mut(field).filter(|s| !s.is_null()) {
+                *secret = serde_json::Value::String("***".into());
+            }
+        }
+    }
+    v
+}
+
 pub async fn run(ctx: &Ctx, command: BindingsCommand) -> anyhow::Result<()> {
     match command {
         BindingsCommand::Lora { command } => kind(ctx, command, "LoRa").await,
@@ -333,6 +350,10 @@ where
                 limit: a.page.limit,
             };
             let listing = output::fetch_list(&ctx.client, &a.page, C::Spec::KIND.path(), api.page(&filter)).await?;
+            if ctx.json && !a.reveal_secrets {
+                let masked = listing.map_items(|items| items.iter().map(masked_secrets).collect());
+                return output::print_listing(&masked, true, |_| {});
+            }
             output::print_listing(&listing, ctx.json, |items| output::table(C::headers(), items.iter().map(C::row).collect()))
         }
         BindingCommand::Get { id, sync } => {

@@ -340,6 +340,14 @@ fn mqtt_bindings_are_created_listed_and_deleted() {
     let listed = env.json(&["bindings", "mqtt", "list", "--username", s(&made["username"])]);
     assert_eq!(listed.as_array().unwrap().len(), 1);
     assert_eq!(listed[0]["id"], made["id"]);
+    // A listing prints no secret unless asked to.
+    let raw = env.run(&["bindings", "mqtt", "list", "--json"]);
+    assert!(raw.status.success() && !String::from_utf8_lossy(&raw.stdout).contains("Abcdefghijklmnopqrstuv1!"), "a listing printed the password");
+    if !alt() {
+        assert_eq!(listed[0]["password"], "***");
+        let revealed = env.json(&["bindings", "mqtt", "list", "--username", s(&made["username"]), "--reveal-secrets"]);
+        assert_eq!(revealed[0]["password"], "Abcdefghijklmnopqrstuv1!");
+    }
     // ... or from the environment.
     let updated = env.cmd(&["bindings", "mqtt", "update", &id, "--device-id", &natural_id(&dev), "--json"]).env("DCS_MQTT_PASSWORD", "Zyxwvutsrqponmlkjihgfe9#").output().unwrap();
     assert!(updated.status.success(), "{}", stderr(&updated));
