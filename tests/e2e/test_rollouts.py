@@ -154,7 +154,7 @@ def test_a_rollout_in_waves_moves_the_dashboard_and_goes_on_after_a_restart(disp
         type_into(d, "wizard-error", "60")
         preview = wait_text(d, "[data-testid=wizard-preview]", "Wave 3 (100%)", 20)
         devices = number(d.find_element(By.CSS_SELECTOR, "[data-testid=preview-devices]").text)
-        version = Select(d.find_element(By.CSS_SELECTOR, "[data-testid=wizard-version]")).first_selected_option.text.strip()
+        version = d.find_element(By.CSS_SELECTOR, "[data-testid=wizard-version]").get_attribute("value")
         assert devices > 10, preview
         screenshot(d, artifacts / "rollouts-wizard.png")
         click(d, "[data-testid=wizard-start]")
@@ -259,7 +259,7 @@ def test_devices_picked_in_the_table_are_rolled_out_then_paused_resumed_and_abor
     preview = wait_text(d, "[data-testid=wizard-preview]", "Wave 2 (100%)", 20)
     n = number(d.find_element(By.CSS_SELECTOR, "[data-testid=preview-devices]").text)
     assert 1 <= n <= 4, preview
-    version = Select(d.find_element(By.CSS_SELECTOR, "[data-testid=wizard-version]")).first_selected_option.text.strip()
+    version = d.find_element(By.CSS_SELECTOR, "[data-testid=wizard-version]").get_attribute("value")
     click(d, "[data-testid=wizard-start]")
     click(d, "[data-testid=confirm-ok]")
     card = f"[data-testid=rollout]"
@@ -402,3 +402,145 @@ def test_a_service_without_the_set_target_operation_offers_no_rollout(display, s
             assert "Set-target operation" in wait_text(d, "[data-testid=rollouts-empty]", "Set-target operation", 10)
     finally:
         proxy.close()
+
+
+def version_key(v: str):
+    """The app's version order for plain dotted versions (lib/version.ts): numbers as numbers."""
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"[.-]", v)]
+
+
+def escape(driver):
+    """Escape, as the user presses it, to whatever has the focus."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+
+
+def test_the_wizard_never_defaults_to_a_downgrade_and_asks_for_the_word(app, demo_key, artifacts):
+    d = app
+    d.set_window_size(1200, 780)
+    base_url, token = service(d, demo_key)
+    open_dashboard(d)
+    click(d, "[data-testid=new-rollout]")
+    wait_css(d, "[data-testid=rollout-wizard]")
+    module_select = Select(wait_css(d, "[data-testid=wizard-module]"))
+    modules = [o.get_attribute("value") for o in module_select.options]
+
+    def options_read(x):
+        sel = x.find_element(By.CSS_SELECTOR, "[data-testid=wizard-version]")
+        if sel.get_attribute("data-module") != Select(x.find_element(By.CSS_SELECTOR, "[data-testid=wizard-module]")).first_selected_option.get_attribute("value"):
+            return False  # the packages of the module before
+        opts = [o for o in sel.find_elements(By.TAG_NAME, "option") if o.get_attribute("value")]
+        return (sel, opts) if opts else False
+
+    # Every module: the default is never older than the newest version its devices run (on
+    # the service), and it is the newest package with a file or none.
+    downgrade_module = None
+    for module_id in modules:
+        Select(wait_css(d, "[data-testid=wizard-module]")).select_by_value(module_id)
+        running = {s["currentFirmwareVersion"] for s in states_of(base_url, token, module_id) if s.get("currentFirmwareVersion")}
+        newest_running = max(running, key=version_key) if running else None
+        sel, opts = WebDriverWait(d, 20, ignored_exceptions=STALE).until(options_read)
+        WebDriverWait(d, 10, ignored_exceptions=STALE).until(
+            lambda x: x.find_element(By.CSS_SELECTOR, "[data-testid=wizard-version]").get_attribute("value") != "" or
+            "Choose a version" in x.find_element(By.CSS_SELECTOR, "[data-testid=wizard-version]").text
+        )
+        default = d.find_element(By.CSS_SELECTOR, "[data-testid=wizard-version]").get_attribute("value")
+        with_file = [o.get_attribute("value") for o in opts if o.is_enabled()]
+        if default:
+            assert default == max(with_file, key=version_key), (module_id, default, with_file)
+            if newest_running:
+                assert version_key(default) >= version_key(newest_running), (module_id, default, newest_running)
+        else:
+            assert newest_running and version_key(max(with_file, key=version_key)) < version_key(newest_running), (module_id, with_file)
+        # Each version older than what some device runs is labelled so in the list.
+        for o in opts:
+            older = newest_running is not None and version_key(o.get_attribute("value")) < version_key(newest_running)
+            assert ("downgrade" in o.text) == older, (o.get_attribute("value"), o.text, newest_running)
+        if downgrade_module is None and any(o.is_enabled() and "downgrade" in o.text for o in opts):
+            downgrade_module = module_id
+    assert downgrade_module, "the demo data has a module with an older package to choose"
+
+    # An older version chosen by hand: the list, the preview and the confirmation say downgrade,
+    # and going ahead needs the word typed.
+    Select(wait_css(d, "[data-testid=wizard-module]")).select_by_value(downgrade_module)
+    _, opts = WebDriverWait(d, 20, ignored_exceptions=STALE).until(options_read)
+    older = next(o for o in opts if o.is_enabled() and "downgrade" in o.text)
+    older_version = older.get_attribute("value")
+    assert re.search(r"downgrade: older than \S+, which [\d,]+ of the module's devices run", older.text), older.text
+    Select(d.find_element(By.CSS_SELECTOR, "[data-testid=wizard-version]")).select_by_value(older_version)
+    said = wait_text(d, "[data-testid=preview-downgrade]", "downgrade", 20)
+    assert re.search(rf"^{re.escape(older_version)} — downgrade: older than \S+, which [\d,]+ of the chosen devices run", said), said
+    wait_text(d, "[data-testid=wizard-start]", "Start downgrade to", 20)
+    screenshot(d, artifacts / "rollouts-wizard-downgrade.png")
+    click(d, "[data-testid=wizard-start]")
+    assert "downgrade" in wait_text(d, "[data-testid=confirm-downgrade]", "downgrade", 10)
+    assert "Start this downgrade?" in css_text_any(d, "#confirm-title")
+    ok = wait_css(d, "[data-testid=confirm-ok]")
+    assert not ok.is_enabled()
+    typed = wait_css(d, "[data-testid=confirm-typed]")
+    typed.send_keys("downgrad")
+    time.sleep(0.3)
+    assert not d.find_element(By.CSS_SELECTOR, "[data-testid=confirm-ok]").is_enabled()
+    typed.send_keys("e")
+    WebDriverWait(d, 5).until(lambda x: x.find_element(By.CSS_SELECTOR, "[data-testid=confirm-ok]").is_enabled())
+    screenshot(d, artifacts / "rollouts-confirm-downgrade.png")
+    # Backing out starts nothing, and closing the wizard with a version picked asks first.
+    click(d, "[data-testid=confirm-cancel]")
+    WebDriverWait(d, 5).until(lambda x: not x.find_elements(By.CSS_SELECTOR, "[data-testid=confirm-dialog]"))
+    escape(d)
+    assert "Discard changes?" in wait_text(d, "[data-testid=confirm-dialog]", "Discard changes?")
+    click(d, "[data-testid=confirm-ok]")
+    WebDriverWait(d, 5).until(lambda x: not x.find_elements(By.CSS_SELECTOR, "[data-testid=rollout-wizard]"))
+    assert not d.find_elements(By.CSS_SELECTOR, "[data-testid=rollout]")
+
+
+def css_text_any(driver, selector):
+    return WebDriverWait(driver, 10, ignored_exceptions=STALE).until(
+        lambda d: next((t for e in d.find_elements(By.CSS_SELECTOR, selector) if (t := e.get_attribute("innerText") or "")), False)
+    )
+
+
+def test_escape_closes_only_the_picker_and_a_second_asks_before_discarding(app, artifacts):
+    d = app
+    d.set_window_size(1200, 780)
+    click(d, "[data-testid=nav-downlinks]")
+    click(d, "[data-testid=new-downlink]")
+    wait_css(d, "[data-testid=actuator-composer]")
+    type_into(d, "method-deviceId", "imei:35400000000")
+    click(d, "[data-testid=device-picker-browse]")
+    search = wait_css(d, "[data-testid=device-picker-search]")
+    search.send_keys("T1")
+
+    # Escape in the picker's list closes the list alone: the composer and the typed id stay.
+    escape(d)
+    WebDriverWait(d, 5).until(lambda x: not x.find_elements(By.CSS_SELECTOR, "[data-testid=device-picker-search]"))
+    assert d.find_element(By.CSS_SELECTOR, "[data-testid=actuator-composer]").is_displayed()
+    assert d.find_element(By.CSS_SELECTOR, "[data-testid=device-picker-input]").get_attribute("value") == "imei:35400000000"
+    assert not d.find_elements(By.CSS_SELECTOR, "[data-testid=confirm-dialog]")
+
+    # A second Escape asks before dropping what was typed; Escape on that question keeps it.
+    escape(d)
+    assert "Discard changes?" in wait_text(d, "[data-testid=confirm-dialog]", "Discard changes?")
+    assert d.find_element(By.CSS_SELECTOR, "[data-testid=actuator-composer]").is_displayed()
+    screenshot(d, artifacts / "layers-discard-question.png")
+    escape(d)
+    WebDriverWait(d, 5).until(lambda x: not x.find_elements(By.CSS_SELECTOR, "[data-testid=confirm-dialog]"))
+    assert d.find_element(By.CSS_SELECTOR, "[data-testid=device-picker-input]").get_attribute("value") == "imei:35400000000"
+
+    # The X asks too ("Keep editing" keeps it); "Discard changes" closes it.
+    click(d, "[data-testid=actuator-composer-x]")
+    wait_text(d, "[data-testid=confirm-dialog]", "Discard changes?")
+    click(d, "[data-testid=confirm-cancel]")
+    WebDriverWait(d, 5).until(lambda x: not x.find_elements(By.CSS_SELECTOR, "[data-testid=confirm-dialog]"))
+    assert d.find_element(By.CSS_SELECTOR, "[data-testid=device-picker-input]").get_attribute("value") == "imei:35400000000"
+    escape(d)
+    wait_text(d, "[data-testid=confirm-dialog]", "Discard changes?")
+    click(d, "[data-testid=confirm-ok]")
+    WebDriverWait(d, 5).until(lambda x: not x.find_elements(By.CSS_SELECTOR, "[data-testid=actuator-composer]"))
+
+    # A composer left untouched closes on the first Escape, without a question.
+    click(d, "[data-testid=new-downlink]")
+    wait_css(d, "[data-testid=actuator-composer]")
+    escape(d)
+    WebDriverWait(d, 5).until(lambda x: not x.find_elements(By.CSS_SELECTOR, "[data-testid=actuator-composer]"))

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { errorMessage, ipc, type DeviceIdCheck, type DeviceSummary } from "../ipc";
+import { useLayer } from "../lib/layers";
 import { Field } from "./Field";
 import "./DevicePicker.css";
 
@@ -36,6 +37,8 @@ export function DevicePicker({
   const [touched, setTouched] = useState(false);
   const [open, setOpen] = useState(false);
   const [picked, setPicked] = useState<DeviceSummary | null>(null);
+  // The open list is a layer: Escape closes it alone, keeping the dialog and what was typed.
+  useLayer(open, () => setOpen(false));
 
   useEffect(() => {
     let live = true;

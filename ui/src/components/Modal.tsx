@@ -1,15 +1,26 @@
 import type { ComponentChildren } from "preact";
-import { useEffect, useRef } from "preact/hooks";
+import { createContext } from "preact";
+import { useContext, useEffect, useRef } from "preact/hooks";
+import { useLayer } from "../lib/layers";
+import { useConfirm } from "./Confirm";
+
+/** How a dialog's own buttons close it: through the same question as Escape. */
+const CloseContext = createContext<(() => void) | null>(null);
 
 /**
- * A modal dialog shown while mounted: Escape asks `onClose` (unless `busy`), unmounting closes
- * it. The shell the package dialogs share.
+ * A modal dialog shown while mounted; unmounting closes it. The shell every dialog shares.
+ *
+ * It is a layer (lib/layers): Escape closes it only when nothing inside is open (a picker's
+ * list, a confirmation). Every way out — Escape, the X, a click on the backdrop, a
+ * [`ModalCancel`] button — goes through one close: nothing while `busy`; with `dirty` (the form
+ * holds changes) it asks "Discard changes?" first and closes only on yes.
  */
 export function Modal({
   testid,
   labelledBy,
   onClose,
   busy,
+  dirty,
   wide,
   children,
 }: {
@@ -17,16 +28,48 @@ export function Modal({
   labelledBy: string;
   onClose: () => void;
   busy?: boolean;
+  /** The form holds changes that closing would lose. */
+  dirty?: boolean;
   /** Room for a form beside its preview. */
   wide?: boolean;
   children: ComponentChildren;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  const [askElement, ask] = useConfirm();
+  const asking = useRef(false);
+  const downOnBackdrop = useRef(false);
   useEffect(() => {
     const d = dialog.current;
     d?.showModal();
     return () => d?.close();
   }, []);
+
+  const requestClose = async () => {
+    if (busy || asking.current) return;
+    if (!dirty) return onClose();
+    asking.current = true;
+    try {
+      const discard = await ask({
+        title: "Discard changes?",
+        body: <p>What you typed in this form is lost.</p>,
+        confirmLabel: "Discard changes",
+        dismissLabel: "Keep editing",
+        danger: true,
+      });
+      if (discard) onClose();
+    } finally {
+      asking.current = false;
+    }
+  };
+  useLayer(true, requestClose);
+
+  const outside = (e: MouseEvent) => {
+    const d = dialog.current;
+    if (!d || e.target !== d) return false;
+    const r = d.getBoundingClientRect();
+    return e.clientX < r.left || e.clientX > r.right || e.clientY < r.top || e.clientY > r.bottom;
+  };
+
   return (
     <dialog
       ref={dialog}
@@ -34,11 +77,51 @@ export function Modal({
       data-testid={testid}
       aria-labelledby={labelledBy}
       onCancel={(e) => {
+        // Escape is the layer stack's: it closes only the innermost layer.
         e.preventDefault();
-        if (!busy) onClose();
+      }}
+      onMouseDown={(e) => {
+        downOnBackdrop.current = outside(e);
+      }}
+      onClick={(e) => {
+        if (downOnBackdrop.current && outside(e)) void requestClose();
+        downOnBackdrop.current = false;
       }}
     >
-      {children}
+      <CloseContext.Provider value={requestClose}>
+        {children}
+        {/* After the content: opening the dialog focuses its first field, not the X. */}
+        <button
+          type="button"
+          class="dialog-x"
+          aria-label="Close"
+          title="Close"
+          disabled={busy}
+          data-testid={`${testid}-x`}
+          onClick={() => void requestClose()}
+        >
+          ×
+        </button>
+        {askElement}
+      </CloseContext.Provider>
     </dialog>
+  );
+}
+
+/** The dialog's Cancel (or Close) button: closes as Escape does, asking first about changes. */
+export function ModalCancel({
+  children,
+  disabled,
+  testid,
+}: {
+  children: ComponentChildren;
+  disabled?: boolean;
+  testid?: string;
+}) {
+  const close = useContext(CloseContext);
+  return (
+    <button type="button" class="button" disabled={disabled} data-testid={testid} onClick={() => close?.()}>
+      {children}
+    </button>
   );
 }

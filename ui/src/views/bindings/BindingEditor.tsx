@@ -2,7 +2,8 @@ import { useEffect, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { DevicePicker } from "../../components/DevicePicker";
 import { Field } from "../../components/Field";
-import { Modal } from "../../components/Modal";
+import { Modal, ModalCancel } from "../../components/Modal";
+import { isChanged } from "../../lib/layers";
 import { ErrorBox } from "../../components/States";
 import { ipc, type BindingKind, type BindingView } from "../../ipc";
 import { byField, useFormSend } from "../../lib/forms";
@@ -30,6 +31,7 @@ export function BindingEditor({
   const editing = binding !== null;
   const k = kindInfo(kind);
   const [state, setState] = useState<EditorState>(binding ? editorFrom(binding) : emptyEditor());
+  const [initial] = useState(state);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [touched, setTouched] = useState<Set<string>>(new Set());
   const [confirmElement, confirm] = useConfirm();
@@ -108,7 +110,7 @@ export function BindingEditor({
   };
 
   return (
-    <Modal testid="binding-editor" labelledBy="binding-editor-title" onClose={onClose} busy={sending}>
+    <Modal testid="binding-editor" labelledBy="binding-editor-title" onClose={onClose} busy={sending} dirty={isChanged(initial, state)}>
       {confirmElement}
       <form onSubmit={submit} novalidate>
         <h2 id="binding-editor-title">{binding ? `Edit ${k.label} binding` : `New ${k.label} binding`}</h2>
@@ -199,9 +201,7 @@ export function BindingEditor({
         )}
         {failure !== null && <ErrorBox error={failure} />}
         <div class="dialog-actions">
-          <button type="button" class="button" onClick={onClose}>
-            Cancel
-          </button>
+          <ModalCancel>Cancel</ModalCancel>
           <button type="submit" class="button button-primary" disabled={sending} data-testid="save-binding">
             {sending ? "Saving…" : binding ? "Save…" : "Create…"}
           </button>

@@ -2,7 +2,8 @@ import { useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { DevicePicker } from "../../components/DevicePicker";
 import { Field } from "../../components/Field";
-import { Modal } from "../../components/Modal";
+import { Modal, ModalCancel } from "../../components/Modal";
+import { isChanged } from "../../lib/layers";
 import { ErrorBox } from "../../components/States";
 import {
   ipc,
@@ -114,7 +115,7 @@ export function ActuatorComposer({ onClose, onSent }: { onClose: () => void; onS
   };
 
   return (
-    <Modal testid="actuator-composer" labelledBy="actuator-composer-title" onClose={onClose} busy={sending} wide>
+    <Modal testid="actuator-composer" labelledBy="actuator-composer-title" onClose={onClose} busy={sending} dirty={isChanged(EMPTY, draft)} wide>
       {confirmElement}
       <form onSubmit={submit} novalidate>
         <h2 id="actuator-composer-title">New actuator downlink</h2>
@@ -239,9 +240,7 @@ export function ActuatorComposer({ onClose, onSent }: { onClose: () => void; onS
         </div>
         {failure !== null && <ErrorBox error={failure} />}
         <div class="dialog-actions">
-          <button type="button" class="button" onClick={onClose}>
-            Close
-          </button>
+          <ModalCancel>Close</ModalCancel>
           <button type="submit" class="button button-primary" disabled={sending} data-testid="send-downlink">
             {sending ? "Sending…" : draft.dryRun ? "Send dry run…" : "Send downlink…"}
           </button>

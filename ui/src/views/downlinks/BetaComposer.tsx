@@ -1,7 +1,8 @@
 import { useEffect, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { Field } from "../../components/Field";
-import { Modal } from "../../components/Modal";
+import { Modal, ModalCancel } from "../../components/Modal";
+import { isChanged } from "../../lib/layers";
 import { ErrorBox } from "../../components/States";
 import { ipc, type BetaDownlinkDraft } from "../../ipc";
 import { byField, useFormSend } from "../../lib/forms";
@@ -33,6 +34,8 @@ function toDraft(f: Form): BetaDownlinkDraft {
 export function BetaComposer({ onClose }: { onClose: () => void }) {
   const { info } = useSession();
   const [form, setForm] = useState<Form>(EMPTY);
+  // What closing would lose: changes since opening, or since the last downlink sent.
+  const [saved, setSaved] = useState<Form>(EMPTY);
   const [touched, setTouched] = useState<Set<string>>(new Set());
   const [checks, setChecks] = useState<Record<string, string>>({});
   const [served, setServed] = useState<Record<string, string>>({});
@@ -82,11 +85,14 @@ export function BetaComposer({ onClose }: { onClose: () => void }) {
     });
     if (!ok) return;
     const sent = await send(() => ipc.sendBetaDownlink(draft, info.acting?.id ?? null));
-    if (sent) setAnswer(sent.answer);
+    if (sent) {
+      setAnswer(sent.answer);
+      setSaved(form);
+    }
   };
 
   return (
-    <Modal testid="beta-composer" labelledBy="beta-composer-title" onClose={onClose} busy={sending} wide>
+    <Modal testid="beta-composer" labelledBy="beta-composer-title" onClose={onClose} busy={sending} dirty={isChanged(saved, form)} wide>
       {confirmElement}
       <form onSubmit={submit} novalidate>
         <h2 id="beta-composer-title">Beta actuator downlink (deprecated)</h2>
@@ -137,9 +143,7 @@ export function BetaComposer({ onClose }: { onClose: () => void }) {
           </section>
         )}
         <div class="dialog-actions">
-          <button type="button" class="button" onClick={onClose}>
-            Close
-          </button>
+          <ModalCancel>Close</ModalCancel>
           <button type="submit" class="button button-primary" disabled={sending} data-testid="send-beta-downlink">
             {sending ? "Sending…" : "Send downlink…"}
           </button>

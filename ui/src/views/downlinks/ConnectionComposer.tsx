@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { DevicePicker } from "../../components/DevicePicker";
-import { Modal } from "../../components/Modal";
+import { Modal, ModalCancel } from "../../components/Modal";
+import { isChanged } from "../../lib/layers";
 import { ErrorBox } from "../../components/States";
 import { ipc, type ConnectionDraft, type DownlinkView, type KindInfo, type PayloadMode } from "../../ipc";
 import { useFormSend } from "../../lib/forms";
@@ -51,6 +52,7 @@ export function ConnectionComposer({
 }) {
   const { info } = useSession();
   const [draft, setDraft] = useState<ConnectionDraft>(() => empty(kind.kind));
+  const [initial] = useState(draft);
   const [confirmElement, confirm] = useConfirm();
   const { preview, shown, touch, serve, checkAll } = useDraftPreview(draft, ipc.previewConnectionDownlink);
   const { sending, failure, send } = useFormSend(KNOWN, serve);
@@ -109,7 +111,7 @@ export function ConnectionComposer({
 
   const k = kind.kind;
   return (
-    <Modal testid="connection-composer" labelledBy="connection-composer-title" onClose={onClose} busy={sending} wide>
+    <Modal testid="connection-composer" labelledBy="connection-composer-title" onClose={onClose} busy={sending} dirty={isChanged(initial, draft)} wide>
       {confirmElement}
       <form onSubmit={submit} novalidate>
         <h2 id="connection-composer-title">New {kind.label} downlink</h2>
@@ -205,9 +207,7 @@ export function ConnectionComposer({
         </div>
         {failure !== null && <ErrorBox error={failure} />}
         <div class="dialog-actions">
-          <button type="button" class="button" onClick={onClose}>
-            Close
-          </button>
+          <ModalCancel>Close</ModalCancel>
           <button
             type="submit"
             class={draft.dryRun ? "button button-primary" : "button button-danger"}

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { Field } from "../../components/Field";
-import { Modal } from "../../components/Modal";
+import { Modal, ModalCancel } from "../../components/Modal";
 import { ErrorBox } from "../../components/States";
 import { ipc, type FirmwarePackage } from "../../ipc";
 import { byField, useFormSend } from "../../lib/forms";
@@ -63,7 +63,7 @@ export function EditPackageDialog({
   };
 
   return (
-    <Modal testid="edit-package-dialog" labelledBy="edit-package-title" onClose={onClose} busy={sending}>
+    <Modal testid="edit-package-dialog" labelledBy="edit-package-title" onClose={onClose} busy={sending} dirty={description !== (pkg.description ?? "")}>
       {confirmElement}
       <form onSubmit={submit} novalidate>
         <h2 id="edit-package-title">Package {pkg.firmwareVersion}</h2>
@@ -89,9 +89,7 @@ export function EditPackageDialog({
         </Field>
         {failure !== null && <ErrorBox error={failure} />}
         <div class="dialog-actions">
-          <button type="button" class="button" onClick={onClose}>
-            Cancel
-          </button>
+          <ModalCancel>Cancel</ModalCancel>
           <button type="submit" class="button button-primary" disabled={sending || unchanged || !!errors.description} data-testid="save-description">
             {sending ? "Saving…" : "Save…"}
           </button>

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { Field } from "../../components/Field";
-import { Modal } from "../../components/Modal";
+import { Modal, ModalCancel } from "../../components/Modal";
 import { ErrorBox } from "../../components/States";
 import { ipc, type FirmwareModule, type FirmwarePackage } from "../../ipc";
 import { byField, useFormSend } from "../../lib/forms";
@@ -70,7 +70,7 @@ export function NewPackageDialog({
   };
 
   return (
-    <Modal testid="new-package-dialog" labelledBy="new-package-title" onClose={onClose} busy={sending}>
+    <Modal testid="new-package-dialog" labelledBy="new-package-title" onClose={onClose} busy={sending} dirty={version !== "" || description !== ""}>
       {confirmElement}
       <form onSubmit={submit} novalidate>
         <h2 id="new-package-title">New firmware package</h2>
@@ -106,9 +106,7 @@ export function NewPackageDialog({
         </Field>
         {failure !== null && <ErrorBox error={failure} />}
         <div class="dialog-actions">
-          <button type="button" class="button" onClick={onClose}>
-            Cancel
-          </button>
+          <ModalCancel>Cancel</ModalCancel>
           <button type="submit" class="button button-primary" disabled={sending} data-testid="create-package">
             {sending ? "Creating…" : "Create package…"}
           </button>

@@ -1,8 +1,10 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { Field } from "../../components/Field";
-import { Modal } from "../../components/Modal";
+import { Modal, ModalCancel } from "../../components/Modal";
 import { errorMessage, ipc, type DeviceChoice, type FleetHome, type ModuleOverview, type PlanPreview, type RolloutPlan, type RolloutView } from "../../ipc";
+import { isChanged } from "../../lib/layers";
+import { compareVersions, downgradeOf, downgradeText, newestVersion } from "../../lib/version";
 import { useSession } from "../../session";
 import { choiceText, num, parsePercent, parseWaves } from "./fleet";
 
@@ -13,6 +15,10 @@ type Mode = "all" | "query" | "list";
  * module, the device table's filter or selection, or a pasted list of ids in any form), waves
  * and thresholds. Rust previews it as it is typed (each broken rule next to its field, the
  * devices per wave); starting asks first, naming the customer.
+ *
+ * A version older than what some devices run is a downgrade: never the default (that is the
+ * newest version with a file, unless devices already run a newer one), marked in the list, the
+ * preview and the confirmation, which then asks for the word typed.
  */
 export function RolloutWizard({
   home,
@@ -32,12 +38,15 @@ export function RolloutWizard({
   const [moduleId, setModuleId] = useState(initialModule ?? home.modules[0]?.moduleId ?? "");
   const [overview, setOverview] = useState<ModuleOverview | null>(null);
   const [version, setVersion] = useState("");
+  const [versionPicked, setVersionPicked] = useState(false);
   const [mode, setMode] = useState<Mode>(choice?.kind ?? "all");
   const [list, setList] = useState(choice?.kind === "list" ? choice.text : "");
   const [wavesText, setWavesText] = useState("1, 10, 50, 100");
   const [successText, setSuccessText] = useState("95");
   const [errorText, setErrorText] = useState("5");
-  const [preview, setPreview] = useState<PlanPreview | null>(null);
+  // The last preview, with the plan it is for: shown only while that is still the plan (not for
+  // the moment between a change and the check of it starting).
+  const [previewed, setPreview] = useState<(PlanPreview & { planKey: string }) | null>(null);
   const [previewing, setPreviewing] = useState(false);
   const [starting, setStarting] = useState(false);
   const [failure, setFailure] = useState<string | null>(null);
@@ -50,9 +59,11 @@ export function RolloutWizard({
       (o) => {
         if (!alive) return;
         setOverview(o);
-        // Default: the newest version with a file that is not what most devices run.
-        const withFile = o.packages.filter((p) => p.hasFile).map((p) => p.version);
-        setVersion((v) => (withFile.includes(v) ? v : (withFile.filter((x) => x !== o.module.topVersion).pop() ?? withFile.pop() ?? "")));
+        // Default (also after another module is chosen): the newest version with a file,
+        // unless it is older than what some devices of the module run (a downgrade is only
+        // ever chosen by hand); else none.
+        const newest = newestVersion(o.packages.filter((p) => p.hasFile).map((p) => p.version));
+        setVersion(newest !== null && !downgradeOf(newest, runningOf(o)) ? newest : "");
       },
       () => alive && setOverview(null),
     );
@@ -84,6 +95,7 @@ export function RolloutWizard({
       ? { moduleId, version, devices, waves: waves.waves, successThreshold: success, errorThreshold: error }
       : null;
   const planKey = JSON.stringify(plan);
+  const preview = previewed && previewed.planKey === planKey ? previewed : null;
 
   useEffect(() => {
     if (!plan) {
@@ -97,12 +109,21 @@ export function RolloutWizard({
     setPreviewing(true);
     const t = setTimeout(() => {
       ipc.rolloutPreview(plan).then(
-        (p) => mine === seq.current && (setPreview(p), setFailure(null)),
+        (p) => mine === seq.current && (setPreview({ ...p, planKey }), setFailure(null)),
         (e) => mine === seq.current && (setPreview(null), setFailure(errorMessage(e))),
       ).finally(() => mine === seq.current && setPreviewing(false));
     }, 250);
     return () => clearTimeout(t);
   }, [planKey]);
+
+  // Older than what devices run: in the list against the module's devices, in the preview and
+  // the confirmation against the chosen ones.
+  const moduleRunning = overview ? runningOf(overview) : [];
+  const downgrade = preview && plan ? downgradeOf(plan.version, preview.running) : null;
+  const packages = [...(overview?.packages ?? [])].sort((a, b) => compareVersions(b.version, a.version));
+
+  const [initial] = useState(() => ({ moduleId, mode, list, wavesText, successText, errorText }));
+  const dirty = versionPicked || isChanged(initial, { moduleId, mode, list, wavesText, successText, errorText });
 
   const problems: Record<string, string> = { ...local };
   for (const p of preview?.problems ?? []) problems[p.field] ??= p.rule;
@@ -112,9 +133,14 @@ export function RolloutWizard({
   const start = async () => {
     if (!plan || !preview || !info) return;
     const ok = await confirm({
-      title: "Start this rollout?",
+      title: downgrade ? "Start this downgrade?" : "Start this rollout?",
       body: (
         <>
+          {downgrade && (
+            <p class="downgrade" data-testid="confirm-downgrade">
+              {plan.version} — {downgradeText(downgrade)}.
+            </p>
+          )}
           <p>
             Sets the target version of <strong>{preview.moduleName}</strong> to <strong class="mono">{plan.version}</strong> on{" "}
             <strong data-testid="confirm-devices">{num(preview.devices)}</strong> devices ({choiceText(plan.devices)}), in{" "}
@@ -136,8 +162,9 @@ export function RolloutWizard({
           )}
         </>
       ),
-      confirmLabel: `Start rollout to ${num(preview.devices)} devices`,
+      confirmLabel: downgrade ? `Downgrade ${num(preview.devices)} devices` : `Start rollout to ${num(preview.devices)} devices`,
       danger: true,
+      typeToConfirm: downgrade ? "downgrade" : undefined,
       acting: { profile: info.profile, customer: info.acting },
     });
     if (!ok) return;
@@ -153,7 +180,7 @@ export function RolloutWizard({
   };
 
   return (
-    <Modal testid="rollout-wizard" labelledBy="wizard-title" onClose={onClose} busy={starting} wide>
+    <Modal testid="rollout-wizard" labelledBy="wizard-title" onClose={onClose} busy={starting} dirty={dirty} wide>
       {confirmElement}
       <h2 id="wizard-title">New rollout</h2>
       <div class="form wizard">
@@ -169,13 +196,31 @@ export function RolloutWizard({
           </Field>
           <Field id="wizard-version" label="Target version" error={problems.version}
             hint={overview ? `packages of this module; most devices run ${overview.module.topVersion ?? "no version"}` : "reading the packages…"}>
-            <select id="wizard-version" data-testid="wizard-version" onChange={(e) => setVersion(e.currentTarget.value)}>
-              {(overview?.packages ?? []).map((p) => (
-                <option key={p.version} value={p.version} selected={p.version === version} disabled={!p.hasFile}>
-                  {p.version}
-                  {p.hasFile ? "" : " (no firmware file)"}
+            <select
+              id="wizard-version"
+              data-testid="wizard-version"
+              data-module={overview?.module.moduleId}
+              onChange={(e) => {
+                setVersion(e.currentTarget.value);
+                setVersionPicked(true);
+              }}
+            >
+              {version === "" && (
+                <option value="" selected disabled>
+                  {overview ? "Choose a version" : ""}
                 </option>
-              ))}
+              )}
+              {packages.map((p) => {
+                const down = downgradeOf(p.version, moduleRunning);
+                return (
+                  <option key={p.version} value={p.version} selected={p.version === version} disabled={!p.hasFile}
+                    data-downgrade={down ? "true" : undefined}>
+                    {p.version}
+                    {down ? ` — ${downgradeText(down, "the module's devices")}` : ""}
+                    {p.hasFile ? "" : " (no firmware file)"}
+                  </option>
+                );
+              })}
             </select>
           </Field>
         </div>
@@ -226,6 +271,11 @@ export function RolloutWizard({
             <span class="muted">Checking the plan…</span>
           ) : preview && preview.problems.length === 0 && plan ? (
             <>
+              {downgrade && (
+                <p class="downgrade" data-testid="preview-downgrade">
+                  {plan.version} — {downgradeText(downgrade)}.
+                </p>
+              )}
               <strong data-testid="preview-devices">{num(preview.devices)} devices</strong> get {plan.version}
               {preview.alreadyOnVersion > 0 && <span class="muted"> ({num(preview.alreadyOnVersion)} already run it and are left out)</span>}
               <ol class="preview-waves" data-testid="preview-waves">
@@ -250,14 +300,21 @@ export function RolloutWizard({
         )}
         <div class="form-actions">
           <span class="spacer" />
-          <button type="button" class="button" onClick={onClose} disabled={starting}>
-            Cancel
-          </button>
+          <ModalCancel disabled={starting}>Cancel</ModalCancel>
           <button type="button" class="button button-primary" onClick={start} disabled={!ready || starting} data-testid="wizard-start">
-            {starting ? "Starting…" : preview && ready ? `Start rollout to ${num(preview.devices)} devices…` : "Start rollout…"}
+            {starting
+              ? "Starting…"
+              : preview && ready
+                ? `${downgrade ? "Start downgrade" : "Start rollout"} to ${num(preview.devices)} devices…`
+                : "Start rollout…"}
           </button>
         </div>
       </div>
     </Modal>
   );
+}
+
+/** The versions the module's devices run (from the overview; devices without one left out). */
+function runningOf(o: ModuleOverview): { version: string; devices: number }[] {
+  return o.byVersion.filter((c) => c.key !== "none").map((c) => ({ version: c.key, devices: c.count }));
 }
