@@ -63,7 +63,7 @@ def test_browse_filter_edit_and_delete_packages(app, demo_key, artifacts):
     base_url, token = service(app, demo_key)
 
     # Device specifications: every specification that has modules, named from its packages.
-    modules = all_items(base_url, token, "/firmware/modules?limit=1000")
+    modules = all_items(base_url, token, "/firmware/modules?limit=100")
     click(app, "[data-testid=tab-specifications]")
     rows = WebDriverWait(app, 30, ignored_exceptions=STALE).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=spec-row]"))
     assert len(rows) == len({m["deviceSpecificationId"] for m in modules})
@@ -78,7 +78,7 @@ def test_browse_filter_edit_and_delete_packages(app, demo_key, artifacts):
         lambda d: any(o.get_attribute("value") == module["id"] for o in d.find_elements(By.CSS_SELECTOR, "[data-testid=filter-module] option"))
     )
     Select(app.find_element(By.CSS_SELECTOR, "[data-testid=filter-module]")).select_by_value(module["id"])
-    held = all_items(base_url, token, f"/firmware/packages?moduleId={module['id']}&sort=-createdAt&limit=1000")
+    held = all_items(base_url, token, f"/firmware/packages?moduleId={module['id']}&sort=-createdAt&limit=100")
     WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: package_rows(d) == [p["id"] for p in held])
     assert module["name"] in app.find_element(By.CSS_SELECTOR, "[data-testid=package-row]").text
     screenshot(app, artifacts / "firmware-packages.png")

@@ -37,7 +37,7 @@ def set_faults(base_url, faults):
 def test_drop_upload_with_progress_and_release_notes(app, demo_key, artifacts, tmp_path):
     WebDriverWait(app, 30).until(rows_loaded)
     base_url, token = service(app, demo_key)
-    module = sorted(all_items(base_url, token, "/firmware/modules?limit=1000"), key=lambda m: m["name"])[0]
+    module = sorted(all_items(base_url, token, "/firmware/modules?limit=100"), key=lambda m: m["name"])[0]
     pkg = send(
         base_url,
         token,
