@@ -103,8 +103,11 @@ impl Client {
             // The beta API answers a bad token with a 302 ("access token incorrect", section
             // 4.5): not a page to follow but a 401 in disguise (handled in the request loop),
             // wherever its `Location` points (not shown: the token endpoint, a login page...).
+            // Nor is a redirect to another origin followed: a 307/308 would send the token
+            // request's body, the client secret, there. It comes back as the answer it is.
             .redirect(reqwest::redirect::Policy::custom(|attempt| {
-                if attempt.status() == reqwest::StatusCode::FOUND {
+                let from = attempt.previous().first().map(|u| u.origin());
+                if attempt.status() == reqwest::StatusCode::FOUND || from.is_some_and(|o| o != attempt.url().origin()) {
                     attempt.stop()
                 } else if attempt.previous().len() >= 10 {
                     attempt.error("too many redirects")

@@ -129,3 +129,37 @@ async fn a_post_is_repeated_only_after_a_429_and_a_bounded_number_of_times() {
         assert_eq!(h.posts.load(Ordering::SeqCst), 1, "a POST answered {status} is not repeated");
     }
 }
+
+/// The identity platform answers the token request with a redirect to another origin (307 and
+/// 308 keep the method and the body, the client secret in it): it is not followed, the other
+/// origin hears nothing, and the error says what happened.
+#[tokio::test]
+async fn a_redirect_of_the_token_request_to_another_origin_is_not_followed() {
+    let trap = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    let trap_url = format!("http://{}/steal", trap.local_addr().unwrap());
+    let heard = Arc::new(AtomicUsize::new(0));
+    let h2 = heard.clone();
+    tokio::spawn(async move {
+        while let Ok((_s, _)) = trap.accept().await {
+            h2.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    for status in [StatusCode::TEMPORARY_REDIRECT, StatusCode::PERMANENT_REDIRECT, StatusCode::MOVED_PERMANENTLY] {
+        let to = trap_url.clone();
+        let app = Router::new().route(
+            "/api/v3/idp/oidc/token",
+            post(move || {
+                let to = to.clone();
+                async move { (status, [("location", to)]).into_response() }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let c = Client::new(ClientConfig::new(&base, &base, "key", Secret::new("the-secret")).unwrap()).unwrap();
+        let err = c.test_credentials().await.unwrap_err();
+        assert!(err.to_string().contains(&status.as_u16().to_string()), "{status}: {err}");
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(heard.load(Ordering::SeqCst), 0, "the other origin was reached");
+}
