@@ -47,11 +47,30 @@ impl ClientConfig {
     }
 }
 
+/// Why an address may not carry an API key's secret and tokens, if it may not: a scheme other
+/// than https, except plain http to this computer (`localhost`, 127.0.0.0/8, `::1`: the
+/// simulator), where nothing crosses a network.
+pub fn insecure_address(url: &Url) -> Option<&'static str> {
+    match url.scheme() {
+        "https" => None,
+        "http" => {
+            let local = match url.host() {
+                Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+                Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+                Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+                None => false,
+            };
+            (!local).then_some("must use https: plain http is only for this computer (localhost, 127.0.0.1, ::1), as secrets and tokens would cross the network unencrypted")
+        }
+        _ => Some("must use http or https"),
+    }
+}
+
 /// Parses a base address and makes sure it ends in `/`, so relative paths join under it.
 fn parse_base(field: &str, s: &str) -> Result<Url> {
     let mut url = Url::parse(s).map_err(|e| Error::invalid(field, format!("must be an absolute http(s) URL ({e})")))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(Error::invalid(field, "must use http or https"));
+    if let Some(rule) = insecure_address(&url) {
+        return Err(Error::invalid(field, rule));
     }
     if !url.path().ends_with('/') {
         let path = format!("{}/", url.path());
@@ -396,6 +415,14 @@ mod tests {
         let client = Client::new(cfg).unwrap();
         assert_eq!(client.url("firmware/modules").unwrap().as_str(), "https://h.example/prefix/firmware/modules");
         assert!(ClientConfig::new("ftp://x", "https://a", "k", Secret::new("s")).is_err());
+        // Plain http only to this computer, for the API and the identity platform alike.
+        for (base, auth) in [("http://dcs.example.com", "https://a"), ("https://h.example", "http://10.0.0.5:8080")] {
+            let e = ClientConfig::new(base, auth, "k", Secret::new("s")).err().expect("refused");
+            assert!(e.to_string().contains("must use https"), "{e}");
+        }
+        for local in ["http://127.0.0.1:8080", "http://localhost:1", "http://[::1]:2", "http://127.3.4.5"] {
+            assert!(ClientConfig::new(local, local, "k", Secret::new("s")).is_ok(), "{local}");
+        }
         assert!(ClientConfig::new("not a url", "https://a", "k", Secret::new("s")).is_err());
     }
 }

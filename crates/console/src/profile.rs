@@ -286,6 +286,8 @@ fn check_url(field: &str, s: &str) -> Result<(), FieldError> {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {
             if u.query().is_some() || u.fragment().is_some() {
                 Err(FieldError::new(field, "must not carry a query or fragment"))
+            } else if let Some(rule) = dcs_api::client::insecure_address(&u) {
+                Err(FieldError::new(field, rule))
             } else {
                 Ok(())
             }
