@@ -32,6 +32,13 @@ SEED = "7"
 VARIANT = os.environ.get("DCS_SIM_VARIANT", "").strip() or "reference"
 
 
+def by_variant(reference, alt):
+    """What the running simulator variant does where the service reference leaves it open
+    (docs/simulator-assumptions.md): a test that depends on such a choice asserts the exact
+    behaviour of the variant it runs against."""
+    return alt if VARIANT == "alt" else reference
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -511,7 +511,7 @@ export type CancelState =
 "queued" | 
 /**  On its way: cancelled only with `forced`. */
 "executing" | 
-/**  Nothing left to cancel: the service answers 409. */
+/**  Nothing left to cancel: the service refuses (409) or accepts and leaves it as it is. */
 "final" | "unknown";
 
 export type Code = ErrorCode | AppCode;

@@ -158,7 +158,7 @@ pub enum CancelState {
     Queued,
     /// On its way: cancelled only with `forced`.
     Executing,
-    /// Nothing left to cancel: the service answers 409.
+    /// Nothing left to cancel: the service refuses (409) or accepts and leaves it as it is.
     Final,
     Unknown,
 }
@@ -188,7 +188,10 @@ impl CancelAdvice {
         let (state, plain, forced) = if is_final {
             (
                 CancelState::Final,
-                format!("It is already {status}: there is nothing left to cancel, and the service answers 409 (conflict)."),
+                format!(
+                    "It is already {status}: there is nothing left to cancel. The service refuses (409 conflict) or \
+                     accepts and leaves it {status}; the reference does not say which."
+                ),
                 "Forced changes nothing for a downlink that is final.".to_owned(),
             )
         } else if queued {
@@ -201,8 +204,9 @@ impl CancelAdvice {
             (
                 CancelState::Executing,
                 format!(
-                    "It is {status}, already on its way to the device: without forced the service refuses (409) rather \
-                     than stop it half-sent."
+                    "It is {status}, already on its way to the device: without forced the service refuses rather than \
+                     stop it half-sent, with a 409 or by accepting and leaving it {status} (the reference does not say \
+                     which); the status afterwards tells."
                 ),
                 "Forced stops it anyway, even though part of it may already have reached the device.".to_owned(),
             )
@@ -1312,6 +1316,20 @@ mod tests {
         assert_eq!(check_device_id("", None).error.unwrap().rule, "is required: pick a device or paste its id");
         assert_eq!(check_device_id("imei:350000000000001", Some("carrier-pigeon")).error.unwrap().field, "kind");
         assert!(check_device_id("imei:350000000000001", Some("actuator")).error.is_none());
+    }
+
+    /// The reference says only that a cancellation is accepted (202); whether a final or an
+    /// executing one is refused with a 409 or accepted and left as it was is a simulator choice
+    /// (A-29, flipped by the alt variant): the advice names both, never one as a fact.
+    #[test]
+    fn cancel_advice_does_not_promise_a_409() {
+        for (status, is_final, state) in [("DELIVERED", true, CancelState::Final), ("EXECUTING", false, CancelState::Executing)] {
+            let a = CancelAdvice::new(DownlinkKind::Actuator, status, is_final);
+            assert_eq!(a.state, state);
+            let accepted = [format!("accepting and leaving it {status}"), format!("accepts and leaves it {status}")];
+            assert!(a.plain.contains("409") && accepted.iter().any(|w| a.plain.contains(w.as_str())), "{}", a.plain);
+            assert!(a.plain.contains("the reference does not say"), "{}", a.plain);
+        }
     }
 
     #[test]

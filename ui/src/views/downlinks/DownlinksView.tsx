@@ -96,7 +96,7 @@ export function DownlinksView() {
       await ipc.cancelDownlink(d.kind, d.id, forced.current, info.acting?.id ?? null);
       setNotice({
         kind: "ok",
-        text: `Cancellation${forced.current ? " (forced)" : ""} accepted; the service carries it out shortly, and the list follows.`,
+        text: `Cancellation${forced.current ? " (forced)" : ""} accepted (202); only the status afterwards tells whether the service cancelled it, and the list follows.`,
         id: d.id,
       });
       setRefreshKey((k) => k + 1);

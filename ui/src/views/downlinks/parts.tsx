@@ -42,8 +42,8 @@ export function CancelChoice({ downlink, forced }: { downlink: DownlinkView; for
         </span>
       </label>
       <p class="muted small">
-        The service accepts a cancellation and carries it out shortly after (202); the list shows the outcome when it
-        lands. Behaviour per status is the simulator's assumption A-29.
+        The service accepts a cancellation for processing (202); only the status afterwards tells whether it was
+        cancelled, and the list shows it when it lands. Behaviour per status is the simulator's assumption A-29.
       </p>
     </div>
   );
