@@ -17,7 +17,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import screenshot, service_get_as
+from conftest import VARIANT, screenshot, service_get_as
 from test_firmware import all_items, service
 from test_first_screen import rows_loaded
 from test_profiles import click, type_into, wait_css, wait_text
@@ -34,7 +34,7 @@ def unbound_device(base_url, token, kind, prefer=None):
     """A device of `kind` (found among the kind's connection downlinks, whose devices use that
     connection) with no binding of that kind (the binding list filtered by the device is empty)."""
     seen = []
-    for d in all_items(base_url, token, f"/{kind}/downlinks?limit=1000"):
+    for d in all_items(base_url, token, f"/{kind}/downlinks?limit=100"):
         if d["deviceId"] not in seen:
             seen.append(d["deviceId"])
     free = []
@@ -87,6 +87,33 @@ def show_device(driver, device):
     driver.find_element(By.ID, "bindings-deviceId-filter").send_keys(Keys.ENTER)
 
 
+def refused_until_typed_again(driver, base_url, token, kind, binding, field):
+    """The alt service never sends a secret back (A-61 alt): an edit with the secret left empty
+    has nothing to keep, so the app refuses it before any write, naming the field, without a
+    confirmation of a change that cannot happen; the service's binding is unchanged."""
+    assert driver.find_element(By.ID, field).get_attribute("placeholder") == "not sent by the service; type it again"
+    click(driver, "[data-testid=save-binding]")
+    wait_text(driver, f"[data-testid=error-{field}]", "did not send the stored secret back, so it cannot be kept: type it again")
+    assert not driver.find_elements(By.CSS_SELECTOR, "[data-testid=confirm-dialog]")
+    status, held = get(base_url, token, f"/{kind}/bindings/{binding['id']}")
+    assert status == 200 and held["modifiedAt"] == binding["modifiedAt"], held
+
+
+def reveal_and_copy(driver, binding_id, secret, artifacts):
+    """Reveal: masked until asked, then exactly the service's secret; Copy says it copied."""
+    WebDriverWait(driver, 10, ignored_exceptions=STALE).until(
+        lambda d: "\u2022" in row(d, binding_id).find_element(By.CSS_SELECTOR, "[data-testid=secret-value]").text
+    )
+    screenshot(driver, artifacts / "bindings-secret-masked.png")
+    click(driver, "[data-testid=reveal-secret]", row(driver, binding_id))
+    WebDriverWait(driver, 10, ignored_exceptions=STALE).until(
+        lambda d: row(d, binding_id).find_element(By.CSS_SELECTOR, "[data-testid=secret-value]").text == secret
+    )
+    screenshot(driver, artifacts / "bindings-secret-revealed.png")
+    click(driver, "[data-testid=copy-secret]", row(driver, binding_id))
+    wait_text(driver, "[data-testid=secret-note]", "Copied")
+
+
 def confirm(driver, expect):
     body = wait_text(driver, "[data-testid=confirm-dialog]", expect)
     wait_text(driver, "[data-testid=confirm-acting]", "your own environment")
@@ -119,12 +146,18 @@ def run(app, demo_key, artifacts):
     wait_text(app, "main h1", "Bindings")
 
     # ---- LoRa: the list is the service's, newest first, with no key on the page.
-    held = all_items(base_url, token, "/lora/bindings?sort=-createdAt&limit=1000")
+    held = all_items(base_url, token, "/lora/bindings?sort=-createdAt&limit=100")
     on_screen = table_rows(app)
     assert on_screen == [b["id"] for b in held[: len(on_screen)]]
     page_text = app.find_element(By.CSS_SELECTOR, "[data-testid=bindings-table]").text
-    assert all(b["appKey"] not in page_text for b in held[: len(on_screen)])
-    assert app.find_element(By.CSS_SELECTOR, "[data-testid=stored-secret]").get_attribute("data-state") == "masked"
+    if VARIANT == "alt":
+        # The alt service never sends secrets (A-61 alt): the app says so instead of a mask.
+        assert not any("appKey" in b for b in held), held[:1]
+        assert len(app.find_elements(By.CSS_SELECTOR, "[data-testid=no-secret]")) == len(on_screen)
+        assert not app.find_elements(By.CSS_SELECTOR, "[data-testid=stored-secret]")
+    else:
+        assert all(b["appKey"] not in page_text for b in held[: len(on_screen)])
+        assert app.find_element(By.CSS_SELECTOR, "[data-testid=stored-secret]").get_attribute("data-state") == "masked"
     screenshot(app, artifacts / "bindings-lora-list.png")
 
     # Create: a 15-hex application server id is named inline, nothing typed is lost.
@@ -144,38 +177,42 @@ def run(app, demo_key, artifacts):
     click(app, "[data-testid=confirm-ok]")
     wait_text(app, "[data-testid=bindings-notice]", "Created the LoRa binding")
     made = binding_of(base_url, token, "lora", lora_device)
-    assert (made["applicationServerId"], made["appKey"], made["status"]) == (asid, key, "INVENTORY")
+    if VARIANT == "alt":
+        # No secret in the answer, and no status while INVENTORY (A-61, A-64 alt).
+        assert (made["applicationServerId"], "appKey" in made, "status" in made) == (asid, False, False), made
+    else:
+        assert (made["applicationServerId"], made["appKey"], made["status"]) == (asid, key, "INVENTORY")
 
     # Edit (a full PUT) of the application server only: the key is kept without retyping it,
     # and the confirmation says the device must join again.
     show_device(app, made["deviceId"])
     WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: table_rows(d) == [made["id"]])
     click(app, "[data-testid=edit-binding]", row(app, made["id"]))
-    assert app.find_element(By.ID, "appKey").get_attribute("placeholder") == "stored; type to replace"
     asid2 = secrets.token_hex(8)
     type_into(app, "applicationServerId", asid2)
+    if VARIANT == "alt":
+        refused_until_typed_again(app, base_url, token, "lora", made, "appKey")
+        type_into(app, "appKey", key)
+        WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid^=error-]"))
+    else:
+        assert app.find_element(By.ID, "appKey").get_attribute("placeholder") == "stored; type to replace"
     screenshot(app, artifacts / "bindings-lora-edit.png")
     click(app, "[data-testid=save-binding]")
     body = confirm(app, "Disruptive")
-    assert "INVENTORY" in body and "keeps the stored app key" in body
+    assert "INVENTORY" in body and ("replaces the app key" if VARIANT == "alt" else "keeps the stored app key") in body
     screenshot(app, artifacts / "bindings-edit-disruptive-confirm.png")
     click(app, "[data-testid=confirm-ok]")
     wait_text(app, "[data-testid=bindings-notice]", "Saved the LoRa binding")
     edited = binding_of(base_url, token, "lora", lora_device)
-    assert (edited["id"], edited["applicationServerId"], edited["appKey"]) == (made["id"], asid2, key)
-
-    # Reveal: masked until asked, then exactly the service's key.
-    WebDriverWait(app, 10, ignored_exceptions=STALE).until(
-        lambda d: "\u2022" in row(d, made["id"]).find_element(By.CSS_SELECTOR, "[data-testid=secret-value]").text
-    )
-    screenshot(app, artifacts / "bindings-secret-masked.png")
-    click(app, "[data-testid=reveal-secret]", row(app, made["id"]))
-    WebDriverWait(app, 10, ignored_exceptions=STALE).until(
-        lambda d: row(d, made["id"]).find_element(By.CSS_SELECTOR, "[data-testid=secret-value]").text == edited["appKey"]
-    )
-    screenshot(app, artifacts / "bindings-secret-revealed.png")
-    click(app, "[data-testid=copy-secret]", row(app, made["id"]))
-    wait_text(app, "[data-testid=secret-note]", "Copied")
+    if VARIANT == "alt":
+        assert (edited["id"], edited["applicationServerId"], "appKey" in edited) == (made["id"], asid2, False), edited
+        # Nothing to reveal or copy: the row says the service did not send it.
+        WebDriverWait(app, 10, ignored_exceptions=STALE).until(
+            lambda d: row(d, made["id"]).find_element(By.CSS_SELECTOR, "[data-testid=no-secret]").text == "not sent by the service"
+        )
+    else:
+        assert (edited["id"], edited["applicationServerId"], edited["appKey"]) == (made["id"], asid2, key)
+        reveal_and_copy(app, made["id"], edited["appKey"], artifacts)
 
     # Sync from the network server: the status shown is the service's afterwards.
     click(app, "[data-testid=sync-binding]", row(app, made["id"]))
@@ -224,7 +261,7 @@ def run(app, demo_key, artifacts):
     click(app, "[data-testid=confirm-ok]")
     wait_text(app, "[data-testid=bindings-notice]", "Created the HTTP binding")
     hb = binding_of(base_url, token, "http", http_device)
-    assert (hb["type"], hb["sharedSecret"]) == ("http-senml", http_secret)
+    assert (hb["type"], hb.get("sharedSecret")) == ("http-senml", None if VARIANT == "alt" else http_secret), hb
 
     # Edit the type only: the secret stays, and a new type is not disruptive.
     Select(wait_css(app, "[data-testid=filter-type]")).select_by_value("")
@@ -232,13 +269,22 @@ def run(app, demo_key, artifacts):
     WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: table_rows(d) == [hb["id"]])
     click(app, "[data-testid=edit-binding]", row(app, hb["id"]))
     Select(wait_css(app, "#type")).select_by_value("http-streamline")
+    if VARIANT == "alt":
+        # Without the secret sent back, keeping it means typing it again; the app cannot know it is
+        # the same one, so the confirmation says it is replaced, and that this disrupts the device.
+        refused_until_typed_again(app, base_url, token, "http", hb, "sharedSecret")
+        type_into(app, "sharedSecret", http_secret)
+        WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid^=error-]"))
     click(app, "[data-testid=save-binding]")
     body = confirm(app, "changes the type to http-streamline")
-    assert "Disruptive" not in body
+    if VARIANT == "alt":
+        assert "replaces the shared secret" in body and "Disruptive" in body, body
+    else:
+        assert "Disruptive" not in body
     click(app, "[data-testid=confirm-ok]")
     wait_text(app, "[data-testid=bindings-notice]", "Saved the HTTP binding")
     hb2 = binding_of(base_url, token, "http", http_device)
-    assert (hb2["type"], hb2["sharedSecret"]) == ("http-streamline", http_secret)
+    assert (hb2["type"], hb2.get("sharedSecret")) == ("http-streamline", None if VARIANT == "alt" else http_secret), hb2
 
     # ---- MQTT: a weak password is named inline; the generator makes one that meets the rule.
     click(app, "[data-testid=kind-mqtt]")
@@ -260,7 +306,7 @@ def run(app, demo_key, artifacts):
     click(app, "[data-testid=confirm-ok]")
     wait_text(app, "[data-testid=bindings-notice]", "Created the MQTT binding")
     mb = binding_of(base_url, token, "mqtt", mqtt_device)
-    assert mb["password"] == password
+    assert mb.get("password") == (None if VARIANT == "alt" else password), mb
     assert mb["username"] == mqtt_device, "the service sets the username to the device URN (A-63)"
 
     # The username filter finds it; edit without retyping the password (a full PUT) keeps it.
@@ -268,19 +314,26 @@ def run(app, demo_key, artifacts):
     app.find_element(By.ID, "bindings-username-filter").send_keys(Keys.ENTER)
     WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: table_rows(d) == [mb["id"]])
     click(app, "[data-testid=edit-binding]", row(app, mb["id"]))
+    if VARIANT == "alt":
+        refused_until_typed_again(app, base_url, token, "mqtt", mb, "password")
+        type_into(app, "password", password)
+        WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid^=error-]"))
     click(app, "[data-testid=save-binding]")
-    body = confirm(app, "keeps the stored password")
-    assert "Disruptive" not in body
+    body = confirm(app, "replaces the password" if VARIANT == "alt" else "keeps the stored password")
+    assert ("Disruptive" in body) == (VARIANT == "alt"), body
     click(app, "[data-testid=confirm-ok]")
     wait_text(app, "[data-testid=bindings-notice]", "Saved the MQTT binding")
     mb2 = binding_of(base_url, token, "mqtt", mqtt_device)
-    assert mb2["password"] == password and mb2["modifiedAt"] != mb["modifiedAt"]
+    assert mb2.get("password") == (None if VARIANT == "alt" else password) and mb2["modifiedAt"] != mb["modifiedAt"], mb2
 
-    # Reveal equals the service's password.
-    click(app, "[data-testid=reveal-secret]", row(app, mb["id"]))
-    WebDriverWait(app, 10, ignored_exceptions=STALE).until(
-        lambda d: row(d, mb["id"]).find_element(By.CSS_SELECTOR, "[data-testid=secret-value]").text == password
-    )
+    if VARIANT == "alt":
+        assert row(app, mb["id"]).find_element(By.CSS_SELECTOR, "[data-testid=no-secret]").text == "not sent by the service"
+    else:
+        # Reveal equals the service's password.
+        click(app, "[data-testid=reveal-secret]", row(app, mb["id"]))
+        WebDriverWait(app, 10, ignored_exceptions=STALE).until(
+            lambda d: row(d, mb["id"]).find_element(By.CSS_SELECTOR, "[data-testid=secret-value]").text == password
+        )
 
     # Delete after a confirmation that says the device is cut off and for whom.
     click(app, "[data-testid=delete-binding]", row(app, mb["id"]))
@@ -299,8 +352,12 @@ def test_bindings_read_well_in_the_dark_theme(app, artifacts):
     WebDriverWait(app, 30).until(rows_loaded)
     click(app, "[data-testid=nav-bindings]")
     table_rows(app)
-    click(app, "[data-testid=reveal-secret]")
-    wait_css(app, "[data-testid=stored-secret][data-state=revealed]")
+    if VARIANT == "alt":
+        # No secrets come from the alt service (A-61 alt): nothing to reveal.
+        wait_text(app, "[data-testid=no-secret]", "not sent by the service")
+    else:
+        click(app, "[data-testid=reveal-secret]")
+        wait_css(app, "[data-testid=stored-secret][data-state=revealed]")
     screenshot(app, artifacts / "bindings-lora-list-dark.png")
     click(app, "[data-testid=edit-binding]")
     wait_css(app, "[data-testid=binding-editor]")

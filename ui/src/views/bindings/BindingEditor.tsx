@@ -61,7 +61,11 @@ export function BindingEditor({
     if (Object.keys(errors).length > 0 || !info) return;
     const acting = { profile: info.profile, customer: info.acting };
     let ok: boolean;
-    if (binding) {
+    if (binding && !binding.hasSecret && !state.secret) {
+      // Nothing to keep: the service did not send the secret. Rust refuses this edit before any
+      // write, naming the field ("type it again"); no confirmation of a change that cannot happen.
+      ok = true;
+    } else if (binding) {
       const impact = editImpact(kind, binding, state);
       ok = await confirm({
         title: impact.disruptive ? `Disrupt the device? Replace this ${k.label} binding` : `Replace this ${k.label} binding?`,
@@ -74,7 +78,7 @@ export function BindingEditor({
               {impact.changes.map((c) => (
                 <li key={c}>{c}</li>
               ))}
-              {!state.secret && <li>keeps the stored {k.secretLabel.toLowerCase()}</li>}
+              {!state.secret && binding.hasSecret && <li>keeps the stored {k.secretLabel.toLowerCase()}</li>}
             </ul>
             {impact.consequence && (
               <p class="status-error" data-testid="edit-disruptive">
@@ -189,6 +193,7 @@ export function BindingEditor({
             value={state.secret}
             onInput={(v) => set(k.secretField, { secret: v })}
             editing={editing}
+            stored={binding?.hasSecret ?? false}
             canGenerate={k.canGenerate}
             invalid={!!shown(k.secretField)}
           />

@@ -25,7 +25,12 @@ export function StoredSecret({ kind, id, label, hasSecret }: { kind: BindingKind
     return () => clearTimeout(t);
   }, [note]);
 
-  if (!hasSecret) return <span class="muted">not sent by the service</span>;
+  if (!hasSecret)
+    return (
+      <span class="muted" data-testid="no-secret">
+        not sent by the service
+      </span>
+    );
 
   const reveal = async () => {
     setBusy(true);
@@ -86,7 +91,8 @@ export function StoredSecret({ kind, id, label, hasSecret }: { kind: BindingKind
 
 /**
  * The input of a secret in the editor: masked while typed unless Show is on; Generate asks Rust
- * for one that meets the kind's rule and shows it. On an edit, empty keeps the stored secret.
+ * for one that meets the kind's rule and shows it. On an edit, empty keeps the stored secret
+ * when the service sent it (`stored`); else it has to be typed again.
  */
 export function SecretInput({
   id,
@@ -94,6 +100,7 @@ export function SecretInput({
   value,
   onInput,
   editing,
+  stored,
   canGenerate,
   invalid,
 }: {
@@ -102,6 +109,7 @@ export function SecretInput({
   value: string;
   onInput: (v: string) => void;
   editing: boolean;
+  stored: boolean;
   canGenerate: boolean;
   invalid: boolean;
 }) {
@@ -126,7 +134,7 @@ export function SecretInput({
           value={value}
           autoComplete="off"
           spellcheck={false}
-          placeholder={editing ? "stored; type to replace" : ""}
+          placeholder={editing ? (stored ? "stored; type to replace" : "not sent by the service; type it again") : ""}
           aria-invalid={invalid}
           aria-describedby={invalid ? `${id}-error` : undefined}
           onInput={(e) => onInput(e.currentTarget.value)}
