@@ -44,7 +44,8 @@ def test_the_beta_composer_checks_confirms_and_shows_the_raw_answer(app, artifac
     click(app, "[data-testid=nav-downlinks]")
     click(app, "[data-testid=new-beta-downlink]")
     wait_css(app, "[data-testid=beta-composer]")
-    assert "deprecated" in text(app, "[data-testid=beta-deprecated]")
+    # Read once shown: while the dialog opens its text can still read as empty.
+    WebDriverWait(app, 10).until(lambda d: "deprecated" in text(d, "[data-testid=beta-deprecated]"))
     type_into(app, "device", "imei:350000000000001")
     type_into(app, "port", "x")
     type_into(app, "payloads", "0g")
