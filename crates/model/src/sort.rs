@@ -29,12 +29,7 @@ impl SortSpec {
     /// A-67); the client sends any name and lets the service answer.
     pub fn parse_syntax(expr: &str) -> Result<SortSpec, SortError> {
         let mut fields: Vec<SortField> = Vec::new();
-        for raw in expr.split(',') {
-            let raw = raw.trim();
-            let (name, descending) = match raw.strip_prefix('-') {
-                Some(rest) => (rest, true),
-                None => (raw, false),
-            };
+        for (name, descending) in split(expr) {
             if name.is_empty() || name.starts_with('-') || name.contains(char::is_whitespace) {
                 return Err(SortError::EmptyField);
             }
@@ -47,12 +42,7 @@ impl SortSpec {
     /// (the simulator's rules).
     pub fn parse(expr: &str, allowed: &[&str]) -> Result<SortSpec, SortError> {
         let mut fields: Vec<SortField> = Vec::new();
-        for raw in expr.split(',') {
-            let raw = raw.trim();
-            let (name, descending) = match raw.strip_prefix('-') {
-                Some(rest) => (rest, true),
-                None => (raw, false),
-            };
+        for (name, descending) in split(expr) {
             if name.is_empty() {
                 return Err(SortError::EmptyField);
             }
@@ -66,6 +56,18 @@ impl SortSpec {
         }
         Ok(SortSpec(fields))
     }
+}
+
+/// The parts of `createdAt,-name`: each field name, trimmed, and whether a leading `-` asks for
+/// descending order. What a name may be is each parser's to check.
+fn split(expr: &str) -> impl Iterator<Item = (&str, bool)> {
+    expr.split(',').map(|raw| {
+        let raw = raw.trim();
+        match raw.strip_prefix('-') {
+            Some(rest) => (rest, true),
+            None => (raw, false),
+        }
+    })
 }
 
 impl std::fmt::Display for SortSpec {
