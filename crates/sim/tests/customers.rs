@@ -86,6 +86,18 @@ async fn refused(e: &Env, token: &str, path: &str, ctx: Uuid) -> Value {
     p
 }
 
+/// The deprecated context switch (reference 4.5) to `customer` with `token`.
+async fn context_switch(e: &Env, token: &str, customer: Uuid) -> reqwest::Response {
+    e.http
+        .get(format!("{}/api/v1/lifecycle/clients/{customer}/context-switch", e.base))
+        .bearer_auth(token)
+        .header("Accept", "application/json")
+        .header("Content-Type", "application/json")
+        .send()
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn each_customer_key_sees_its_own_data_and_none_of_anothers() {
     let e = env().await;
@@ -171,15 +183,7 @@ async fn the_unrelated_customer_is_no_ones_customer_and_acts_for_no_one() {
     let p = refused(&e, &reseller_token, "/firmware/modules", unrelated_id).await;
     assert!(p["detail"].as_str().unwrap().contains("reseller"), "{p}");
     refused(&e, &reseller_token, "/api/devices", unrelated_id).await;
-    let switch = e
-        .http
-        .get(format!("{}/api/v1/lifecycle/clients/{unrelated_id}/context-switch", e.base))
-        .bearer_auth(&reseller_token)
-        .header("Accept", "application/json")
-        .header("Content-Type", "application/json")
-        .send()
-        .await
-        .unwrap();
+    let switch = context_switch(&e, &reseller_token, unrelated_id).await;
     assert_eq!(switch.status(), StatusCode::FORBIDDEN);
 
     // Its key may not act for Northwind (nor for itself through the header).
@@ -211,15 +215,7 @@ async fn a_key_without_the_customer_management_add_on_cannot_act_for_customers()
         assert_eq!(status, StatusCode::OK, "{path}");
     }
     // So is the deprecated way in: no context switch, so no x-client-id.
-    let switch = e
-        .http
-        .get(format!("{}/api/v1/lifecycle/clients/{northwind}/context-switch", e.base))
-        .bearer_auth(&token)
-        .header("Accept", "application/json")
-        .header("Content-Type", "application/json")
-        .send()
-        .await
-        .unwrap();
+    let switch = context_switch(&e, &token, northwind).await;
     assert_eq!(switch.status(), StatusCode::FORBIDDEN);
     let p: Value = switch.json().await.unwrap();
     assert!(p["detail"].as_str().unwrap().contains("customer-management add-on"), "{p}");
