@@ -179,7 +179,9 @@ export function BindingEditor({
           error={shown(k.secretField)}
           hint={
             binding
-              ? `Stored; type to replace it, or leave empty to keep it.`
+              ? binding.hasSecret
+                ? `Stored; type to replace it, or leave empty to keep it.`
+                : "The service does not send the stored one back, so it cannot be kept: type it again."
               : kind === "lora"
                 ? "32 hex characters: the device's over-the-air activation key"
                 : kind === "mqtt"
