@@ -21,3 +21,19 @@ describe("format", () => {
     expect(toggleSort("createdAt", "name")).toBe("name");
   });
 });
+
+describe("local and relative times", () => {
+  it("formats local time on one line and says how long ago", async () => {
+    const { formatLocal, relativeTime } = await import("./format");
+    const d = new Date(2026, 0, 5, 9, 7, 3);
+    expect(formatLocal(d.toISOString())).toBe("2026-01-05 09:07");
+    expect(formatLocal(d.toISOString(), true)).toBe("2026-01-05 09:07:03");
+    expect(formatLocal("not a time")).toBe("not a time");
+    const now = d.getTime();
+    expect(relativeTime(new Date(now - 5 * 60_000).toISOString(), now)).toBe("5 min ago");
+    expect(relativeTime(new Date(now + 3 * 3600_000).toISOString(), now)).toBe("in 3 h");
+    expect(relativeTime(new Date(now - 299 * 86400_000).toISOString(), now)).toBe("299 d ago");
+    expect(relativeTime(new Date(now - 10_000).toISOString(), now)).toBe("just now");
+    expect(relativeTime("x", now)).toBeNull();
+  });
+});

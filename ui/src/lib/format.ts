@@ -32,3 +32,33 @@ export function toggleSort(current: string | null, field: string): string {
   if (current === field) return `-${field}`;
   return field;
 }
+
+const pad = (n: number) => String(n).padStart(2, "0");
+
+/**
+ * The operator's local time on one line: `2026-01-05 09:00` (with `seconds`, `09:00:00`), in
+ * the time zone of the machine. The UTC form goes in a tooltip (`<Time>` does both).
+ */
+export function formatLocal(iso: string | null | undefined, seconds = false): string {
+  if (!iso) return "";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const hm = `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${hm}${seconds ? `:${pad(d.getSeconds())}` : ""}`;
+}
+
+/**
+ * How long ago (or ahead) `iso` is from `now`, in the largest unit that fits: "just now",
+ * "5 min ago", "in 3 h", "2 d ago". Null for a value that is not a time.
+ */
+export function relativeTime(iso: string | null | undefined, now: number = Date.now()): string | null {
+  if (!iso) return null;
+  const t = new Date(iso).getTime();
+  if (Number.isNaN(t)) return null;
+  const diff = t - now;
+  const s = Math.abs(diff) / 1000;
+  if (s < 45) return "just now";
+  const [n, unit] =
+    s < 3600 ? [Math.round(s / 60), "min"] : s < 86400 ? [Math.round(s / 3600), "h"] : [Math.round(s / 86400), "d"];
+  return diff < 0 ? `${n} ${unit} ago` : `in ${n} ${unit}`;
+}
