@@ -6,5 +6,6 @@ export default defineConfig({
   server: { port: 5173, strictPort: true },
   oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
   build: { target: "es2022", outDir: "dist", emptyOutDir: true },
-  test: { environment: "node", include: ["src/**/*.test.ts"] },
+  // Style sheets read as text (`?raw`) reach the tests: the contrast test reads the themes there.
+  test: { environment: "node", include: ["src/**/*.test.ts"], css: { include: [/\.css\?raw$/] } },
 });

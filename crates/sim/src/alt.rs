@@ -132,6 +132,10 @@ async fn rewrite(State(state): State<Arc<SimState>>, mut req: Request, next: Nex
         return json_answer(res, |v| {
             if let Value::Object(m) = v {
                 m.insert("tenantId".to_owned(), Value::String(tenant_id(&state)));
+                // A-51 (alt): a device's network identifier is in its metadata, as a URN.
+                if let Some(Value::Array(devices)) = m.get_mut("content") {
+                    devices.iter_mut().filter_map(Value::as_object_mut).for_each(network_id_in_metadata);
+                }
             }
             timestamps(v);
         })
@@ -171,6 +175,19 @@ async fn rewrite(State(state): State<Arc<SimState>>, mut req: Request, next: Nex
         timestamps(v);
     })
     .await
+}
+
+/// A-51 (alt): the device's `imei` or `devEui` member moves into its metadata as `networkId`,
+/// in the URN shape of a downlink's `networkId`.
+fn network_id_in_metadata(d: &mut Map<String, Value>) {
+    let urn = match (d.remove("imei"), d.remove("devEui")) {
+        (_, Some(Value::String(eui))) => format!("urn:dev:deveui:{eui}:"),
+        (Some(Value::String(imei)), _) => format!("urn:dev:imei:{imei}:"),
+        _ => return,
+    };
+    if let Some(Value::Object(meta)) = d.get_mut("metadata") {
+        meta.insert("networkId".to_owned(), Value::String(urn));
+    }
 }
 
 /// One resource of an answer: optional members left out, the alt enum values, extra members.

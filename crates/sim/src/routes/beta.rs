@@ -57,7 +57,15 @@ fn int_param(query: &QueryParams, name: &str, default: u64, min: u64, max: u64) 
     }
 }
 
+/// A device of the listing. Its network identifier (not in the reference's list of members) is
+/// a member of its own: `imei` or `devEui`, bare.
 fn beta_device(d: DeviceRow) -> BetaDevice {
+    let mut extra = serde_json::Map::new();
+    if let Some(eui) = &d.deveui {
+        extra.insert("devEui".to_owned(), serde_json::Value::String(eui.clone()));
+    } else if let Some(imei) = &d.imei {
+        extra.insert("imei".to_owned(), serde_json::Value::String(imei.clone()));
+    }
     BetaDevice {
         uuid: d.id,
         name: d.name,
@@ -65,7 +73,7 @@ fn beta_device(d: DeviceRow) -> BetaDevice {
         metadata: d.metadata,
         device_specification_uuid: d.device_specification_id,
         barcode: Some(d.barcode),
-        extra: Default::default(),
+        extra,
     }
 }
 
