@@ -5,6 +5,8 @@
 
 pub mod bindings;
 pub mod config;
+pub mod csv_file;
+pub mod devices;
 mod field_error;
 pub mod downlinks;
 pub mod filters;
