@@ -1,12 +1,17 @@
 //! Firmware-file and release-notes uploads and downloads (reference section 4.1), streamed
 //! from and to disk: a file is never held whole in memory.
 //!
-//! An upload reads the file twice: once to compute its SHA-256 (sent as `checksum`, so the
-//! service can verify what arrived), once while sending it. Uploads create something and are
-//! never retried. Both directions report progress and can be cancelled.
+//! An upload sends the file's SHA-256 as `checksum`, so the service can verify what arrived. It
+//! reads the file twice (once for the checksum, once while sending it), or once when the caller
+//! already knows the checksum ([`UploadOptions::checksum`]). Either way the bytes sent are hashed
+//! on the way and the upload stops before its last chunk when they do not match the checksum
+//! (the file changed since it was hashed). Uploads create something and are never retried. Both
+//! directions report progress and can be cancelled.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use futures::{StreamExt, TryStreamExt};
 use reqwest::multipart::{Form, Part};
@@ -111,6 +116,51 @@ pub struct UploadOptions {
     pub file_name: Option<String>,
     /// By default guessed from the extension, else `application/octet-stream`.
     pub content_type: Option<String>,
+    /// The file's SHA-256 computed earlier (and shown to the user): the file is then read only
+    /// once, while sending. Refused before anything is sent when the file's size or modification
+    /// time is no longer what it was when hashed.
+    pub checksum: Option<KnownChecksum>,
+}
+
+/// A file's SHA-256 computed earlier, with what identified the file's contents then.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownChecksum {
+    /// Lower-case hex.
+    pub sha256: String,
+    pub size: u64,
+    /// Its modification time when hashed (taken before reading it); `None` where the platform
+    /// has none, and then only the size and the bytes sent are checked.
+    pub modified: Option<SystemTime>,
+}
+
+impl KnownChecksum {
+    /// The refusal when `meta` (the file now) is not the file that was hashed.
+    fn check(&self, path: &Path, meta: &std::fs::Metadata) -> Result<()> {
+        let modified = meta.modified().ok();
+        if meta.len() != self.size || (self.modified.is_some() && modified != self.modified) {
+            return Err(Error::invalid(
+                "file",
+                format!(
+                    "{} changed since its SHA-256 was computed (now {} bytes, then {}; or modified since); nothing was sent: choose the file again",
+                    path.display(),
+                    meta.len(),
+                    self.size
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The refusal when the bytes read while sending are not the ones hashed.
+fn changed_while_sending(path: &Path, checksum: &str) -> Error {
+    Error::invalid(
+        "file",
+        format!(
+            "{} changed since its SHA-256 ({checksum}) was computed: the bytes read while sending do not match it; the upload was stopped before its end and nothing was stored: choose the file again",
+            path.display()
+        ),
+    )
 }
 
 /// The result of a download.
@@ -240,29 +290,65 @@ impl Firmware<'_> {
             }
         }
 
-        // First pass: the checksum.
-        let first = Transfer { progress: transfer.hashing.clone(), hashing: None, cancel: transfer.cancel.clone() };
-        let (checksum, total) = sha256_file(path, &first).await?;
+        // The checksum: the one known (the file unchanged since), else a first pass.
+        let (checksum, total, file) = match &options.checksum {
+            Some(known) => {
+                let file = tokio::fs::File::open(path).await.map_err(|e| Error::local_file(path, e))?;
+                let meta = file.metadata().await.map_err(|e| Error::local_file(path, e))?;
+                known.check(path, &meta)?;
+                (known.sha256.to_ascii_lowercase(), known.size, file)
+            }
+            None => {
+                let first = Transfer { progress: transfer.hashing.clone(), hashing: None, cancel: transfer.cancel.clone() };
+                let (checksum, total) = sha256_file(path, &first).await?;
+                let file = tokio::fs::File::open(path).await.map_err(|e| Error::local_file(path, e))?;
+                (checksum, total, file)
+            }
+        };
 
-        // Second pass: the body, streamed from the file with progress and cancellation.
-        let file = tokio::fs::File::open(path).await.map_err(|e| Error::local_file(path, e))?;
+        // The body, streamed from the file with progress and cancellation, and hashed on the
+        // way: the last chunk is held back when the bytes do not match the checksum (or the
+        // file ends early), so the service never receives a complete, different file.
         let progress = transfer.clone();
-        let mut sent = 0u64;
+        let sent = Arc::new(AtomicU64::new(0));
+        let changed = Arc::new(AtomicBool::new(false));
+        let mut hasher = Some(Sha256::new());
+        let (sent_in, changed_in, expected) = (sent.clone(), changed.clone(), checksum.clone());
         progress.report(0, total);
         let body = ReaderStream::with_capacity(file.take(total), CHUNK).map(move |chunk| {
             if progress.cancelled() {
                 return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "upload cancelled"));
             }
             let chunk = chunk?;
-            sent += chunk.len() as u64;
-            progress.report(sent, total);
+            let done = sent_in.fetch_add(chunk.len() as u64, Ordering::Relaxed) + chunk.len() as u64;
+            if let Some(h) = hasher.as_mut() {
+                h.update(&chunk);
+            }
+            if done >= total {
+                let got = hasher.take().map(|h| hex::encode(h.finalize()));
+                if got.as_deref() != Some(expected.as_str()) {
+                    changed_in.store(true, Ordering::Relaxed);
+                    return Err(std::io::Error::other("the file changed since it was hashed"));
+                }
+            }
+            progress.report(done, total);
             Ok::<_, std::io::Error>(chunk)
         });
+        let (sent_end, changed_end) = (sent.clone(), changed.clone());
+        let short = futures::stream::once(async move {
+            if sent_end.load(Ordering::Relaxed) < total {
+                changed_end.store(true, Ordering::Relaxed);
+                Err(std::io::Error::other("the file ended before the size it was hashed with"))
+            } else {
+                Ok(bytes::Bytes::new())
+            }
+        });
+        let body = body.chain(short);
         let part = Part::stream_with_length(reqwest::Body::wrap_stream(body), total)
             .file_name(name)
             .mime_str(&content_type)
             .map_err(|e| Error::invalid("contentType", e.to_string()))?;
-        let mut form = Some(Form::new().part("file", part).text("checksum", checksum));
+        let mut form = Some(Form::new().part("file", part).text("checksum", checksum.clone()));
 
         let what = || Error::Cancelled { what: format!("the upload of the {}", kind.what()) };
         if transfer.cancelled() {
@@ -279,6 +365,7 @@ impl Firmware<'_> {
         };
         let res = match res {
             Err(_) if transfer.cancelled() => return Err(what()),
+            Err(_) if changed.load(Ordering::Relaxed) => return Err(changed_while_sending(path, &checksum)),
             other => other?,
         };
         let answer = tokio::select! {

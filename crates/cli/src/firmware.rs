@@ -508,7 +508,7 @@ async fn files(ctx: &Ctx, command: FilesCommand) -> anyhow::Result<()> {
     let result = match command {
         FilesCommand::Upload { package, path, release_notes, file_name, content_type } => {
             bar.set_message(if release_notes { "uploading release notes" } else { "uploading" });
-            let options = UploadOptions { file_name, content_type };
+            let options = UploadOptions { file_name, content_type, ..Default::default() };
             let attrs = if release_notes {
                 fw.upload_release_notes(package, &path, &options, &transfer).await
             } else {

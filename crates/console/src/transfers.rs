@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dcs_api::files::{self, FileKind, Transfer, UploadOptions};
+use dcs_api::files::{self, FileKind, KnownChecksum, Transfer, UploadOptions};
 use dcs_api::model::FileAttributes;
 use dcs_api::{Client, Error};
 use serde::Serialize;
@@ -63,7 +63,8 @@ impl JobKind {
 }
 
 /// What a job is doing now. An upload hashes the whole file first (its checksum goes with the
-/// body), then sends it: two phases, each running from 0 to the file's size.
+/// body), then sends it: two phases, each running from 0 to the file's size; only the second
+/// when the file was hashed by a job before and has not changed since.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
@@ -293,10 +294,15 @@ struct Jobs {
     running: HashMap<JobId, Running>,
 }
 
-/// The registry of running transfers. Cheap to clone; clones share the registry.
+/// How many hashed files are remembered for the uploads that follow (the latest ones).
+const HASHED_KEPT: usize = 32;
+
+/// The registry of running transfers, and the checksums of the files hashed lately (an upload
+/// of one of them, unchanged, reads it once instead of twice). Cheap to clone; clones share both.
 #[derive(Clone, Default)]
 pub struct Transfers {
     jobs: Arc<Mutex<Jobs>>,
+    hashed: Arc<Mutex<VecDeque<(PathBuf, KnownChecksum)>>>,
 }
 
 /// A job while it runs: leaves the registry when dropped (finished, failed, or its future
@@ -381,17 +387,41 @@ impl Transfers {
     pub async fn hash(&self, path: &Path, on_progress: impl Fn(TransferProgress) + Send + Sync + 'static) -> Result<HashResult, Error> {
         let job = self.register(JobKind::Hash);
         let reporter = job.reporter(Arc::new(on_progress));
-        reporter.report(Phase::Hashing, 0, size_of(path).await);
+        // Taken before reading: a change while it is read shows as a later modification time.
+        let before = tokio::fs::metadata(path).await.ok();
+        reporter.report(Phase::Hashing, 0, before.as_ref().map_or(0, |m| m.len()));
         let (sha256, size) = files::sha256_file(path, &job.transfer().with_progress(reporter.phase(Phase::Hashing))).await?;
         reporter.finish();
+        if let Some(meta) = before.filter(|m| m.len() == size) {
+            let known = KnownChecksum { sha256: sha256.clone(), size, modified: meta.modified().ok() };
+            let mut hashed = self.hashed.lock().unwrap();
+            hashed.retain(|(p, _)| p != path);
+            if hashed.len() >= HASHED_KEPT {
+                hashed.pop_front();
+            }
+            hashed.push_back((path.to_owned(), known));
+        }
         let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         Ok(HashResult { sha256, size, file_name })
+    }
+
+    /// What a hash job found for `path` when it had the SHA-256 `sha256`, if one did lately.
+    fn hashed_as(&self, path: &Path, sha256: &str) -> Option<KnownChecksum> {
+        let hashed = self.hashed.lock().unwrap();
+        hashed.iter().rev().find(|(p, k)| p == path && k.sha256.eq_ignore_ascii_case(sha256)).map(|(_, k)| k.clone())
     }
 
     /// Uploads a package's firmware file or release notes: hashed (phase `hashing`), then sent
     /// (phase `uploading`). The client refuses a second firmware file before reading anything
     /// (a firmware file is uploaded once per package and never replaced); release notes replace
     /// the previous ones. A cancelled upload leaves nothing on the service.
+    ///
+    /// `expected`: the SHA-256 the user was shown for this file. When a hash job here found it
+    /// and the file's size and modification time are unchanged since, the file is not hashed
+    /// again (one read, while sending); otherwise it is hashed and refused (field `file`) when
+    /// the result differs. Either way the bytes sent are checked against it on the way, and the
+    /// upload stops before its end when they differ.
+    #[allow(clippy::too_many_arguments)]
     pub async fn upload(
         &self,
         client: &Client,
@@ -399,19 +429,52 @@ impl Transfers {
         file: FileKind,
         path: &Path,
         options: &UploadOptions,
+        expected: Option<&str>,
         on_progress: impl Fn(TransferProgress) + Send + Sync + 'static,
     ) -> Result<FileAttributes, Error> {
         let job = self.register(JobKind::upload(file));
         let reporter = job.reporter(Arc::new(on_progress));
-        reporter.report(Phase::Hashing, 0, size_of(path).await);
+        let mut options = options.clone();
+        let mut hashed_now = false;
+        if options.checksum.is_none() {
+            if let Some(expected) = expected {
+                options.checksum = match self.hashed_as(path, expected) {
+                    Some(known) => Some(known),
+                    None => {
+                        // Not hashed here lately: hashed now, and held to what the user saw.
+                        reporter.report(Phase::Hashing, 0, size_of(path).await);
+                        let transfer = job.transfer().with_progress(reporter.phase(Phase::Hashing));
+                        let (sha256, size) = files::sha256_file(path, &transfer).await?;
+                        if !sha256.eq_ignore_ascii_case(expected) {
+                            return Err(Error::InvalidInput {
+                                field: "file".into(),
+                                rule: format!(
+                                    "{} changed since its SHA-256 was shown ({expected}; it is now {sha256}); nothing was sent: choose the file again",
+                                    path.display()
+                                ),
+                            });
+                        }
+                        hashed_now = true;
+                        Some(KnownChecksum { sha256, size, modified: None })
+                    }
+                };
+            }
+        }
+        // The first event carries the job id; with the checksum known it already says
+        // "uploading" (never a checksum pass at 0 bytes).
+        match &options.checksum {
+            _ if hashed_now => {}
+            Some(known) => reporter.report(Phase::Uploading, 0, known.size),
+            None => reporter.report(Phase::Hashing, 0, size_of(path).await),
+        }
         let transfer = job
             .transfer()
             .with_hashing_progress(reporter.phase(Phase::Hashing))
             .with_progress(reporter.phase(Phase::Uploading));
         let fw = client.firmware();
         let attributes = match file {
-            FileKind::Firmware => fw.upload_firmware_file(package, path, options, &transfer).await,
-            FileKind::ReleaseNotes => fw.upload_release_notes(package, path, options, &transfer).await,
+            FileKind::Firmware => fw.upload_firmware_file(package, path, &options, &transfer).await,
+            FileKind::ReleaseNotes => fw.upload_release_notes(package, path, &options, &transfer).await,
         }?;
         reporter.finish();
         tracing::info!(job = job.id, %package, file = %attributes.name, kind = ?job.kind, "upload finished");

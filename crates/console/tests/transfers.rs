@@ -147,7 +147,7 @@ async fn a_multi_megabyte_firmware_file_lands_byte_for_byte_and_comes_back() {
     let jobs = Transfers::new();
 
     let (events, sink) = recorder();
-    let attrs = jobs.upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), sink).await.unwrap();
+    let attrs = jobs.upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), None, sink).await.unwrap();
     assert_eq!(attrs.name, "fw-77.1.0.bin");
     assert_eq!(attrs.file_type.as_deref(), Some("FIRMWARE"));
     assert_eq!(env.stored(package.id, StoredKind::Firmware).unwrap(), bytes, "the service holds the same bytes");
@@ -181,14 +181,14 @@ async fn a_second_firmware_file_is_refused_before_anything_is_read_or_sent() {
     let path = env.dir.path().join("fw-77.2.0.bin");
     let bytes = write_random_file(&path, 200_000);
     let jobs = Transfers::new();
-    jobs.upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), |_| {}).await.unwrap();
+    jobs.upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), None, |_| {}).await.unwrap();
 
     // The second names a file that does not exist: refused for the package's state, not the
     // file's, so it was refused before the file was opened (let alone sent).
     let (events, sink) = recorder();
-    let options = UploadOptions { file_name: Some("fw-other.bin".into()), content_type: None };
+    let options = UploadOptions { file_name: Some("fw-other.bin".into()), ..Default::default() };
     let missing = env.dir.path().join("not-there.bin");
-    let err = jobs.upload(&env.client, package.id, FileKind::Firmware, &missing, &options, sink).await.unwrap_err();
+    let err = jobs.upload(&env.client, package.id, FileKind::Firmware, &missing, &options, None, sink).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::Conflict, "{err}");
     assert!(err.to_string().contains("uploaded once and never replaced"), "{err}");
     assert!(err.to_string().contains("fw-77.2.0.bin"), "names the file the package has: {err}");
@@ -214,7 +214,7 @@ async fn an_upload_cancelled_by_its_job_id_leaves_nothing_on_the_service() {
     let running = {
         let (jobs, client, path) = (jobs.clone(), env.client.clone(), path.clone());
         tokio::spawn(async move {
-            jobs.upload(&client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), move |e| {
+            jobs.upload(&client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), None, move |e| {
                 let _ = tx.send(e);
             })
             .await
@@ -256,11 +256,11 @@ async fn release_notes_replace_the_previous_ones_and_read_back_as_text() {
 
     std::fs::write(&notes, "# 77.4.0\n\nFirst notes.\n").unwrap();
     let (events, sink) = recorder();
-    jobs.upload(&env.client, package.id, FileKind::ReleaseNotes, &notes, &UploadOptions::default(), sink).await.unwrap();
+    jobs.upload(&env.client, package.id, FileKind::ReleaseNotes, &notes, &UploadOptions::default(), None, sink).await.unwrap();
     assert!(events.lock().unwrap().iter().all(|e| e.kind == JobKind::UploadReleaseNotes));
     std::fs::write(&notes, "# 77.4.0\n\nSecond notes, ünïcode.\n").unwrap();
-    let options = UploadOptions { file_name: Some("RELEASE-77.4.0.md".into()), content_type: Some("text/markdown".into()) };
-    let attrs = jobs.upload(&env.client, package.id, FileKind::ReleaseNotes, &notes, &options, |_| {}).await.unwrap();
+    let options = UploadOptions { file_name: Some("RELEASE-77.4.0.md".into()), content_type: Some("text/markdown".into()), ..Default::default() };
+    let attrs = jobs.upload(&env.client, package.id, FileKind::ReleaseNotes, &notes, &options, None, |_| {}).await.unwrap();
     assert_eq!((attrs.name.as_str(), attrs.content_type.as_str()), ("RELEASE-77.4.0.md", "text/markdown"));
 
     let read = transfers::read_release_notes(&env.client, package.id, transfers::RELEASE_NOTES_DISPLAY_CAP).await.unwrap();
@@ -282,7 +282,7 @@ async fn release_notes_replace_the_previous_ones_and_read_back_as_text() {
     // Not text: refused for display (it can still be downloaded).
     let pdf = env.dir.path().join("notes.pdf");
     std::fs::write(&pdf, [0x25, 0x50, 0x44, 0x46, 0xff, 0xfe, 0x00, 0x80]).unwrap();
-    jobs.upload(&env.client, package.id, FileKind::ReleaseNotes, &pdf, &UploadOptions::default(), |_| {}).await.unwrap();
+    jobs.upload(&env.client, package.id, FileKind::ReleaseNotes, &pdf, &UploadOptions::default(), None, |_| {}).await.unwrap();
     let err = transfers::read_release_notes(&env.client, package.id, transfers::RELEASE_NOTES_DISPLAY_CAP).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidInput);
     assert!(err.to_string().contains("not UTF-8 text (content type application/pdf)"), "{err}");
@@ -299,7 +299,7 @@ async fn a_cancelled_download_leaves_no_file() {
     let path = env.dir.path().join("fw-77.5.0.bin");
     write_random_file(&path, 3 * 1024 * 1024);
     let jobs = Transfers::new();
-    jobs.upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), |_| {}).await.unwrap();
+    jobs.upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), None, |_| {}).await.unwrap();
 
     // Cancelled by id as soon as bytes arrive (from the progress sink, as a second caller would).
     let target = env.dir.path().join("half.bin");
@@ -334,4 +334,163 @@ async fn a_cancelled_download_leaves_no_file() {
     assert!(!target.exists());
     assert!(!env.dir.path().join("early.bin.part").exists());
     assert!(jobs.running().is_empty());
+}
+
+/// Counts the times a file is opened, from the kernel's own account (inotify), whoever opens it.
+/// Closes are watched too: the kernel merges identical events queued one after the other.
+#[cfg(target_os = "linux")]
+struct Opens {
+    fd: i32,
+}
+
+#[cfg(target_os = "linux")]
+impl Opens {
+    fn watch(path: &Path) -> Opens {
+        use std::os::unix::ffi::OsStrExt;
+        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        assert!(fd >= 0, "inotify_init1");
+        let name = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+        assert!(unsafe { libc::inotify_add_watch(fd, name.as_ptr(), libc::IN_OPEN | libc::IN_CLOSE) } >= 0, "inotify_add_watch");
+        Opens { fd }
+    }
+
+    /// Opens since the last call.
+    fn take(&self) -> usize {
+        let mut buf = [0u8; 4096];
+        let mut opens = 0;
+        loop {
+            let n = unsafe { libc::read(self.fd, buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                return opens;
+            }
+            let mut at = 0usize;
+            while at + 16 <= n as usize {
+                let mask = u32::from_ne_bytes(buf[at + 4..at + 8].try_into().unwrap());
+                let len = u32::from_ne_bytes(buf[at + 12..at + 16].try_into().unwrap()) as usize;
+                if mask & libc::IN_OPEN != 0 {
+                    opens += 1;
+                }
+                at += 16 + len;
+            }
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for Opens {
+    fn drop(&mut self) {
+        unsafe { libc::close(self.fd) };
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_file_hashed_before_is_read_once_when_uploaded_with_that_checksum() {
+    let env = env().await;
+    let path = env.dir.path().join("fw-78.1.0.bin");
+    let size = 5 * 1024 * 1024 + 11;
+    let bytes = write_random_file(&path, size);
+    let jobs = Transfers::new();
+    let hashed = jobs.hash(&path, |_| {}).await.unwrap();
+    let opens = Opens::watch(&path);
+
+    // With the checksum the user was shown: opened once, no checksum phase at all.
+    let package = env.package("78.1.0").await;
+    let (events, sink) = recorder();
+    jobs.upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), Some(&hashed.sha256), sink)
+        .await
+        .unwrap();
+    assert_eq!(opens.take(), 1, "read once, while sending");
+    let events = events.lock().unwrap().clone();
+    assert_eq!(check_phases(&events, size as u64), [Phase::Uploading], "{events:?}");
+    assert_eq!((events[0].done, events[0].total), (0, size as u64), "the first event already has the size");
+    assert_eq!(env.stored(package.id, StoredKind::Firmware).unwrap(), bytes);
+
+    // Control: without it the same file is opened twice (hashed, then sent), so the count above
+    // is not an accident of the watch.
+    let other = env.package("78.1.1").await;
+    jobs.upload(&env.client, other.id, FileKind::Firmware, &path, &UploadOptions::default(), None, |_| {}).await.unwrap();
+    assert_eq!(opens.take(), 2);
+
+    // A job registry that never hashed it (the app restarted): hashed again, held to what the
+    // user saw, then sent.
+    let fresh = Transfers::new();
+    let third = env.package("78.1.2").await;
+    let (events, sink) = recorder();
+    fresh.upload(&env.client, third.id, FileKind::Firmware, &path, &UploadOptions::default(), Some(&hashed.sha256), sink)
+        .await
+        .unwrap();
+    assert_eq!(check_phases(&events.lock().unwrap(), size as u64), [Phase::Hashing, Phase::Uploading]);
+    assert_eq!(env.stored(third.id, StoredKind::Firmware).unwrap(), bytes);
+}
+
+/// The package's firmware file is still absent, on the service and in its upload folder (a
+/// broken request's partial file is removed once the simulator has met the broken body).
+async fn nothing_stored(env: &Env, package: Uuid) {
+    for _ in 0..40 {
+        if env.stored_paths(package).is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(env.client.firmware().package(package, &[]).await.unwrap().firmware_file_name, None);
+    assert!(env.stored(package, StoredKind::Firmware).is_none());
+    assert!(env.stored_paths(package).is_empty(), "{:?}", env.stored_paths(package));
+}
+
+#[tokio::test]
+async fn a_file_changed_since_it_was_hashed_is_refused_and_nothing_is_stored() {
+    let env = env().await;
+    let path = env.dir.path().join("fw-78.2.0.bin");
+    let size = 300_000;
+    let before = write_random_file(&path, size);
+    let jobs = Transfers::new();
+    let hashed = jobs.hash(&path, |_| {}).await.unwrap();
+    assert_eq!(hashed.sha256, sha256_hex(&before));
+    let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+
+    // Rewritten after it was hashed (same size, other bytes): refused before anything is sent.
+    let mut after = before.clone();
+    after[size - 1] ^= 0xff;
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::write(&path, &after).unwrap();
+    let package = env.package("78.2.0").await;
+    let (events, sink) = recorder();
+    let err = jobs
+        .upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), Some(&hashed.sha256), sink)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
+    assert!(err.to_string().starts_with("file: "), "names the field: {err}");
+    assert!(err.to_string().contains("changed since its SHA-256 was computed"), "{err}");
+    assert!(events.lock().unwrap().iter().all(|e| e.done == 0), "nothing read or sent");
+    nothing_stored(&env, package.id).await;
+
+    // Rewritten with its modification time put back, so only its bytes tell: the bytes read
+    // while sending are checked, and the last chunk is held back.
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(modified).unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), modified);
+    let err = jobs
+        .upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), Some(&hashed.sha256), |_| {})
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
+    assert!(err.to_string().contains("the bytes read while sending do not match it"), "{err}");
+    nothing_stored(&env, package.id).await;
+
+    // A registry that never hashed it: hashed now and refused, the new SHA-256 named.
+    let err = Transfers::new()
+        .upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), Some(&hashed.sha256), |_| {})
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
+    assert!(err.to_string().contains(&sha256_hex(&after)), "{err}");
+    nothing_stored(&env, package.id).await;
+
+    // Hashed again, it goes up as it is now.
+    let again = jobs.hash(&path, |_| {}).await.unwrap();
+    jobs.upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), Some(&again.sha256), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(env.stored(package.id, StoredKind::Firmware).unwrap(), after);
 }
