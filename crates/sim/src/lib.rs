@@ -12,6 +12,7 @@ mod auth;
 pub mod clock;
 mod engine;
 mod error;
+mod limits;
 pub mod faults;
 mod paging;
 mod routes;

@@ -306,3 +306,31 @@ async fn a_key_without_a_scope_gets_403_naming_it() {
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert!(body["detail"].as_str().unwrap().contains("firmware.create"), "{body}");
 }
+
+/// Requests over the simulator's size limits are refused as problem documents naming the limit,
+/// like every other refusal (hyper's own bare 414/431 only beyond 64 KiB of address or 400 KiB
+/// of headers, which it reads before the simulator sees the request).
+#[tokio::test]
+async fn oversized_requests_are_refused_as_problem_documents() {
+    let (sim, running, http) = start(SimOptions::default()).await;
+    let base = running.base_url();
+    let token = demo_token(&sim, &http, &base).await;
+
+    let long = "a".repeat(20_000);
+    let res = http.get(format!("{base}/api/devices?search={long}")).bearer_auth(&token).send().await.unwrap();
+    let (status, body) = problem(res).await;
+    assert_eq!(status, StatusCode::URI_TOO_LONG);
+    assert!(body["detail"].as_str().unwrap().contains("8192"), "{body}");
+
+    let res = http.get(format!("{base}/firmware/modules")).bearer_auth(&token).header("x-padding", "b".repeat(100_000)).send().await.unwrap();
+    let (status, body) = problem(res).await;
+    assert_eq!(status, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+    assert!(body["detail"].as_str().unwrap().contains("65536"), "{body}");
+
+    // A JSON body over the limit (axum answers it as plain text unless told otherwise).
+    let big = json!({"description": "c".repeat(3_000_000)});
+    let res = http.post(format!("{base}/firmware/packages")).bearer_auth(&token).json(&big).send().await.unwrap();
+    let (status, body) = problem(res).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(body["detail"].as_str().unwrap().contains("bytes"), "{body}");
+}

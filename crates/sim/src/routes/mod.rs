@@ -86,6 +86,7 @@ pub(crate) fn router(state: Arc<SimState>) -> Router {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "this path does not accept that method")
         })
         .layer(axum::middleware::from_fn(render_problems))
+        .layer(axum::middleware::from_fn(crate::limits::enforce))
         .with_state(state)
 }
 
