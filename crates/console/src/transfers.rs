@@ -505,6 +505,23 @@ impl Transfers {
     }
 }
 
+impl Transfers {
+    /// Size and SHA-256 of a package's file on the service (which does not tell them): it is
+    /// downloaded to a temporary folder, hashed on the way, and removed. A download job, with
+    /// its progress and Cancel.
+    pub async fn checksum_remote(
+        &self,
+        client: &Client,
+        package: Uuid,
+        file: FileKind,
+        on_progress: impl Fn(TransferProgress) + Send + Sync + 'static,
+    ) -> Result<HashResult, Error> {
+        let dir = tempfile::tempdir().map_err(|e| Error::LocalFile { path: std::env::temp_dir().display().to_string(), source: e })?;
+        let got = self.download(client, package, file, &dir.path().join("file"), on_progress).await?;
+        Ok(HashResult { sha256: got.sha256, size: got.size, file_name: got.file_name.unwrap_or_default() })
+    }
+}
+
 /// A package's release notes as text, for display: refused when bigger than `cap` bytes (the
 /// download stops as soon as that shows) or when not UTF-8. Goes through a temporary file.
 pub async fn read_release_notes(client: &Client, package: Uuid, cap: u64) -> Result<ReleaseNotesText, Error> {

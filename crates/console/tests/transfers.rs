@@ -405,6 +405,11 @@ async fn a_file_hashed_before_is_read_once_when_uploaded_with_that_checksum() {
     assert_eq!(check_phases(&events, size as u64), [Phase::Uploading], "{events:?}");
     assert_eq!((events[0].done, events[0].total), (0, size as u64), "the first event already has the size");
     assert_eq!(env.stored(package.id, StoredKind::Firmware).unwrap(), bytes);
+    // What the service holds, told afresh (it does not say): the same size and SHA-256, and no
+    // file left behind.
+    let remote = jobs.checksum_remote(&env.client, package.id, FileKind::Firmware, |_| {}).await.unwrap();
+    assert_eq!((remote.sha256.as_str(), remote.size, remote.file_name.as_str()), (hashed.sha256.as_str(), size as u64, "fw-78.1.0.bin"));
+    assert!(jobs.running().is_empty());
 
     // Control: without it the same file is opened twice (hashed, then sent), so the count above
     // is not an accident of the watch.
