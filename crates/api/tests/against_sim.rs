@@ -151,3 +151,28 @@ async fn a_base_url_with_a_path_prefix_keeps_it_for_every_call_and_link() {
         c.firmware().modules(&ModuleFilter { limit: Some(2), ..Default::default() }).unwrap().try_collect().await.unwrap();
     assert_eq!(streamed, held_modules(&sim, key.client_id), "every page reached through the prefixed links");
 }
+
+/// An address the service refuses for its length is the service's refusal (a 414 read as such,
+/// sent once), never "could not reach"; one longer than any service is sure to take is refused
+/// by the client before it is sent, naming the rule.
+#[tokio::test]
+async fn a_too_long_address_is_a_refusal_not_an_unreachable_service() {
+    let (sim, running) = start().await;
+    let key = sim.demo_key();
+    let c = client(&running, &key.key_id, &key.secret);
+    let query = |n: usize| dcs_api::beta::BetaDeviceQuery { search: Some("a".repeat(n)), ..Default::default() };
+
+    // Over the simulator's 8 KiB: its 414 problem document.
+    let started = std::time::Instant::now();
+    let e = c.beta().devices(&query(10_000)).await.unwrap_err();
+    assert!(matches!(e, dcs_api::Error::Api { status: 414, .. }), "{:?}", e.code());
+    assert_ne!(e.code(), ErrorCode::Network);
+    assert!(e.to_string().contains("8192"), "{}", &e.to_string()[..200.min(e.to_string().len())]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(2), "not retried: {:?}", started.elapsed());
+
+    // Far over anything a server takes (hyper closes at 64 KiB): refused before sending.
+    let e = c.beta().devices(&query(100_000)).await.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidInput);
+    let text = e.to_string();
+    assert!(text.contains("32768") && text.len() < 400, "{}", &text[..400.min(text.len())]);
+}
