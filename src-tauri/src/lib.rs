@@ -4,6 +4,7 @@
 mod commands;
 mod error;
 mod fleet_worker;
+mod picked;
 mod state;
 
 use tauri::Manager;
@@ -34,6 +35,8 @@ fn specta_builder() -> Builder<tauri::Wry> {
         commands::firmware::get_package,
         commands::firmware::get_module,
         commands::firmware::list_module_states,
+        picked::pick_file,
+        picked::pick_save_file,
         commands::transfers::hash_file,
         commands::transfers::upload_firmware_file,
         commands::transfers::upload_release_notes,
@@ -106,8 +109,21 @@ pub fn run() {
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_clipboard_manager::init())
         .invoke_handler(builder.invoke_handler())
+        .manage(picked::Picked::default())
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
+                picked::dropped(window.app_handle(), paths);
+            }
+        })
+        .on_webview_event(|webview, event| {
+            if let tauri::WebviewEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
+                picked::dropped(webview.app_handle(), paths);
+            }
+        })
         .setup(move |app| {
             builder.mount_events(app);
+            #[cfg(debug_assertions)]
+            picked::e2e_drops(app.handle());
             let state = tauri::async_runtime::block_on(state::AppState::start()).map_err(|e| e.message)?;
             app.manage(state);
             fleet_worker::spawn(app.handle().clone());

@@ -56,6 +56,16 @@ export const commands = {
 	 */
 	getModule: (moduleId: string) => typedError<ModuleDetail_Serialize, CommandError_Serialize>(__TAURI_INVOKE("get_module", { moduleId })),
 	listModuleStates: (request: ModuleStatesRequest_Deserialize) => typedError<StatePage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("list_module_states", { request })),
+	/**
+	 *  Opens a native dialog to choose a file to read; answers its path (null when cancelled),
+	 *  which the transfer commands then accept.
+	 */
+	pickFile: (dialog: FileDialog) => typedError<string | null, CommandError_Serialize>(__TAURI_INVOKE("pick_file", { dialog })),
+	/**
+	 *  Opens a native save dialog; answers the chosen path (null when cancelled), which the
+	 *  download and export commands then accept as their target.
+	 */
+	pickSaveFile: (dialog: FileDialog) => typedError<string | null, CommandError_Serialize>(__TAURI_INVOKE("pick_save_file", { dialog })),
 	/**  SHA-256 and size of a local file (one the user dropped or picked), computed in Rust. */
 	hashFile: (path: string, onProgress: Channel<TransferProgress_Deserialize>) => typedError<HashResult, CommandError_Serialize>(__TAURI_INVOKE("hash_file", { path, onProgress })),
 	/**
@@ -1448,6 +1458,14 @@ export type FleetStatus_Serialize = {
 };
 
 /**  A hashed local file. */
+/**  What a file dialog shows. */
+export type FileDialog = { title: string, 
+/**  For a save dialog: the name proposed. */
+defaultName: string | null, filters?: FileFilter[] }
+
+/**  A filter of a file dialog: a label and the extensions it shows (without the dot). */
+export type FileFilter = { name: string, extensions: string[] }
+
 export type HashResult = {
 	/**  Lower-case hex. */
 	sha256: string,

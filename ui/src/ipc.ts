@@ -129,6 +129,10 @@ export const ipc = {
   updatePackageDescription: (packageId: string, description: string | null, actingFor: string | null) =>
     unwrap(commands.updatePackageDescription({ packageId, description, actingFor })),
   deletePackage: (packageId: string, actingFor: string | null) => unwrap(commands.deletePackage({ packageId, actingFor })),
+  /** A native open dialog opened by Rust: the path it answers is the only kind the file commands accept. */
+  pickFile: (dialog: b.FileDialog) => unwrap(commands.pickFile(dialog)),
+  /** A native save dialog opened by Rust: its path is the only kind downloads and exports write to. */
+  pickSaveFile: (dialog: b.FileDialog) => unwrap(commands.pickSaveFile(dialog)),
   hashFile: (path: string, ch: Channel<TransferProgress>) => unwrap(commands.hashFile(path, ch as never)),
   uploadFirmwareFile: (packageId: string, path: string, actingFor: string | null, ch: Channel<TransferProgress>) =>
     unwrap(commands.uploadFirmwareFile({ packageId, path, actingFor, fileName: null, contentType: null }, ch as never)),

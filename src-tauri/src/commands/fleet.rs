@@ -181,22 +181,25 @@ pub async fn fleet_rows(state: State<'_, AppState>, query: DeviceQuery, offset: 
     query::rows(fleet.db(), scope, &query, device.as_ref(), offset, limit).map_err(e)
 }
 
-/// Writes the selected rows (or all that match) to `path` as CSV; answers how many.
+/// Writes the selected rows (or all that match) to `path` as CSV; answers how many. `path` must
+/// come from `pick_save_file` in this run (refused before anything is written otherwise).
 #[tauri::command]
 #[specta::specta]
 pub async fn fleet_export_csv(
     state: State<'_, AppState>,
+    picked: State<'_, crate::picked::Picked>,
     query: DeviceQuery,
     selection: Option<Selection>,
     path: String,
 ) -> Result<u32, CommandError> {
+    let path = picked.check(crate::picked::Use::Write, "path", &path)?;
     let (session, fleet, scope) = open(&state).await?;
     let e = |e| fleet_err(&session, e);
     let device = fleet.device_match(&session.client, scope, query.device.as_deref()).await.map_err(e)?;
     let names = names(&session);
     let fleet2 = fleet.clone();
     tauri::async_runtime::spawn_blocking(move || {
-        query::write_csv(fleet2.db(), scope, &query, device.as_ref(), selection.as_ref(), &names, std::path::Path::new(&path))
+        query::write_csv(fleet2.db(), scope, &query, device.as_ref(), selection.as_ref(), &names, &path)
     })
     .await
     .map_err(|j| CommandError::app(AppCode::Storage, j.to_string()))?

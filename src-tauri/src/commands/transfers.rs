@@ -7,8 +7,6 @@
 //! to `cancel_transfer`. The command itself answers when the job ends: its result, or the
 //! client's `cancelled` error, or any other error. At most about ten messages a second.
 
-use std::path::PathBuf;
-
 use dcs_api::files::{FileKind, UploadOptions};
 use dcs_api::model::FileAttributes;
 use dcs_console::transfers::{self, Downloaded, HashResult, JobId, ReleaseNotesText, TransferProgress};
@@ -18,6 +16,7 @@ use tauri::State;
 use uuid::Uuid;
 
 use crate::error::CommandError;
+use crate::picked::{Picked, Use};
 use crate::state::AppState;
 
 /// Forwards a job's progress to the UI's channel (a closed channel is the UI's business).
@@ -27,23 +26,28 @@ fn forward(channel: Channel<TransferProgress>) -> impl Fn(TransferProgress) + Se
     }
 }
 
-fn local_path(field: &str, path: &str) -> Result<PathBuf, CommandError> {
-    if path.trim().is_empty() {
-        return Err(CommandError::invalid(field, "must name a file"));
-    }
-    Ok(PathBuf::from(path))
-}
-
-/// SHA-256 and size of a local file (one the user dropped or picked), computed in Rust.
+/// SHA-256 and size of a local file, computed in Rust: only one the user dropped or picked in
+/// this run (`Picked`), refused before it is opened otherwise.
 #[tauri::command]
 #[specta::specta]
 pub async fn hash_file(
     state: State<'_, AppState>,
+    picked: State<'_, Picked>,
     path: String,
     on_progress: Channel<TransferProgress>,
 ) -> Result<HashResult, CommandError> {
-    let path = local_path("path", &path)?;
-    Ok(state.transfers.hash(&path, forward(on_progress)).await?)
+    hash_picked(&picked, &state.transfers, &path, forward(on_progress)).await
+}
+
+/// `hash_file` without Tauri's state: the pick is checked before anything else.
+pub(crate) async fn hash_picked(
+    picked: &Picked,
+    transfers: &transfers::Transfers,
+    path: &str,
+    on_progress: impl Fn(TransferProgress) + Send + Sync + 'static,
+) -> Result<HashResult, CommandError> {
+    let path = picked.check(Use::Read, "path", path)?;
+    Ok(transfers.hash(&path, on_progress).await?)
 }
 
 /// A local file to upload to a package, and the customer the user confirmed it for (`null`:
@@ -62,13 +66,14 @@ pub struct UploadRequest {
 
 async fn upload(
     state: &AppState,
+    picked: &Picked,
     file: FileKind,
     request: UploadRequest,
     on_progress: Channel<TransferProgress>,
 ) -> Result<FileAttributes, CommandError> {
+    let path = picked.check(Use::Read, "path", &request.path)?;
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
-    let path = local_path("path", &request.path)?;
     let options = UploadOptions {
         file_name: request.file_name.filter(|n| !n.is_empty()),
         content_type: request.content_type.filter(|c| !c.is_empty()),
@@ -86,10 +91,11 @@ async fn upload(
 #[specta::specta]
 pub async fn upload_firmware_file(
     state: State<'_, AppState>,
+    picked: State<'_, Picked>,
     request: UploadRequest,
     on_progress: Channel<TransferProgress>,
 ) -> Result<FileAttributes, CommandError> {
-    upload(&state, FileKind::Firmware, request, on_progress).await
+    upload(&state, &picked, FileKind::Firmware, request, on_progress).await
 }
 
 /// Uploads a package's release notes, replacing the previous ones.
@@ -97,13 +103,14 @@ pub async fn upload_firmware_file(
 #[specta::specta]
 pub async fn upload_release_notes(
     state: State<'_, AppState>,
+    picked: State<'_, Picked>,
     request: UploadRequest,
     on_progress: Channel<TransferProgress>,
 ) -> Result<FileAttributes, CommandError> {
-    upload(&state, FileKind::ReleaseNotes, request, on_progress).await
+    upload(&state, &picked, FileKind::ReleaseNotes, request, on_progress).await
 }
 
-/// A package's file to save at `target` (a path from the save dialog). An existing file there
+/// A package's file to save at `target` (a path from `pick_save_file` in this run). An existing file there
 /// is replaced once the download is complete; a failed or cancelled one leaves none.
 #[derive(Debug, Clone, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
@@ -114,12 +121,13 @@ pub struct DownloadRequest {
 
 async fn download(
     state: &AppState,
+    picked: &Picked,
     file: FileKind,
     request: DownloadRequest,
     on_progress: Channel<TransferProgress>,
 ) -> Result<Downloaded, CommandError> {
+    let target = picked.check(Use::Write, "target", &request.target)?;
     let session = state.session().await;
-    let target = local_path("target", &request.target)?;
     state
         .transfers
         .download(&session.client, request.package_id, file, &target, forward(on_progress))
@@ -132,10 +140,11 @@ async fn download(
 #[specta::specta]
 pub async fn download_firmware_file(
     state: State<'_, AppState>,
+    picked: State<'_, Picked>,
     request: DownloadRequest,
     on_progress: Channel<TransferProgress>,
 ) -> Result<Downloaded, CommandError> {
-    download(&state, FileKind::Firmware, request, on_progress).await
+    download(&state, &picked, FileKind::Firmware, request, on_progress).await
 }
 
 /// Downloads a package's release notes; answers their size and SHA-256.
@@ -143,10 +152,11 @@ pub async fn download_firmware_file(
 #[specta::specta]
 pub async fn download_release_notes(
     state: State<'_, AppState>,
+    picked: State<'_, Picked>,
     request: DownloadRequest,
     on_progress: Channel<TransferProgress>,
 ) -> Result<Downloaded, CommandError> {
-    download(&state, FileKind::ReleaseNotes, request, on_progress).await
+    download(&state, &picked, FileKind::ReleaseNotes, request, on_progress).await
 }
 
 /// A package's release notes as text, for display; refused (field `releaseNotes`) above 1 MiB

@@ -2,8 +2,9 @@ import { useMemo } from "preact/hooks";
 import { renderNotes } from "../lib/notes";
 
 /**
- * Release notes rendered safely: Markdown (or plain text in a <pre>). Links are shown but not
- * followed inside the app's window; their target is in the tooltip.
+ * Release notes rendered safely: Markdown (or plain text in a <pre>). Links (web and mail only)
+ * are shown but cannot be followed inside the app's window: they have no href; their target is
+ * in the tooltip. Images are not rendered, so nothing is fetched from elsewhere.
  */
 export function Markdown({ text, plain }: { text: string; plain?: boolean }) {
   const html = useMemo(() => (plain ? null : renderNotes(text)), [text, plain]);
@@ -17,14 +18,7 @@ export function Markdown({ text, plain }: { text: string; plain?: boolean }) {
     <div
       class="notes-md"
       data-testid="release-notes-text"
-      onClick={(e) => {
-        const a = (e.target as HTMLElement).closest("a");
-        if (a) {
-          e.preventDefault();
-          a.title = a.getAttribute("href") ?? "";
-        }
-      }}
-      // Safe: produced by markdown-it with raw HTML disabled.
+      // Safe: produced by markdown-it with raw HTML disabled, links without href (lib/notes).
       dangerouslySetInnerHTML={{ __html: html }}
     />
   );

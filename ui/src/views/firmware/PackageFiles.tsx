@@ -1,4 +1,3 @@
-import { open, save } from "@tauri-apps/plugin-dialog";
 import { useEffect, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { Markdown } from "../../components/Markdown";
@@ -100,7 +99,7 @@ export function PackageFilesDialog({
   }, [droppedPath]);
 
   const choose = async () => {
-    const path = await open({ multiple: false, directory: false, title: `Firmware file for ${pkg.firmwareVersion}` });
+    const path = await ipc.pickFile({ title: `Firmware file for ${pkg.firmwareVersion}`, defaultName: null, filters: [] });
     if (typeof path === "string") stage(path);
   };
 
@@ -141,7 +140,7 @@ export function PackageFilesDialog({
 
   const download = async (kind: "firmware" | "notes") => {
     const name = kind === "firmware" ? firmwareName : notesName;
-    const target = await save({ defaultPath: name ?? undefined, title: `Save the ${kind === "firmware" ? "firmware file" : "release notes"}` });
+    const target = await ipc.pickSaveFile({ defaultName: name ?? null, title: `Save the ${kind === "firmware" ? "firmware file" : "release notes"}`, filters: [] });
     if (!target) return;
     const t = kind === "firmware" ? fw : notes;
     const setError = kind === "firmware" ? setFwError : setNotesError;
@@ -159,7 +158,7 @@ export function PackageFilesDialog({
 
   const uploadNotes = async () => {
     if (!acting) return;
-    const path = await open({ multiple: false, directory: false, title: "Release notes", filters: [{ name: "Release notes", extensions: ["md", "markdown", "txt"] }, { name: "Any file", extensions: ["*"] }] });
+    const path = await ipc.pickFile({ title: "Release notes", defaultName: null, filters: [{ name: "Release notes", extensions: ["md", "markdown", "txt"] }, { name: "Any file", extensions: ["*"] }] });
     if (typeof path !== "string") return;
     const ok = await confirm({
       title: notesName ? "Replace the release notes?" : "Upload release notes?",

@@ -1,4 +1,3 @@
-import { save } from "@tauri-apps/plugin-dialog";
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
 import type { Notice } from "../../components/States";
 import { FilterSelect, FilterText } from "../../components/FilterText";
@@ -82,7 +81,7 @@ export function DevicesTab({
   ];
 
   const exportCsv = async () => {
-    const path = await save({ defaultPath: "firmware-states.csv", title: "Export the devices as CSV", filters: [{ name: "CSV", extensions: ["csv"] }] });
+    const path = await ipc.pickSaveFile({ defaultName: "firmware-states.csv", title: "Export the devices as CSV", filters: [{ name: "CSV", extensions: ["csv"] }] });
     if (!path) return;
     setExporting(true);
     try {
