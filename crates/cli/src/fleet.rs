@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use dcs_console::fleet::query::{self, DeviceQuery, ModuleSummary};
-use dcs_console::fleet::rollout::{self, DeviceChoice, PlanPreview, RolloutPlan, RolloutState, RolloutView, StepOutcome};
+use dcs_console::fleet::rollout::{self, DeviceChoice, Downgrade, PlanPreview, RolloutPlan, RolloutState, RolloutView, StepOutcome};
 use dcs_console::fleet::scan::{self, ScanKind, ScanProgress, ScanReport};
 use dcs_console::fleet::{now_ms, FleetDb, FleetError, Scope};
 use indicatif::ProgressBar;
@@ -159,8 +159,16 @@ pub enum RolloutCommand {
     /// `dcs rollout watch` (or the app) moves it on.
     #[command(after_help = "Examples:\n  dcs rollout start --module 3f0e... --version 1.4.0 --all --waves 1,10,50,100 --success 95 --error 5\n  \
         dcs rollout start --module 3f0e... --version 1.4.0 --device-list devices.txt --yes\n  \
-        dcs rollout start --module 3f0e... --version 1.4.0 --status FAILED --waves 100")]
-    Start(PlanArgs),
+        dcs rollout start --module 3f0e... --version 1.4.0 --status FAILED --waves 100\n  \
+        dcs rollout start --module 3f0e... --version 1.2.0 --all --allow-downgrade --yes")]
+    Start {
+        #[command(flatten)]
+        plan: PlanArgs,
+        /// Roll out a version older than what some of the chosen devices run (they go back to
+        /// it). Without it such a plan is refused, even with --yes.
+        #[arg(long)]
+        allow_downgrade: bool,
+    },
     /// The rollouts of this profile/customer, newest first.
     List,
     /// One rollout: its waves and latest events.
@@ -615,7 +623,25 @@ async fn quiet_refresh(ctx: &Ctx, db: &FleetDb, scope: Scope) -> anyhow::Result<
     Ok(())
 }
 
+/// What a downgrade does, in words: how many devices go back to `version` and from which.
+fn downgrade_text(d: &Downgrade, version: &str) -> String {
+    let rest = if d.devices > d.newest_devices {
+        format!(" ({} in all run a version newer than {version})", thousands(d.devices))
+    } else {
+        String::new()
+    };
+    format!(
+        "{version} is a DOWNGRADE: {} of the chosen devices would go back from {} to {version}{rest}",
+        thousands(d.newest_devices),
+        d.newest
+    )
+}
+
 fn print_preview(p: &PlanPreview, version: &str) {
+    if let Some(d) = &p.downgrade {
+        // On stderr, so it is seen even when the table goes to a file.
+        eprintln!("warning: {}", downgrade_text(d, version));
+    }
     output::fields(&[
         ("module", p.module_name.clone()),
         ("devices to update", thousands(p.devices)),
@@ -625,8 +651,27 @@ fn print_preview(p: &PlanPreview, version: &str) {
             "waves",
             p.wave_sizes.iter().enumerate().map(|(i, n)| format!("{}: {n}", i + 1)).collect::<Vec<_>>().join(", "),
         ),
-        ("target version", version.to_owned()),
+        ("target version", format!("{version}{}", if p.downgrade.is_some() { " (downgrade)" } else { "" })),
     ]);
+    if !p.wave_budgets.is_empty() {
+        println!();
+        output::table(
+            &["WAVE", "DEVICES", "GOES ON AT", "TOLERATES", "PAUSES ABOVE"],
+            p.wave_budgets
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    vec![
+                        (i + 1).to_string(),
+                        thousands(b.size),
+                        format!("{} ok", thousands(b.needed)),
+                        format!("{} {}", thousands(b.tolerates), if b.tolerates == 1 { "failure" } else { "failures" }),
+                        format!("{} failed of {}", thousands(b.failures_before_pause), thousands(b.started_devices)),
+                    ]
+                })
+                .collect(),
+        );
+    }
 }
 
 /// The problems of a preview as one error naming the first field, the rest listed after it.
@@ -657,7 +702,7 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
                 None => Ok(()),
             }
         }
-        RolloutCommand::Start(a) => {
+        RolloutCommand::Start { plan: a, allow_downgrade } => {
             can_set_targets(ctx)?;
             let plan = plan_of(&db, scope, &a)?;
             quiet_refresh(ctx, &db, scope).await?;
@@ -668,10 +713,19 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
             if !ctx.json {
                 print_preview(&preview, &plan.version);
             }
+            if let Some(d) = &preview.downgrade {
+                if !allow_downgrade {
+                    return Err(invalid(
+                        "version",
+                        format!("{}; nothing was started. Give --allow-downgrade to roll it out anyway", downgrade_text(d, &plan.version)),
+                    ));
+                }
+            }
             let sizes: Vec<String> = preview.wave_sizes.iter().map(u32::to_string).collect();
             ctx.confirm(&format!(
-                "Start a rollout of {} to {} on {} devices in {} waves of {} (the first wave's targets are set now, \
+                "Start a {}rollout of {} to {} on {} devices in {} waves of {} (the first wave's targets are set now, \
                  the next wave's once {}% of a wave succeeded; it pauses above {}% failed)",
+                if preview.downgrade.is_some() { "DOWNGRADE " } else { "" },
                 preview.module_name,
                 plan.version,
                 thousands(preview.devices),

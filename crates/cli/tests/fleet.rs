@@ -182,12 +182,13 @@ fn a_rollout_started_with_yes_is_watched_to_completion() {
     assert_eq!(sizes.iter().sum::<u64>(), n(&preview["devices"]));
 
     // Without --yes and no terminal to ask on: refused, naming who it acts for; nothing started.
-    let refused = env.run(&[&["rollout", "start"][..], &plan].concat());
+    let refused = env.run(&[&["rollout", "start", "--allow-downgrade"][..], &plan].concat());
     assert!(!refused.status.success());
     assert!(stderr(&refused).contains("without --yes") && stderr(&refused).contains("your own environment"), "{}", stderr(&refused));
     assert!(env.json(&["rollout", "list"]).as_array().unwrap().is_empty());
 
-    let started = env.json(&[&["rollout", "start", "--yes"][..], &plan].concat());
+    // The picked version may be older than what some devices run: allowed explicitly.
+    let started = env.json(&[&["rollout", "start", "--yes", "--allow-downgrade"][..], &plan].concat());
     let id = s(&started["id"]).to_owned();
     assert_eq!(started["state"], "running");
     assert_eq!(started["currentWave"], 0);
@@ -228,7 +229,8 @@ fn a_rollout_pauses_resumes_and_aborts_with_its_targets_reset() {
     assert_eq!(ids.len(), 10);
     std::fs::write(&list, ids.join("\n")).unwrap();
     let started = env.json(&[
-        "rollout", "start", "--yes", "--module", &module, "--version", &version, "--device-list", list.to_str().unwrap(), "--waves", "50,100",
+        "rollout", "start", "--yes", "--allow-downgrade", "--module", &module, "--version", &version, "--device-list", list.to_str().unwrap(),
+        "--waves", "50,100",
     ]);
     let id = s(&started["id"]).to_owned();
     assert_eq!(n(&started["total"]["size"]), 10);
@@ -258,6 +260,76 @@ fn a_rollout_pauses_resumes_and_aborts_with_its_targets_reset() {
     assert!(wave0.iter().filter(|x| x["firmwareUpdateStatus"] == "CANCELLED").count() >= 5);
     let table = String::from_utf8_lossy(&env.run(&["rollout", "list"]).stdout).into_owned();
     assert!(table.contains(&id) && table.contains("aborted"), "{table}");
+}
+
+#[test]
+fn a_downgrade_is_named_in_the_preview_and_started_only_when_allowed() {
+    use dcs_console::fleet::rollout::compare_versions;
+    let env = Env::start(35, 40, 1.0);
+    env.json(&["fleet", "scan", "--full"]);
+    // A module whose devices run a version newer than a package with a file.
+    let modules = env.json(&["fleet", "modules"]);
+    let (module, old, newest, newest_devices, newer_devices) = modules
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|m| {
+            let id = s(&m["moduleId"]).to_owned();
+            let o = env.json(&["fleet", "overview", &id]);
+            let running: Vec<(String, u64)> =
+                o["byVersion"].as_array().unwrap().iter().filter(|c| c["key"] != "none").map(|c| (s(&c["key"]).to_owned(), n(&c["count"]))).collect();
+            let newest = running.iter().map(|(v, _)| v.clone()).max_by(|a, b| compare_versions(a, b))?;
+            let old = o["packages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["hasFile"] == true)
+                .map(|p| s(&p["version"]).to_owned())
+                .find(|v| compare_versions(v, &newest).is_lt())?;
+            let on_newest = running.iter().filter(|(v, _)| *v == newest).map(|(_, c)| c).sum::<u64>();
+            let newer = running.iter().filter(|(v, _)| compare_versions(v, &old).is_gt()).map(|(_, c)| c).sum::<u64>();
+            Some((id, old, newest, on_newest, newer))
+        })
+        .expect("a module with a package older than what its devices run");
+    let plan = ["--module", module.as_str(), "--version", old.as_str(), "--all", "--waves", "50,100"];
+
+    // The preview warns, on stderr, with the figures; its JSON carries them.
+    let out = env.run(&[&["rollout", "preview"][..], &plan].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let warning = stderr(&out);
+    let want = format!("warning: {old} is a DOWNGRADE: {newest_devices} of the chosen devices would go back from {newest} to {old}");
+    assert!(warning.contains(&want), "want {want:?} in {warning}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("{old} (downgrade)")));
+    let preview = env.json(&[&["rollout", "preview"][..], &plan].concat());
+    assert_eq!(preview["downgrade"]["newest"], newest.as_str());
+    assert_eq!(n(&preview["downgrade"]["newestDevices"]), newest_devices);
+    assert_eq!(n(&preview["downgrade"]["devices"]), newer_devices);
+    // Each wave's failure budget, by the rollout's own rule.
+    let budgets = preview["waveBudgets"].as_array().unwrap();
+    assert_eq!(budgets.len(), 2);
+    for (b, size) in budgets.iter().zip(preview["waveSizes"].as_array().unwrap()) {
+        assert_eq!(b["size"], *size);
+        assert_eq!(n(&b["needed"]) + n(&b["tolerates"]), n(size));
+    }
+
+    // Started only with --allow-downgrade, even with --yes; refused naming the version.
+    let refused = env.run(&[&["rollout", "start", "--yes"][..], &plan].concat());
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    let err = stderr(&refused);
+    assert!(err.contains("version:") && err.contains("DOWNGRADE") && err.contains("--allow-downgrade"), "{err}");
+    assert!(env.json(&["rollout", "list"]).as_array().unwrap().is_empty(), "nothing started");
+    let started = env.json(&[&["rollout", "start", "--yes", "--allow-downgrade"][..], &plan].concat());
+    assert_eq!(started["state"], "running");
+    assert_eq!(started["version"], old.as_str());
+
+    // The newest running version itself, when packaged, is no downgrade.
+    let o = env.json(&["fleet", "overview", &module]);
+    if o["packages"].as_array().unwrap().iter().any(|p| p["hasFile"] == true && p["version"] == newest.as_str()) {
+        let same = env.run(&["rollout", "preview", "--module", &module, "--version", &newest, "--all", "--json"]);
+        let v: Value = serde_json::from_slice(&same.stdout).unwrap();
+        assert!(v["downgrade"].is_null(), "{v}");
+        assert!(!stderr(&same).contains("DOWNGRADE"));
+    }
 }
 
 #[test]

@@ -93,6 +93,10 @@ pub struct PlanPreview {
     pub updating_elsewhere: u32,
     /// Devices per wave.
     pub wave_sizes: Vec<u32>,
+    /// What each wave tolerates before the rollout stops going on (same rules as [`advance`]).
+    pub wave_budgets: Vec<WaveBudget>,
+    /// The target is older than what some of the devices to update run.
+    pub downgrade: Option<Downgrade>,
     /// The current versions of the chosen devices (those that report one), with how many run
     /// each, most first: what the app compares the target with to call it a downgrade (the
     /// order of versions is the app's, not the service's, which states none).
@@ -106,6 +110,149 @@ pub struct PlanPreview {
 pub struct RunningVersion {
     pub version: String,
     pub devices: u32,
+}
+
+/// What one wave of a plan tolerates, by the rules of [`advance`].
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct WaveBudget {
+    pub size: u32,
+    /// Devices that must succeed before the next wave starts (the last: before it completes).
+    pub needed: u32,
+    /// Devices that may fail (or be cancelled or refused) and the wave still goes on:
+    /// `size - needed`.
+    pub tolerates: u32,
+    /// Devices of the waves up to this one.
+    pub started_devices: u32,
+    /// Failures among those the error threshold allows before the rollout pauses.
+    pub failures_before_pause: u32,
+}
+
+/// The smallest number of a wave's `size` devices that meets the success threshold (in the
+/// comparison [`advance`] makes).
+pub fn needed(size: u32, success_threshold: f64) -> u32 {
+    let meets = |k: u32| pct(k, size) >= success_threshold;
+    let mut k = ((size as f64 * success_threshold / 100.0).ceil().max(0.0) as u32).min(size);
+    while k > 0 && meets(k - 1) {
+        k -= 1;
+    }
+    while k < size && !meets(k) {
+        k += 1;
+    }
+    k
+}
+
+/// How many failures among `devices` the error threshold allows before the rollout pauses (in
+/// the comparison [`advance`] makes: it pauses when the failed share passes the threshold).
+pub fn failures_before_pause(devices: u32, error_threshold: f64) -> u32 {
+    let pauses = |k: u32| k > 0 && pct(k, devices) > error_threshold;
+    let mut k = ((devices as f64 * error_threshold / 100.0).floor().max(0.0) as u32).min(devices);
+    while pauses(k) {
+        k -= 1;
+    }
+    while k < devices && !pauses(k + 1) {
+        k += 1;
+    }
+    k
+}
+
+/// The budget of each wave of `sizes`.
+pub fn wave_budgets(sizes: &[u32], success_threshold: f64, error_threshold: f64) -> Vec<WaveBudget> {
+    let mut started = 0;
+    sizes
+        .iter()
+        .map(|&size| {
+            started += size;
+            let needed = needed(size, success_threshold);
+            WaveBudget {
+                size,
+                needed,
+                tolerates: size - needed,
+                started_devices: started,
+                failures_before_pause: failures_before_pause(started, error_threshold),
+            }
+        })
+        .collect()
+}
+
+/// A target older than what some devices run: the newest version they run, how many run it,
+/// and how many run any version newer than the target.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct Downgrade {
+    pub newest: String,
+    pub newest_devices: u32,
+    pub devices: u32,
+}
+
+/// The order of firmware versions (the service states none), the same as the app's
+/// `ui/src/lib/version.ts` (both are checked against `version_order.json`): parts split at `.`
+/// and `-`; two numeric parts compare as numbers, others as text; a version that is another
+/// plus more parts is newer, unless the next part starts a pre-release (`1.2.0-rc1 < 1.2.0`).
+pub fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering::*;
+    fn parts(v: &str) -> Vec<(&str, bool)> {
+        let mut out = Vec::new();
+        let mut pre = false;
+        let mut start = 0;
+        let v = v.trim();
+        for (i, c) in v.char_indices() {
+            if c == '.' || c == '-' {
+                out.push((&v[start..i], pre));
+                pre = c == '-';
+                start = i + 1;
+            }
+        }
+        out.push((&v[start..], pre));
+        out
+    }
+    fn digits(a: &str, b: &str) -> std::cmp::Ordering {
+        let (x, y) = (a.trim_start_matches('0'), b.trim_start_matches('0'));
+        x.len().cmp(&y.len()).then_with(|| x.cmp(y))
+    }
+    let is_num = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+    let (pa, pb) = (parts(a), parts(b));
+    for i in 0..pa.len().max(pb.len()) {
+        match (pa.get(i), pb.get(i)) {
+            (None, Some(y)) => return if y.1 { Greater } else { Less },
+            (Some(x), None) => return if x.1 { Less } else { Greater },
+            (Some(x), Some(y)) => {
+                if x.1 != y.1 {
+                    return if x.1 { Less } else { Greater };
+                }
+                let c = if is_num(x.0) && is_num(y.0) { digits(x.0, y.0) } else { x.0.cmp(y.0) };
+                if c != Equal {
+                    return c;
+                }
+            }
+            (None, None) => break,
+        }
+    }
+    Equal
+}
+
+/// Whether `target` is older than what some of `running` run.
+pub fn downgrade_of(target: &str, running: &[RunningVersion]) -> Option<Downgrade> {
+    let mut out: Option<Downgrade> = None;
+    for r in running.iter().filter(|r| r.devices > 0 && compare_versions(&r.version, target).is_gt()) {
+        match &mut out {
+            None => out = Some(Downgrade { newest: r.version.clone(), newest_devices: r.devices, devices: r.devices }),
+            Some(d) => {
+                d.devices += r.devices;
+                match compare_versions(&r.version, &d.newest) {
+                    std::cmp::Ordering::Greater => {
+                        d.newest = r.version.clone();
+                        d.newest_devices = r.devices;
+                    }
+                    std::cmp::Ordering::Equal => d.newest_devices += r.devices,
+                    std::cmp::Ordering::Less => {}
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The current versions of `candidates`, most devices first (ties by version text).
@@ -401,6 +548,8 @@ pub async fn preview(
         already_on_version: 0,
         updating_elsewhere: 0,
         wave_sizes: vec![],
+        wave_budgets: vec![],
+        downgrade: None,
         running: vec![],
     };
     let candidates = match resolve(client, db, scope, plan).await? {
@@ -411,6 +560,7 @@ pub async fn preview(
         }
     };
     p.running = running_versions(&candidates);
+    p.downgrade = downgrade_of(&plan.version, &p.running);
     let (on, rest): (Vec<Candidate>, Vec<Candidate>) = candidates
         .into_iter()
         .partition(|(_, current, _, _)| current.as_deref() == Some(plan.version.as_str()));
@@ -433,6 +583,7 @@ pub async fn preview(
     }
     if p.problems.iter().all(|x| x.field != "waves") {
         p.wave_sizes = wave_sizes(rest.len(), &plan.waves);
+        p.wave_budgets = wave_budgets(&p.wave_sizes, plan.success_threshold, plan.error_threshold);
     }
     Ok((p, rest))
 }
@@ -570,6 +721,9 @@ pub struct WaveView {
     pub updating: u32,
     /// Targets the service refused.
     pub refused: u32,
+    /// Devices that must succeed before the next wave starts (the last wave: before the
+    /// rollout completes), at the rollout's success threshold now.
+    pub needed: u32,
 }
 
 impl WaveView {
@@ -605,10 +759,26 @@ pub struct RolloutView {
     pub devices: DeviceChoice,
     pub waves: Vec<WaveView>,
     pub total: WaveView,
+    /// Failures among the devices of the started waves, and how many the error threshold
+    /// allows before the rollout pauses.
+    pub error_budget: ErrorBudget,
     pub created_at: String,
     pub updated_at: String,
     /// Newest first, at most 100.
     pub events: Vec<RolloutEvent>,
+}
+
+/// The error threshold over the started waves, as [`advance`] checks it.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorBudget {
+    /// Devices of the started waves.
+    pub devices: u32,
+    /// Of those, failed or refused.
+    pub failed: u32,
+    /// Failures the threshold allows before it pauses.
+    pub tolerated: u32,
 }
 
 struct Row {
@@ -701,6 +871,7 @@ fn wave_views(conn: &rusqlite::Connection, scope: Scope, row: &Row) -> Result<Ve
             w.failed = failed as u32;
             w.replaced = replaced as u32;
             w.updating = (set - ok - failed - replaced).max(0) as u32;
+            w.needed = needed(w.size, row.success);
         }
     }
     Ok(waves)
@@ -744,8 +915,16 @@ fn view_of(conn: &rusqlite::Connection, scope: Scope, row: Row) -> Result<Rollou
         )
         .optional()?
         .unwrap_or_else(|| row.module_id.clone());
+    let started: Vec<&WaveView> = waves.iter().filter(|w| w.started).collect();
+    let devices = started.iter().map(|w| w.size).sum();
+    let error_budget = ErrorBudget {
+        devices,
+        failed: started.iter().map(|w| w.failed + w.refused).sum(),
+        tolerated: failures_before_pause(devices, row.error),
+    };
     Ok(RolloutView {
         total: total(&waves),
+        error_budget,
         waves,
         id: row.id,
         module_id: row.module_id,
@@ -1183,6 +1362,25 @@ fn pct(part: u32, whole: u32) -> f64 {
     }
 }
 
+/// Rollouts of a scope by state: running and paused (what the app shows outside the dashboard).
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutCounts {
+    pub running: u32,
+    pub paused: u32,
+}
+
+pub fn counts(db: &FleetDb, scope: Scope) -> Result<RolloutCounts> {
+    let conn = db.conn();
+    let (running, paused) = conn.query_row(
+        "SELECT coalesce(sum(state = 'running'), 0), coalesce(sum(state = 'paused'), 0) FROM rollouts WHERE scope = ?1",
+        [scope.0],
+        |r| Ok((r.get::<_, u32>(0)?, r.get::<_, u32>(1)?)),
+    )?;
+    Ok(RolloutCounts { running, paused })
+}
+
 /// The running rollouts of a scope.
 pub fn running(db: &FleetDb, scope: Scope) -> Result<Vec<String>> {
     let conn = db.conn();
@@ -1199,4 +1397,84 @@ pub fn scope_of(db: &FleetDb, id: &str) -> Result<Scope> {
     load(&conn, id)?
         .map(|(s, _)| s)
         .ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wave_needs_the_fewest_successes_that_meet_the_threshold() {
+        // The example: 95% of 39 devices is 37.05, so 38 must succeed: 1 may fail.
+        assert_eq!(needed(39, 95.0), 38);
+        assert_eq!(wave_budgets(&[39], 95.0, 5.0)[0].tolerates, 1);
+        assert_eq!(needed(20, 95.0), 19, "exactly 95% meets it");
+        assert_eq!(needed(3, 95.0), 3);
+        assert_eq!(needed(1, 0.5), 1);
+        assert_eq!(needed(100, 100.0), 100);
+        assert_eq!(needed(0, 95.0), 0);
+        // The same comparison as advance: the found count meets it, one fewer does not.
+        for size in 1..300u32 {
+            for t in [0.5, 1.0, 33.3, 50.0, 66.7, 90.0, 95.0, 99.0, 99.9, 100.0] {
+                let k = needed(size, t);
+                assert!(pct(k, size) >= t, "{size} {t}");
+                assert!(k == 0 || pct(k - 1, size) < t, "{size} {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_error_threshold_allows_the_most_failures_that_do_not_pass_it() {
+        assert_eq!(failures_before_pause(3, 5.0), 0, "1 of 3 is 33%: the first failure pauses");
+        assert_eq!(failures_before_pause(20, 5.0), 1, "1 of 20 is exactly 5%: not above");
+        assert_eq!(failures_before_pause(42, 5.0), 2);
+        assert_eq!(failures_before_pause(275, 0.0), 0);
+        assert_eq!(failures_before_pause(10, 100.0), 10);
+        assert_eq!(failures_before_pause(0, 5.0), 0);
+        for devices in 1..300u32 {
+            for e in [0.0, 1.0, 5.0, 12.5, 50.0, 99.0] {
+                let k = failures_before_pause(devices, e);
+                assert!(!(k > 0 && pct(k, devices) > e), "{devices} {e}");
+                assert!(k == devices || pct(k + 1, devices) > e, "{devices} {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn budgets_follow_the_waves() {
+        let b = wave_budgets(&[3, 24, 111, 137], 95.0, 5.0);
+        assert_eq!(b.iter().map(|w| w.needed).collect::<Vec<_>>(), [3, 23, 106, 131]);
+        assert_eq!(b.iter().map(|w| w.tolerates).collect::<Vec<_>>(), [0, 1, 5, 6]);
+        assert_eq!(b.iter().map(|w| w.started_devices).collect::<Vec<_>>(), [3, 27, 138, 275]);
+        assert_eq!(b.iter().map(|w| w.failures_before_pause).collect::<Vec<_>>(), [0, 1, 6, 13]);
+    }
+
+    #[test]
+    fn versions_are_ordered_as_the_app_orders_them() {
+        let fixture: serde_json::Value = serde_json::from_str(include_str!("version_order.json")).unwrap();
+        let cases = fixture["cases"].as_array().unwrap();
+        assert!(cases.len() > 10);
+        for c in cases {
+            let (a, b, want) = (c[0].as_str().unwrap(), c[1].as_str().unwrap(), c[2].as_i64().unwrap());
+            assert_eq!(compare_versions(a, b) as i64, want, "{a} vs {b}");
+            assert_eq!(compare_versions(b, a) as i64, -want, "{b} vs {a}");
+        }
+    }
+
+    #[test]
+    fn a_target_older_than_what_devices_run_is_a_downgrade() {
+        let running = |v: &[(&str, u32)]| v.iter().map(|(v, n)| RunningVersion { version: (*v).into(), devices: *n }).collect::<Vec<_>>();
+        let fleet = running(&[("1.2.1", 240), ("1.2.0", 30), ("1.1.0", 5)]);
+        assert_eq!(
+            downgrade_of("1.2.0", &fleet),
+            Some(Downgrade { newest: "1.2.1".into(), newest_devices: 240, devices: 240 })
+        );
+        assert_eq!(
+            downgrade_of("1.1.0", &fleet),
+            Some(Downgrade { newest: "1.2.1".into(), newest_devices: 240, devices: 270 })
+        );
+        assert_eq!(downgrade_of("1.2.1", &fleet), None);
+        assert_eq!(downgrade_of("1.3.0", &fleet), None);
+        assert_eq!(downgrade_of("1.0.0", &running(&[("1.10.0", 1)])).map(|d| d.devices), Some(1));
+    }
 }

@@ -44,6 +44,8 @@ pub struct FleetStatus {
     pub effective_interval_seconds: u32,
     pub auto_refresh: bool,
     pub running_rollouts: u32,
+    /// Paused rollouts: they wait for the operator (resume or abort).
+    pub paused_rollouts: u32,
     /// Incremental refreshes, or full scans because the service refuses or ignores
     /// `modifiedSince` ([`scan`]'s module doc), in plain words too.
     pub mode: RefreshMode,
@@ -136,7 +138,7 @@ impl FleetService {
                 info
             }
         };
-        let running = rollout::running(&self.db, scope)?.len() as u32;
+        let counts = rollout::counts(&self.db, scope)?;
         let mode = scan::mode(&self.db, scope)?;
         let i = self.inner();
         let interval_seconds = i.interval.unwrap_or(DEFAULT_INTERVAL_SECS);
@@ -155,7 +157,8 @@ impl FleetService {
             interval_seconds,
             effective_interval_seconds: interval_seconds + last_secs,
             auto_refresh: !i.paused,
-            running_rollouts: running,
+            running_rollouts: counts.running,
+            paused_rollouts: counts.paused,
             mode,
         })
     }
