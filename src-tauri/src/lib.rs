@@ -80,6 +80,7 @@ fn specta_builder() -> Builder<tauri::Wry> {
         commands::fleet::rollout_preview,
         commands::fleet::rollout_start,
         commands::fleet::rollouts,
+        commands::fleet::rollout_counts,
         commands::fleet::rollout_pause,
         commands::fleet::rollout_resume,
         commands::fleet::rollout_unfinished,

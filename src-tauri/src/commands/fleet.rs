@@ -271,6 +271,20 @@ pub async fn rollouts(state: State<'_, AppState>) -> Result<Vec<RolloutView>, Co
     rollout::list(fleet.db(), scope).map_err(|e| fleet_err(&session, e))
 }
 
+/// Running and paused rollouts of the active scope, for the navigation and the status bar
+/// (polled; a scope never opened has none and is not created by asking).
+#[tauri::command]
+#[specta::specta]
+pub async fn rollout_counts(state: State<'_, AppState>) -> Result<rollout::RolloutCounts, CommandError> {
+    let session = state.session().await;
+    let fleet = state.fleet()?.clone();
+    let e = |e| fleet_err(&session, e);
+    match fleet.db().find_scope(&state.scope_key(&session)).map_err(e)? {
+        Some(scope) => rollout::counts(fleet.db(), scope).map_err(e),
+        None => Ok(Default::default()),
+    }
+}
+
 /// A rollout of the active scope, checked to be one.
 fn own(fleet: &FleetService, session: &Session, scope: Scope, id: &str) -> Result<(), CommandError> {
     let of = rollout::scope_of(fleet.db(), id).map_err(|e| fleet_err(session, e))?;
