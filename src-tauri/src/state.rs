@@ -70,6 +70,8 @@ pub struct AppState {
     pub sim_seed: u64,
     /// The statuses seen of each downlink shown (in memory only; gone when the app closes).
     pub downlinks: dcs_console::downlinks::Watch,
+    /// The device listing of each scope acted in, for names and the pickers' search.
+    pub devices: dcs_console::devices::Directories,
     /// The fleet database and its scans and rollouts; the reason when it could not be opened.
     pub fleet: Result<Arc<FleetService>, String>,
     /// The app's data folder (`DCS_DATA_DIR`, else the platform's data folder + `dcs-console`).
@@ -112,6 +114,7 @@ impl AppState {
             transfers: Transfers::new(),
             sim_seed: std::env::var("DCS_SIM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1),
             downlinks: Default::default(),
+            devices: Default::default(),
             fleet,
             data_dir,
             background: Mutex::new(HashMap::new()),

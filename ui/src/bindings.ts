@@ -60,13 +60,16 @@ export const commands = {
 	 *  Opens a native dialog to choose a file to read; answers its path (null when cancelled),
 	 *  which the transfer commands then accept.
 	 */
-	pickFile: (dialog: FileDialog) => typedError<string | null, CommandError_Serialize>(__TAURI_INVOKE("pick_file", { dialog })),
+	pickFile: (dialog: FileDialog_Deserialize) => typedError<string | null, CommandError_Serialize>(__TAURI_INVOKE("pick_file", { dialog })),
 	/**
 	 *  Opens a native save dialog; answers the chosen path (null when cancelled), which the
 	 *  download and export commands then accept as their target.
 	 */
-	pickSaveFile: (dialog: FileDialog) => typedError<string | null, CommandError_Serialize>(__TAURI_INVOKE("pick_save_file", { dialog })),
-	/**  SHA-256 and size of a local file (one the user dropped or picked), computed in Rust. */
+	pickSaveFile: (dialog: FileDialog_Deserialize) => typedError<string | null, CommandError_Serialize>(__TAURI_INVOKE("pick_save_file", { dialog })),
+	/**
+	 *  SHA-256 and size of a local file, computed in Rust: only one the user dropped or picked in
+	 *  this run (`Picked`), refused before it is opened otherwise.
+	 */
 	hashFile: (path: string, onProgress: Channel<TransferProgress_Deserialize>) => typedError<HashResult, CommandError_Serialize>(__TAURI_INVOKE("hash_file", { path, onProgress })),
 	/**
 	 *  Uploads a package's firmware file. Refused before anything is read when the package already
@@ -79,6 +82,11 @@ export const commands = {
 	downloadFirmwareFile: (request: DownloadRequest, onProgress: Channel<TransferProgress_Deserialize>) => typedError<Downloaded_Serialize, CommandError_Serialize>(__TAURI_INVOKE("download_firmware_file", { request, onProgress })),
 	/**  Downloads a package's release notes; answers their size and SHA-256. */
 	downloadReleaseNotes: (request: DownloadRequest, onProgress: Channel<TransferProgress_Deserialize>) => typedError<Downloaded_Serialize, CommandError_Serialize>(__TAURI_INVOKE("download_release_notes", { request, onProgress })),
+	/**
+	 *  Size and SHA-256 of a package's firmware file, which the service does not tell: downloaded
+	 *  to a temporary folder, hashed, and removed (a download job, with progress and Cancel).
+	 */
+	checksumFirmwareFile: (packageId: string, onProgress: Channel<TransferProgress_Deserialize>) => typedError<HashResult, CommandError_Serialize>(__TAURI_INVOKE("checksum_firmware_file", { packageId, onProgress })),
 	/**
 	 *  A package's release notes as text, for display; refused (field `releaseNotes`) above 1 MiB
 	 *  or when not UTF-8 text, which can still be downloaded to a file.
@@ -109,6 +117,16 @@ export const commands = {
 	updateBinding: (request: UpdateBinding_Deserialize) => typedError<BindingView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("update_binding", { request })),
 	deleteBinding: (request: DeleteBinding_Deserialize) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("delete_binding", { request })),
 	syncLoraBinding: (request: SyncLoraBinding_Deserialize) => typedError<BindingView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("sync_lora_binding", { request })),
+	/**
+	 *  Deletes each binding (1 to 200), one after the other; answers each one's outcome (a refusal
+	 *  does not stop the others).
+	 */
+	deleteBindings: (request: DeleteBindings_Deserialize) => typedError<ItemOutcome_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("delete_bindings", { request })),
+	/**
+	 *  Writes every binding of `kind` the filters and sort give (every page) as CSV to `path`, a
+	 *  file the user chose in the save dialog; answers the number of rows. No secret is written.
+	 */
+	exportBindingsCsv: (kind: BindingKind, request: BindingPageRequest_Deserialize, path: string) => typedError<number, CommandError_Serialize>(__TAURI_INVOKE("export_bindings_csv", { kind, request, path })),
 	/**  One page of the devices of the active profile and customer, by name. */
 	listDevices: (request: DevicePageRequest_Deserialize) => typedError<DevicePage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("list_devices", { request })),
 	/**
@@ -117,6 +135,13 @@ export const commands = {
 	 *  seven forms of section 1.
 	 */
 	checkDeviceId: (input: string, kind: string | null) => __TAURI_INVOKE<DeviceIdCheck_Serialize>("check_device_id", { input, kind }),
+	/**
+	 *  What is known of each device id (any form): the name, IMEI or DevEUI and UUID of the device
+	 *  the service's listing holds for it, else only what the id says (`known` false). At most
+	 *  500 ids; the listing is read once per profile and customer and kept a few minutes. When the
+	 *  listing cannot be read, every id is answered as unknown (the lists then show the ids).
+	 */
+	deviceLabels: (ids: string[]) => typedError<DeviceLabel_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("device_labels", { ids })),
 	/**  The downlink kinds with their sort fields, statuses and filters. */
 	downlinkKinds: () => __TAURI_INVOKE<KindInfo[]>("downlink_kinds"),
 	/**  Every rule the actuator draft breaks, or the exact body `send_downlink` will send. */
@@ -137,6 +162,16 @@ export const commands = {
 	 *  service's problem, e.g. 409 for a final downlink).
 	 */
 	cancelDownlink: (request: CancelDownlink_Deserialize) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("cancel_downlink", { request })),
+	/**
+	 *  Asks the service to cancel each downlink (1 to 200), one after the other; answers each one's
+	 *  outcome (a refusal does not stop the others).
+	 */
+	cancelDownlinks: (request: CancelDownlinks_Deserialize) => typedError<ItemOutcome_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("cancel_downlinks", { request })),
+	/**
+	 *  Writes every downlink the filters and sort give (every page) as CSV to `path`, a file the
+	 *  user chose in the save dialog; answers the number of rows.
+	 */
+	exportDownlinksCsv: (request: DownlinkPageRequest_Deserialize, path: string) => typedError<number, CommandError_Serialize>(__TAURI_INVOKE("export_downlinks_csv", { request, path })),
 	/**  Every rule the beta draft breaks, for the form as the user types. */
 	checkBetaDownlink: (draft: BetaDownlinkDraft_Deserialize) => __TAURI_INVOKE<FieldError[]>("check_beta_downlink", { draft }),
 	sendBetaDownlink: (request: SendBetaDownlink_Deserialize) => typedError<BetaDownlinkAnswer, CommandError_Serialize>(__TAURI_INVOKE("send_beta_downlink", { request })),
@@ -157,16 +192,34 @@ export const commands = {
 	fleetCount: (query: DeviceQuery_Deserialize) => typedError<number, CommandError_Serialize>(__TAURI_INVOKE("fleet_count", { query })),
 	/**  A window of the device table. */
 	fleetRows: (query: DeviceQuery_Deserialize, offset: number, limit: number) => typedError<DeviceRow_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("fleet_rows", { query, offset, limit })),
-	/**  Writes the selected rows (or all that match) to `path` as CSV; answers how many. */
+	/**
+	 *  Writes the selected rows (or all that match) to `path` as CSV; answers how many. `path` must
+	 *  come from `pick_save_file` in this run (refused before anything is written otherwise).
+	 */
 	fleetExportCsv: (query: DeviceQuery_Deserialize, selection: Selection | null, path: string) => typedError<number, CommandError_Serialize>(__TAURI_INVOKE("fleet_export_csv", { query, selection, path })),
 	/**  A module's history over the last `hours` (all of it when absent). */
 	fleetHistory: (moduleId: string, hours: number | null) => typedError<HistoryPoint[], CommandError_Serialize>(__TAURI_INVOKE("fleet_history", { moduleId, hours })),
+	/**
+	 *  The starts of a module's rollout waves over the last `hours` (all when absent): marks on
+	 *  the history timeline.
+	 */
+	fleetWaveStarts: (moduleId: string, hours: number | null) => typedError<WaveStart[], CommandError_Serialize>(__TAURI_INVOKE("fleet_wave_starts", { moduleId, hours })),
+	/**
+	 *  The active scope at a glance, for the Home screen: states per status over every module,
+	 *  devices, drift and the most recent failure reasons.
+	 */
+	fleetHealth: () => typedError<FleetHealth_Serialize, CommandError_Serialize>(__TAURI_INVOKE("fleet_health")),
 	/**  What a plan would do: its problems field by field, or its devices per wave. */
-	rolloutPreview: (plan: RolloutPlan_Deserialize) => typedError<PlanPreview, CommandError_Serialize>(__TAURI_INVOKE("rollout_preview", { plan })),
+	rolloutPreview: (plan: RolloutPlan_Deserialize) => typedError<PlanPreview_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_preview", { plan })),
 	/**  Starts a rollout: checks the plan again, saves it, and starts its first wave. */
 	rolloutStart: (plan: RolloutPlan_Deserialize, actingFor: string | null) => typedError<RolloutView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_start", { plan, actingFor })),
 	/**  The rollouts of the active scope, newest first. */
 	rollouts: () => typedError<RolloutView_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("rollouts")),
+	/**
+	 *  Running and paused rollouts of the active scope, for the navigation and the status bar
+	 *  (polled; a scope never opened has none and is not created by asking).
+	 */
+	rolloutCounts: () => typedError<RolloutCounts, CommandError_Serialize>(__TAURI_INVOKE("rollout_counts")),
 	rolloutPause: (id: string, actingFor: string | null) => typedError<RolloutView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_pause", { id, actingFor })),
 	/**  Resumes a paused rollout, with new thresholds if given, and moves it on at once. */
 	rolloutResume: (id: string, successThreshold: number | null, errorThreshold: number | null, actingFor: string | null) => typedError<RolloutView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_resume", { id, successThreshold, errorThreshold, actingFor })),
@@ -515,6 +568,28 @@ export type CancelDownlink_Serialize = {
 	actingFor: string | null,
 };
 
+/**  Downlinks to cancel behind one confirmation, and the customer the user confirmed it for. */
+export type CancelDownlinks = CancelDownlinks_Serialize | CancelDownlinks_Deserialize;
+
+/**  Downlinks to cancel behind one confirmation, and the customer the user confirmed it for. */
+export type CancelDownlinks_Deserialize = {
+	items: CancelItem[],
+	actingFor?: string | null,
+};
+
+/**  Downlinks to cancel behind one confirmation, and the customer the user confirmed it for. */
+export type CancelDownlinks_Serialize = {
+	items: CancelItem[],
+	actingFor: string | null,
+};
+
+/**  One downlink of a bulk cancellation; `forced` also stops one being sent. */
+export type CancelItem = {
+	kind: DownlinkKind,
+	id: string,
+	forced: boolean,
+};
+
 /**  Where a downlink stands for a cancellation (simulator assumption A-29). */
 export type CancelState = 
 /**  Waiting in the queue: cancelled at once. */
@@ -742,6 +817,23 @@ export type DeleteBinding_Serialize = {
 	actingFor: string | null,
 };
 
+/**  Bindings of one kind to delete behind one confirmation, and the customer it was confirmed for. */
+export type DeleteBindings = DeleteBindings_Serialize | DeleteBindings_Deserialize;
+
+/**  Bindings of one kind to delete behind one confirmation, and the customer it was confirmed for. */
+export type DeleteBindings_Deserialize = {
+	kind: BindingKind,
+	ids: string[],
+	actingFor?: string | null,
+};
+
+/**  Bindings of one kind to delete behind one confirmation, and the customer it was confirmed for. */
+export type DeleteBindings_Serialize = {
+	kind: BindingKind,
+	ids: string[],
+	actingFor: string | null,
+};
+
 export type DeletePackage = DeletePackage_Serialize | DeletePackage_Deserialize;
 
 export type DeletePackage_Deserialize = {
@@ -796,6 +888,35 @@ export type DeviceChoice_Serialize =
 /**  A pasted list of device ids in any of the seven forms, separated by commas, spaces or lines. */
 { kind: "list"; text: string };
 
+/**  A device of the listing, as pickers and labels show it. */
+export type DeviceEntry = DeviceEntry_Serialize | DeviceEntry_Deserialize;
+
+/**  A device of the listing, as pickers and labels show it. */
+export type DeviceEntry_Deserialize = {
+	uuid: string,
+	name: string,
+	description?: string | null,
+	barcode?: string | null,
+	deviceSpecificationId: string,
+	/**  Its IMEI (digits), where the listing shows one. */
+	imei?: string | null,
+	/**  Its LoRaWAN DevEUI (16 hex, lower case), where the listing shows one. */
+	devEui?: string | null,
+};
+
+/**  A device of the listing, as pickers and labels show it. */
+export type DeviceEntry_Serialize = {
+	uuid: string,
+	name: string,
+	description: string | null,
+	barcode: string | null,
+	deviceSpecificationId: string,
+	/**  Its IMEI (digits), where the listing shows one. */
+	imei: string | null,
+	/**  Its LoRaWAN DevEUI (16 hex, lower case), where the listing shows one. */
+	devEui: string | null,
+};
+
 /**  A device id as typed, checked: its normalised form and what form it is, or the rule it breaks. */
 export type DeviceIdCheck = DeviceIdCheck_Serialize | DeviceIdCheck_Deserialize;
 
@@ -815,17 +936,57 @@ export type DeviceIdCheck_Serialize = {
 	error: FieldError | null,
 };
 
+/**
+ *  What is known of one device id, for a label: the name and network id of the device the
+ *  listing holds for it (`known`), or only what the id itself says.
+ */
+export type DeviceLabel = DeviceLabel_Serialize | DeviceLabel_Deserialize;
+
+/**
+ *  What is known of one device id, for a label: the name and network id of the device the
+ *  listing holds for it (`known`), or only what the id itself says.
+ */
+export type DeviceLabel_Deserialize = {
+	/**  The id as asked for. */
+	id: string,
+	/**  The service's device listing holds this device. */
+	known: boolean,
+	uuid?: string | null,
+	name?: string | null,
+	description?: string | null,
+	imei?: string | null,
+	devEui?: string | null,
+};
+
+/**
+ *  What is known of one device id, for a label: the name and network id of the device the
+ *  listing holds for it (`known`), or only what the id itself says.
+ */
+export type DeviceLabel_Serialize = {
+	/**  The id as asked for. */
+	id: string,
+	/**  The service's device listing holds this device. */
+	known: boolean,
+	uuid: string | null,
+	name: string | null,
+	description: string | null,
+	imei: string | null,
+	devEui: string | null,
+};
+
 export type DevicePage = DevicePage_Serialize | DevicePage_Deserialize;
 
 /**
- *  A page of the device listing: `search` matches name, description and barcode partially
- *  (case-sensitive, as the service does); `page` counts from 0.
+ *  A page of the device listing: `search` matches name, description, barcode, UUID, IMEI and
+ *  DevEUI partially, ignoring case (the service's own search, used only when its listing is too
+ *  large to hold, is case-sensitive); `page` counts from 0.
  */
 export type DevicePageRequest = DevicePageRequest_Serialize | DevicePageRequest_Deserialize;
 
 /**
- *  A page of the device listing: `search` matches name, description and barcode partially
- *  (case-sensitive, as the service does); `page` counts from 0.
+ *  A page of the device listing: `search` matches name, description, barcode, UUID, IMEI and
+ *  DevEUI partially, ignoring case (the service's own search, used only when its listing is too
+ *  large to hold, is case-sensitive); `page` counts from 0.
  */
 export type DevicePageRequest_Deserialize = {
 	search?: string | null,
@@ -834,8 +995,9 @@ export type DevicePageRequest_Deserialize = {
 };
 
 /**
- *  A page of the device listing: `search` matches name, description and barcode partially
- *  (case-sensitive, as the service does); `page` counts from 0.
+ *  A page of the device listing: `search` matches name, description, barcode, UUID, IMEI and
+ *  DevEUI partially, ignoring case (the service's own search, used only when its listing is too
+ *  large to hold, is case-sensitive); `page` counts from 0.
  */
 export type DevicePageRequest_Serialize = {
 	search: string | null,
@@ -844,23 +1006,33 @@ export type DevicePageRequest_Serialize = {
 };
 
 export type DevicePage_Deserialize = {
-	items: DeviceSummary_Deserialize[],
+	items: DeviceEntry_Deserialize[],
 	/**  The page these are (from 0). */
 	page: number,
 	/**  No page follows. */
 	last: boolean,
 	/**  Devices matching the search in all. */
 	total: number,
+	/**
+	 *  The search was the service's, which matches case-sensitively (the listing was too large
+	 *  to hold here).
+	 */
+	caseSensitive: boolean,
 };
 
 export type DevicePage_Serialize = {
-	items: DeviceSummary_Serialize[],
+	items: DeviceEntry_Serialize[],
 	/**  The page these are (from 0). */
 	page: number,
 	/**  No page follows. */
 	last: boolean,
 	/**  Devices matching the search in all. */
 	total: number,
+	/**
+	 *  The search was the service's, which matches case-sensitively (the listing was too large
+	 *  to hold here).
+	 */
+	caseSensitive: boolean,
 };
 
 /**
@@ -952,25 +1124,14 @@ export type DeviceRow_Serialize = {
 	targetAt: string | null,
 };
 
-/**  A device of the listing, as a picker shows it (the free-form metadata is left out). */
-export type DeviceSummary = DeviceSummary_Serialize | DeviceSummary_Deserialize;
-
-/**  A device of the listing, as a picker shows it (the free-form metadata is left out). */
-export type DeviceSummary_Deserialize = {
-	uuid: string,
-	name: string,
-	description?: string | null,
-	barcode?: string | null,
-	deviceSpecificationId: string,
-};
-
-/**  A device of the listing, as a picker shows it (the free-form metadata is left out). */
-export type DeviceSummary_Serialize = {
-	uuid: string,
-	name: string,
-	description: string | null,
-	barcode: string | null,
-	deviceSpecificationId: string,
+/**
+ *  A target older than what some devices run: the newest version they run, how many run it,
+ *  and how many run any version newer than the target.
+ */
+export type Downgrade = {
+	newest: string,
+	newestDevices: number,
+	devices: number,
 };
 
 /**  One downlink with what the console saw of it, for the detail view and its timeline. */
@@ -1152,7 +1313,7 @@ export type DownlinkView_Serialize = {
 };
 
 /**
- *  A package's file to save at `target` (a path from the save dialog). An existing file there
+ *  A package's file to save at `target` (a path from `pick_save_file` in this run). An existing file there
  *  is replaced once the download is complete; a failed or cancelled one leaves none.
  */
 export type DownloadRequest = {
@@ -1183,6 +1344,16 @@ export type Downloaded_Serialize = {
 	/**  The name the service gave the file, when it sent one. */
 	fileName: string | null,
 	contentType: string | null,
+};
+
+/**  The error threshold over the started waves, as [`advance`] checks it. */
+export type ErrorBudget = {
+	/**  Devices of the started waves. */
+	devices: number,
+	/**  Of those, failed or refused. */
+	failed: number,
+	/**  Failures the threshold allows before it pauses. */
+	tolerated: number,
 };
 
 /**  Stable categories of failure. */
@@ -1231,6 +1402,31 @@ export type FailureGroup_Serialize = {
 	latest: string | null,
 };
 
+/**  Failed states that give the same reason, over every module. */
+export type FailureReason = FailureReason_Serialize | FailureReason_Deserialize;
+
+/**  Failed states that give the same reason, over every module. */
+export type FailureReason_Deserialize = {
+	details: string,
+	count: number,
+	/**  Modules with such a failure. */
+	modules: number,
+	/**  The module with the most of them (where to look first). */
+	moduleId: string,
+	latest?: string | null,
+};
+
+/**  Failed states that give the same reason, over every module. */
+export type FailureReason_Serialize = {
+	details: string,
+	count: number,
+	/**  Modules with such a failure. */
+	modules: number,
+	/**  The module with the most of them (where to look first). */
+	moduleId: string,
+	latest: string | null,
+};
+
 /**
  *  One refused value of a draft (a profile, a set-target operation): the field
  *  (`customers[2].label` for nested ones) and the rule it breaks.
@@ -1267,6 +1463,31 @@ export type FileAttributes_Serialize = {
 	createdBy?: string,
 	modifiedAt?: string,
 	modifiedBy?: string,
+};
+
+/**  What a file dialog shows. */
+export type FileDialog = FileDialog_Serialize | FileDialog_Deserialize;
+
+/**  What a file dialog shows. */
+export type FileDialog_Deserialize = {
+	title: string,
+	/**  For a save dialog: the name proposed. */
+	defaultName?: string | null,
+	filters?: FileFilter[],
+};
+
+/**  What a file dialog shows. */
+export type FileDialog_Serialize = {
+	title: string,
+	/**  For a save dialog: the name proposed. */
+	defaultName: string | null,
+	filters: FileFilter[],
+};
+
+/**  A filter of a file dialog: a label and the extensions it shows (without the dot). */
+export type FileFilter = {
+	name: string,
+	extensions: string[],
 };
 
 /**  A device specification as the firmware API shows it (section 2.3). */
@@ -1375,6 +1596,48 @@ export type FirmwareState_Serialize = {
 	firmwareUpdateStatusModifiedAt?: string,
 };
 
+/**
+ *  The whole scope at a glance (the app's Home): states per update status over every module,
+ *  devices, drift, and the failures grouped by reason.
+ */
+export type FleetHealth = FleetHealth_Serialize | FleetHealth_Deserialize;
+
+/**
+ *  The whole scope at a glance (the app's Home): states per update status over every module,
+ *  devices, drift, and the failures grouped by reason.
+ */
+export type FleetHealth_Deserialize = {
+	/**  Firmware states held (one per device and module). */
+	states: number,
+	/**  Distinct devices. */
+	devices: number,
+	modules: number,
+	/**  States per update status ("none": never had a target), the most first. */
+	byStatus: Count[],
+	/**  States whose current version differs from their target. */
+	drift: number,
+	/**  Failed states grouped by reason over every module, the latest failure first. */
+	failures: FailureReason_Deserialize[],
+};
+
+/**
+ *  The whole scope at a glance (the app's Home): states per update status over every module,
+ *  devices, drift, and the failures grouped by reason.
+ */
+export type FleetHealth_Serialize = {
+	/**  Firmware states held (one per device and module). */
+	states: number,
+	/**  Distinct devices. */
+	devices: number,
+	modules: number,
+	/**  States per update status ("none": never had a target), the most first. */
+	byStatus: Count[],
+	/**  States whose current version differs from their target. */
+	drift: number,
+	/**  Failed states grouped by reason over every module, the latest failure first. */
+	failures: FailureReason_Serialize[],
+};
+
 /**  What the dashboard opens with. */
 export type FleetHome = FleetHome_Serialize | FleetHome_Deserialize;
 
@@ -1423,6 +1686,8 @@ export type FleetStatus_Deserialize = {
 	effectiveIntervalSeconds: number,
 	autoRefresh: boolean,
 	runningRollouts: number,
+	/**  Paused rollouts: they wait for the operator (resume or abort). */
+	pausedRollouts: number,
 	/**
 	 *  Incremental refreshes, or full scans because the service refuses or ignores
 	 *  `modifiedSince` ([`scan`]'s module doc), in plain words too.
@@ -1450,6 +1715,8 @@ export type FleetStatus_Serialize = {
 	effectiveIntervalSeconds: number,
 	autoRefresh: boolean,
 	runningRollouts: number,
+	/**  Paused rollouts: they wait for the operator (resume or abort). */
+	pausedRollouts: number,
 	/**
 	 *  Incremental refreshes, or full scans because the service refuses or ignores
 	 *  `modifiedSince` ([`scan`]'s module doc), in plain words too.
@@ -1458,14 +1725,6 @@ export type FleetStatus_Serialize = {
 };
 
 /**  A hashed local file. */
-/**  What a file dialog shows. */
-export type FileDialog = { title: string, 
-/**  For a save dialog: the name proposed. */
-defaultName: string | null, filters?: FileFilter[] }
-
-/**  A filter of a file dialog: a label and the extensions it shows (without the dot). */
-export type FileFilter = { name: string, extensions: string[] }
-
 export type HashResult = {
 	/**  Lower-case hex. */
 	sha256: string,
@@ -1485,6 +1744,27 @@ export type HistoryPoint = {
 export type InvalidParam = {
 	name: string,
 	reason: string,
+};
+
+/**  What became of one item of a bulk action. */
+export type ItemOutcome = ItemOutcome_Serialize | ItemOutcome_Deserialize;
+
+/**  What became of one item of a bulk action. */
+export type ItemOutcome_Deserialize = {
+	id: string,
+	/**  The service accepted it. */
+	done: boolean,
+	/**  Why not: the service's words (status, title, detail) or the rule the item broke. */
+	error?: string | null,
+};
+
+/**  What became of one item of a bulk action. */
+export type ItemOutcome_Serialize = {
+	id: string,
+	/**  The service accepted it. */
+	done: boolean,
+	/**  Why not: the service's words (status, title, detail) or the rule the item broke. */
+	error: string | null,
 };
 
 export type JobKind = "hash" | "uploadFirmware" | "uploadReleaseNotes" | "downloadFirmware" | "downloadReleaseNotes";
@@ -1813,12 +2093,16 @@ export type PayloadMode =
 
 /**
  *  What a job is doing now. An upload hashes the whole file first (its checksum goes with the
- *  body), then sends it: two phases, each running from 0 to the file's size.
+ *  body), then sends it: two phases, each running from 0 to the file's size; only the second
+ *  when the file was hashed by a job before and has not changed since.
  */
 export type Phase = "hashing" | "uploading" | "downloading";
 
 /**  What a plan would do, before it is started. */
-export type PlanPreview = {
+export type PlanPreview = PlanPreview_Serialize | PlanPreview_Deserialize;
+
+/**  What a plan would do, before it is started. */
+export type PlanPreview_Deserialize = {
 	problems: PlanProblem[],
 	moduleName: string,
 	/**  Devices the rollout would update. */
@@ -1829,6 +2113,34 @@ export type PlanPreview = {
 	updatingElsewhere: number,
 	/**  Devices per wave. */
 	waveSizes: number[],
+	/**  What each wave tolerates before the rollout stops going on (same rules as [`advance`]). */
+	waveBudgets: WaveBudget[],
+	/**  The target is older than what some of the devices to update run. */
+	downgrade?: Downgrade | null,
+	/**
+	 *  The current versions of the chosen devices (those that report one), with how many run
+	 *  each, most first: what the app compares the target with to call it a downgrade (the
+	 *  order of versions is the app's, not the service's, which states none).
+	 */
+	running: RunningVersion[],
+};
+
+/**  What a plan would do, before it is started. */
+export type PlanPreview_Serialize = {
+	problems: PlanProblem[],
+	moduleName: string,
+	/**  Devices the rollout would update. */
+	devices: number,
+	/**  Devices of the choice left out because they already run the version. */
+	alreadyOnVersion: number,
+	/**  Devices of the choice with an update to another version under way (it is replaced). */
+	updatingElsewhere: number,
+	/**  Devices per wave. */
+	waveSizes: number[],
+	/**  What each wave tolerates before the rollout stops going on (same rules as [`advance`]). */
+	waveBudgets: WaveBudget[],
+	/**  The target is older than what some of the devices to update run. */
+	downgrade: Downgrade | null,
 	/**
 	 *  The current versions of the chosen devices (those that report one), with how many run
 	 *  each, most first: what the app compares the target with to call it a downgrade (the
@@ -2038,6 +2350,12 @@ export type ReleaseNotesText_Serialize = {
 	fileName: string | null,
 };
 
+/**  Rollouts of a scope by state: running and paused (what the app shows outside the dashboard). */
+export type RolloutCounts = {
+	running: number,
+	paused: number,
+};
+
 export type RolloutEvent = {
 	at: string,
 	message: string,
@@ -2094,6 +2412,11 @@ export type RolloutView_Deserialize = {
 	devices: DeviceChoice_Deserialize,
 	waves: WaveView[],
 	total: WaveView,
+	/**
+	 *  Failures among the devices of the started waves, and how many the error threshold
+	 *  allows before the rollout pauses.
+	 */
+	errorBudget: ErrorBudget,
 	createdAt: string,
 	updatedAt: string,
 	/**  Newest first, at most 100. */
@@ -2116,6 +2439,11 @@ export type RolloutView_Serialize = {
 	devices: DeviceChoice_Serialize,
 	waves: WaveView[],
 	total: WaveView,
+	/**
+	 *  Failures among the devices of the started waves, and how many the error threshold
+	 *  allows before the rollout pauses.
+	 */
+	errorBudget: ErrorBudget,
 	createdAt: string,
 	updatedAt: string,
 	/**  Newest first, at most 100. */
@@ -2659,6 +2987,11 @@ export type UploadRequest_Deserialize = {
 	/**  By default guessed from the name's extension. */
 	contentType?: string | null,
 	actingFor?: string | null,
+	/**
+	 *  The SHA-256 the user was shown for this file (from `hash_file`): the file is then not
+	 *  hashed again when unchanged since, and refused (field `file`) when its bytes differ.
+	 */
+	sha256?: string | null,
 };
 
 /**
@@ -2673,10 +3006,43 @@ export type UploadRequest_Serialize = {
 	/**  By default guessed from the name's extension. */
 	contentType: string | null,
 	actingFor: string | null,
+	/**
+	 *  The SHA-256 the user was shown for this file (from `hash_file`): the file is then not
+	 *  hashed again when unchanged since, and refused (field `file`) when its bytes differ.
+	 */
+	sha256: string | null,
 };
 
 /**  How the text of a `setProperty` value is read. */
 export type ValueType = "number" | "boolean" | "string";
+
+/**  What one wave of a plan tolerates, by the rules of [`advance`]. */
+export type WaveBudget = {
+	size: number,
+	/**  Devices that must succeed before the next wave starts (the last: before it completes). */
+	needed: number,
+	/**
+	 *  Devices that may fail (or be cancelled or refused) and the wave still goes on:
+	 *  `size - needed`.
+	 */
+	tolerates: number,
+	/**  Devices of the waves up to this one. */
+	startedDevices: number,
+	/**  Failures among those the error threshold allows before the rollout pauses. */
+	failuresBeforePause: number,
+};
+
+/**  The start of a rollout's wave, for marks on the history timeline. */
+export type WaveStart = {
+	/**  When its first target was set (this computer's clock). */
+	at: string,
+	rolloutId: string,
+	version: string,
+	/**  1 for the first wave. */
+	wave: number,
+	/**  Targets set in the wave so far. */
+	devices: number,
+};
 
 /**  One wave's devices by outcome. */
 export type WaveView = {
@@ -2694,6 +3060,11 @@ export type WaveView = {
 	updating: number,
 	/**  Targets the service refused. */
 	refused: number,
+	/**
+	 *  Devices that must succeed before the next wave starts (the last wave: before the
+	 *  rollout completes), at the rollout's success threshold now.
+	 */
+	needed: number,
 };
 
 /* Tauri Specta runtime */

@@ -36,7 +36,9 @@ export type BindingView = b.BindingView_Serialize;
 export type BindingDraft = b.BindingDraft_Deserialize;
 export type BindingPage = b.BindingPage_Serialize;
 export type BindingPageRequest = b.BindingPageRequest_Deserialize;
-export type DeviceSummary = b.DeviceSummary_Serialize;
+export type DeviceSummary = b.DeviceEntry_Serialize;
+export type DeviceLabelInfo = b.DeviceLabel_Serialize;
+export type ItemOutcome = b.ItemOutcome_Serialize;
 export type DevicePage = b.DevicePage_Serialize;
 export type DeviceIdCheck = b.DeviceIdCheck_Serialize;
 export type DownlinkKind = b.DownlinkKind;
@@ -157,10 +159,16 @@ export const ipc = {
     unwrap(commands.updateBinding({ id, draft, actingFor })),
   deleteBinding: (kind: BindingKind, id: string, actingFor: string | null) =>
     unwrap(commands.deleteBinding({ kind, id, actingFor })),
+  deleteBindings: (kind: BindingKind, ids: string[], actingFor: string | null) =>
+    unwrap(commands.deleteBindings({ kind, ids, actingFor })),
+  exportBindingsCsv: (kind: BindingKind, request: BindingPageRequest, path: string) =>
+    unwrap(commands.exportBindingsCsv(kind, request, path)),
   syncLoraBinding: (id: string, actingFor: string | null) => unwrap(commands.syncLoraBinding({ id, actingFor })),
   listDevices: (search: string | null, page: number, pageSize: number) =>
     unwrap(commands.listDevices({ search, page, pageSize })),
   checkDeviceId: (input: string, kind: string | null) => commands.checkDeviceId(input, kind),
+  /** What the service's device list says of each id (name, IMEI/DevEUI, UUID); at most 500. */
+  deviceLabels: (ids: string[]) => unwrap(commands.deviceLabels(ids)),
   downlinkKinds: () => commands.downlinkKinds(),
   previewDownlink: (draft: ActuatorDraft) => commands.previewDownlink(draft),
   previewConnectionDownlink: (draft: ConnectionDraft) => commands.previewConnectionDownlink(draft),
@@ -171,6 +179,8 @@ export const ipc = {
     unwrap(commands.sendConnectionDownlink({ draft, actingFor })),
   cancelDownlink: (kind: DownlinkKind, id: string, forced: boolean, actingFor: string | null) =>
     unwrap(commands.cancelDownlink({ kind, id, forced, actingFor })),
+  cancelDownlinks: (items: b.CancelItem[], actingFor: string | null) => unwrap(commands.cancelDownlinks({ items, actingFor })),
+  exportDownlinksCsv: (request: DownlinkPageRequest, path: string) => unwrap(commands.exportDownlinksCsv(request, path)),
   fleetStatus: () => unwrap(commands.fleetStatus()),
   fleetHome: () => unwrap(commands.fleetHome()),
   fleetScan: (full: boolean) => unwrap(commands.fleetScan(full)),

@@ -35,7 +35,7 @@ pub enum BindingsCommand {
 #[derive(Subcommand)]
 pub enum BindingCommand<C: Args> {
     /// List this kind's bindings: every page, or one with --limit / --cursor.
-    #[command(after_help = "Example:\n  dcs bindings mqtt list --device-id imei:350000000000001 --sort -createdAt")]
+    #[command(after_help = "Examples:\n  dcs bindings mqtt list --device-id imei:350000000000001 --sort -createdAt\n  dcs bindings lora list --csv lora-bindings.csv")]
     List(ListArgs),
     /// One binding.
     #[command(after_help = "Example:\n  dcs bindings lora get 7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d --sync")]
@@ -82,6 +82,10 @@ pub struct ListArgs {
     /// without it they are printed as "***" (a listing ends up in logs and pipelines).
     #[arg(long)]
     reveal_secrets: bool,
+    /// Write every binding the filters give (every page) to this CSV file, each device named
+    /// where the device list knows it. Never with secrets (only whether one is stored).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["cursor", "reveal_secrets"])]
+    csv: Option<std::path::PathBuf>,
 }
 
 #[derive(Args)]
@@ -340,6 +344,26 @@ where
     };
     match command {
         BindingCommand::List(a) => {
+            if let Some(path) = &a.csv {
+                let t = a.time.filter();
+                let rfc = |v: Option<time::OffsetDateTime>| v.and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok());
+                let req = bindings::BindingPageRequest {
+                    next: None,
+                    sort: a.sort.clone(),
+                    client_id: a.client_id_filter.map(|c| c.to_string()),
+                    device_id: a.device_id.clone(),
+                    created_before: rfc(t.created_before),
+                    created_since: rfc(t.created_since),
+                    modified_before: rfc(t.modified_before),
+                    modified_since: rfc(t.modified_since),
+                    binding_type: a.binding_type.clone(),
+                    username: a.username.clone(),
+                    limit: a.page.limit,
+                };
+                let names = crate::downlinks::device_names(ctx).await;
+                let n = bindings::export_csv(&ctx.client, C::Spec::KIND, &req, &names, path).await?;
+                return crate::downlinks::wrote(ctx, n, path);
+            }
             let filter = BindingFilter {
                 client_id: a.client_id_filter,
                 device_id: a.device_id,

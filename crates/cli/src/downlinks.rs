@@ -9,7 +9,9 @@ use dcs_api::downlinks::{
 use dcs_api::model::downlinks::ConnectionDownlinkStatus;
 use dcs_api::model::DeviceId;
 use dcs_api::Raw;
+use dcs_console::downlinks::{self, DownlinkKind, DownlinkPageRequest};
 use serde_json::Value;
+use std::path::PathBuf;
 
 use crate::output::{self, opt, ts};
 use crate::{invalid, json_arg, Ctx, TimeArgs};
@@ -17,7 +19,7 @@ use crate::{invalid, json_arg, Ctx, TimeArgs};
 #[derive(Subcommand)]
 pub enum DownlinksCommand {
     /// List actuator downlinks: every page, or one with --limit / --cursor.
-    #[command(after_help = "Example:\n  dcs downlinks list --q my-ref-42 --sort -createdAt --created-since 2024-05-01T00:00:00Z")]
+    #[command(after_help = "Examples:\n  dcs downlinks list --q my-ref-42 --sort -createdAt --created-since 2024-05-01T00:00:00Z\n  dcs downlinks list --created-since 2024-05-01T00:00:00Z --csv downlinks.csv")]
     List {
         /// Free text: externalReference exactly, networkId and message partially.
         #[arg(long)]
@@ -29,6 +31,10 @@ pub enum DownlinksCommand {
         sort: Option<String>,
         #[command(flatten)]
         page: output::PageArgs,
+        /// Write every downlink the filters give (every page) to this CSV file, each device
+        /// named where the device list knows it.
+        #[arg(long, value_name = "FILE", conflicts_with = "cursor")]
+        csv: Option<PathBuf>,
     },
     /// One actuator downlink.
     #[command(after_help = "Example:\n  dcs downlinks get 5d1c0b6e-...")]
@@ -310,6 +316,10 @@ pub struct ConnectionListArgs {
     sort: Option<String>,
     #[command(flatten)]
     page: output::PageArgs,
+    /// Write every downlink the filters give (every page) to this CSV file, each device named
+    /// where the device list knows it.
+    #[arg(long, value_name = "FILE", conflicts_with = "cursor")]
+    csv: Option<PathBuf>,
 }
 
 /// Fields every connection downlink has.
@@ -508,7 +518,12 @@ impl CreateArgs for DigitalMatterCreateArgs {
 pub async fn run(ctx: &Ctx, command: DownlinksCommand) -> anyhow::Result<()> {
     let dl = ctx.client.downlinks();
     match command {
-        DownlinksCommand::List { q, time, sort, page } => {
+        DownlinksCommand::List { q, time, sort, page, csv } => {
+            if let Some(path) = csv {
+                let req = DownlinkPageRequest { q, sort, limit: page.limit, ..page_request(DownlinkKind::Actuator, &time) };
+                let n = downlinks::export_csv(&ctx.client, &req, &*device_names(ctx).await, &path).await?;
+                return wrote(ctx, n, &path);
+            }
             let filter = DownlinkFilter { q, time: time.filter(), sort, limit: page.limit };
             let listing = output::fetch_list(&ctx.client, &page, "downlinks", dl.page(&filter)).await?;
             output::print_listing(&listing, ctx.json, actuator_table)
@@ -544,6 +559,56 @@ pub async fn run(ctx: &Ctx, command: DownlinksCommand) -> anyhow::Result<()> {
     }
 }
 
+/// The console's request for a list of `kind` with the time filters of the command line.
+fn page_request(kind: DownlinkKind, time: &TimeArgs) -> DownlinkPageRequest {
+    let t = time.filter();
+    let rfc = |v: Option<time::OffsetDateTime>| v.and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok());
+    DownlinkPageRequest {
+        kind,
+        next: None,
+        sort: None,
+        q: None,
+        device_id: None,
+        status: None,
+        created_before: rfc(t.created_before),
+        created_since: rfc(t.created_since),
+        modified_before: rfc(t.modified_before),
+        modified_since: rfc(t.modified_since),
+        limit: None,
+    }
+}
+
+fn downlink_kind(c: ConnectionKind) -> DownlinkKind {
+    match c {
+        ConnectionKind::Http => DownlinkKind::Http,
+        ConnectionKind::Lora => DownlinkKind::Lora,
+        ConnectionKind::Mqtt => DownlinkKind::Mqtt,
+        ConnectionKind::Sms => DownlinkKind::Sms,
+        ConnectionKind::DigitalMatter => DownlinkKind::Digitalmatter,
+    }
+}
+
+/// The device list, for naming devices in a CSV; without it (a key that may not read it, a
+/// service without the beta listing) devices are written by id only, and stderr says so.
+pub async fn device_names(ctx: &Ctx) -> std::sync::Arc<dcs_console::devices::Directory> {
+    match dcs_console::devices::load(&ctx.client).await {
+        Ok(d) => std::sync::Arc::new(d),
+        Err(e) => {
+            eprintln!("dcs: the device list could not be read ({e}); the CSV names devices by id only");
+            Default::default()
+        }
+    }
+}
+
+/// Says where a CSV went and how many rows it has.
+pub fn wrote(ctx: &Ctx, rows: u32, path: &std::path::Path) -> anyhow::Result<()> {
+    if ctx.json {
+        return output::print_json(&serde_json::json!({ "rows": rows, "path": path }));
+    }
+    println!("wrote {rows} rows to {}", path.display());
+    Ok(())
+}
+
 fn cancelled(ctx: &Ctx, id: &str, forced: bool) -> anyhow::Result<()> {
     if ctx.json {
         output::print_json(&serde_json::json!({ "cancelRequested": id, "forced": forced }))
@@ -559,6 +624,17 @@ async fn connection<C: CreateArgs>(ctx: &Ctx, command: ConnectionCommand<C>) -> 
     let api = dl.connection(kind);
     match command {
         ConnectionCommand::List(a) => {
+            if let Some(path) = &a.csv {
+                let req = DownlinkPageRequest {
+                    device_id: a.device_id.clone(),
+                    status: a.status.clone(),
+                    sort: a.sort.clone(),
+                    limit: a.page.limit,
+                    ..page_request(downlink_kind(kind), &a.time)
+                };
+                let n = downlinks::export_csv(&ctx.client, &req, &*device_names(ctx).await, path).await?;
+                return wrote(ctx, n, path);
+            }
             let filter = ConnectionDownlinkFilter {
                 device_id: a.device_id,
                 status: a.status.as_deref().map(ConnectionDownlinkStatus::from),

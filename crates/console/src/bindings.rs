@@ -389,6 +389,73 @@ pub async fn sync_lora(client: &Client, id: Uuid) -> Result<BindingView, Error> 
     Ok(Lora::view(&b))
 }
 
+/// Deletes each binding of `kind` in `ids`, one after the other; each has its outcome (a
+/// refusal does not stop the others).
+pub async fn delete_many(client: &Client, kind: BindingKind, ids: &[Uuid]) -> Result<Vec<crate::bulk::ItemOutcome>, FieldError> {
+    crate::bulk::check_items(ids)?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        out.push(crate::bulk::ItemOutcome::of(id.to_string(), delete(client, kind, *id).await));
+    }
+    Ok(out)
+}
+
+/// The columns of a binding list's CSV: never a secret, only whether one is stored.
+pub const CSV_HEADER: [&str; 16] = [
+    "id", "kind", "deviceId", "deviceName", "imei", "devEui", "applicationServerId", "status", "type", "username",
+    "secretStored", "createdAt", "createdBy", "modifiedAt", "modifiedBy", "deviceDescription",
+];
+
+/// One binding as a CSV row, its device named by `device`. A [`BindingView`] carries no secret.
+pub fn csv_row(b: &BindingView, device: &crate::devices::DeviceLabel) -> Vec<String> {
+    let o = |v: &Option<String>| v.clone().unwrap_or_default();
+    vec![
+        b.id.to_string(),
+        b.kind.to_string(),
+        b.device_id.clone(),
+        o(&device.name),
+        o(&device.imei),
+        o(&device.dev_eui),
+        o(&b.application_server_id),
+        o(&b.status),
+        o(&b.binding_type),
+        o(&b.username),
+        b.has_secret.to_string(),
+        o(&b.created_at),
+        o(&b.created_by),
+        o(&b.modified_at),
+        o(&b.modified_by),
+        o(&device.description),
+    ]
+}
+
+/// Writes every binding of `kind` the request's filters and sort give (every page) to `path` as
+/// CSV, each device named from `names`; answers the number of rows. No secret is written.
+pub async fn export_csv(
+    client: &Client,
+    kind: BindingKind,
+    req: &BindingPageRequest,
+    names: &crate::devices::Directory,
+    path: &std::path::Path,
+) -> Result<u32, Error> {
+    let mut req = BindingPageRequest { next: None, ..req.clone() };
+    let mut file = crate::csv_file::CsvFile::create(path, &CSV_HEADER)?;
+    loop {
+        let page = page(client, kind, &req).await?;
+        for b in &page.items {
+            if file.rows() >= crate::downlinks::MAX_EXPORT_ROWS {
+                return Err(invalid("filters", "match more bindings than one export writes; narrow them"));
+            }
+            file.row(csv_row(b, &names.label(&b.device_id)))?;
+        }
+        match page.next {
+            Some(next) => req.next = Some(next),
+            None => break,
+        }
+    }
+    file.finish()
+}
+
 /// A fresh secret for `kind` that passes its rule, from the operating system's randomness: an
 /// MQTT password or an HTTP shared secret. A LoRa `appKey` is provisioned in the device, so it
 /// is not made up here.

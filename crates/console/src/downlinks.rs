@@ -88,6 +88,18 @@ impl DownlinkKind {
         }
     }
 
+    /// Its name in paths and files: `actuator`, `http`, `lora`, ...
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DownlinkKind::Actuator => "actuator",
+            DownlinkKind::Http => "http",
+            DownlinkKind::Lora => "lora",
+            DownlinkKind::Mqtt => "mqtt",
+            DownlinkKind::Sms => "sms",
+            DownlinkKind::Digitalmatter => "digitalmatter",
+        }
+    }
+
     /// Whether its downlinks carry `retryLimit` (actuator, LoRa and SMS: sections 2.6, 2.7).
     pub fn has_retries(self) -> bool {
         matches!(self, DownlinkKind::Actuator | DownlinkKind::Lora | DownlinkKind::Sms)
@@ -724,7 +736,7 @@ impl ActuatorDraft {
 
     fn effect(&self, body: &Value) -> Vec<String> {
         let m = &body["method"];
-        let device = m["deviceId"].as_str().unwrap_or("the device named in the method");
+        let device = spoken_id(m["deviceId"].as_str().unwrap_or("the device named in the method"));
         let mut out = vec![match self.method.variant {
             MethodVariant::SetProperty => format!("Sets property {} to {} on device {device}.", m["property"], m["value"]),
             MethodVariant::InvokeCommand => {
@@ -884,7 +896,7 @@ impl ConnectionDraft {
     }
 
     fn effect(&self, body: &Value) -> Vec<String> {
-        let device = body["deviceId"].as_str().unwrap_or_default();
+        let device = spoken_id(body["deviceId"].as_str().unwrap_or_default());
         let s = |k: &str| body.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
         let mut out = vec![match self.kind {
             DownlinkKind::Lora => {
@@ -1144,6 +1156,97 @@ pub async fn cancel(client: &Client, kind: DownlinkKind, id: &str, forced: bool)
     }
 }
 
+/// A device id in a sentence: a URN without its optional trailing `:` (section 1), so
+/// "to device urn:dev:imei:…:." does not end in a stray colon.
+pub fn spoken_id(id: &str) -> &str {
+    let t = id.trim();
+    if t.len() > 8 && t[..8].eq_ignore_ascii_case("urn:dev:") {
+        t.strip_suffix(':').unwrap_or(t)
+    } else {
+        t
+    }
+}
+
+/// One downlink of a bulk cancellation; `forced` also stops one being sent.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct CancelItem {
+    pub kind: DownlinkKind,
+    pub id: String,
+    pub forced: bool,
+}
+
+/// Asks for the cancellation of each item, one after the other; each has its outcome (a refusal
+/// does not stop the others).
+pub async fn cancel_many(client: &Client, items: &[CancelItem]) -> Result<Vec<crate::bulk::ItemOutcome>, FieldError> {
+    crate::bulk::check_items(items)?;
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        out.push(crate::bulk::ItemOutcome::of(&item.id, cancel(client, item.kind, &item.id, item.forced).await));
+    }
+    Ok(out)
+}
+
+/// Most rows one CSV export writes.
+pub const MAX_EXPORT_ROWS: u32 = 1_000_000;
+
+/// The columns of a downlink list's CSV.
+pub const CSV_HEADER: [&str; 16] = [
+    "id", "kind", "status", "deviceId", "deviceName", "deviceUuid", "imei", "devEui", "externalReference", "failureReason",
+    "retryCount", "retryLimit", "dryRun", "feedbackTimeout", "createdAt", "modifiedAt",
+];
+
+/// One downlink as a CSV row, its device named by `device`.
+pub fn csv_row(d: &DownlinkView, device: &crate::devices::DeviceLabel) -> Vec<String> {
+    let o = |v: &Option<String>| v.clone().unwrap_or_default();
+    let n = |v: Option<u32>| v.map(|n| n.to_string()).unwrap_or_default();
+    vec![
+        d.id.clone(),
+        d.kind.as_str().to_owned(),
+        d.status.clone(),
+        d.device.clone(),
+        o(&device.name),
+        device.uuid.map(|u| u.to_string()).unwrap_or_default(),
+        o(&device.imei),
+        o(&device.dev_eui),
+        o(&d.external_reference),
+        o(&d.failure_reason),
+        n(d.retry_count),
+        n(d.retry_limit),
+        d.dry_run.map(|b| b.to_string()).unwrap_or_default(),
+        o(&d.feedback_timeout),
+        o(&d.created_at),
+        o(&d.modified_at),
+    ]
+}
+
+/// Writes every downlink the request's filters and sort give (every page) to `path` as CSV,
+/// each device named from `names`; answers the number of rows.
+pub async fn export_csv(
+    client: &Client,
+    req: &DownlinkPageRequest,
+    names: &crate::devices::Directory,
+    path: &std::path::Path,
+) -> Result<u32, Error> {
+    let mut req = DownlinkPageRequest { next: None, ..req.clone() };
+    let mut file = crate::csv_file::CsvFile::create(path, &CSV_HEADER)?;
+    loop {
+        let page = list(client, &req).await?;
+        for d in &page.items {
+            if file.rows() >= MAX_EXPORT_ROWS {
+                return Err(Error::InvalidInput { field: "filters".into(), rule: format!("match more than {MAX_EXPORT_ROWS} downlinks; narrow them") });
+            }
+            file.row(csv_row(d, &names.label(&d.device)))?;
+        }
+        match page.next {
+            Some(next) => req.next = Some(next),
+            None => break,
+        }
+    }
+    file.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1168,6 +1271,20 @@ mod tests {
 
     fn fields(p: &DownlinkPreview) -> Vec<&str> {
         p.errors.iter().map(|e| e.field.as_str()).collect()
+    }
+
+    #[test]
+    fn a_sentence_names_a_urn_without_its_trailing_colon() {
+        assert_eq!(spoken_id("urn:dev:imei:350000000000001:"), "urn:dev:imei:350000000000001");
+        assert_eq!(spoken_id("imei:350000000000001"), "imei:350000000000001");
+        let d = ConnectionDraft {
+            device_id: "urn:dev:deveui:70b3d57ed0000001:".into(),
+            payload_hex: "0a".into(),
+            feedback_timeout: "PT1H".into(),
+            ..Default::default()
+        };
+        let p = d.preview();
+        assert!(p.effect.iter().any(|e| e.ends_with("to device urn:dev:deveui:70b3d57ed0000001.")), "{:?}", p.effect);
     }
 
     #[test]

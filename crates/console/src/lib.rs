@@ -4,6 +4,7 @@
 //! console shows, composes and watches them.
 
 pub mod bindings;
+pub mod bulk;
 pub mod config;
 pub mod csv_file;
 pub mod devices;

@@ -6,6 +6,7 @@
 
 use dcs_api::model::BindingKind;
 use dcs_console::bindings::{self, BindingDraft, BindingPage, BindingPageRequest, BindingView};
+use dcs_console::bulk::ItemOutcome;
 use dcs_console::FieldError;
 use serde::Deserialize;
 use tauri::State;
@@ -132,6 +133,47 @@ pub async fn delete_binding(state: State<'_, AppState>, request: DeleteBinding) 
     bindings::delete(&session.client, request.kind, request.id).await.map_err(|e| session.err(e))?;
     tracing::info!(kind = %request.kind, binding = %request.id, acting = %session.acting.describe(), "binding deleted");
     Ok(())
+}
+
+/// Bindings of one kind to delete behind one confirmation, and the customer it was confirmed for.
+#[derive(Debug, Clone, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteBindings {
+    pub kind: BindingKind,
+    pub ids: Vec<Uuid>,
+    pub acting_for: Option<Uuid>,
+}
+
+/// Deletes each binding (1 to 200), one after the other; answers each one's outcome (a refusal
+/// does not stop the others).
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_bindings(state: State<'_, AppState>, request: DeleteBindings) -> Result<Vec<ItemOutcome>, CommandError> {
+    let session = state.session().await;
+    session.check_acting_for(request.acting_for)?;
+    let outcomes = bindings::delete_many(&session.client, request.kind, &request.ids).await?;
+    let done = outcomes.iter().filter(|o| o.done).count();
+    tracing::info!(kind = %request.kind, asked = outcomes.len(), done, acting = %session.acting.describe(), "bindings deleted");
+    Ok(outcomes)
+}
+
+/// Writes every binding of `kind` the filters and sort give (every page) as CSV to `path`, a
+/// file the user chose in the save dialog; answers the number of rows. No secret is written.
+#[tauri::command]
+#[specta::specta]
+pub async fn export_bindings_csv(
+    state: State<'_, AppState>,
+    picked: State<'_, crate::picked::Picked>,
+    kind: BindingKind,
+    request: BindingPageRequest,
+    path: String,
+) -> Result<u32, CommandError> {
+    let path = picked.check(crate::picked::Use::Write, "path", &path)?;
+    let session = state.session().await;
+    let names = state.devices.get(&session.scope(), &session.client).await.unwrap_or_default();
+    let n = bindings::export_csv(&session.client, kind, &request, &names, &path).await.map_err(|e| session.err(e))?;
+    tracing::info!(rows = n, %kind, acting = %session.acting.describe(), "bindings exported as CSV");
+    Ok(n)
 }
 
 /// Asks the service to fetch a LoRa binding's latest state from the network server (it may

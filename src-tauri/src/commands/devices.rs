@@ -1,7 +1,7 @@
 //! Devices: the beta device listing (section 4.5) for pickers, and device ids checked as typed.
 
 use dcs_api::beta::BetaDeviceQuery;
-use uuid::Uuid;
+use dcs_console::devices::{self, DeviceEntry, DeviceLabel};
 use dcs_console::downlinks::{self, DeviceIdCheck};
 use serde::{Deserialize, Serialize};
 use tauri::State;
@@ -9,8 +9,9 @@ use tauri::State;
 use crate::error::CommandError;
 use crate::state::AppState;
 
-/// A page of the device listing: `search` matches name, description and barcode partially
-/// (case-sensitive, as the service does); `page` counts from 0.
+/// A page of the device listing: `search` matches name, description, barcode, UUID, IMEI and
+/// DevEUI partially, ignoring case (the service's own search, used only when its listing is too
+/// large to hold, is case-sensitive); `page` counts from 0.
 #[derive(Debug, Clone, Default, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
 pub struct DevicePageRequest {
@@ -20,15 +21,7 @@ pub struct DevicePageRequest {
 }
 
 /// A device of the listing, as a picker shows it (the free-form metadata is left out).
-#[derive(Debug, Clone, Serialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct DeviceSummary {
-    pub uuid: Uuid,
-    pub name: String,
-    pub description: Option<String>,
-    pub barcode: Option<String>,
-    pub device_specification_id: Uuid,
-}
+pub type DeviceSummary = DeviceEntry;
 
 #[derive(Debug, Clone, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
@@ -40,17 +33,35 @@ pub struct DevicePage {
     pub last: bool,
     /// Devices matching the search in all.
     pub total: u32,
+    /// The search was the service's, which matches case-sensitively (the listing was too large
+    /// to hold here).
+    pub case_sensitive: bool,
 }
+
+/// Longest search text.
+const MAX_SEARCH: usize = 200;
 
 /// One page of the devices of the active profile and customer, by name.
 #[tauri::command]
 #[specta::specta]
 pub async fn list_devices(state: State<'_, AppState>, request: DevicePageRequest) -> Result<DevicePage, CommandError> {
     let session = state.session().await;
+    let search = request.search.as_deref().map(str::trim).unwrap_or_default().to_owned();
+    if search.chars().count() > MAX_SEARCH || search.chars().any(char::is_control) {
+        return Err(CommandError::invalid("search", format!("must be at most {MAX_SEARCH} characters without control characters")));
+    }
+    let size = request.page_size.unwrap_or(20).clamp(1, 200);
+    let page_no = request.page.unwrap_or(0).min(1_000_000);
+    let dir = state.devices.get(&session.scope(), &session.client).await.map_err(|e| session.err(e))?;
+    if dir.complete {
+        let (items, total) = dir.search(&search, page_no, size);
+        let last = (page_no as u64 + 1) * size as u64 >= total as u64;
+        return Ok(DevicePage { items, page: page_no, last, total, case_sensitive: false });
+    }
     let query = BetaDeviceQuery {
-        current_page: request.page,
-        page_size: request.page_size,
-        search: request.search.filter(|s| !s.is_empty()),
+        current_page: Some(page_no),
+        page_size: Some(size),
+        search: Some(search).filter(|s| !s.is_empty()),
         sort_by: Some("name".into()),
         descending: None,
     };
@@ -62,15 +73,40 @@ pub async fn list_devices(state: State<'_, AppState>, request: DevicePageRequest
         items: page
             .content
             .into_iter()
-            .map(|d| DeviceSummary {
-                uuid: d.uuid,
-                name: d.name,
-                description: d.description,
-                barcode: d.barcode,
-                device_specification_id: d.device_specification_uuid,
+            .map(|d| {
+                let (imei, dev_eui) = devices::network_ids(&d);
+                DeviceEntry {
+                    uuid: d.uuid,
+                    name: d.name,
+                    description: d.description,
+                    barcode: d.barcode,
+                    device_specification_id: d.device_specification_uuid,
+                    imei,
+                    dev_eui,
+                }
             })
             .collect(),
+        case_sensitive: true,
     })
+}
+
+/// What is known of each device id (any form): the name, IMEI or DevEUI and UUID of the device
+/// the service's listing holds for it, else only what the id says (`known` false). At most
+/// 500 ids; the listing is read once per profile and customer and kept a few minutes. When the
+/// listing cannot be read, every id is answered as unknown (the lists then show the ids).
+#[tauri::command]
+#[specta::specta]
+pub async fn device_labels(state: State<'_, AppState>, ids: Vec<String>) -> Result<Vec<DeviceLabel>, CommandError> {
+    devices::check_ids(&ids)?;
+    let session = state.session().await;
+    let dir = match state.devices.get(&session.scope(), &session.client).await {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::warn!(error = %e, "the device listing could not be read; devices are shown by id");
+            std::sync::Arc::new(devices::Directory::default())
+        }
+    };
+    Ok(ids.iter().map(|id| dir.label(id)).collect())
 }
 
 /// Checks a device id as typed: its normalised form and its form's name, or the rule it breaks.

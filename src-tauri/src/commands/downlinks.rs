@@ -2,8 +2,9 @@
 //! the exact request body, sending and cancelling. The work is in `dcs_console::downlinks`; the
 //! statuses seen are kept in Rust memory (`AppState::downlinks`), per profile and customer.
 
+use dcs_console::bulk::ItemOutcome;
 use dcs_console::downlinks::{
-    self, ActuatorDraft, ConnectionDraft, DownlinkDetail, DownlinkKind, DownlinkPage, DownlinkPageRequest, DownlinkPreview,
+    self, ActuatorDraft, CancelItem, ConnectionDraft, DownlinkDetail, DownlinkKind, DownlinkPage, DownlinkPageRequest, DownlinkPreview,
     DownlinkView, KindInfo,
 };
 use serde::Deserialize;
@@ -124,6 +125,45 @@ pub async fn cancel_downlink(state: State<'_, AppState>, request: CancelDownlink
     downlinks::cancel(&session.client, request.kind, &request.id, request.forced).await.map_err(|e| session.err(e))?;
     tracing::info!(downlink = %request.id, kind = ?request.kind, forced = request.forced, acting = %session.acting.describe(), "cancellation asked");
     Ok(())
+}
+
+/// Downlinks to cancel behind one confirmation, and the customer the user confirmed it for.
+#[derive(Debug, Clone, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelDownlinks {
+    pub items: Vec<CancelItem>,
+    pub acting_for: Option<Uuid>,
+}
+
+/// Asks the service to cancel each downlink (1 to 200), one after the other; answers each one's
+/// outcome (a refusal does not stop the others).
+#[tauri::command]
+#[specta::specta]
+pub async fn cancel_downlinks(state: State<'_, AppState>, request: CancelDownlinks) -> Result<Vec<ItemOutcome>, CommandError> {
+    let session = state.session().await;
+    session.check_acting_for(request.acting_for)?;
+    let outcomes = downlinks::cancel_many(&session.client, &request.items).await?;
+    let done = outcomes.iter().filter(|o| o.done).count();
+    tracing::info!(asked = outcomes.len(), done, acting = %session.acting.describe(), "bulk cancellation asked");
+    Ok(outcomes)
+}
+
+/// Writes every downlink the filters and sort give (every page) as CSV to `path`, a file the
+/// user chose in the save dialog; answers the number of rows.
+#[tauri::command]
+#[specta::specta]
+pub async fn export_downlinks_csv(
+    state: State<'_, AppState>,
+    picked: State<'_, crate::picked::Picked>,
+    request: DownlinkPageRequest,
+    path: String,
+) -> Result<u32, CommandError> {
+    let path = picked.check(crate::picked::Use::Write, "path", &path)?;
+    let session = state.session().await;
+    let names = state.devices.get(&session.scope(), &session.client).await.unwrap_or_default();
+    let n = downlinks::export_csv(&session.client, &request, &names, &path).await.map_err(|e| session.err(e))?;
+    tracing::info!(rows = n, kind = ?request.kind, acting = %session.acting.describe(), "downlinks exported as CSV");
+    Ok(n)
 }
 
 fn time_now() -> dcs_api::model::Timestamp {

@@ -2,8 +2,14 @@ import type { ComponentChildren, Ref } from "preact";
 import type { Pager, PagerState } from "../lib/pager";
 import { toggleSort } from "../lib/format";
 import { Empty, ErrorBox, Loading } from "./States";
+import "./DataTable.css";
 
-export type Column = { field: string | null; label: string };
+/**
+ * A column: `field` sorts it (null: not sortable); `label` names it (and keys it); `head`
+ * replaces the label's content (a select-all box); `width` fixes it in a compact table (CSS
+ * length), the others share what is left.
+ */
+export type Column = { field: string | null; label: string; head?: ComponentChildren; width?: string };
 
 /** Sortable column headers: a click sorts ascending, a second descending. */
 export function SortHeader({ columns, sort, onSort }: { columns: Column[]; sort: string | null; onSort: (s: string) => void }) {
@@ -13,8 +19,16 @@ export function SortHeader({ columns, sort, onSort }: { columns: Column[]; sort:
         {columns.map((c) => {
           const active = sort === c.field ? "ascending" : sort === `-${c.field}` ? "descending" : undefined;
           return (
-            <th key={c.label} aria-sort={c.field ? (active ?? "none") : undefined} scope="col">
-              {c.field ? (
+            <th
+              key={c.label}
+              aria-sort={c.field ? (active ?? "none") : undefined}
+              scope="col"
+              style={c.width ? { width: c.width } : undefined}
+              title={c.head ? undefined : c.label || undefined}
+            >
+              {c.head ? (
+                c.head
+              ) : c.field ? (
                 <button type="button" class="th-button" onClick={() => onSort(toggleSort(sort, c.field!))}>
                   {c.label}
                   <span class="sort-mark" aria-hidden="true">
@@ -43,6 +57,7 @@ export function PagedTable<T>({
   sort,
   onSort,
   testid,
+  compact = false,
   children,
 }: {
   state: PagerState<T>;
@@ -54,6 +69,11 @@ export function PagedTable<T>({
   sort: string | null;
   onSort: (s: string) => void;
   testid: string;
+  /**
+   * One line per row: cells never wrap (a long value ends in an ellipsis and its cell's title
+   * holds it whole), tighter padding, columns as wide as their `width`.
+   */
+  compact?: boolean;
   children: ComponentChildren;
 }) {
   return (
@@ -65,7 +85,7 @@ export function PagedTable<T>({
       )}
       {state.items.length > 0 && (
         <div class="table-wrap">
-          <table class="table" data-testid={testid}>
+          <table class={compact ? "table table-compact" : "table"} data-testid={testid}>
             <SortHeader columns={columns} sort={sort} onSort={onSort} />
             <tbody>
               {children}

@@ -1,5 +1,6 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { errorMessage, ipc, type DeviceIdCheck, type DeviceSummary } from "../ipc";
+import { networkText } from "../lib/deviceLabels";
 import { useLayer } from "../lib/layers";
 import { Field } from "./Field";
 import "./DevicePicker.css";
@@ -7,8 +8,9 @@ import "./DevicePicker.css";
 const PAGE_SIZE = 8;
 
 /**
- * A device, picked from the device list (searched by name, description or barcode, as the
- * service matches them: case-sensitive) or pasted in any of the id forms. What is typed is
+ * A device, picked from the device list (searched by name, description, barcode, IMEI or
+ * DevEUI, ignoring case; paged, more on scroll; arrow keys move through it) or pasted in any of
+ * the id forms. What is typed is
  * checked in Rust as typed (`check_device_id`): the field shows the id's form and normalised
  * spelling, or the rule it breaks. `error` (from the form's own check) wins over that.
  *
@@ -123,48 +125,83 @@ export function DevicePicker({
   );
 }
 
-/** The device list: a search box, a page of devices at a time, and "More devices". */
+/** The device list: a search box, a page of devices at a time, more on scroll or "More devices". */
 function DeviceList({ testid, onPick }: { testid: string; onPick: (d: DeviceSummary) => void }) {
   const [search, setSearch] = useState("");
   const [items, setItems] = useState<DeviceSummary[]>([]);
   const [page, setPage] = useState(0);
   const [last, setLast] = useState(true);
   const [total, setTotal] = useState<number | null>(null);
+  const [caseSensitive, setCaseSensitive] = useState(false);
   const [loading, setLoading] = useState(false);
   const [failure, setFailure] = useState<string | null>(null);
+  const generation = useRef(0);
+  const list = useRef<HTMLUListElement>(null);
+  const end = useRef<HTMLLIElement>(null);
+  const box = useRef<HTMLInputElement>(null);
 
-  const load = async (text: string, p: number, live: () => boolean) => {
+  const load = async (text: string, p: number) => {
+    const gen = p === 0 ? ++generation.current : generation.current;
     setLoading(true);
     setFailure(null);
     try {
       const r = await ipc.listDevices(text === "" ? null : text, p, PAGE_SIZE);
-      if (!live()) return;
-      setItems((old) => (p === 0 ? r.items : [...old, ...r.items]));
+      if (gen !== generation.current) return;
+      setItems((old) => (p === 0 ? r.items : [...old, ...r.items.filter((d) => !old.some((o) => o.uuid === d.uuid))]));
       setPage(r.page);
       setLast(r.last);
       setTotal(r.total);
+      setCaseSensitive(r.caseSensitive);
     } catch (e) {
-      if (live()) setFailure(errorMessage(e));
+      if (gen === generation.current) setFailure(errorMessage(e));
     } finally {
-      if (live()) setLoading(false);
+      if (gen === generation.current) setLoading(false);
     }
+  };
+  const more = () => {
+    if (!last && !loading) void load(search, page + 1);
   };
 
   // Search as the user types, a moment after the last key.
   useEffect(() => {
-    let live = true;
-    const t = setTimeout(() => load(search, 0, () => live), 250);
-    return () => {
-      live = false;
-      clearTimeout(t);
-    };
+    const t = setTimeout(() => load(search, 0), 250);
+    return () => clearTimeout(t);
   }, [search]);
+  useEffect(() => box.current?.focus(), []);
+  // The next page comes when the end of the list scrolls into view.
+  useEffect(() => {
+    const el = end.current;
+    if (!el || last) return;
+    const io = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && more(), { root: list.current });
+    io.observe(el);
+    return () => io.disconnect();
+  }, [items.length, last, loading, search]);
+
+  const options = () => [...(list.current?.querySelectorAll<HTMLButtonElement>(".picker-option") ?? [])];
+  /** Arrow keys move between the search box and the options; past the last one, more load. */
+  const onKey = (e: KeyboardEvent) => {
+    const all = options();
+    const at = all.indexOf(document.activeElement as HTMLButtonElement);
+    const go = (i: number) => {
+      e.preventDefault();
+      if (i < 0) box.current?.focus();
+      else all[Math.min(i, all.length - 1)]?.focus();
+    };
+    if (e.key === "ArrowDown") {
+      if (at === all.length - 1) more();
+      go(at + 1);
+    } else if (e.key === "ArrowUp") go(at - 1);
+    else if (e.key === "Home" && at >= 0) go(0);
+    else if (e.key === "End" && at >= 0) go(all.length - 1);
+  };
 
   return (
-    <div class="picker-list" role="group" aria-label="Devices">
+    <div class="picker-list" role="group" aria-label="Devices" onKeyDown={onKey}>
       <input
+        ref={box}
         type="search"
-        placeholder="Search name, description or barcode (case-sensitive)"
+        placeholder={`Search name, description, barcode, IMEI or DevEUI${caseSensitive ? " (case-sensitive)" : ""}`}
+        aria-label="Search devices"
         value={search}
         data-testid={`${testid}-search`}
         onInput={(e) => setSearch(e.currentTarget.value)}
@@ -174,29 +211,37 @@ function DeviceList({ testid, onPick }: { testid: string; onPick: (d: DeviceSumm
           {failure}
         </p>
       )}
-      <ul>
-        {items.map((d) => (
-          <li key={d.uuid}>
-            <button type="button" class="picker-option" data-testid={`${testid}-option`} data-uuid={d.uuid} onClick={() => onPick(d)}>
-              <strong>{d.name}</strong>
-              <span class="muted">{d.description}</span>
-              <code class="muted">{d.uuid}</code>
-            </button>
-          </li>
-        ))}
+      <ul ref={list} data-testid={`${testid}-options`}>
+        {items.map((d) => {
+          const net = networkText(d);
+          return (
+            <li key={d.uuid}>
+              <button
+                type="button"
+                class="picker-option"
+                data-testid={`${testid}-option`}
+                data-uuid={d.uuid}
+                title={`${d.name}${net ? ` · ${net}` : ""}\nUUID ${d.uuid}`}
+                onClick={() => onPick(d)}
+              >
+                <strong>{d.name}</strong>
+                <span class="muted">{d.description}</span>
+                <span class="picker-ids muted">
+                  {net && <span>{net}</span>}
+                  <code>{d.uuid}</code>
+                </span>
+              </button>
+            </li>
+          );
+        })}
+        {!last && <li ref={end} class="picker-end" aria-hidden="true" />}
       </ul>
       <div class="picker-foot">
-        <span class="muted">
+        <span class="muted" data-testid={`${testid}-count`}>
           {loading ? "Loading…" : total === null ? "" : `${items.length} of ${total} device${total === 1 ? "" : "s"}`}
         </span>
         {!last && (
-          <button
-            type="button"
-            class="button button-small"
-            disabled={loading}
-            data-testid={`${testid}-more`}
-            onClick={() => load(search, page + 1, () => true)}
-          >
+          <button type="button" class="button button-small" disabled={loading} data-testid={`${testid}-more`} onClick={more}>
             More devices
           </button>
         )}

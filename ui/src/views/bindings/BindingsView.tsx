@@ -1,12 +1,18 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
+import { BulkResult } from "../../components/BulkResult";
 import { useConfirm } from "../../components/Confirm";
+import { DeviceLabel, knownLabel as label } from "../../components/DeviceLabel";
 import { FilterSelect, FilterText } from "../../components/FilterText";
 import { errorMessage, ipc, type BindingKind, type BindingView } from "../../ipc";
 import { NoticeRow, type Notice } from "../../components/States";
+import { TimeFilters } from "../../components/TimeFilters";
+import { bulkReport, stillShown, toggled, toggledAll, type BulkReport } from "../../lib/bulk";
+import { deviceText } from "../../lib/deviceLabels";
+import { actingLabel } from "../../lib/forms";
 import { useSession } from "../../session";
 import { BindingEditor } from "./BindingEditor";
 import { BindingsTable } from "./BindingsTable";
-import { hasFilters, HTTP_TYPES, kindInfo, KINDS, NO_FILTERS, type BindingFilters } from "./kinds";
+import { hasFilters, HTTP_TYPES, kindInfo, KINDS, NO_FILTERS, pageRequest, type BindingFilters } from "./kinds";
 
 
 /**
@@ -25,8 +31,16 @@ export function BindingsView() {
   const [reloadKey, setReloadKey] = useState(0);
   const [syncing, setSyncing] = useState<string | null>(null);
   const [confirmElement, confirm] = useConfirm();
+  const [sort, setSort] = useState<string | null>("-createdAt");
+  const [items, setItems] = useState<BindingView[]>([]);
+  const [picked, setPicked] = useState<Set<string>>(new Set());
+  const [bulk, setBulk] = useState<BulkReport | null>(null);
+  const [busy, setBusy] = useState<"deleting" | "exporting" | null>(null);
   const k = kindInfo(kind);
-  const timeFiltered = !!(filters.createdSince || filters.createdBefore || filters.modifiedSince || filters.modifiedBefore);
+  // A binding no longer shown (filtered out, or deleted) is no longer picked.
+  useEffect(() => setPicked((p) => stillShown(p, items.map((b) => b.id))), [items]);
+  const byId = new Map(items.map((b) => [b.id, b]));
+  const pickedItems = [...picked].map((id) => byId.get(id)).filter((b): b is BindingView => !!b);
 
   const apply = (field: keyof BindingFilters, v: string) => setFilters((f) => ({ ...f, [field]: v }));
   const clear = () => {
@@ -41,7 +55,7 @@ export function BindingsView() {
       body: (
         <>
           <p>
-            The {k.label} binding of device <code>{b.deviceId}</code>
+            The {k.label} binding of device <DeviceLabel id={b.deviceId} inline copy={false} />
             {b.username ? (
               <>
                 {" "}
@@ -63,7 +77,7 @@ export function BindingsView() {
     if (!ok) return;
     try {
       await ipc.deleteBinding(kind, b.id, info.acting?.id ?? null);
-      setNotice({ kind: "ok", text: `Deleted the ${k.label} binding of device ${b.deviceId}.` });
+      setNotice({ kind: "ok", text: `Deleted the ${k.label} binding of device ${deviceText(b.deviceId, label(b.deviceId))}.` });
       setReloadKey((r) => r + 1);
     } catch (e) {
       setNotice({ kind: "error", text: `The binding was not deleted: ${errorMessage(e)}` });
@@ -76,7 +90,7 @@ export function BindingsView() {
       title: "Sync from the network server?",
       body: (
         <p>
-          The service fetches the latest state of device <code>{b.deviceId}</code> from the LoRaWAN network server into
+          The service fetches the latest state of device <DeviceLabel id={b.deviceId} inline copy={false} /> from the LoRaWAN network server into
           its binding (now <strong>{b.status}</strong>): a device that has joined becomes ACTIVE.
         </p>
       ),
@@ -89,8 +103,8 @@ export function BindingsView() {
       const synced = await ipc.syncLoraBinding(b.id, info.acting?.id ?? null);
       const text =
         synced.status === b.status
-          ? `Synced device ${b.deviceId}: still ${synced.status}${synced.status === "INVENTORY" ? " (it has not joined the network yet)" : ""}.`
-          : `Synced device ${b.deviceId}: ${b.status} → ${synced.status}.`;
+          ? `Synced device ${deviceText(b.deviceId, label(b.deviceId))}: still ${synced.status}${synced.status === "INVENTORY" ? " (it has not joined the network yet)" : ""}.`
+          : `Synced device ${deviceText(b.deviceId, label(b.deviceId))}: ${b.status} → ${synced.status}.`;
       setNotice({ kind: "ok", text });
       setReloadKey((r) => r + 1);
     } catch (e) {
@@ -100,8 +114,77 @@ export function BindingsView() {
     }
   };
 
+  /** One confirmation for every picked binding; each one's outcome afterwards. */
+  const removePicked = async () => {
+    if (!info || pickedItems.length === 0) return;
+    const chosen = pickedItems;
+    const n = chosen.length;
+    const ok = await confirm({
+      title: `Delete ${n} ${k.label} binding${n === 1 ? "" : "s"} for ${actingLabel(info.acting)}?`,
+      body: (
+        <>
+          <p data-testid="bulk-delete-summary">
+            <strong>
+              {n} {k.label} binding{n === 1 ? "" : "s"}
+            </strong>{" "}
+            {n === 1 ? "is" : "are"} deleted with {n === 1 ? "its" : "their"} {k.secretLabel.toLowerCase()}
+            {n === 1 ? "" : "s"}. This cannot be undone.
+          </p>
+          <ul class="bulk-list" data-testid="bulk-delete-list">
+            {chosen.map((b) => (
+              <li key={b.id} data-testid="bulk-delete-item" data-id={b.id}>
+                <DeviceLabel id={b.deviceId} copy={false} />
+                {b.username && <code class="muted">{b.username}</code>}
+                {b.status && <span class="muted">{b.status}</span>}
+              </li>
+            ))}
+          </ul>
+          <p class="status-error" data-testid="delete-disruptive">
+            <strong>Disruptive:</strong> {n === 1 ? "the device" : "these devices"} can no longer reach the platform through the{" "}
+            {k.label} connector until bound again. Each is deleted on its own; one refused does not stop the others.
+          </p>
+        </>
+      ),
+      confirmLabel: `Delete ${n} binding${n === 1 ? "" : "s"}`,
+      danger: true,
+      acting: { profile: info.profile, customer: info.acting },
+    });
+    if (!ok) return;
+    setBusy("deleting");
+    setNotice(null);
+    try {
+      const outcomes = await ipc.deleteBindings(kind, chosen.map((b) => b.id), info.acting?.id ?? null);
+      setBulk(bulkReport(outcomes, "Deleted", `${k.label} binding`));
+      setPicked(new Set(outcomes.filter((o) => !o.done).map((o) => o.id)));
+      setReloadKey((r) => r + 1);
+    } catch (e) {
+      setNotice({ kind: "error", text: `Nothing was deleted: ${errorMessage(e)}` });
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  /** Every binding the filters show (all pages), as CSV without secrets, to a file chosen in the save dialog. */
+  const exportCsv = async () => {
+    const path = await ipc.pickSaveFile({
+      title: `Export the ${k.label} bindings as CSV`,
+      defaultName: `${kind}-bindings.csv`,
+      filters: [{ name: "CSV", extensions: ["csv"] }],
+    });
+    if (!path) return;
+    setBusy("exporting");
+    try {
+      const rows = await ipc.exportBindingsCsv(kind, pageRequest(kind, filters, sort, null), path);
+      setNotice({ kind: "ok", text: `Exported ${rows} ${k.label} binding${rows === 1 ? "" : "s"} to ${path} (no secrets).` });
+    } catch (e) {
+      setNotice({ kind: "error", text: `The export failed: ${errorMessage(e)}` });
+    } finally {
+      setBusy(null);
+    }
+  };
+
   return (
-    <section class="view" aria-labelledby="bindings-title">
+    <section class="view view-dense" aria-labelledby="bindings-title">
       {confirmElement}
       <div class="view-head">
         <h1 id="bindings-title">Bindings</h1>
@@ -109,6 +192,9 @@ export function BindingsView() {
           {count}
         </span>
         <span class="spacer" />
+        <button type="button" class="button" onClick={exportCsv} disabled={busy !== null} data-testid="export-bindings">
+          {busy === "exporting" ? "Exporting…" : "Export CSV…"}
+        </button>
         <button type="button" class="button button-primary" onClick={() => setEditing({ binding: null })} data-testid="new-binding">
           New {k.label} binding…
         </button>
@@ -128,6 +214,8 @@ export function BindingsView() {
               setKind(t.id);
               setFilters(NO_FILTERS);
               setNotice(null);
+              setBulk(null);
+              setPicked(new Set());
             }}
           >
             {t.label}
@@ -135,7 +223,7 @@ export function BindingsView() {
         ))}
       </div>
 
-      <div class="filters" data-testid="binding-filters" key={`${kind}|${filterGen}`}>
+      <div class="filters list-toolbar" data-testid="binding-filters" key={`${kind}|${filterGen}`}>
         <FilterText idPrefix="bindings" label="Device" name="deviceId" value={filters.deviceId} onApply={apply} placeholder="any id form" />
         <FilterText idPrefix="bindings" label="Owner (client id)" name="clientId" value={filters.clientId} onApply={apply} placeholder="any" />
         {kind === "http" && (
@@ -144,15 +232,7 @@ export function BindingsView() {
         {kind === "mqtt" && (
           <FilterText idPrefix="bindings" label="Username (exact)" name="username" value={filters.username} onApply={apply} placeholder="urn:dev:imei:…:" />
         )}
-        <details class="time-filters" open={timeFiltered} data-testid="time-filters">
-          <summary>{timeFiltered ? "Time filters (on)" : "Time filters"}</summary>
-          <div class="filters">
-            <FilterText idPrefix="bindings" label="Created since (UTC)" name="createdSince" type="datetime-local" value={filters.createdSince} onApply={apply} />
-            <FilterText idPrefix="bindings" label="Created before (UTC)" name="createdBefore" type="datetime-local" value={filters.createdBefore} onApply={apply} />
-            <FilterText idPrefix="bindings" label="Modified since (UTC)" name="modifiedSince" type="datetime-local" value={filters.modifiedSince} onApply={apply} />
-            <FilterText idPrefix="bindings" label="Modified before (UTC)" name="modifiedBefore" type="datetime-local" value={filters.modifiedBefore} onApply={apply} />
-          </div>
-        </details>
+        <TimeFilters idPrefix="bindings" value={filters} onApply={apply} />
         {hasFilters(filters) && (
           <button type="button" class="button button-quiet" onClick={clear} data-testid="clear-filters">
             Clear filters
@@ -160,7 +240,26 @@ export function BindingsView() {
         )}
       </div>
 
+      {picked.size > 0 && (
+        <div class="bulk-bar" data-testid="bindings-bulk-bar">
+          <strong>{picked.size} picked</strong>
+          <button type="button" class="button button-small button-danger" disabled={busy !== null} onClick={removePicked} data-testid="bulk-delete">
+            {busy === "deleting" ? "Deleting…" : `Delete ${picked.size}…`}
+          </button>
+          <button type="button" class="button button-small button-quiet" onClick={() => setPicked(new Set())}>
+            Clear the picks
+          </button>
+        </div>
+      )}
       {notice && <NoticeRow notice={notice} onDismiss={() => setNotice(null)} testid="bindings-notice" />}
+      {bulk && (
+        <BulkResult
+          report={bulk}
+          name={(id) => (byId.get(id) ? <DeviceLabel id={byId.get(id)!.deviceId} inline copy={false} /> : <code>{id}</code>)}
+          onDismiss={() => setBulk(null)}
+          testid="bindings-bulk-result"
+        />
+      )}
       {editing && (
         <BindingEditor
           kind={kind}
@@ -170,8 +269,8 @@ export function BindingsView() {
             setNotice({
               kind: "ok",
               text: created
-                ? `Created the ${k.label} binding of device ${b.deviceId}.`
-                : `Saved the ${k.label} binding of device ${b.deviceId}${b.status ? ` (status ${b.status})` : ""}.`,
+                ? `Created the ${k.label} binding of device ${deviceText(b.deviceId, label(b.deviceId))}.`
+                : `Saved the ${k.label} binding of device ${deviceText(b.deviceId, label(b.deviceId))}${b.status ? ` (status ${b.status})` : ""}.`,
             });
             setEditing(null);
             setReloadKey((r) => r + 1);
@@ -183,6 +282,13 @@ export function BindingsView() {
         key={kind}
         kind={kind}
         filters={filters}
+        sort={sort}
+        onSort={setSort}
+        picked={picked}
+        onPick={(ids, on) =>
+          setPicked((p) => (ids === null ? toggledAll(p, items.map((b) => b.id)) : ids.reduce((acc, id) => toggled(acc, id, on), p)))
+        }
+        onItems={setItems}
         reloadKey={reloadKey}
         onCount={setCount}
         onEdit={(b) => setEditing({ binding: b })}

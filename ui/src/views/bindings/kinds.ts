@@ -2,6 +2,7 @@
 // will do to a device. No validation rule lives here: the editor asks Rust (check_binding).
 
 import type { BindingDraft, BindingKind, BindingPageRequest, BindingView } from "../../ipc";
+import { serviceTime } from "../../lib/timeWindow";
 
 export type KindInfo = {
   id: BindingKind;
@@ -61,10 +62,10 @@ export function pageRequest(kind: BindingKind, f: BindingFilters, sort: string |
     sort,
     clientId: orNull(f.clientId),
     deviceId: orNull(f.deviceId),
-    createdBefore: orNull(f.createdBefore),
-    createdSince: orNull(f.createdSince),
-    modifiedBefore: orNull(f.modifiedBefore),
-    modifiedSince: orNull(f.modifiedSince),
+    createdBefore: serviceTime(f.createdBefore),
+    createdSince: serviceTime(f.createdSince),
+    modifiedBefore: serviceTime(f.modifiedBefore),
+    modifiedSince: serviceTime(f.modifiedSince),
     type: kind === "http" ? orNull(f.type) : null,
     username: kind === "mqtt" ? orNull(f.username) : null,
     limit: null,

@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { DeviceLabel } from "../../components/DeviceLabel";
 import { useConfirm } from "../../components/Confirm";
 import { DevicePicker } from "../../components/DevicePicker";
 import { Modal, ModalCancel } from "../../components/Modal";
@@ -92,7 +93,10 @@ export function ConnectionComposer({
         <>
           {real && (
             <p class="warning-box" data-testid="confirm-disrupt">
-              <strong>This can disrupt device {draft.deviceId.trim()}.</strong> The payload bypasses the encoder and
+              <strong>
+                This can disrupt device <DeviceLabel id={draft.deviceId.trim()} inline copy={false} />.
+              </strong>{" "}
+              The payload bypasses the encoder and
               reaches the device exactly as written; a wrong one can, for example, disable its communication.
             </p>
           )}

@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import { DeviceLabel } from "../../components/DeviceLabel";
 import { Modal } from "../../components/Modal";
 import { ErrorBox, Loading } from "../../components/States";
 import { ipc, type DownlinkDetail, type DownlinkKind, type DownlinkView } from "../../ipc";
@@ -100,8 +101,8 @@ export function DownlinkDetailDialog({
                 <code>{v.id}</code>
               </dd>
               <dt>Device</dt>
-              <dd>
-                <code>{v.device}</code>
+              <dd data-testid="detail-device">
+                <DeviceLabel id={v.device} />
               </dd>
               {v.externalReference && (
                 <>

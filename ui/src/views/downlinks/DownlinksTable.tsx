@@ -1,51 +1,40 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect } from "preact/hooks";
 import { countLabel, PagedTable, type Column } from "../../components/DataTable";
+import { DeviceLabel } from "../../components/DeviceLabel";
+import { Time } from "../../components/Time";
 import { ipc, type DownlinkView, type KindInfo } from "../../ipc";
-import { formatTimestamp } from "../../lib/format";
 import { usePagedList } from "../../lib/usePagedList";
 import { StatusBadge } from "./parts";
+import { listRequest, type DownlinkFilters } from "./request";
 import { LIST_REFRESH_MS, refreshPlan, retriesLabel, retriesShort } from "./timing";
 
-/** Filters as applied (text as typed; Rust reads and checks them). */
-export type DownlinkFilters = {
-  q: string;
-  deviceId: string;
-  status: string;
-  createdBefore: string;
-  createdSince: string;
-  modifiedBefore: string;
-  modifiedSince: string;
-};
-
-export const NO_FILTERS: DownlinkFilters = {
-  q: "",
-  deviceId: "",
-  status: "",
-  createdBefore: "",
-  createdSince: "",
-  modifiedBefore: "",
-  modifiedSince: "",
-};
-
-const orNull = (s: string) => (s.trim() === "" ? null : s);
+export { NO_FILTERS, type DownlinkFilters } from "./request";
 
 /**
  * One kind's downlinks, newest first, sortable by the fields the client sorts by, a page at a
- * time. While any downlink shown is still in progress the pages shown are fetched again every
- * few seconds (and the indicator says so); it stops once all are final.
+ * time, one line per row. While any downlink shown is still in progress the pages shown are
+ * fetched again every few seconds (and the indicator says so); it stops once all are final.
+ * Downlinks in progress can be picked for a cancellation of several at once.
  */
 export function DownlinksTable({
   kind,
   filters,
+  sort,
+  onSort,
   reloadKey,
   refreshKey,
   onOpen,
   onCancel,
   onCount,
   onFilterError,
+  picked,
+  onPick,
+  onItems,
 }: {
   kind: KindInfo;
   filters: DownlinkFilters;
+  sort: string | null;
+  onSort: (s: string) => void;
   reloadKey: number;
   /** Changes when the list should be fetched again in place (e.g. after a cancellation). */
   refreshKey: number;
@@ -54,25 +43,17 @@ export function DownlinksTable({
   onCount: (label: string) => void;
   /** The filter the last failure concerns, if it concerns one. */
   onFilterError: (field: string | null) => void;
+  picked: ReadonlySet<string>;
+  /** Picks or unpicks downlinks (by id); `null` toggles every pickable one shown. */
+  onPick: (ids: string[] | null, on: boolean) => void;
+  /** The downlinks shown, whenever they change, and whether the list has loaded. */
+  onItems: (items: DownlinkView[], ready: boolean) => void;
 }) {
-  const [sort, setSort] = useState<string | null>("-createdAt");
   const actuator = kind.kind === "actuator";
   const { pager, state, sentinel } = usePagedList<DownlinkView>(
     async (next) => {
       try {
-        const page = await ipc.listDownlinks({
-          kind: kind.kind,
-          next,
-          sort,
-          q: actuator ? orNull(filters.q) : null,
-          deviceId: actuator ? null : orNull(filters.deviceId),
-          status: actuator ? null : orNull(filters.status),
-          createdBefore: orNull(filters.createdBefore),
-          createdSince: orNull(filters.createdSince),
-          modifiedBefore: orNull(filters.modifiedBefore),
-          modifiedSince: orNull(filters.modifiedSince),
-          limit: null,
-        });
+        const page = await ipc.listDownlinks(listRequest(kind, filters, sort, next));
         onFilterError(null);
         return page;
       } catch (e) {
@@ -86,6 +67,7 @@ export function DownlinksTable({
 
   const count = countLabel(state, `${kind.label} downlink`);
   useEffect(() => onCount(count), [count]);
+  useEffect(() => onItems(state.items, state.status === "ready"), [state.items, state.status]);
 
   const plan = refreshPlan(state.items, state.status === "ready");
   useEffect(() => {
@@ -97,59 +79,89 @@ export function DownlinksTable({
     if (refreshKey > 0) pager.refresh();
   }, [refreshKey]);
 
+  const pickable = state.items.filter((d) => !d.isFinal);
+  const allPicked = pickable.length > 0 && pickable.every((d) => picked.has(d.id));
   const sortable = (f: string) => (kind.sortFields.includes(f) ? f : null);
   const columns: Column[] = [
-    { field: sortable("status"), label: "Status" },
+    {
+      field: null,
+      label: "Pick",
+      width: "30px",
+      head: (
+        <input
+          type="checkbox"
+          aria-label="Pick every downlink in progress shown"
+          title="Pick every downlink in progress shown"
+          checked={allPicked}
+          disabled={pickable.length === 0}
+          data-testid="pick-all-downlinks"
+          onChange={() => onPick(null, !allPicked)}
+        />
+      ),
+    },
+    { field: sortable("status"), label: "Status", width: "150px" },
     { field: sortable(actuator ? "networkId" : "deviceId"), label: "Device" },
-    actuator ? { field: sortable("externalReference"), label: "Reference" } : { field: null, label: "Failure reason" },
-    { field: null, label: "Retries" },
-    { field: sortable("createdAt"), label: "Created (UTC)" },
-    { field: sortable("modifiedAt"), label: "Modified (UTC)" },
-    { field: null, label: "" },
+    actuator ? { field: sortable("externalReference"), label: "Reference", width: "16%" } : { field: null, label: "Failure reason", width: "24%" },
+    ...(kind.retries ? [{ field: null, label: "Retries", width: "62px" }] : []),
+    { field: sortable("createdAt"), label: "Created", width: "136px" },
+    { field: sortable("modifiedAt"), label: "Modified", width: "136px" },
+    { field: null, label: "", width: "132px" },
   ];
 
   return (
     <>
-      <div class="live-row">
-        {plan.text && (
-          <span class={plan.active ? "live live-on" : "live"} data-testid="auto-refresh" data-active={plan.active ? "true" : "false"}>
-            <span class="live-dot" aria-hidden="true" />
-            {plan.text}
-          </span>
-        )}
-      </div>
       <PagedTable
-        {...{ state, pager, sentinel, sort }}
-        onSort={setSort}
+        {...{ state, pager, sentinel, sort, onSort }}
         what={`${kind.label} downlinks`}
         emptyText="None match these filters. Send one with the button above."
         columns={columns}
         testid="downlinks-table"
+        compact
       >
         {state.items.map((d) => (
-          <tr key={d.id} data-testid="downlink-row" data-id={d.id} data-status={d.status} class="clickable" onClick={() => onOpen(d)}>
-            <td class="status-cell">
+          <tr
+            key={d.id}
+            data-testid="downlink-row"
+            data-id={d.id}
+            data-status={d.status}
+            class={picked.has(d.id) ? "clickable picked" : "clickable"}
+            onClick={() => onOpen(d)}
+          >
+            <td class="select-cell" onClick={(e) => e.stopPropagation()}>
+              <input
+                type="checkbox"
+                checked={picked.has(d.id)}
+                disabled={d.isFinal}
+                aria-label={`Pick downlink ${d.id}`}
+                title={d.isFinal ? `${d.status}: final, nothing to cancel` : "Pick for a cancellation of several"}
+                data-testid="pick-downlink"
+                onChange={(e) => onPick([d.id], e.currentTarget.checked)}
+              />
+            </td>
+            <td class="status-cell" title={d.statusExplanation}>
               <StatusBadge status={d.status} outcome={d.outcome} title={d.statusExplanation} />
               {d.dryRun && <span class="tag">dry run</span>}
             </td>
-            <td class="mono device-cell" title={d.device}>
-              {d.device}
+            <td class="device-cell">
+              <DeviceLabel id={d.device} />
             </td>
             {actuator ? (
-              <td class="wrap">{d.externalReference ?? <span class="muted">—</span>}</td>
+              <td title={d.externalReference ?? undefined}>{d.externalReference ?? <span class="muted">—</span>}</td>
             ) : (
-              <td class="wrap" title={d.failureExplanation ?? undefined}>
-                {d.failureReason ? <code>{d.failureReason}</code> : <span class="muted">—</span>}
+              <td title={[d.failureReason, d.failureExplanation].filter(Boolean).join(": ") || undefined}>
+                {d.failureReason ? <code class="code-word">{d.failureReason}</code> : <span class="muted">—</span>}
               </td>
             )}
-            <td class="muted small" title={retriesLabel(d.retryCount, d.retryLimit) ?? undefined}>
-              {retriesShort(d.retryCount, d.retryLimit)}
+            {kind.retries && (
+              <td class="muted" title={retriesLabel(d.retryCount, d.retryLimit) ?? undefined}>
+                {retriesShort(d.retryCount, d.retryLimit)}
+              </td>
+            )}
+            <td>
+              <Time at={d.createdAt} seconds />
             </td>
-            <td class="when">
-              <When iso={d.createdAt} />
-            </td>
-            <td class="when">
-              <When iso={d.modifiedAt} />
+            <td>
+              <Time at={d.modifiedAt} seconds />
             </td>
             <td class="actions-cell">
               <div class="row-actions">
@@ -186,13 +198,14 @@ export function DownlinksTable({
   );
 }
 
-/** A time as date over time of day (UTC, with seconds: the simulator's clock runs fast). */
-function When({ iso }: { iso: string | null }) {
-  const [date, time] = formatTimestamp(iso, true).split(" ");
+/** The auto-refresh indicator of a list of downlinks. */
+export function LiveIndicator({ items, ready }: { items: DownlinkView[]; ready: boolean }) {
+  const plan = refreshPlan(items, ready);
+  if (!plan.text) return null;
   return (
-    <>
-      <span>{date}</span>
-      <span class="muted">{time}</span>
-    </>
+    <span class={plan.active ? "live live-on" : "live"} data-testid="auto-refresh" data-active={plan.active ? "true" : "false"}>
+      <span class="live-dot" aria-hidden="true" />
+      {plan.text}
+    </span>
   );
 }

@@ -1,22 +1,22 @@
 import "./downlinks.css";
 import { useEffect, useState } from "preact/hooks";
+import { BulkResult } from "../../components/BulkResult";
 import { useConfirm } from "../../components/Confirm";
+import { DeviceLabel } from "../../components/DeviceLabel";
+import { FilterSelect, FilterText } from "../../components/FilterText";
 import { ErrorBox, Loading, NoticeRow, type Notice } from "../../components/States";
+import { TimeFilters } from "../../components/TimeFilters";
 import { errorMessage, IpcError, ipc, type DownlinkKind, type DownlinkView, type KindInfo } from "../../ipc";
+import { bulkReport, stillShown, toggled, toggledAll, type BulkReport } from "../../lib/bulk";
+import { actingLabel } from "../../lib/forms";
 import { useSession } from "../../session";
 import { ActuatorComposer } from "./ActuatorComposer";
 import { BetaComposer } from "./BetaComposer";
 import { ConnectionComposer } from "./ConnectionComposer";
 import { DownlinkDetailDialog } from "./DownlinkDetail";
-import { DownlinksTable, NO_FILTERS, type DownlinkFilters } from "./DownlinksTable";
-import { CancelChoice } from "./parts";
-
-const TIME_FILTERS: { id: keyof DownlinkFilters; label: string }[] = [
-  { id: "createdSince", label: "Created since" },
-  { id: "createdBefore", label: "Created before" },
-  { id: "modifiedSince", label: "Modified since" },
-  { id: "modifiedBefore", label: "Modified before" },
-];
+import { DownlinksTable, LiveIndicator, NO_FILTERS, type DownlinkFilters } from "./DownlinksTable";
+import { BulkCancelChoice, CancelChoice } from "./parts";
+import { listRequest } from "./request";
 
 /** The service's own words for a refusal (its problem detail), else the message. */
 function serviceWords(e: unknown): string {
@@ -30,54 +30,55 @@ function serviceWords(e: unknown): string {
 /**
  * Downlinks of the active profile and customer, one kind at a time: actuator-style and the
  * connection-specific kinds. Each kind has its list with every filter the service offers,
- * sorting and paging, a composer, a detail with the status timeline, and cancellation.
+ * sorting and paging, a composer, a detail with the status timeline, cancellation of one or
+ * several, and a CSV export of what the filters show.
  */
 export function DownlinksView() {
   const { info } = useSession();
   const [kinds, setKinds] = useState<KindInfo[] | null>(null);
   const [kindsError, setKindsError] = useState<unknown>(null);
   const [kind, setKind] = useState<DownlinkKind>("actuator");
-  const [typed, setTyped] = useState<DownlinkFilters>(NO_FILTERS);
   const [filters, setFilters] = useState<DownlinkFilters>(NO_FILTERS);
+  const [filterGen, setFilterGen] = useState(0);
+  const [sort, setSort] = useState<string | null>("-createdAt");
   const [badFilter, setBadFilter] = useState<string | null>(null);
   const [count, setCount] = useState("");
   const [composing, setComposing] = useState(false);
   const [composingBeta, setComposingBeta] = useState(false);
   const [open, setOpen] = useState<DownlinkView | null>(null);
   const [notice, setNotice] = useState<Notice | null>(null);
+  const [bulk, setBulk] = useState<BulkReport | null>(null);
   const [reloadKey, setReloadKey] = useState(0);
   const [refreshKey, setRefreshKey] = useState(0);
+  const [items, setItems] = useState<{ list: DownlinkView[]; ready: boolean }>({ list: [], ready: false });
+  const [picked, setPicked] = useState<Set<string>>(new Set());
+  const [busy, setBusy] = useState<"cancelling" | "exporting" | null>(null);
   const [confirmElement, confirm] = useConfirm();
 
   useEffect(() => {
     ipc.downlinkKinds().then(setKinds, setKindsError);
   }, []);
+  // A downlink no longer shown (filtered out, or the list reloaded) is no longer picked.
+  useEffect(() => setPicked((p) => stillShown(p, items.list.filter((d) => !d.isFinal).map((d) => d.id))), [items.list]);
 
   const current = kinds?.find((k) => k.kind === kind) ?? null;
   const has = (f: string) => current?.filters.includes(f) ?? false;
-  const apply = (patch?: Partial<DownlinkFilters>) => setFilters({ ...typed, ...patch });
-  const filterInput = (id: keyof DownlinkFilters, label: string, placeholder: string, mono = false, cls = "") => (
-    <label>
-      <span>{label}</span>
-      <input
-        data-testid={`filter-${id}`}
-        class={[mono ? "mono" : "", cls].join(" ").trim() || undefined}
-        placeholder={placeholder}
-        value={typed[id]}
-        aria-invalid={badFilter === id ? true : undefined}
-        onInput={(e) => setTyped((t) => ({ ...t, [id]: e.currentTarget.value }))}
-        onBlur={() => apply()}
-        onKeyDown={(e) => e.key === "Enter" && apply()}
-      />
-    </label>
-  );
+  const apply = (field: keyof DownlinkFilters, v: string) => setFilters((f) => ({ ...f, [field]: v }));
   const anyFilter = Object.values(filters).some((v) => v.trim() !== "");
+  const clear = () => {
+    setFilters(NO_FILTERS);
+    setFilterGen((g) => g + 1);
+  };
+  const byId = new Map(items.list.map((d) => [d.id, d]));
+  const pickedItems = [...picked].map((id) => byId.get(id)).filter((d): d is DownlinkView => !!d);
 
   const switchKind = (k: DownlinkKind) => {
     setKind(k);
-    setTyped(NO_FILTERS);
     setFilters(NO_FILTERS);
+    setFilterGen((g) => g + 1);
     setBadFilter(null);
+    setPicked(new Set());
+    setBulk(null);
   };
 
   const cancel = async (d: DownlinkView) => {
@@ -105,8 +106,60 @@ export function DownlinksView() {
     }
   };
 
+  /** One confirmation for every picked downlink; each one's outcome afterwards. */
+  const cancelPicked = async () => {
+    if (!info || !current || pickedItems.length === 0) return;
+    const chosen = pickedItems;
+    const forced = { current: false };
+    const n = chosen.length;
+    const ok = await confirm({
+      title: `Cancel ${n} ${current.label} downlink${n === 1 ? "" : "s"} for ${actingLabel(info.acting)}?`,
+      body: <BulkCancelChoice downlinks={chosen} kind={current} forced={forced} />,
+      confirmLabel: `Ask to cancel ${n}`,
+      dismissLabel: "Keep them",
+      danger: true,
+      acting: { profile: info.profile, customer: info.acting },
+    });
+    if (!ok) return;
+    setBusy("cancelling");
+    setNotice(null);
+    try {
+      const outcomes = await ipc.cancelDownlinks(
+        chosen.map((d) => ({ kind: d.kind, id: d.id, forced: forced.current && d.cancel.state !== "queued" })),
+        info.acting?.id ?? null,
+      );
+      setBulk(bulkReport(outcomes, "Asked to cancel", `${current.label} downlink`));
+      setPicked(new Set(outcomes.filter((o) => !o.done).map((o) => o.id)));
+      setRefreshKey((k) => k + 1);
+    } catch (e) {
+      setNotice({ kind: "error", text: `Nothing was cancelled: ${serviceWords(e)}` });
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  /** Every downlink the filters show (all pages), as CSV, to a file chosen in the save dialog. */
+  const exportCsv = async () => {
+    if (!current) return;
+    const path = await ipc.pickSaveFile({
+      title: `Export the ${current.label} downlinks as CSV`,
+      defaultName: `${current.kind}-downlinks.csv`,
+      filters: [{ name: "CSV", extensions: ["csv"] }],
+    });
+    if (!path) return;
+    setBusy("exporting");
+    try {
+      const rows = await ipc.exportDownlinksCsv(listRequest(current, filters, sort, null), path);
+      setNotice({ kind: "ok", text: `Exported ${rows} ${current.label} downlink${rows === 1 ? "" : "s"} to ${path}.` });
+    } catch (e) {
+      setNotice({ kind: "error", text: `The export failed: ${errorMessage(e)}` });
+    } finally {
+      setBusy(null);
+    }
+  };
+
   return (
-    <section class="view" aria-labelledby="downlinks-title">
+    <section class="view view-dense" aria-labelledby="downlinks-title">
       {confirmElement}
       <div class="view-head">
         <h1 id="downlinks-title">Downlinks</h1>
@@ -115,13 +168,18 @@ export function DownlinksView() {
         </span>
         <span class="spacer" />
         {current && (
-          <button type="button" class="button button-primary" data-testid="new-downlink" onClick={() => setComposing(true)}>
-            New {current.label} downlink…
+          <button type="button" class="button" data-testid="export-downlinks" disabled={busy !== null} onClick={exportCsv}>
+            {busy === "exporting" ? "Exporting…" : "Export CSV…"}
           </button>
         )}
         {current?.kind === "actuator" && (
           <button type="button" class="button" data-testid="new-beta-downlink" onClick={() => setComposingBeta(true)}>
             Beta (deprecated)…
+          </button>
+        )}
+        {current && (
+          <button type="button" class="button button-primary" data-testid="new-downlink" onClick={() => setComposing(true)}>
+            New {current.label} downlink…
           </button>
         )}
       </div>
@@ -147,62 +205,75 @@ export function DownlinksView() {
       )}
 
       {current && (
-        <div class="filters" data-testid="downlink-filters">
-          {has("q") && filterInput("q", "Search", "reference, network id or message")}
-          {has("deviceId") && filterInput("deviceId", current.kind === "sms" ? "Device UUID" : "Device id", "any id form", true)}
+        <div class="filters list-toolbar" data-testid="downlink-filters" key={`${kind}|${filterGen}`}>
+          {has("q") && (
+            <span class={badFilter === "q" ? "invalid" : undefined}>
+              <FilterText idPrefix="downlinks" label="Search" name="q" value={filters.q} onApply={apply} placeholder="reference, network id or message" />
+            </span>
+          )}
+          {has("deviceId") && (
+            <span class={badFilter === "deviceId" ? "invalid" : undefined}>
+              <FilterText
+                idPrefix="downlinks"
+                label={current.kind === "sms" ? "Device UUID" : "Device id"}
+                name="deviceId"
+                value={filters.deviceId}
+                onApply={apply}
+                placeholder="any id form"
+              />
+            </span>
+          )}
           {has("status") && (
-            <label>
-              <span>Status</span>
-              <select
-                data-testid="filter-status"
-                onChange={(e) => {
-                  const status = e.currentTarget.value;
-                  setTyped((t) => ({ ...t, status }));
-                  apply({ status });
-                }}
-              >
-                <option value="" selected={filters.status === ""}>
-                  Any
-                </option>
-                {current.statuses.map((s) => (
-                  <option key={s} value={s} selected={filters.status === s}>
-                    {s}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <FilterSelect label="Status" name="status" value={filters.status} options={current.statuses.map((s) => ({ value: s, label: s }))} onApply={apply} />
           )}
-          {TIME_FILTERS.filter((f) => has(f.id)).map((f) =>
-            filterInput(f.id, `${f.label} (UTC)`, "e.g. 2026-01-05 08:00", true, "filter-time"),
-          )}
+          <TimeFilters idPrefix="downlinks" value={filters} onApply={apply} fields={current.filters} invalid={badFilter} />
           {anyFilter && (
-            <button
-              type="button"
-              class="button button-quiet"
-              onClick={() => {
-                setTyped(NO_FILTERS);
-                setFilters(NO_FILTERS);
-              }}
-            >
+            <button type="button" class="button button-quiet" onClick={clear} data-testid="clear-filters">
               Clear filters
             </button>
           )}
+          <span class="spacer" />
+          <LiveIndicator items={items.list} ready={items.ready} />
+        </div>
+      )}
+
+      {picked.size > 0 && current && (
+        <div class="bulk-bar" data-testid="downlinks-bulk-bar">
+          <strong>{picked.size} picked</strong>
+          <button type="button" class="button button-small button-danger" disabled={busy !== null} onClick={cancelPicked} data-testid="bulk-cancel">
+            {busy === "cancelling" ? "Cancelling…" : `Cancel ${picked.size}…`}
+          </button>
+          <button type="button" class="button button-small button-quiet" onClick={() => setPicked(new Set())}>
+            Clear the picks
+          </button>
         </div>
       )}
 
       {notice && <NoticeRow notice={notice} onDismiss={() => setNotice(null)} testid="downlink-notice" />}
+      {bulk && <BulkResult report={bulk} name={(id) => <BulkName id={id} item={byId.get(id)} />} onDismiss={() => setBulk(null)} testid="downlinks-bulk-result" />}
 
       {current && (
         <DownlinksTable
           key={current.kind}
           kind={current}
           filters={filters}
+          sort={sort}
+          onSort={setSort}
           reloadKey={reloadKey}
           refreshKey={refreshKey}
           onOpen={setOpen}
           onCancel={cancel}
           onCount={setCount}
           onFilterError={setBadFilter}
+          picked={picked}
+          onPick={(ids, on) =>
+            setPicked((p) =>
+              ids === null
+                ? toggledAll(p, items.list.filter((d) => !d.isFinal).map((d) => d.id))
+                : ids.reduce((acc, id) => toggled(acc, id, on), p),
+            )
+          }
+          onItems={(list, ready) => setItems({ list, ready })}
         />
       )}
 
@@ -239,5 +310,19 @@ export function DownlinksView() {
         />
       )}
     </section>
+  );
+}
+
+/** A downlink of a bulk result: its device and id. */
+function BulkName({ id, item }: { id: string; item: DownlinkView | undefined }) {
+  return (
+    <>
+      {item && (
+        <>
+          <DeviceLabel id={item.device} inline copy={false} />{" "}
+        </>
+      )}
+      <code title={id}>{id.slice(0, 8)}</code>
+    </>
   );
 }
