@@ -189,11 +189,31 @@ fn guess_content_type(name: &str) -> &'static str {
     }
 }
 
-/// SHA-256 of a file, read in chunks; with its size. Progress is reported against the size the
-/// file had when opened.
+/// Opens a regular file for reading: a directory, a device (`/dev/zero` never ends) or a pipe
+/// (opening one waits for a writer) is refused naming the `file` field, before it is opened.
+pub async fn open_regular(path: &Path) -> Result<(tokio::fs::File, std::fs::Metadata)> {
+    let not_regular = || {
+        Error::invalid("file", format!("{} is not a regular file (a folder, device or pipe); choose a file", path.display()))
+    };
+    if !tokio::fs::metadata(path).await.map_err(|e| Error::local_file(path, e))?.is_file() {
+        return Err(not_regular());
+    }
+    let file = tokio::fs::File::open(path).await.map_err(|e| Error::local_file(path, e))?;
+    // Checked again on what was opened (the path may have been replaced in between).
+    let meta = file.metadata().await.map_err(|e| Error::local_file(path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    Ok((file, meta))
+}
+
+/// SHA-256 of a regular file, read in chunks; with its size. Only the size the file had when
+/// opened is read (and progress reported against it), so a file that grows meanwhile is read
+/// to that size.
 pub async fn sha256_file(path: &Path, transfer: &Transfer) -> Result<(String, u64)> {
-    let mut file = tokio::fs::File::open(path).await.map_err(|e| Error::local_file(path, e))?;
-    let total = file.metadata().await.map_err(|e| Error::local_file(path, e))?.len();
+    let (file, meta) = open_regular(path).await?;
+    let total = meta.len();
+    let mut file = file.take(total);
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; CHUNK];
     let mut size = 0u64;
@@ -213,9 +233,14 @@ pub async fn sha256_file(path: &Path, transfer: &Transfer) -> Result<(String, u6
     Ok((hex::encode(hasher.finalize()), size))
 }
 
-/// The `filename` of a `Content-Disposition: attachment; filename="..."` header.
+/// The `filename` of a `Content-Disposition: attachment; filename="..."` header, made safe to
+/// show or propose for saving: its last path component without control characters; none when
+/// nothing is left but dots (`..`).
 fn disposition_file_name(value: &str) -> Option<String> {
-    value.split(';').map(str::trim).find_map(|p| p.strip_prefix("filename=")).map(|n| n.trim_matches('"').to_owned())
+    let raw = value.split(';').map(str::trim).find_map(|p| p.strip_prefix("filename="))?.trim_matches('"');
+    let last = raw.rsplit(['/', '\\']).next().unwrap_or("");
+    let name: String = last.chars().filter(|c| !c.is_control()).collect();
+    (!name.trim_matches('.').trim().is_empty()).then_some(name)
 }
 
 impl Firmware<'_> {
@@ -269,6 +294,10 @@ impl Firmware<'_> {
                 .to_owned(),
         };
         validate::file_name(&name).map_err(|r| Error::invalid("file", format!("file name {r}")))?;
+        if name.chars().all(|c| c == '.') {
+            // `.` and `..` name folders: a service or a later download could resolve them.
+            return Err(Error::invalid("file", format!("file name `{name}` is only dots; name the file")));
+        }
         let content_type = options.content_type.clone().unwrap_or_else(|| guess_content_type(&name).to_owned());
         validate::content_type(&content_type).map_err(|r| Error::invalid("contentType", r))?;
         let url = self.client.url(&kind.path(package))?;
@@ -293,15 +322,14 @@ impl Firmware<'_> {
         // The checksum: the one known (the file unchanged since), else a first pass.
         let (checksum, total, file) = match &options.checksum {
             Some(known) => {
-                let file = tokio::fs::File::open(path).await.map_err(|e| Error::local_file(path, e))?;
-                let meta = file.metadata().await.map_err(|e| Error::local_file(path, e))?;
+                let (file, meta) = open_regular(path).await?;
                 known.check(path, &meta)?;
                 (known.sha256.to_ascii_lowercase(), known.size, file)
             }
             None => {
                 let first = Transfer { progress: transfer.hashing.clone(), hashing: None, cancel: transfer.cancel.clone() };
                 let (checksum, total) = sha256_file(path, &first).await?;
-                let file = tokio::fs::File::open(path).await.map_err(|e| Error::local_file(path, e))?;
+                let (file, _) = open_regular(path).await?;
                 (checksum, total, file)
             }
         };
@@ -390,12 +418,12 @@ impl Firmware<'_> {
         let total = res.content_length().unwrap_or(0);
 
         // Written next to the target and renamed at the end, so a failed or cancelled download
-        // leaves no partial file under the target's name.
-        let mut partial = target.as_os_str().to_owned();
-        partial.push(".part");
-        let partial = PathBuf::from(partial);
+        // leaves no partial file under the target's name; the partial file is removed when the
+        // download fails, is cancelled or is dropped half-way.
+        let (out, part) = PartFile::create(target).await?;
+        let partial = part.path.clone();
         let outcome = async {
-            let mut out = tokio::fs::File::create(&partial).await.map_err(|e| Error::local_file(&partial, e))?;
+            let mut out = out;
             let mut hasher = Sha256::new();
             let mut size = 0u64;
             transfer.report(0, total);
@@ -427,15 +455,48 @@ impl Firmware<'_> {
             Ok((hex::encode(hasher.finalize()), size))
         }
         .await;
-        match outcome {
-            Ok((sha256, size)) => {
-                tokio::fs::rename(&partial, target).await.map_err(|e| Error::local_file(target, e))?;
-                Ok(Downloaded { path: target.to_owned(), size, sha256, file_name, content_type })
+        let (sha256, size) = outcome?;
+        tokio::fs::rename(&partial, target).await.map_err(|e| Error::local_file(target, e))?;
+        part.kept();
+        Ok(Downloaded { path: target.to_owned(), size, sha256, file_name, content_type })
+    }
+}
+
+/// The partial file of a download: `<target>.part` (or `<target>.<n>.part` when that name is
+/// taken: a file already there is never overwritten), removed when dropped unless kept.
+struct PartFile {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl PartFile {
+    async fn create(target: &Path) -> Result<(tokio::fs::File, PartFile)> {
+        for n in 0..100u32 {
+            let mut name = target.as_os_str().to_owned();
+            if n > 0 {
+                name.push(format!(".{n}"));
             }
-            Err(e) => {
-                let _ = tokio::fs::remove_file(&partial).await;
-                Err(e)
+            name.push(".part");
+            let path = PathBuf::from(name);
+            match tokio::fs::OpenOptions::new().write(true).create_new(true).open(&path).await {
+                Ok(file) => return Ok((file, PartFile { path, keep: false })),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(Error::local_file(&path, e)),
             }
+        }
+        Err(Error::invalid("target", format!("{}.part and 99 more partial files exist beside it; remove them", target.display())))
+    }
+
+    /// The file was renamed to the target: nothing to remove.
+    fn kept(mut self) {
+        self.keep = true;
+    }
+}
+
+impl Drop for PartFile {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_file(&self.path);
         }
     }
 }
@@ -451,5 +512,10 @@ mod tests {
         assert_eq!(guess_content_type("noext"), "application/octet-stream");
         assert_eq!(disposition_file_name("attachment; filename=\"fw.bin\"").as_deref(), Some("fw.bin"));
         assert_eq!(disposition_file_name("attachment"), None);
+        // A name from the service never carries a folder, a way up or control characters.
+        assert_eq!(disposition_file_name("attachment; filename=\"../../.bashrc\"").as_deref(), Some(".bashrc"));
+        assert_eq!(disposition_file_name("attachment; filename=\"a\\\\b/c.bin\"").as_deref(), Some("c.bin"));
+        assert_eq!(disposition_file_name("attachment; filename=\"..\"").as_deref(), None);
+        assert_eq!(disposition_file_name("attachment; filename=\"x\u{1b}[31m\n.bin\"").as_deref(), Some("x[31m.bin"));
     }
 }

@@ -1,0 +1,98 @@
+//! Local files the client reads and writes: only regular files are read (a device never ends,
+//! a pipe blocks on open), and a download leaves nothing under or beside the target's name when
+//! it does not finish, whatever way it ends.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use dcs_api::files::{sha256_file, Transfer};
+use dcs_api::{Client, ClientConfig, ErrorCode, Secret};
+use serde_json::json;
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+#[tokio::test]
+async fn only_regular_files_are_hashed() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for path in [Path::new("/dev/zero"), fifo.as_path(), dir.path()] {
+        let got = tokio::time::timeout(Duration::from_secs(5), sha256_file(path, &Transfer::default()))
+            .await
+            .unwrap_or_else(|_| panic!("hashing {} did not end", path.display()));
+        let e = got.expect_err("not a regular file");
+        assert_eq!(e.code(), ErrorCode::InvalidInput, "{e}");
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+    }
+    // A regular file, empty or not, is.
+    let file = dir.path().join("empty.bin");
+    std::fs::write(&file, b"").unwrap();
+    let (sha, size) = sha256_file(&file, &Transfer::default()).await.unwrap();
+    assert_eq!((sha.as_str(), size), ("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", 0));
+}
+
+/// A service whose file download sends 1 KiB, then nothing more (the body never ends).
+async fn stalling_service() -> Client {
+    let app = Router::new()
+        .route(
+            "/api/v3/idp/oidc/token",
+            post(|| async { Json(json!({"access_token": "t", "token_type": "Bearer", "expires_in": 3600})) }),
+        )
+        .route(
+            "/firmware/packages/{id}/firmware-file",
+            get(|| async {
+                let first = futures::stream::once(async { Ok::<_, std::io::Error>(vec![7u8; 1024]) });
+                let stall = futures::stream::pending();
+                axum::response::Response::builder()
+                    .header("content-length", "1000000")
+                    .header("content-disposition", "attachment; filename=\"../../evil.bin\"")
+                    .body(Body::from_stream(futures::StreamExt::chain(first, stall)))
+                    .unwrap()
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let base = format!("http://{addr}");
+    Client::new(ClientConfig::new(&base, &base, "key", Secret::new("secret")).unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn a_download_dropped_half_way_leaves_nothing_and_overwrites_no_part_file() {
+    let c = stalling_service().await;
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("fw.bin");
+    // The user's own file that happens to have the partial file's name.
+    std::fs::write(dir.path().join("fw.bin.part"), b"mine").unwrap();
+    let package = uuid::Uuid::new_v4();
+    let fw = c.firmware();
+    let transfer = Transfer::default();
+    let download = fw.download_firmware_file(package, &target, &transfer);
+    // The caller gives up (a closed window, a dropped job): the future is dropped mid-body.
+    assert!(tokio::time::timeout(Duration::from_millis(700), download).await.is_err());
+    assert_eq!(names(dir.path()), vec!["fw.bin.part".to_owned()], "only the user's file is left");
+    assert_eq!(std::fs::read(dir.path().join("fw.bin.part")).unwrap(), b"mine");
+}
+
+#[tokio::test]
+async fn a_file_name_of_only_dots_is_refused_before_anything_is_sent() {
+    let c = stalling_service().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fw.bin");
+    std::fs::write(&file, b"firmware").unwrap();
+    for name in ["..", "."] {
+        let options = dcs_api::files::UploadOptions { file_name: Some(name.to_owned()), ..Default::default() };
+        // The stalling service has no package route: a request would fail otherwise.
+        let e = c.firmware().upload_firmware_file(uuid::Uuid::new_v4(), &file, &options, &Transfer::default()).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidInput, "{e}");
+        assert!(e.to_string().contains("only dots"), "{e}");
+    }
+}
