@@ -508,6 +508,13 @@ async fn files(ctx: &Ctx, command: FilesCommand) -> anyhow::Result<()> {
     let result = match command {
         FilesCommand::Upload { package, path, release_notes, file_name, content_type } => {
             bar.set_message(if release_notes { "uploading release notes" } else { "uploading" });
+            if !release_notes && std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+                // The service does not say it refuses an empty file, so it is not refused here.
+                eprintln!(
+                    "warning: {} is empty (0 bytes); the service does not say it refuses one, but a device would get nothing to install",
+                    path.display()
+                );
+            }
             let options = UploadOptions { file_name, content_type, ..Default::default() };
             let attrs = if release_notes {
                 fw.upload_release_notes(package, &path, &options, &transfer).await

@@ -191,6 +191,19 @@ fn a_firmware_file_goes_up_and_comes_down_with_the_same_sha256() {
     assert!(del.status.success(), "{}", stderr(&del));
 }
 
+/// An empty firmware file goes up (the service does not say it refuses one) with a warning.
+#[test]
+fn an_empty_firmware_file_is_uploaded_with_a_warning() {
+    let env = Env::start(14);
+    let (_, p) = new_package(&env, "7.7.8");
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("empty.bin");
+    std::fs::write(&src, b"").unwrap();
+    let up = env.run(&["firmware", "files", "upload", s(&p["id"]), src.to_str().unwrap()]);
+    assert!(up.status.success(), "{}", stderr(&up));
+    assert!(stderr(&up).contains("empty (0 bytes)"), "{}", stderr(&up));
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }

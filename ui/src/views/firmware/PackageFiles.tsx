@@ -118,6 +118,12 @@ export function PackageFilesDialog({
             <strong>Once only:</strong> a package's firmware file cannot be replaced or removed afterwards. For a different
             file, create a new package.
           </p>
+          {staged.hash.size === 0 ? (
+            <p class="warning-box" data-testid="empty-file-warning">
+              <strong>The file is empty (0 bytes).</strong> The service does not say it refuses one, but a device would
+              get nothing to install. Check that you chose the right file.
+            </p>
+          ) : null}
         </>
       ),
       confirmLabel: "Upload",
