@@ -684,6 +684,18 @@ async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
     })?;
     let sim = dcs_sim::Simulator::new(opts)?;
     let running = sim.spawn(SocketAddr::new(args.host, args.port)).await?;
+    if !args.host.is_loopback() {
+        // Everything that guards this simulator is public: its demo keys and secrets follow
+        // from the seed, and its control endpoints take no token.
+        eprintln!(
+            "WARNING: the simulator listens on {} and can be reached from other computers. Its demo API keys \
+             and secrets follow from the seed ({}), which anyone can compute, and /_sim/reset, /_sim/clock and \
+             /_sim/faults need no token: anyone who reaches this port can act as the demo reseller or wipe \
+             the data. Use --host 127.0.0.1 unless this network is yours alone.",
+            running.addr(),
+            args.seed
+        );
+    }
     let key = sim.demo_key();
     // Written without panicking on a closed stdout: a parent that read the first line and
     // went away must not end the simulator.

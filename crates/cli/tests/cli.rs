@@ -156,3 +156,25 @@ fn sim_refuses_settings_it_cannot_run_with_naming_the_flag() {
         assert!(err.contains(flag), "{args:?}: {err}");
     }
 }
+
+/// `dcs sim` on an address other computers reach says loudly what anyone there can do; on
+/// loopback it says nothing of the kind.
+#[test]
+fn sim_warns_when_it_listens_beyond_this_computer() {
+    for (host, warned) in [("0.0.0.0", true), ("127.0.0.1", false)] {
+        let mut child =
+            dcs().args(["sim", "--port", "0", "--host", host]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        // The banner's first line says it listens; the warning, if any, came before it.
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
+        assert!(line.contains("listening on"), "{line}");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert_eq!(err.contains("WARNING: the simulator listens on"), warned, "{host}: {err}");
+        if warned {
+            assert!(err.contains("need no token") && err.contains("seed (1)"), "{err}");
+        }
+    }
+}

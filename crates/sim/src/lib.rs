@@ -127,8 +127,11 @@ impl Simulator {
                 store.set_meta("seed", &opts.seed.to_string())?;
             }
         }
-        // Tokens are only meaningful to the simulator that issued them.
-        let signing_key = seed::signing_key(opts.seed);
+        // Tokens are only meaningful to the simulator that issued them: the key is drawn from
+        // the OS for each run, never derived from the seed (which is public, default 1), so a
+        // token cannot be forged by anyone who knows the seed (a restart asks clients for a new
+        // token: a 401, which the client renews).
+        let signing_key = seed::signing_key();
         // A data file from an earlier run may hold times ahead of the wall clock (the simulated
         // clock runs fast): go on from the latest of them, so that nothing moves back in time.
         let wall = time::OffsetDateTime::now_utc();

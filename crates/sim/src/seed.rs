@@ -78,10 +78,10 @@ fn uuid_from(rng: &mut ChaCha8Rng) -> Uuid {
     uuid::Builder::from_random_bytes(bytes).into_uuid()
 }
 
-/// The key tokens are signed with; derived from the seed so it is stable across restarts.
-pub fn signing_key(seed: u64) -> Vec<u8> {
+/// A key to sign tokens with: 32 bytes from the OS, new for each simulator.
+pub fn signing_key() -> Vec<u8> {
     let mut key = vec![0u8; 32];
-    rng_for(seed, 99).fill_bytes(&mut key);
+    rand::rngs::OsRng.fill_bytes(&mut key);
     key
 }
 

@@ -334,3 +334,16 @@ async fn oversized_requests_are_refused_as_problem_documents() {
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     assert!(body["detail"].as_str().unwrap().contains("bytes"), "{body}");
 }
+
+/// A token is good only at the simulator that issued it: the signing key is not derived from
+/// the seed (public), so a second simulator with the same seed refuses the first one's token.
+#[tokio::test]
+async fn a_token_from_another_simulator_with_the_same_seed_is_refused() {
+    let (sim_a, running_a, http) = start(SimOptions::default()).await;
+    let (_sim_b, running_b, _) = start(SimOptions::default()).await;
+    let token = demo_token(&sim_a, &http, &running_a.base_url()).await;
+    let ok = http.get(format!("{}/firmware/modules", running_a.base_url())).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(ok.status(), StatusCode::OK);
+    let res = http.get(format!("{}/firmware/modules", running_b.base_url())).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+}
