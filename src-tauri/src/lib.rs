@@ -83,6 +83,8 @@ fn specta_builder() -> Builder<tauri::Wry> {
         commands::fleet::fleet_export_csv,
         commands::fleet::fleet_history,
         commands::fleet::rollout_preview,
+        commands::fleet::fleet_wave_starts,
+        commands::fleet::fleet_health,
         commands::fleet::rollout_start,
         commands::fleet::rollouts,
         commands::fleet::rollout_counts,

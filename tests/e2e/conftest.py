@@ -8,6 +8,7 @@ does for a user with no configuration.
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -17,7 +18,10 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
 from selenium.webdriver.common.options import ArgOptions
+from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
@@ -107,8 +111,43 @@ def app(request, display, tmp_path):
     # The fleet database and the built-in simulator's state, per test (the keyring's files stay
     # in XDG_DATA_HOME, which the test run may share).
     env.setdefault("DCS_DATA_DIR", str(tmp_path / "app-data"))
+    fresh_web_storage(env)
     with open(tmp_path / "tauri-driver.log", "w") as log, app_session(env, log) as driver:
         yield driver
+
+
+# The web view's own data (local storage: the area, tab and filters the app remembers) lives in
+# $XDG_DATA_HOME/<identifier>, which a test run may share between tests (for the keyring's files).
+WEB_DATA = json.loads((ROOT / "src-tauri" / "tauri.conf.json").read_text())["identifier"]
+
+
+def fresh_web_storage(env: dict) -> Path:
+    """Forgets what the web view kept from an earlier test (each test starts as a first start);
+    answers the folder, which the app's next sessions in this test share."""
+    folder = Path(env["XDG_DATA_HOME"]) / WEB_DATA
+    shutil.rmtree(folder, ignore_errors=True)
+    return folder
+
+
+def rows_loaded(driver):
+    """The Firmware area's module rows once loaded (fails on an error shown instead)."""
+    if driver.find_elements(By.CSS_SELECTOR, "[data-testid=loading]"):
+        return False
+    if driver.find_elements(By.CSS_SELECTOR, "[data-testid=error]"):
+        raise AssertionError("the app shows an error: " + driver.find_element(By.CSS_SELECTOR, "[data-testid=error]").text)
+    return driver.find_elements(By.CSS_SELECTOR, "[data-testid=module-name]")
+
+
+def open_firmware(driver, timeout: float = 30):
+    """Goes to Firmware through the nav (the app opens on Home, or where it was left) and answers
+    its module name cells once listed."""
+    WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=nav-firmware]")
+    )[0].click()
+    WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=nav-firmware][aria-current=page]")
+    )
+    return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(rows_loaded)
 
 
 @contextlib.contextmanager

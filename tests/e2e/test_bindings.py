@@ -17,9 +17,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import VARIANT, screenshot, service_get_as
+from conftest import VARIANT, open_firmware, screenshot, service_get_as
 from test_firmware import all_items, service
-from test_first_screen import rows_loaded
 from test_profiles import click, type_into, wait_css, wait_text
 
 STALE = (StaleElementReferenceException,)
@@ -130,7 +129,7 @@ def test_bindings_of_each_kind_created_edited_revealed_synced_and_deleted(app, d
 
 
 def run(app, demo_key, artifacts):
-    WebDriverWait(app, 30).until(rows_loaded)
+    open_firmware(app)
     base_url, token = service(app, demo_key)
     # Simulated time runs fast, so a LoRa device joins (1 to 5 simulated minutes) within the test.
     req = urllib.request.Request(
@@ -349,7 +348,7 @@ def run(app, demo_key, artifacts):
 
 @pytest.mark.parametrize("app", [{"GTK_THEME": "Adwaita:dark"}], indirect=True)
 def test_bindings_read_well_in_the_dark_theme(app, artifacts):
-    WebDriverWait(app, 30).until(rows_loaded)
+    open_firmware(app)
     click(app, "[data-testid=nav-bindings]")
     table_rows(app)
     if VARIANT == "alt":

@@ -9,8 +9,7 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import screenshot, service_get_as, service_token
-from test_first_screen import rows_loaded
+from conftest import open_firmware, screenshot, service_get_as, service_token
 from test_profiles import click, type_into, wait_css, wait_text
 
 # Lists re-render while they load; an element found a moment ago may be gone: look again.
@@ -59,7 +58,7 @@ def package_rows(driver):
 
 
 def test_browse_filter_edit_and_delete_packages(app, demo_key, artifacts):
-    WebDriverWait(app, 30, ignored_exceptions=STALE).until(rows_loaded)
+    open_firmware(app)
     base_url, token = service(app, demo_key)
 
     # Device specifications: every specification that has modules, named from its packages.

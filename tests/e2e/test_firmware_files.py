@@ -12,9 +12,8 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import screenshot, service_get_as
+from conftest import open_firmware, screenshot, service_get_as
 from dropping import drop_file_on
-from test_first_screen import rows_loaded
 from test_firmware import all_items, package_rows, send, service
 from test_profiles import click, wait_css, wait_text
 
@@ -35,7 +34,7 @@ def set_faults(base_url, faults):
 
 
 def test_drop_upload_with_progress_and_release_notes(app, demo_key, artifacts, tmp_path):
-    WebDriverWait(app, 30).until(rows_loaded)
+    open_firmware(app)
     base_url, token = service(app, demo_key)
     module = sorted(all_items(base_url, token, "/firmware/modules?limit=100"), key=lambda m: m["name"])[0]
     pkg = send(

@@ -1,22 +1,15 @@
-"""The first screen of the real app lists exactly the firmware modules the simulator holds."""
+"""The Firmware area of the real app lists exactly the firmware modules the simulator holds (the app
+opens on Home; the tests go to Firmware through the nav)."""
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import screenshot, service_get, service_token
-
-
-def rows_loaded(driver):
-    if driver.find_elements(By.CSS_SELECTOR, "[data-testid=loading]"):
-        return False
-    if driver.find_elements(By.CSS_SELECTOR, "[data-testid=error]"):
-        raise AssertionError("the app shows an error: " + driver.find_element(By.CSS_SELECTOR, "[data-testid=error]").text)
-    return driver.find_elements(By.CSS_SELECTOR, "[data-testid=module-name]")
+from conftest import open_firmware, rows_loaded, screenshot, service_get, service_token  # noqa: F401 (rows_loaded: for other tests)
 
 
 def test_module_names_on_screen_are_exactly_the_simulators(app, demo_key, artifacts):
-    cells = WebDriverWait(app, 30).until(rows_loaded)
+    cells = open_firmware(app)
     on_screen = [c.text for c in cells]
 
     # What the app's own simulator holds, asked over its real HTTP API, every page followed.
@@ -39,8 +32,8 @@ def test_module_names_on_screen_are_exactly_the_simulators(app, demo_key, artifa
 
 
 def test_navigation_reaches_every_area(app, artifacts):
-    WebDriverWait(app, 30).until(rows_loaded)
-    for area, heading in [("rollouts", "Rollouts"), ("downlinks", "Downlinks"), ("bindings", "Bindings"), ("settings", "Settings")]:
+    open_firmware(app)
+    for area, heading in [("home", "Home"), ("rollouts", "Rollouts"), ("downlinks", "Downlinks"), ("bindings", "Bindings"), ("settings", "Settings")]:
         app.find_element(By.CSS_SELECTOR, f"[data-testid=nav-{area}]").click()
         h1 = WebDriverWait(app, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, "main h1"))
         assert h1.text == heading
@@ -57,7 +50,7 @@ def background_luminance(driver) -> float:
 
 @pytest.mark.parametrize("app", [{"GTK_THEME": "Adwaita:dark"}], indirect=True)
 def test_dark_theme_follows_the_os(app, artifacts):
-    WebDriverWait(app, 30).until(rows_loaded)
+    open_firmware(app)
     assert app.execute_script("return matchMedia('(prefers-color-scheme: dark)').matches")
     assert background_luminance(app) < 0.2
     screenshot(app, artifacts / "first-screen-dark.png")
@@ -72,6 +65,6 @@ def test_dark_theme_follows_the_os(app, artifacts):
 
 @pytest.mark.parametrize("app", [{"GTK_THEME": "Adwaita"}], indirect=True)
 def test_light_theme_follows_the_os(app):
-    WebDriverWait(app, 30).until(rows_loaded)
+    open_firmware(app)
     assert not app.execute_script("return matchMedia('(prefers-color-scheme: dark)').matches")
     assert background_luminance(app) > 0.8

@@ -16,7 +16,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import screenshot, service_get_as, service_token
+from conftest import open_firmware, screenshot, service_get_as, service_token
 
 JWT = re.compile(r"eyJ[\w-]+\.[\w-]+\.[\w-]*")
 
@@ -126,6 +126,7 @@ def test_profile_keychain_and_customer_switching(app, sim_process, demo_key, tmp
     name = f"e2e-{uuid.uuid4().hex[:8]}"
 
     # Record every command answer from here on (the recorder is opt-in and needs a fresh page).
+    open_firmware(app)
     module_names(app)
     app.execute_script("localStorage.setItem('dcs.recordIpc', '1'); location.reload();")
     module_names(app)

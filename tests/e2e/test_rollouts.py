@@ -21,7 +21,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import SEED, app_session, screenshot, service_token
+from conftest import SEED, app_session, fresh_web_storage, screenshot, service_token
 from test_downlinks import get, set_speed
 from test_profiles import click, type_into, wait_css, wait_text
 
@@ -71,6 +71,10 @@ def device_count(driver, contains, timeout=20):
 
 def open_dashboard(driver):
     driver.execute_script("location.hash = '#/rollouts'")
+    # The dashboard opens on the tab left last time: the module list is on the overview.
+    WebDriverWait(driver, 30, ignored_exceptions=STALE).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=fleet-tab-overview]")
+    )[0].click()
     return WebDriverWait(driver, 90, ignored_exceptions=STALE).until(
         lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=module-item]")
     )
@@ -101,6 +105,7 @@ def test_a_rollout_in_waves_moves_the_dashboard_and_goes_on_after_a_restart(disp
         XDG_CACHE_HOME=str(tmp_path / "cache"),
     )
     log = open(tmp_path / "tauri-driver.log", "w")
+    fresh_web_storage(env)
 
     with app_session(env, log) as d:
         d.set_window_size(1400, 900)
@@ -386,6 +391,7 @@ def test_a_service_without_the_set_target_operation_offers_no_rollout(display, s
             wait_text(d, "[data-testid=service-url]", "127.0.0.1", 20)
             open_dashboard(d)
             # The fleet is scanned as anywhere; rollouts say why they are not offered and how to
+    fresh_web_storage(env)
             # enable them, in plain words.
             reason = wait_text(d, "[data-testid=set-target-unavailable]", "not set up", 20)
             assert "Settings" in reason and "Set-target operation" in reason and "elsewhere" in reason, reason

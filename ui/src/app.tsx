@@ -1,33 +1,55 @@
 import { lazy, Suspense } from "preact/compat";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { Loading } from "./components/States";
 import { ActingBanner, Header } from "./components/Header";
 import { Nav, type Area, AREAS } from "./components/Nav";
 import { StatusBar } from "./components/StatusBar";
 import { ipc, errorMessage, type AppInfo } from "./ipc";
+import { oneOf, recall, remember } from "./lib/remember";
 import { SessionContext } from "./session";
 import { BindingsView } from "./views/bindings/BindingsView";
 import { DownlinksView } from "./views/downlinks/DownlinksView";
 import { FirmwareView } from "./views/firmware/FirmwareView";
+import { HomeView } from "./views/home/HomeView";
+import { FleetSkeleton } from "./views/rollouts/FleetSkeleton";
 import { SettingsView } from "./views/settings/SettingsView";
 
-// The dashboard carries the chart library and the virtualized table: loaded when first opened,
-// so the first screen does not wait for them.
-const FleetView = lazy(() => import("./views/rollouts/FleetView").then((m) => m.FleetView));
+// The dashboard carries the chart library and the virtualized table: loaded apart, so the first
+// screen does not wait for them, and fetched once the first screen has painted, so opening
+// Rollouts does not wait either (its skeleton stands in if it is opened sooner).
+const loadFleet = () => import("./views/rollouts/FleetView");
+const FleetView = lazy(() => loadFleet().then((m) => m.FleetView));
 
-function areaFromHash(): Area {
+const isArea = oneOf(...AREAS.map((a) => a.id));
+
+function areaFromHash(): Area | null {
   const h = location.hash.replace(/^#\/?/, "");
-  return (AREAS.find((a) => a.id === h)?.id ?? "firmware") as Area;
+  return AREAS.find((a) => a.id === h)?.id ?? null;
 }
 
 export function App() {
-  const [area, setArea] = useState<Area>(areaFromHash());
+  // The address names the area when it does (a link, a test); else the one left last time;
+  // on a first start, Home.
+  const [area, setArea] = useState<Area>(() => areaFromHash() ?? recall<Area>("area", "home", isArea));
+  useEffect(() => remember("area", area), [area]);
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const frame = requestAnimationFrame(() => {
+      timer = setTimeout(() => void loadFleet().catch(() => undefined), 400);
+    });
+    return () => {
+      cancelAnimationFrame(frame);
+      clearTimeout(timer);
+    };
+  }, []);
   const [info, setInfo] = useState<AppInfo | null>(null);
   const [infoError, setInfoError] = useState<string | null>(null);
 
   useEffect(() => {
     ipc.appInfo().then(setInfo, (e) => setInfoError(errorMessage(e)));
-    const onHash = () => setArea(areaFromHash());
+    const onHash = () => {
+      const a = areaFromHash();
+      if (a) setArea(a);
+    };
     window.addEventListener("hashchange", onHash);
     return () => window.removeEventListener("hashchange", onHash);
   }, []);
@@ -53,12 +75,13 @@ export function App() {
               {info.notice}
             </div>
           )}
+          {info && area === "home" && <HomeView go={go} />}
           {info && area === "firmware" && <FirmwareView />}
           {info && area === "bindings" && <BindingsView />}
           {info && area === "downlinks" && <DownlinksView />}
           {area === "settings" && <SettingsView error={infoError} />}
           {info && area === "rollouts" && (
-            <Suspense fallback={<Loading label="Opening the dashboard…" />}>
+            <Suspense fallback={<FleetSkeleton />}>
               <FleetView />
             </Suspense>
           )}

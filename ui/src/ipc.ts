@@ -74,6 +74,9 @@ export type DeviceQuery = b.DeviceQuery_Deserialize;
 export type DeviceRow = b.DeviceRow;
 export type Selection = b.Selection;
 export type HistoryPoint = b.HistoryPoint;
+export type FleetHealth = b.FleetHealth_Serialize;
+export type FailureReason = b.FailureReason_Serialize;
+export type WaveStart = b.WaveStart;
 export type RolloutPlan = b.RolloutPlan_Deserialize;
 export type DeviceChoice = b.DeviceChoice_Deserialize;
 export type PlanPreview = b.PlanPreview;
@@ -196,6 +199,9 @@ export const ipc = {
   rolloutStart: (plan: RolloutPlan, actingFor: string | null) => unwrap(commands.rolloutStart(plan, actingFor)),
   rollouts: () => unwrap(commands.rollouts()),
   rolloutPause: (id: string, actingFor: string | null) => unwrap(commands.rolloutPause(id, actingFor)),
+  fleetWaveStarts: (moduleId: string, hours: number | null) => unwrap(commands.fleetWaveStarts(moduleId, hours)),
+  /** The active scope at a glance (Home): states per status, devices, drift, failures by reason. */
+  fleetHealth: () => unwrap(commands.fleetHealth()),
   rolloutResume: (id: string, success: number | null, error: number | null, actingFor: string | null) =>
     unwrap(commands.rolloutResume(id, success, error, actingFor)),
   rolloutUnfinished: (id: string) => unwrap(commands.rolloutUnfinished(id)),

@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use dcs_console::fleet::query::{self, CustomerSummary, DeviceQuery, DeviceRow, HistoryPoint, ModuleOverview, ModuleSummary, Names, Selection};
+use dcs_console::fleet::query::{
+    self, CustomerSummary, DeviceQuery, DeviceRow, FleetHealth, HistoryPoint, ModuleOverview, ModuleSummary, Names, Selection, WaveStart,
+};
 use dcs_console::fleet::rollout::{self, PlanPreview, RolloutPlan, RolloutView};
 use dcs_console::fleet::scan::ScanKind;
 use dcs_console::fleet::service::{set_target_availability, Availability, FleetService, FleetStatus};
@@ -213,6 +215,25 @@ pub async fn fleet_history(state: State<'_, AppState>, module_id: String, hours:
     let (session, fleet, scope) = open(&state).await?;
     let since = hours.map(|h| dcs_console::fleet::now_ms() - h as i64 * 3_600_000);
     query::history(fleet.db(), scope, &module_id, since, 600).map_err(|e| fleet_err(&session, e))
+}
+
+/// The starts of a module's rollout waves over the last `hours` (all when absent): marks on
+/// the history timeline.
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_wave_starts(state: State<'_, AppState>, module_id: String, hours: Option<u32>) -> Result<Vec<WaveStart>, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    let since = hours.map(|h| dcs_console::fleet::now_ms() - h as i64 * 3_600_000);
+    query::wave_starts(fleet.db(), scope, &module_id, since).map_err(|e| fleet_err(&session, e))
+}
+
+/// The active scope at a glance, for the Home screen: states per status over every module,
+/// devices, drift and the most recent failure reasons.
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_health(state: State<'_, AppState>) -> Result<FleetHealth, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    query::health(fleet.db(), scope, 8).map_err(|e| fleet_err(&session, e))
 }
 
 /// What a plan would do: its problems field by field, or its devices per wave.

@@ -1,4 +1,5 @@
 import type { ComponentChildren, Ref } from "preact";
+import { useEffect, useState } from "preact/hooks";
 import type { Pager, PagerState } from "../lib/pager";
 import { toggleSort } from "../lib/format";
 import { Empty, ErrorBox, Loading } from "./States";
@@ -10,6 +11,21 @@ import "./DataTable.css";
  * length), the others share what is left.
  */
 export type Column = { field: string | null; label: string; head?: ComponentChildren; width?: string };
+
+/** Whether the window is at least `px` wide, following it as it is resized (a list leaves out
+ * columns a narrow window has no room for). */
+export function useWideWindow(px: number): boolean {
+  const query = `(min-width: ${px}px)`;
+  const [wide, setWide] = useState(() => window.matchMedia(query).matches);
+  useEffect(() => {
+    const m = window.matchMedia(query);
+    const on = () => setWide(m.matches);
+    m.addEventListener("change", on);
+    on();
+    return () => m.removeEventListener("change", on);
+  }, [query]);
+  return wide;
+}
 
 /** Sortable column headers: a click sorts ascending, a second descending. */
 export function SortHeader({ columns, sort, onSort }: { columns: Column[]; sort: string | null; onSort: (s: string) => void }) {

@@ -69,7 +69,16 @@ export function CopyButton({ text, what }: { text: string; what: string }) {
         }
       }}
     >
-      {done ? "✓" : "⧉"}
+      {done ? (
+        <svg viewBox="0 0 16 16" aria-hidden="true">
+          <path d="M3 8.5l3 3 7-7" fill="none" stroke="currentColor" stroke-width="2" />
+        </svg>
+      ) : (
+        <svg viewBox="0 0 16 16" aria-hidden="true">
+          <rect x="5" y="5" width="9" height="9" rx="1.5" fill="none" stroke="currentColor" stroke-width="1.5" />
+          <path d="M11 3.5V3a1 1 0 0 0-1-1H3a1 1 0 0 0-1 1v7a1 1 0 0 0 1 1h.5" fill="none" stroke="currentColor" stroke-width="1.5" />
+        </svg>
+      )}
     </button>
   );
 }

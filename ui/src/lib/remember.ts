@@ -28,7 +28,7 @@ export function remember(key: string, value: unknown): void {
 }
 
 /** `useState` whose value outlives the app: read once at mount, written on every change. */
-export function useRemembered<T>(key: string, fallback: T, valid: (v: unknown) => v is T): [T, (v: T) => void] {
+export function useRemembered<T>(key: string, fallback: T, valid: (v: unknown) => v is T): [T, (v: T | ((latest: T) => T)) => void] {
   const [value, setValue] = useState<T>(() => recall(key, fallback, valid));
   useEffect(() => remember(key, value), [key, value]);
   return [value, setValue];

@@ -18,6 +18,21 @@ const COLORS: Record<string, { light: string; dark: string }> = {
   none: { light: "#94a3b8", dark: "#64748b" },
 };
 
+const WORDS: Record<string, string> = {
+  PENDING: "Pending",
+  DOWNLOADING: "Downloading",
+  INSTALLING: "Installing",
+  SUCCEEDED: "Succeeded",
+  FAILED: "Failed",
+  CANCELLED: "Cancelled",
+  none: "No target yet",
+};
+
+/** A status in words ("none": never had a target); unknown ones as the service sent them. */
+export function statusWord(status: string): string {
+  return WORDS[status] ?? status;
+}
+
 /** The theme the app shows now (it follows the OS, as styles.css does). */
 export function currentTheme(): Theme {
   if (typeof window === "undefined" || !window.matchMedia) return "light";

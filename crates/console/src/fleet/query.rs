@@ -273,6 +273,102 @@ pub fn customers(db: &FleetDb, scope: Scope, names: &Names) -> Result<Vec<Custom
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// The whole scope at a glance (the app's Home): states per update status over every module,
+/// devices, drift, and the failures grouped by reason.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct FleetHealth {
+    /// Firmware states held (one per device and module).
+    pub states: u32,
+    /// Distinct devices.
+    pub devices: u32,
+    pub modules: u32,
+    /// States per update status ("none": never had a target), the most first.
+    pub by_status: Vec<Count>,
+    /// States whose current version differs from their target.
+    pub drift: u32,
+    /// Failed states grouped by reason over every module, the latest failure first.
+    pub failures: Vec<FailureReason>,
+}
+
+/// Failed states that give the same reason, over every module.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct FailureReason {
+    pub details: String,
+    pub count: u32,
+    /// Modules with such a failure.
+    pub modules: u32,
+    /// The module with the most of them (where to look first).
+    pub module_id: String,
+    pub latest: Option<String>,
+}
+
+/// The scope's health; at most `max_reasons` failure reasons.
+pub fn health(db: &FleetDb, scope: Scope, max_reasons: u32) -> Result<FleetHealth> {
+    let conn = db.conn();
+    let (states, devices, modules, drift) = conn.query_row(
+        "SELECT count(*), count(DISTINCT device_id), count(DISTINCT module_id),
+                COALESCE(sum(target IS NOT NULL AND current IS NOT target), 0)
+         FROM states WHERE scope = ?1",
+        [scope.0],
+        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?)),
+    )?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT COALESCE(status, 'none'), count(*) AS n FROM states WHERE scope = ?1 GROUP BY 1 ORDER BY n DESC, 1",
+    )?;
+    let by_status = stmt
+        .query_map([scope.0], |r| {
+            let key: String = r.get(0)?;
+            Ok(Count { label: key.clone(), key, count: r.get::<_, i64>(1)? as u32 })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    // Per reason and module first, so each reason can name the module with the most of it.
+    let mut stmt = conn.prepare_cached(
+        "SELECT COALESCE(details, '(no details given)'), module_id, count(*), max(status_at)
+         FROM states WHERE scope = ?1 AND status = 'FAILED' GROUP BY 1, 2",
+    )?;
+    // Per reason: the states, the modules, the module with the most and the latest failure (ms).
+    let mut reasons: BTreeMap<String, (FailureReason, u32, Option<i64>)> = BTreeMap::new();
+    let rows = stmt.query_map([scope.0], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)? as u32, r.get::<_, Option<i64>>(3)?))
+    })?;
+    for row in rows {
+        let (details, module_id, n, latest) = row?;
+        let (reason, most, newest) = reasons.entry(details.clone()).or_insert_with(|| {
+            (FailureReason { details, count: 0, modules: 0, module_id: module_id.clone(), latest: None }, 0, None)
+        });
+        reason.count += n;
+        reason.modules += 1;
+        if n > *most || (n == *most && module_id < reason.module_id) {
+            *most = n;
+            reason.module_id = module_id;
+        }
+        *newest = (*newest).max(latest);
+    }
+    let mut failures: Vec<(FailureReason, Option<i64>)> = reasons
+        .into_values()
+        .map(|(mut r, _, newest)| {
+            r.latest = newest.map(ms_to_text);
+            (r, newest)
+        })
+        .collect();
+    // The latest failure first, then the most frequent.
+    failures.sort_by(|(a, at), (b, bt)| bt.cmp(at).then(b.count.cmp(&a.count)).then(a.details.cmp(&b.details)));
+    let mut failures: Vec<FailureReason> = failures.into_iter().map(|(r, _)| r).collect();
+    failures.truncate(max_reasons as usize);
+    Ok(FleetHealth {
+        states: states as u32,
+        devices: devices as u32,
+        modules: modules as u32,
+        by_status,
+        drift: drift as u32,
+        failures,
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // The device table
 
@@ -746,6 +842,42 @@ pub fn history(
             counts: serde_json::from_str(&counts).unwrap_or_default(),
         })
         .collect())
+}
+
+/// The start of a rollout's wave, for marks on the history timeline.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct WaveStart {
+    /// When its first target was set (this computer's clock).
+    pub at: String,
+    pub rollout_id: String,
+    pub version: String,
+    /// 1 for the first wave.
+    pub wave: u32,
+    /// Targets set in the wave so far.
+    pub devices: u32,
+}
+
+/// The wave starts of a module's rollouts since `since` (ms, this computer's clock), oldest first.
+pub fn wave_starts(db: &FleetDb, scope: Scope, module_id: &str, since: Option<i64>) -> Result<Vec<WaveStart>> {
+    let conn = db.conn();
+    let mut stmt = conn.prepare_cached(
+        "SELECT r.id, r.version, d.wave, min(d.set_at) AS at, count(*)
+         FROM rollouts r JOIN rollout_devices d ON d.rollout = r.id
+         WHERE r.scope = ?1 AND r.module_id = ?2 AND d.set_at IS NOT NULL
+         GROUP BY r.id, d.wave HAVING at >= ?3 ORDER BY at, r.id, d.wave",
+    )?;
+    let rows = stmt.query_map(params![scope.0, module_id, since.unwrap_or(0)], |r| {
+        Ok(WaveStart {
+            rollout_id: r.get(0)?,
+            version: r.get(1)?,
+            wave: r.get::<_, i64>(2)? as u32 + 1,
+            at: ms_to_text(r.get(3)?),
+            devices: r.get::<_, i64>(4)? as u32,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 #[cfg(test)]

@@ -18,6 +18,8 @@ export type BarChartProps = {
   /** Longest label shown at the axis; longer ones are cut in the middle (full in the tooltip). */
   labelChars?: number;
   format?: (value: number) => string;
+  /** What the values count, for the tooltip ("213 devices"). */
+  unit?: string;
   testid?: string;
 };
 
@@ -28,14 +30,14 @@ const LABEL_FONT = () => `12px ${Chart.defaults.font.family}`;
  * Horizontal bars, largest first, each with its value at its end. Updated in place when the
  * items change; the chart is made once per mount.
  */
-export function BarChart({ title, items, onSelect, colorOf, maxBars = 12, labelChars = 24, format = fmt, testid }: BarChartProps) {
+export function BarChart({ title, items, onSelect, colorOf, maxBars = 12, labelChars = 24, format = fmt, unit = "devices", testid }: BarChartProps) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const chart = useRef<Chart<"bar", number[], string> | null>(null);
   const theme = useTheme();
   const bars = shapeBars(items, maxBars);
   // What the chart's callbacks read: always the latest render's values.
-  const live = useRef({ bars, onSelect, format, colors: null as ChartColors | null });
-  live.current = { ...live.current, bars, onSelect, format };
+  const live = useRef({ bars, onSelect, format, unit, colors: null as ChartColors | null });
+  live.current = { ...live.current, bars, onSelect, format, unit };
 
   useLayoutEffect(() => {
     const colors = chartColors();
@@ -49,6 +51,8 @@ export function BarChart({ title, items, onSelect, colorOf, maxBars = 12, labelC
         maintainAspectRatio: false,
         animation: false,
         layout: { padding: { right: 48 } },
+        // The tooltip shows anywhere along a bar's row, not only over the (maybe thin) bar.
+        interaction: { mode: "index", axis: "y", intersect: false },
         scales: {
           x: { beginAtZero: true, ticks: { precision: 0, maxRotation: 0 }, grid: {} },
           y: {
@@ -63,7 +67,8 @@ export function BarChart({ title, items, onSelect, colorOf, maxBars = 12, labelC
               title: (els) => live.current.bars[els[0]?.dataIndex ?? 0]?.label ?? "",
               label: (el) => {
                 const b = live.current.bars[el.dataIndex];
-                return b?.others ? `${live.current.format(b.value)} (${b.others} smaller groups)` : live.current.format(el.parsed.x ?? 0);
+                const n = live.current.format(el.parsed.x ?? 0);
+                return b?.others ? `${n} ${live.current.unit} (${b.others} smaller groups)` : `${n} ${live.current.unit}`;
               },
             },
           },

@@ -1,5 +1,5 @@
 import { useEffect } from "preact/hooks";
-import { countLabel, PagedTable, type Column } from "../../components/DataTable";
+import { countLabel, PagedTable, useWideWindow, type Column } from "../../components/DataTable";
 import { DeviceLabel } from "../../components/DeviceLabel";
 import { Time } from "../../components/Time";
 import { ipc, type BindingKind, type BindingView } from "../../ipc";
@@ -9,12 +9,12 @@ import { kindInfo, pageRequest, type BindingFilters } from "./kinds";
 import { StoredSecret } from "./SecretField";
 import "./bindings.css";
 
-function columns(kind: BindingKind, head: Column["head"]): Column[] {
+function columns(kind: BindingKind, head: Column["head"], wide: boolean): Column[] {
   const own: Column[] =
     kind === "lora"
       ? [
-          { field: "applicationServerId", label: "Application server", width: "150px" },
-          { field: "status", label: "Status", width: "150px" },
+          ...(wide ? [{ field: "applicationServerId", label: "Application server", width: "140px" }] : []),
+          { field: "status", label: "Status", width: "146px" },
         ]
       : kind === "http"
         ? [{ field: "type", label: "Type", width: "130px" }]
@@ -23,10 +23,9 @@ function columns(kind: BindingKind, head: Column["head"]): Column[] {
     { field: null, label: "Pick", width: "30px", head },
     { field: "deviceId", label: "Device" },
     ...own,
-    { field: null, label: kindInfo(kind).secretLabel, width: "190px" },
-    { field: "createdAt", label: "Created", width: "126px" },
-    { field: "modifiedAt", label: "Modified", width: "126px" },
-    { field: null, label: "", width: "112px" },
+    { field: null, label: kindInfo(kind).secretLabel, width: "176px" },
+    { field: "createdAt", label: "Created", width: "132px" },
+    { field: null, label: "", width: "108px" },
   ];
 }
 
@@ -74,6 +73,8 @@ export function BindingsTable({
   useEffect(() => onCount(count), [count]);
   useEffect(() => onItems(state.items), [state.items]);
   const info = kindInfo(kind);
+  // A narrow window leaves out the application server (the editor shows it).
+  const wide = useWideWindow(1100);
   const allPicked = state.items.length > 0 && state.items.every((b) => picked.has(b.id));
   const head = (
     <input
@@ -91,7 +92,7 @@ export function BindingsTable({
       {...{ state, pager, sentinel, sort, onSort }}
       what={`${info.label} bindings`}
       emptyText="No bindings match these filters. Create one with “New binding”."
-      columns={columns(kind, head)}
+      columns={columns(kind, head, wide)}
       testid="bindings-table"
       compact
     >
@@ -111,9 +112,11 @@ export function BindingsTable({
           </td>
           {kind === "lora" && (
             <>
-              <td title={b.applicationServerId ?? undefined}>
-                <code>{b.applicationServerId}</code>
-              </td>
+              {wide && (
+                <td title={b.applicationServerId ?? undefined}>
+                  <code>{b.applicationServerId}</code>
+                </td>
+              )}
               <td>
                 <span class="binding-status">
                   <StatusTag status={b.status} />
@@ -140,11 +143,8 @@ export function BindingsTable({
           <td class="secret-cell">
             <StoredSecret kind={kind} id={b.id} label={info.secretLabel} hasSecret={b.hasSecret} />
           </td>
-          <td>
+          <td title={b.modifiedAt && b.modifiedAt !== b.createdAt ? `Modified ${b.modifiedAt}` : undefined}>
             <Time at={b.createdAt} />
-          </td>
-          <td>
-            <Time at={b.modifiedAt} />
           </td>
           <td class="actions-cell">
             <div class="row-actions">

@@ -1,5 +1,5 @@
 import { useEffect } from "preact/hooks";
-import { countLabel, PagedTable, type Column } from "../../components/DataTable";
+import { countLabel, PagedTable, useWideWindow, type Column } from "../../components/DataTable";
 import { DeviceLabel } from "../../components/DeviceLabel";
 import { Time } from "../../components/Time";
 import { ipc, type DownlinkView, type KindInfo } from "../../ipc";
@@ -79,6 +79,8 @@ export function DownlinksTable({
     if (refreshKey > 0) pager.refresh();
   }, [refreshKey]);
 
+  // A narrow window leaves out the failure reason, the retries and the modified time (the detail has them).
+  const wide = useWideWindow(1100);
   const pickable = state.items.filter((d) => !d.isFinal);
   const allPicked = pickable.length > 0 && pickable.every((d) => picked.has(d.id));
   const sortable = (f: string) => (kind.sortFields.includes(f) ? f : null);
@@ -99,13 +101,17 @@ export function DownlinksTable({
         />
       ),
     },
-    { field: sortable("status"), label: "Status", width: "150px" },
+    { field: sortable("status"), label: "Status", width: "136px" },
     { field: sortable(actuator ? "networkId" : "deviceId"), label: "Device" },
-    actuator ? { field: sortable("externalReference"), label: "Reference", width: "16%" } : { field: null, label: "Failure reason", width: "24%" },
-    ...(kind.retries ? [{ field: null, label: "Retries", width: "62px" }] : []),
-    { field: sortable("createdAt"), label: "Created", width: "136px" },
-    { field: sortable("modifiedAt"), label: "Modified", width: "136px" },
-    { field: null, label: "", width: "132px" },
+    ...(actuator
+      ? [{ field: sortable("externalReference"), label: "Reference", width: "11%" }]
+      : wide
+        ? [{ field: null, label: "Failure reason", width: "22%" }]
+        : []),
+    ...(kind.retries && wide ? [{ field: null, label: "Retries", width: "56px" }] : []),
+    { field: sortable("createdAt"), label: "Created", width: "132px" },
+    ...(wide ? [{ field: sortable("modifiedAt"), label: "Modified", width: "132px" }] : []),
+    { field: null, label: "", width: "128px" },
   ];
 
   return (
@@ -148,21 +154,25 @@ export function DownlinksTable({
             {actuator ? (
               <td title={d.externalReference ?? undefined}>{d.externalReference ?? <span class="muted">—</span>}</td>
             ) : (
-              <td title={[d.failureReason, d.failureExplanation].filter(Boolean).join(": ") || undefined}>
-                {d.failureReason ? <code class="code-word">{d.failureReason}</code> : <span class="muted">—</span>}
-              </td>
+              wide && (
+                <td title={[d.failureReason, d.failureExplanation].filter(Boolean).join(": ") || undefined}>
+                  {d.failureReason ? <code class="code-word">{d.failureReason}</code> : <span class="muted">—</span>}
+                </td>
+              )
             )}
-            {kind.retries && (
+            {kind.retries && wide && (
               <td class="muted" title={retriesLabel(d.retryCount, d.retryLimit) ?? undefined}>
                 {retriesShort(d.retryCount, d.retryLimit)}
               </td>
             )}
             <td>
-              <Time at={d.createdAt} seconds />
+              <Time at={d.createdAt} />
             </td>
-            <td>
-              <Time at={d.modifiedAt} seconds />
-            </td>
+            {wide && (
+              <td>
+                <Time at={d.modifiedAt} />
+              </td>
+            )}
             <td class="actions-cell">
               <div class="row-actions">
                 <button

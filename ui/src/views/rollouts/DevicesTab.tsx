@@ -1,9 +1,11 @@
+import { createPortal } from "preact/compat";
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
+import { DeviceLabel } from "../../components/DeviceLabel";
+import { Time } from "../../components/Time";
 import type { Notice } from "../../components/States";
 import { FilterSelect, FilterText } from "../../components/FilterText";
 import { VirtualTable, type VirtualColumn } from "../../components/VirtualTable";
 import { errorMessage, ipc, type DeviceChoice, type DeviceQuery, type DeviceRow, type FleetHome } from "../../ipc";
-import { formatTimestamp } from "../../lib/format";
 import { count as selectedCount, emptySelection, isEmpty, toWire, type Selection } from "../../lib/selection";
 import { STATUSES, statusColor } from "../../lib/status";
 import { cleanQuery, num, queryText } from "./fleet";
@@ -32,6 +34,7 @@ export function DevicesTab({
   canRollOut,
   onRollOut,
   onNotice,
+  toolbar,
 }: {
   home: FleetHome;
   query: DeviceQuery;
@@ -41,6 +44,8 @@ export function DevicesTab({
   canRollOut: boolean;
   onRollOut: (choice: DeviceChoice) => void;
   onNotice: (n: Notice) => void;
+  /** Where the count and the actions go (beside the dashboard's tabs); in place without it. */
+  toolbar?: HTMLElement | null;
 }) {
   const q = useMemo(() => cleanQuery(query), [query]);
   const queryKey = JSON.stringify(q);
@@ -71,13 +76,14 @@ export function DevicesTab({
   const picked = total !== null ? selectedCount(selection, total) : 0;
 
   const columns: VirtualColumn<DeviceRow>[] = [
-    { key: "device", header: "Device", width: 300, sortKey: "device", render: (r) => <span class="mono">{r.deviceId}</span>, title: (r) => r.deviceId },
-    ...(q.moduleId ? [] : [{ key: "module", header: "Module", width: 170, grow: 1, sortKey: "module", render: (r: DeviceRow) => r.module.replace(/ \([^)]*\)$/, ""), title: (r: DeviceRow) => r.module }]),
-    { key: "version", header: "Current", width: 90, sortKey: "version", render: (r) => <span class="mono">{r.current ?? "—"}</span> },
-    { key: "target", header: "Target", width: 90, sortKey: "target", render: (r) => <span class="mono">{r.target ?? "—"}</span> },
-    { key: "status", header: "Status", width: 130, sortKey: "status", render: (r) => <StatusDot status={r.status ?? null} /> },
-    { key: "details", header: "Details", width: 140, grow: 1, render: (r) => r.details ?? "", title: (r) => r.details ?? "" },
-    { key: "statusAt", header: "Status since (UTC)", width: 165, sortKey: "statusAt", render: (r) => formatTimestamp(r.statusAt ?? null, true) },
+    // By name, with the IMEI or DevEUI beside it; the UUID in the tooltip (DeviceLabel's own).
+    { key: "device", header: "Device", width: 230, grow: 2, sortKey: "device", render: (r) => <DeviceLabel id={r.deviceId} /> },
+    ...(q.moduleId ? [] : [{ key: "module", header: "Module", width: 130, grow: 1, sortKey: "module", render: (r: DeviceRow) => r.module.replace(/ \([^)]*\)$/, ""), title: (r: DeviceRow) => r.module }]),
+    { key: "version", header: "Current", width: 72, sortKey: "version", render: (r) => <span class="mono">{r.current ?? "—"}</span> },
+    { key: "target", header: "Target", width: 72, sortKey: "target", render: (r) => <span class="mono">{r.target ?? "—"}</span> },
+    { key: "status", header: "Status", width: 132, sortKey: "status", render: (r) => <StatusDot status={r.status ?? null} /> },
+    { key: "details", header: "Details", width: 100, grow: 1, render: (r) => r.details ?? "", title: (r) => r.details ?? "" },
+    { key: "statusAt", header: "Status since", width: 140, sortKey: "statusAt", render: (r) => <Time at={r.statusAt} /> },
   ];
 
   const exportCsv = async () => {
@@ -93,6 +99,34 @@ export function DevicesTab({
       setExporting(false);
     }
   };
+
+  const actions = (
+    <>
+      <span class="device-count" data-testid="device-count" title={total === null ? undefined : queryText(q)}>
+        {total === null ? "Counting…" : `${num(total)} ${total === 1 ? "row" : "rows"}: ${queryText(q)}`}
+        {picked > 0 && <strong data-testid="selected-count"> · {num(picked)} selected</strong>}
+      </span>
+      <span class="spacer" />
+      {picked > 0 && (
+        <button type="button" class="button button-quiet button-small" onClick={() => setSelection(emptySelection())}>
+          Clear selection
+        </button>
+      )}
+      <button type="button" class="button button-small" onClick={exportCsv} disabled={exporting || !total} data-testid="export-csv">
+        {exporting ? "Exporting…" : picked > 0 ? `Export ${num(picked)} selected as CSV…` : "Export all as CSV…"}
+      </button>
+      <button
+        type="button"
+        class="button button-small button-primary"
+        disabled={!canRollOut || !module || !total}
+        title={!module ? "Choose a module first: a rollout updates one module" : undefined}
+        data-testid="rollout-selection"
+        onClick={() => onRollOut({ kind: "query", query: q, selection: isEmpty(selection) ? null : toWire(selection) })}
+      >
+        {picked > 0 ? `Roll out to ${num(picked)} selected…` : "Roll out to these…"}
+      </button>
+    </>
+  );
 
   return (
     <div class="devices">
@@ -139,31 +173,7 @@ export function DevicesTab({
           {countError}
         </div>
       )}
-      <div class="table-toolbar">
-        <span data-testid="device-count">
-          {total === null ? "Counting…" : `${num(total)} ${total === 1 ? "row" : "rows"}: ${queryText(q)}`}
-          {picked > 0 && <strong data-testid="selected-count"> · {num(picked)} selected</strong>}
-        </span>
-        <span class="spacer" />
-        {picked > 0 && (
-          <button type="button" class="button button-quiet button-small" onClick={() => setSelection(emptySelection())}>
-            Clear selection
-          </button>
-        )}
-        <button type="button" class="button button-small" onClick={exportCsv} disabled={exporting || !total} data-testid="export-csv">
-          {exporting ? "Exporting…" : picked > 0 ? `Export ${num(picked)} selected as CSV…` : "Export all as CSV…"}
-        </button>
-        <button
-          type="button"
-          class="button button-small button-primary"
-          disabled={!canRollOut || !module || !total}
-          title={!module ? "Choose a module first: a rollout updates one module" : undefined}
-          data-testid="rollout-selection"
-          onClick={() => onRollOut({ kind: "query", query: q, selection: isEmpty(selection) ? null : toWire(selection) })}
-        >
-          {picked > 0 ? `Roll out to ${num(picked)} selected…` : "Roll out to these…"}
-        </button>
-      </div>
+      {toolbar === undefined ? <div class="table-toolbar">{actions}</div> : toolbar ? createPortal(actions, toolbar) : null}
       <VirtualTable<DeviceRow>
         count={total ?? 0}
         fetchRows={fetchRows}
@@ -179,7 +189,8 @@ export function DevicesTab({
         noun="rows"
         emptyText="No device matches these filters."
         testid="device-table"
-        height="calc(100vh - 360px)"
+        height={toolbar === undefined ? "calc(100vh - 300px)" : "100%"}
+        rowHeight={22}
       />
     </div>
   );

@@ -1,17 +1,21 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import { isString, oneOf, useRemembered } from "../../lib/remember";
 import { ErrorBox, Loading, NoticeRow, type Notice } from "../../components/States";
-import { errorMessage, ipc, type DeviceChoice, type DeviceQuery, type FleetHome, type FleetStatus } from "../../ipc";
-import { formatTimestamp } from "../../lib/format";
+import { errorMessage, ipc, type DeviceChoice, type DeviceQuery, type FleetHome } from "../../ipc";
+import { Time } from "../../components/Time";
 import { useSession } from "../../session";
 import { DevicesTab } from "./DevicesTab";
-import { durationText, intervalText, num, refreshModeText, scanFraction, scanText } from "./fleet";
+import { durationText, FLEET_TABS, intervalText, isDeviceQuery, num, refreshModeText, REMEMBER, scanFraction, scanText, type FleetTab } from "./fleet";
 import { HistoryTab } from "./HistoryTab";
 import { OverviewTab } from "./OverviewTab";
 import { RolloutsTab } from "./RolloutsTab";
 import { RolloutWizard } from "./RolloutWizard";
+import { useFleetStatus } from "./useFleetStatus";
 import "./rollouts.css";
 
-type Tab = "overview" | "devices" | "history" | "rollouts";
+type Tab = FleetTab;
+const isTab = oneOf(...FLEET_TABS);
+const isModule = (v: unknown): v is string | null => v === null || isString(v);
 const TABS: { id: Tab; label: string }[] = [
   { id: "overview", label: "Overview" },
   { id: "devices", label: "Devices" },
@@ -19,35 +23,6 @@ const TABS: { id: Tab; label: string }[] = [
   { id: "rollouts", label: "Rollouts" },
 ];
 const INTERVALS = [5, 15, 30, 60, 300, 900];
-
-/** Polls the fleet's scan state: every 400 ms while a scan runs, else every second. */
-function useFleetStatus() {
-  const [status, setStatus] = useState<FleetStatus | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const scanning = useRef(false);
-  useEffect(() => {
-    let alive = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const tick = async () => {
-      try {
-        const s = await ipc.fleetStatus();
-        if (!alive) return;
-        scanning.current = !!s.scanning;
-        setStatus(s);
-        setError(null);
-      } catch (e) {
-        if (alive) setError(e);
-      }
-      if (alive) timer = setTimeout(tick, scanning.current ? 400 : 1000);
-    };
-    tick();
-    return () => {
-      alive = false;
-      clearTimeout(timer);
-    };
-  }, []);
-  return { status, error, setStatus };
-}
 
 /**
  * The rollout dashboard: the active customer's fleet as the local fleet database holds it
@@ -59,12 +34,14 @@ export function FleetView() {
   const { status, error: statusError, setStatus } = useFleetStatus();
   const [home, setHome] = useState<FleetHome | null>(null);
   const [homeError, setHomeError] = useState<unknown>(null);
-  const [tab, setTab] = useState<Tab>("overview");
-  const [moduleId, setModuleId] = useState<string | null>(null);
-  const [query, setQuery] = useState<DeviceQuery>({});
+  // Tab, module, and the device table's filters and sort: as left last time.
+  const [tab, setTab] = useRemembered<Tab>(REMEMBER.tab, "overview", isTab);
+  const [moduleId, setModuleId] = useRemembered<string | null>(REMEMBER.module, null, isModule);
+  const [query, setQuery] = useRemembered<DeviceQuery>(REMEMBER.query, {}, isDeviceQuery);
   const [notice, setNotice] = useState<Notice | null>(null);
   const [wizard, setWizard] = useState<{ choice: DeviceChoice | null } | null>(null);
   const started = useRef(false);
+  const [tools, setTools] = useState<HTMLDivElement | null>(null);
   const revision = status?.revision ?? -1;
 
   // Reload what is shown whenever the fleet changed (a refresh ended, a rollout moved).
@@ -119,31 +96,10 @@ export function FleetView() {
   const info2 = status?.info;
 
   return (
-    <section class="view fleet" aria-labelledby="fleet-title">
-      <div class="view-head">
+    <section class={tab === "devices" ? "view fleet fleet-fill" : "view fleet"} aria-labelledby="fleet-title">
+      {/* One row: the heading, the fleet database's scan state and refresh, and the main action. */}
+      <div class="view-head scanbar fleet-head" data-testid="scanbar">
         <h1 id="fleet-title">Rollouts</h1>
-        <span class="muted" data-testid="fleet-summary">
-          {info2 ? `${num(info2.states)} firmware states` : ""}
-          {info2?.lastRefresh ? ` · refreshed ${formatTimestamp(info2.lastRefresh, true)} UTC` : ""}
-        </span>
-        <span class="spacer" />
-        <button
-          type="button"
-          class="button button-primary"
-          data-testid="new-rollout"
-          disabled={!home?.setTarget.available || !home.modules.length}
-          title={
-            home && !home.setTarget.available
-              ? "Rollouts need the profile's set-target operation: Settings > profile > Set-target operation"
-              : undefined
-          }
-          onClick={() => setWizard({ choice: null })}
-        >
-          New rollout…
-        </button>
-      </div>
-
-      <div class="scanbar card" data-testid="scanbar">
         {p ? (
           <>
             <div class="scan-progress" role="progressbar" aria-valuemin={0} aria-valuemax={100}
@@ -157,20 +113,41 @@ export function FleetView() {
           </>
         ) : (
           <>
-            <span class="scan-text" data-testid="scan-last">
-              {status?.busyElsewhere
-                ? "A scan of another customer is under way…"
-                : status?.last
-                  ? `Last ${status.last.kind === "full" ? "full scan" : "refresh"}: ${num(status.last.states)} states read in ${durationText(status.last.elapsedMs)}, ${num(status.last.changed)} changed${status.last.removed ? `, ${num(status.last.removed)} gone` : ""}`
-                  : info2?.lastFullScan
-                    ? `Scanned ${formatTimestamp(info2.lastFullScan, true)} UTC`
-                    : "Not scanned yet"}
+            <span
+              class="scan-text"
+              data-testid="scan-last"
+              title={[
+                info2 ? `${num(info2.states)} firmware states in this computer's fleet database` : "",
+                status?.info.lastRefresh && status.mode.incremental ? refreshModeText(status) : "",
+              ].filter(Boolean).join("\n")}
+            >
+              {status?.busyElsewhere ? (
+                "A scan of another customer is under way…"
+              ) : status?.last ? (
+                <>
+                  Last {status.last.kind === "full" ? "full scan" : "refresh"}
+                  {info2?.lastRefresh ? (
+                    <>
+                      {" "}
+                      <Time at={info2.lastRefresh} relative />
+                    </>
+                  ) : null}
+                  : {num(status.last.states)} states read in {durationText(status.last.elapsedMs)}, {num(status.last.changed)} changed
+                  {status.last.removed ? `, ${num(status.last.removed)} gone` : ""}
+                </>
+              ) : info2?.lastFullScan ? (
+                <>
+                  {num(info2.states)} states, scanned <Time at={info2.lastFullScan} relative />
+                </>
+              ) : (
+                "Not scanned yet"
+              )}
             </span>
             <button type="button" class="button button-small" onClick={() => scan(false)} disabled={!info2?.lastRefresh} data-testid="scan-refresh"
               title={
                 status?.mode.incremental === false
                   ? "Read every state again and keep what changed (this service cannot list only the changed ones)"
-                  : "Read only the states modified since the last refresh (modifiedSince)"
+                  : "Read only the states changed since the last refresh"
               }>
               Refresh
             </button>
@@ -179,7 +156,6 @@ export function FleetView() {
             </button>
           </>
         )}
-        <span class="spacer" />
         <label class="refresh-choice">
           <input
             type="checkbox"
@@ -187,7 +163,7 @@ export function FleetView() {
             data-testid="auto-refresh"
             onChange={(e) => setRefresh(status?.intervalSeconds ?? 15, e.currentTarget.checked)}
           />{" "}
-          Refresh every
+          every
         </label>
         <select
           aria-label="Refresh interval"
@@ -201,13 +177,13 @@ export function FleetView() {
           ))}
         </select>
         {status && status.runningRollouts > 0 && (
-          <span class="tag tag-active" data-testid="running-rollouts">
+          <span class="tag tag-running" data-testid="running-rollouts">
             {status.runningRollouts} running
           </span>
         )}
       </div>
-      {status?.info.lastRefresh && (
-        <div class={status.mode.incremental ? "muted refresh-mode" : "notice refresh-mode"} data-testid="refresh-mode">
+      {status?.info.lastRefresh && !status.mode.incremental && (
+        <div class="notice refresh-mode" data-testid="refresh-mode">
           {refreshModeText(status)}
         </div>
       )}
@@ -227,13 +203,17 @@ export function FleetView() {
       )}
       {notice && <NoticeRow notice={notice} onDismiss={() => setNotice(null)} testid="fleet-notice" />}
 
-      <div class="tabs" role="tablist" aria-label="Dashboard">
-        {TABS.map((t) => (
-          <button key={t.id} type="button" role="tab" class={t.id === tab ? "tab active" : "tab"} aria-selected={t.id === tab}
-            data-testid={`fleet-tab-${t.id}`} onClick={() => setTab(t.id)}>
-            {t.label}
-          </button>
-        ))}
+      <div class="tab-row">
+        <div class="tabs" role="tablist" aria-label="Dashboard">
+          {TABS.map((t) => (
+            <button key={t.id} type="button" role="tab" class={t.id === tab ? "tab active" : "tab"} aria-selected={t.id === tab}
+              data-testid={`fleet-tab-${t.id}`} onClick={() => setTab(t.id)}>
+              {t.label}
+            </button>
+          ))}
+        </div>
+        {/* The open tab's own actions (the device table's count, export and rollout), beside the tabs. */}
+        <div class="table-toolbar tab-tools" ref={setTools} />
       </div>
 
       {homeError ? (
@@ -282,6 +262,7 @@ export function FleetView() {
             setNotice({ kind: "ok", text: `Started the rollout of ${r.version} to ${num(r.total.size)} devices of ${r.moduleName}.` });
           }}
         />
+              toolbar={tools}
       )}
     </section>
   );

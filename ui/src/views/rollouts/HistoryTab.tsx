@@ -1,9 +1,10 @@
 import { useEffect, useState } from "preact/hooks";
-import { StackedTimeline } from "../../components/charts/StackedTimeline";
+import { StackedTimeline, type TimeMark } from "../../components/charts/StackedTimeline";
 import { ErrorBox, Loading } from "../../components/States";
-import { ipc, type FleetHome, type HistoryPoint } from "../../ipc";
-import { formatTimestamp } from "../../lib/format";
-import { num } from "./fleet";
+import { Time } from "../../components/Time";
+import { ipc, type FleetHome, type HistoryPoint, type WaveStart } from "../../ipc";
+import { useRemembered } from "../../lib/remember";
+import { historySpan, isHours, num, REMEMBER } from "./fleet";
 
 const RANGES: { hours: number | null; label: string }[] = [
   { hours: 1, label: "Last hour" },
@@ -27,15 +28,16 @@ export function HistoryTab({
   onModule: (id: string) => void;
   revision: number;
 }) {
-  const [hours, setHours] = useState<number | null>(24);
+  const [hours, setHours] = useRemembered<number | null>(REMEMBER.hours, 24, isHours);
   const [points, setPoints] = useState<HistoryPoint[] | null>(null);
+  const [waves, setWaves] = useState<WaveStart[]>([]);
   const [error, setError] = useState<unknown>(null);
 
   useEffect(() => {
     if (!moduleId) return;
     let alive = true;
-    ipc.fleetHistory(moduleId, hours).then(
-      (p) => alive && (setPoints(p), setError(null)),
+    Promise.all([ipc.fleetHistory(moduleId, hours), ipc.fleetWaveStarts(moduleId, hours)]).then(
+      ([p, w]) => alive && (setPoints(p), setWaves(w), setError(null)),
       (e) => alive && setError(e),
     );
     return () => {
@@ -45,6 +47,13 @@ export function HistoryTab({
 
   const first = points?.[0];
   const last = points?.[points.length - 1];
+  const rangeLabel = RANGES.find((r) => r.hours === hours)?.label ?? "All";
+  const span = historySpan(points?.map((p) => p.at) ?? [], hours, rangeLabel);
+  const marks: TimeMark[] = waves.map((w) => ({
+    at: Date.parse(w.at),
+    label: `W${w.wave}`,
+    title: `Wave ${w.wave} of the rollout to ${w.version} started (${num(w.devices)} devices)`,
+  }));
 
   return (
     <div class="history">
@@ -81,10 +90,11 @@ export function HistoryTab({
         </div>
       ) : (
         <div class="card" data-testid="history-card">
-          <StackedTimeline title="Devices by update status over time" snapshots={points} height={320} testid="history-chart" />
+          <StackedTimeline title={`Devices by update status · ${span.title}`} snapshots={points} marks={marks} height={320} testid="history-chart" />
           <p class="muted" data-testid="history-caption">
-            {num(points.length)} snapshots from {formatTimestamp(first?.at, true)} to {formatTimestamp(last?.at, true)} UTC
-            (this computer's clock).
+            {num(points.length)} {points.length === 1 ? "snapshot" : "snapshots"} from <Time at={first?.at} seconds /> to <Time at={last?.at} seconds />
+            {span.short ? " (the history starts when the fleet was first scanned)" : ""}
+            {marks.length > 0 ? ` · W1, W2…: a rollout wave started (${num(marks.length)} in this range)` : ""}.
           </p>
         </div>
       )}

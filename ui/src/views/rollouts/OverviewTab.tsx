@@ -2,8 +2,9 @@ import { useEffect, useState } from "preact/hooks";
 import { BarChart } from "../../components/charts/BarChart";
 import { ErrorBox, Loading } from "../../components/States";
 import { ipc, type Count, type DeviceQuery, type FleetHome, type ModuleOverview, type ModuleSummary } from "../../ipc";
-import { formatTimestamp, shortId } from "../../lib/format";
-import { statusColor } from "../../lib/status";
+import { Time } from "../../components/Time";
+import { shortId } from "../../lib/format";
+import { StatusBar } from "../../components/charts/StatusBar";
 import { num } from "./fleet";
 
 const bars = (counts: Count[]) => counts.map((c) => ({ label: c.label, value: c.count }));
@@ -33,16 +34,35 @@ export function ModuleList({ modules, current, onModule }: { modules: ModuleSumm
               onClick={() => onModule(m.moduleId)}
             >
               <span class="module-name">{m.name.replace(` (${m.specName})`, "")}</span>
-              <span class="module-badges">
-                {m.updating > 0 && <span class="badge badge-updating" title="updating">{num(m.updating)}</span>}
-                {m.drift > 0 && <span class="badge badge-drift" title="drift: current differs from target">{num(m.drift)}</span>}
-                {m.failed > 0 && <span class="badge badge-failed" title="failed">{num(m.failed)}</span>}
-              </span>
+              <ModuleHealth m={m} />
             </button>
           ))}
         </div>
       ))}
     </nav>
+  );
+}
+
+/** A module's devices needing attention, each figure with its word ("3 failed"). */
+function ModuleHealth({ m }: { m: ModuleSummary }) {
+  const parts: [string, number, string][] = [
+    ["failed", m.failed, "badge-failed"],
+    ["updating", m.updating, "badge-updating"],
+    ["not on target", m.drift, "badge-drift"],
+  ];
+  const shown = parts.filter(([, n]) => n > 0);
+  return (
+    <span class="module-health" data-testid="module-health">
+      {shown.length === 0 ? (
+        <span class="muted">{num(m.devices)} devices, all settled</span>
+      ) : (
+        shown.map(([word, n, cls]) => (
+          <span key={word} class={`badge ${cls}`}>
+            {num(n)} {word}
+          </span>
+        ))
+      )}
+    </span>
   );
 }
 
@@ -107,19 +127,19 @@ export function OverviewTab({
             <div class="kpis">
               <Kpi label="Devices" value={num(m.devices)} testid="kpi-devices" />
               <Kpi
-                label="Most run version"
+                label="Top version"
                 value={m.topVersion ?? "—"}
                 sub={m.topVersion ? `${num(m.topVersionDevices)} devices, ${pct(m.topVersionDevices)}` : undefined}
                 testid="kpi-top"
               />
-              <Kpi label="Drift" value={num(m.drift)} sub={`${pct(m.drift)} not on their target`} tone={m.drift ? "warn" : undefined} testid="kpi-drift" />
+              <Kpi label="Drift" value={num(m.drift)} sub={`${pct(m.drift)} not on target`} tone={m.drift ? "warn" : undefined} testid="kpi-drift" />
               <Kpi label="Updating" value={num(m.updating)} sub={pct(m.updating)} tone={m.updating ? "info" : undefined} testid="kpi-updating" />
               <Kpi label="Failed" value={num(m.failed)} sub={pct(m.failed)} tone={m.failed ? "bad" : undefined} testid="kpi-failed" />
             </div>
+            <div class="card chart-card" data-testid="chart-status">
+              <StatusBar counts={overview.byStatus} total={m.devices} onSelect={(st) => go({ status: st })} />
+            </div>
             <div class="charts">
-              <div class="card chart-card" data-testid="chart-status">
-                <BarChart title="Devices by update status" items={bars(overview.byStatus)} colorOf={statusColor} onSelect={(s) => go({ status: s })} testid="bars-status" />
-              </div>
               <div class="card chart-card" data-testid="chart-version">
                 <BarChart title="Devices by current version" items={bars(overview.byVersion)} onSelect={(v) => go({ version: v })} testid="bars-version" />
               </div>
@@ -159,19 +179,23 @@ export function OverviewTab({
                 <table class="table" data-testid="failures">
                   <thead>
                     <tr>
-                      <th>Reason (firmwareUpdateStatusDetails)</th>
+                      <th>Reason</th>
                       <th>Target</th>
                       <th class="num">Devices</th>
-                      <th>Latest (UTC)</th>
+                      <th>Latest</th>
                     </tr>
                   </thead>
                   <tbody>
                     {overview.failures.map((f) => (
                       <tr key={`${f.details}|${f.target}`}>
-                        <td>{f.details}</td>
+                        <td class="failure-reason" title={f.details}>
+                          {f.details}
+                        </td>
                         <td class="mono">{f.target ?? "—"}</td>
                         <td class="num">{num(f.count)}</td>
-                        <td>{formatTimestamp(f.latest, true)}</td>
+                        <td>
+                          <Time at={f.latest} />
+                        </td>
                       </tr>
                     ))}
                   </tbody>
@@ -202,7 +226,7 @@ function CustomerScopes({ home }: { home: FleetHome }) {
             <th class="num">States</th>
             <th class="num">Drift</th>
             <th class="num">Failed</th>
-            <th>Last refresh (UTC)</th>
+            <th>Last refresh</th>
           </tr>
         </thead>
         <tbody>
@@ -215,7 +239,7 @@ function CustomerScopes({ home }: { home: FleetHome }) {
               <td class="num">{c.lastRefresh ? num(c.states) : "—"}</td>
               <td class="num">{c.lastRefresh ? num(c.drift) : "—"}</td>
               <td class="num">{c.lastRefresh ? num(c.failed) : "—"}</td>
-              <td>{c.lastRefresh ? formatTimestamp(c.lastRefresh, true) : "not scanned"}</td>
+              <td>{c.lastRefresh ? <Time at={c.lastRefresh} relative /> : "not scanned"}</td>
             </tr>
           ))}
         </tbody>
