@@ -19,8 +19,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import VARIANT, by_variant, screenshot, service_get_as, service_token
-from test_first_screen import rows_loaded
+from conftest import VARIANT, by_variant, open_firmware, screenshot, service_get_as, service_token
 from test_profiles import click, type_into, wait_css, wait_text
 
 STALE = (StaleElementReferenceException,)
@@ -88,7 +87,7 @@ def notice_id(driver, text):
 
 
 def test_compose_send_and_watch_an_actuator_downlink(app, demo_key, artifacts):
-    WebDriverWait(app, 30, ignored_exceptions=STALE).until(rows_loaded)
+    open_firmware(app)
     base_url, token = service(app, demo_key)
     click(app, "[data-testid=nav-downlinks]")
     seeded = rows(app)
@@ -199,7 +198,7 @@ def test_compose_send_and_watch_an_actuator_downlink(app, demo_key, artifacts):
 
 
 def test_a_lora_dry_run_behind_the_warning(app, demo_key, artifacts):
-    WebDriverWait(app, 30, ignored_exceptions=STALE).until(rows_loaded)
+    open_firmware(app)
     base_url, token = service(app, demo_key)
     click(app, "[data-testid=nav-downlinks]")
     rows(app)
@@ -247,7 +246,7 @@ def test_a_lora_dry_run_behind_the_warning(app, demo_key, artifacts):
 
 
 def test_cancel_seeded_downlinks_with_forced_explained(app, demo_key, artifacts):
-    WebDriverWait(app, 30, ignored_exceptions=STALE).until(rows_loaded)
+    open_firmware(app)
     base_url, token = service(app, demo_key)
     click(app, "[data-testid=nav-downlinks]")
     listed = rows(app)
@@ -308,7 +307,7 @@ def test_cancel_seeded_downlinks_with_forced_explained(app, demo_key, artifacts)
 
 @pytest.mark.parametrize("app", [{"GTK_THEME": "Adwaita:dark"}], indirect=True)
 def test_downlinks_in_the_dark_theme(app, artifacts):
-    WebDriverWait(app, 30, ignored_exceptions=STALE).until(rows_loaded)
+    open_firmware(app)
     click(app, "[data-testid=nav-downlinks]")
     listed = rows(app)
     screenshot(app, artifacts / "downlinks-list-dark.png")

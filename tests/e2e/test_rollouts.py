@@ -377,6 +377,7 @@ def test_a_service_without_the_set_target_operation_offers_no_rollout(display, s
         XDG_DATA_HOME=env.get("XDG_DATA_HOME", str(tmp_path / "data")),
         XDG_CACHE_HOME=str(tmp_path / "cache"),
     )
+    fresh_web_storage(env)
     customer = info["customers"][0]
     # A reseller profile for that service, with one customer and no set-target operation, made
     # the default (the app opens it).
@@ -391,7 +392,6 @@ def test_a_service_without_the_set_target_operation_offers_no_rollout(display, s
             wait_text(d, "[data-testid=service-url]", "127.0.0.1", 20)
             open_dashboard(d)
             # The fleet is scanned as anywhere; rollouts say why they are not offered and how to
-    fresh_web_storage(env)
             # enable them, in plain words.
             reason = wait_text(d, "[data-testid=set-target-unavailable]", "not set up", 20)
             assert "Settings" in reason and "Set-target operation" in reason and "elsewhere" in reason, reason

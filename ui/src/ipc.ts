@@ -195,13 +195,13 @@ export const ipc = {
   fleetExportCsv: (query: DeviceQuery, selection: Selection | null, path: string) =>
     unwrap(commands.fleetExportCsv(query, selection, path)),
   fleetHistory: (moduleId: string, hours: number | null) => unwrap(commands.fleetHistory(moduleId, hours)),
+  fleetWaveStarts: (moduleId: string, hours: number | null) => unwrap(commands.fleetWaveStarts(moduleId, hours)),
+  /** The active scope at a glance (Home): states per status, devices, drift, failures by reason. */
+  fleetHealth: () => unwrap(commands.fleetHealth()),
   rolloutPreview: (plan: RolloutPlan) => unwrap(commands.rolloutPreview(plan)),
   rolloutStart: (plan: RolloutPlan, actingFor: string | null) => unwrap(commands.rolloutStart(plan, actingFor)),
   rollouts: () => unwrap(commands.rollouts()),
   rolloutPause: (id: string, actingFor: string | null) => unwrap(commands.rolloutPause(id, actingFor)),
-  fleetWaveStarts: (moduleId: string, hours: number | null) => unwrap(commands.fleetWaveStarts(moduleId, hours)),
-  /** The active scope at a glance (Home): states per status, devices, drift, failures by reason. */
-  fleetHealth: () => unwrap(commands.fleetHealth()),
   rolloutResume: (id: string, success: number | null, error: number | null, actingFor: string | null) =>
     unwrap(commands.rolloutResume(id, success, error, actingFor)),
   rolloutUnfinished: (id: string) => unwrap(commands.rolloutUnfinished(id)),

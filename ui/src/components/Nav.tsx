@@ -1,7 +1,7 @@
 export const AREAS = [
+  { id: "home", label: "Home", icon: "M3 11l9-7 9 7M5 10v10h5v-6h4v6h5V10" },
   { id: "firmware", label: "Firmware", icon: "M4 5h16v4H4zM4 11h16v4H4zM4 17h10v3H4z" },
   { id: "rollouts", label: "Rollouts", icon: "M4 19V9M10 19V5M16 19v-7M22 19H2" },
-  { id: "home", label: "Home", icon: "M3 11l9-7 9 7M5 10v10h5v-6h4v6h5V10" },
   { id: "downlinks", label: "Downlinks", icon: "M12 3v14M6 11l6 6 6-6M4 21h16" },
   { id: "bindings", label: "Bindings", icon: "M9 15l6-6M7 11l-2 2a3 3 0 0 0 4 4l2-2M17 13l2-2a3 3 0 0 0-4-4l-2 2" },
   { id: "settings", label: "Settings", icon: "M12 8a4 4 0 1 0 0 8 4 4 0 0 0 0-8zM12 2v3M12 19v3M2 12h3M19 12h3" },
@@ -20,11 +20,11 @@ export function Nav({ current, onSelect }: { current: Area; onSelect: (a: Area) 
               class={a.id === current ? "nav-item active" : "nav-item"}
               aria-current={a.id === current ? "page" : undefined}
               data-testid={`nav-${a.id}`}
+              title={a.label}
               onClick={(e) => {
                 e.preventDefault();
                 onSelect(a.id);
               }}
-              title={a.label}
             >
               <svg viewBox="0 0 24 24" aria-hidden="true">
                 <path d={a.icon} />

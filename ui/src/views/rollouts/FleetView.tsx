@@ -243,6 +243,7 @@ export function FleetView() {
               canRollOut={home.setTarget.available}
               onRollOut={(choice) => setWizard({ choice })}
               onNotice={setNotice}
+              toolbar={tools}
             />
           )}
           {tab === "history" && <HistoryTab home={home} moduleId={moduleId} onModule={setModuleId} revision={revision} />}
@@ -262,7 +263,6 @@ export function FleetView() {
             setNotice({ kind: "ok", text: `Started the rollout of ${r.version} to ${num(r.total.size)} devices of ${r.moduleName}.` });
           }}
         />
-              toolbar={tools}
       )}
     </section>
   );

@@ -1,5 +1,20 @@
 import { describe, expect, it } from "vitest";
-import { choiceText, cleanQuery, durationText, parsePercent, parseWaves, refreshModeText, scanFraction, scanText, successPercent, waveSegments } from "./fleet";
+import {
+  choiceText,
+  cleanQuery,
+  durationText,
+  historySpan,
+  isDeviceQuery,
+  isHours,
+  parsePercent,
+  parseWaves,
+  refreshModeText,
+  scanFraction,
+  scanText,
+  spanText,
+  successPercent,
+  waveSegments,
+} from "./fleet";
 import type { WaveView } from "../../ipc";
 
 const wave = (over: Partial<WaveView>): WaveView => ({
@@ -111,5 +126,44 @@ describe("the refresh mode in words", () => {
     const s = { mode: mode(false, text), autoRefresh: true, intervalSeconds: 15, effectiveIntervalSeconds: 42 };
     expect(refreshModeText(s)).toBe(`Refresh mode: ${text}. Every 15 s after the previous one ends: about every 42.0 s`);
     expect(refreshModeText({ ...s, autoRefresh: false })).toBe(`Refresh mode: ${text}`);
+  });
+});
+
+describe("what the dashboard remembers", () => {
+  it("takes a device query of known fields and types only", () => {
+    expect(isDeviceQuery({})).toBe(true);
+    expect(isDeviceQuery({ moduleId: "m", status: "FAILED", drift: true, sort: "-statusAt", version: null })).toBe(true);
+    expect(isDeviceQuery({ drift: "yes" })).toBe(false);
+    expect(isDeviceQuery({ status: 3 })).toBe(false);
+    expect(isDeviceQuery({ evil: "x" })).toBe(false);
+    expect(isDeviceQuery({ device: "x".repeat(201) })).toBe(false);
+    expect(isDeviceQuery(null)).toBe(false);
+    expect(isDeviceQuery([])).toBe(false);
+  });
+  it("takes a range of whole hours or all", () => {
+    expect([1, 24, 168, null].every(isHours)).toBe(true);
+    expect([0, -1, 1.5, "24", 24 * 400].some(isHours)).toBe(false);
+  });
+});
+
+describe("the history's real span", () => {
+  const at = (s: number) => new Date(Date.UTC(2026, 0, 5, 9, 0, s)).toISOString();
+  it("spans in their two largest units", () => {
+    expect(spanText(30_000)).toBe("30 s");
+    expect(spanText(12 * 60_000)).toBe("12 min");
+    expect(spanText(5 * 3_600_000 + 10 * 60_000)).toBe("5 h 10 min");
+    expect(spanText(3 * 86_400_000 + 4 * 3_600_000)).toBe("3 d 4 h");
+  });
+  it("never calls 30 seconds of snapshots the last 24 hours", () => {
+    const s = historySpan([at(0), at(10), at(30)], 24, "Last 24 hours");
+    expect(s.short).toBe(true);
+    expect(s.title).toBe("Last 24 hours: 30 s of snapshots, all there is so far");
+    expect(historySpan([at(0)], 1, "Last hour").title).toBe("Last hour: one snapshot, all there is so far");
+    expect(historySpan([at(0), at(30)], null, "All").title).toBe("All: 30 s of snapshots");
+  });
+  it("names the range when the snapshots cover it", () => {
+    const day = [new Date(Date.UTC(2026, 0, 4, 9)).toISOString(), new Date(Date.UTC(2026, 0, 5, 9)).toISOString()];
+    expect(historySpan(day, 24, "Last 24 hours")).toEqual({ title: "Last 24 hours", short: false });
+    expect(historySpan([], 24, "Last 24 hours")).toEqual({ title: "Last 24 hours", short: false });
   });
 });

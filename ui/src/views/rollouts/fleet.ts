@@ -140,3 +140,53 @@ export function durationText(ms: number): string {
   const s = Math.round(ms / 1000);
   return `${Math.floor(s / 60)} min ${s % 60} s`;
 }
+
+// What the dashboard remembers across starts (lib/remember): its tab, the device table's
+// filters and sort, the module shown and the history's range. Home writes the same keys to
+// open the dashboard where it points.
+export const FLEET_TABS = ["overview", "devices", "history", "rollouts"] as const;
+export type FleetTab = (typeof FLEET_TABS)[number];
+export const REMEMBER = { tab: "fleet.tab", query: "fleet.devices", module: "fleet.module", hours: "fleet.history.hours" } as const;
+
+const QUERY_TEXT_FIELDS = ["moduleId", "version", "target", "status", "specId", "clientId", "device", "sort"] as const;
+
+/** A remembered device query: only its known fields, each of its type. */
+export function isDeviceQuery(v: unknown): v is DeviceQuery {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  for (const [k, x] of Object.entries(v)) {
+    if (k === "drift") {
+      if (typeof x !== "boolean") return false;
+    } else if (!(QUERY_TEXT_FIELDS as readonly string[]).includes(k)) return false;
+    else if (x !== null && (typeof x !== "string" || x.length > 200)) return false;
+  }
+  return true;
+}
+
+/** A remembered history range: hours (1 to a year) or null for all. */
+export const isHours = (v: unknown): v is number | null => v === null || (typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= 24 * 366);
+
+/** "30 s", "12 min", "5 h 10 min", "3 d 4 h": a span in its two largest units. */
+export function spanText(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
+  const d = Math.floor(h / 24);
+  return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
+}
+
+/**
+ * What the history chart really covers, in words: the range asked for only when the snapshots
+ * span most of it; else the span they have ("35 s of snapshots: the history starts at the first
+ * scan"), so a label never promises 24 hours over half a minute.
+ */
+export function historySpan(atTimes: readonly string[], hours: number | null, rangeLabel: string): { title: string; short: boolean } {
+  const ms = atTimes.map((t) => Date.parse(t)).filter((x) => Number.isFinite(x));
+  if (ms.length === 0) return { title: rangeLabel, short: false };
+  const span = Math.max(...ms) - Math.min(...ms);
+  if (hours !== null && span >= hours * 3_600_000 * 0.9) return { title: rangeLabel, short: false };
+  const what = ms.length === 1 ? "one snapshot" : `${spanText(span)} of snapshots`;
+  return { title: hours === null ? `All: ${what}` : `${rangeLabel}: ${what}, all there is so far`, short: true };
+}
