@@ -199,6 +199,16 @@ def test_a_rollout_in_waves_moves_the_dashboard_and_goes_on_after_a_restart(disp
         d.execute_script("arguments[0].closest('details').open = true", events)
         text = events.text
         assert "Wave 1 started" in text and "Wave 3 started" in text and "Completed" in text, text
+        # A completion with failures is a warning that counts them, never a neutral "completed".
+        card = d.find_element(By.CSS_SELECTOR, f"[data-testid=rollout][data-id='{rollout_id}']")
+        total = card.find_element(By.CSS_SELECTOR, "[data-testid=rollout-total]").get_attribute("innerText")
+        tag = card.find_element(By.CSS_SELECTOR, "[data-testid=rollout-state]").get_attribute("innerText")
+        done = re.search(r"Completed: .*?, ([\d,]+) failed, [\d,]+ replaced or cancelled, ([\d,]+) refused", text)
+        assert done, text
+        if number(done.group(1)) + number(done.group(2)) > 0:
+            assert card.get_attribute("data-tone") == "warn" and re.search(r"completed with [\d,]+ failures?", tag), (tag, total)
+        else:
+            assert card.get_attribute("data-tone") == "ok" and tag.strip() == "completed", (tag, total)
         screenshot(d, artifacts / "rollouts-completed.png")
         # The service agrees: every device of the module but those already on it has the target.
         targets = [s for s in states_of(base_url, token, module_id) if s.get("targetFirmwareVersion") == version]
@@ -293,6 +303,10 @@ def test_devices_picked_in_the_table_are_rolled_out_then_paused_resumed_and_abor
     assert unfinished == len(targeted)
     assert "your own environment" in wait_text(d, "[data-testid=confirm-acting]", "your own environment")
     screenshot(d, artifacts / "rollouts-abort-confirm-dark.png")
+    # Stopping for good asks for the word typed, as a downgrade does.
+    assert not d.find_element(By.CSS_SELECTOR, "[data-testid=confirm-ok]").is_enabled()
+    wait_css(d, "[data-testid=confirm-typed]").send_keys("abort")
+    WebDriverWait(d, 5).until(lambda x: x.find_element(By.CSS_SELECTOR, "[data-testid=confirm-ok]").is_enabled())
     click(d, "[data-testid=confirm-ok]")
     WebDriverWait(d, 20, ignored_exceptions=STALE).until(lambda x: state_of(x, rollout_id) == "aborted")
     after = {s["deviceId"]: s for s in states_of(base_url, token, module_id)}
@@ -550,3 +564,130 @@ def test_escape_closes_only_the_picker_and_a_second_asks_before_discarding(app, 
     wait_css(d, "[data-testid=actuator-composer]")
     escape(d)
     WebDriverWait(d, 5).until(lambda x: not x.find_elements(By.CSS_SELECTOR, "[data-testid=actuator-composer]"))
+
+
+def badge_state(driver):
+    """(nav badge, status bar mark, toolbar running tag, toolbar paused tag) as shown now."""
+    def text(sel):
+        els = driver.find_elements(By.CSS_SELECTOR, sel)
+        return (els[0].get_attribute("innerText") or "").strip() if els else None
+    return (text("[data-testid=nav-rollouts-badge]"), text("[data-testid=status-rollouts]"),
+            text("[data-testid=running-rollouts]"), text("[data-testid=paused-rollouts]"))
+
+
+def filled_share(driver, wave):
+    """The share of a wave's bar that is drawn filled (final devices), measured in the page."""
+    return driver.execute_script(
+        """const bar = arguments[0].querySelector('[data-testid=wave-bar]');
+           const full = bar.getBoundingClientRect().width;
+           let filled = 0;
+           for (const s of bar.querySelectorAll('.seg-succeeded, .seg-failed, .seg-replaced, .seg-refused')) filled += s.getBoundingClientRect().width;
+           const upd = bar.querySelector('.seg-updating');
+           return [filled / full, upd ? getComputedStyle(upd).backgroundImage : null];""",
+        wave,
+    )
+
+
+@pytest.mark.parametrize("app", [{}, {"GTK_THEME": "Adwaita:dark"}], indirect=True, ids=["light", "dark"])
+def test_a_paused_rollout_shows_everywhere_and_its_bars_budget_and_next_step_read_right(app, demo_key, artifacts, request):
+    d = app
+    theme = request.node.callspec.id
+    d.set_window_size(1200, 780)
+    base_url, token = service(d, demo_key)
+    # The devices barely move: the first wave stays updating while the test looks.
+    set_speed(base_url, 0.01)
+    settle(base_url)
+    open_dashboard(d)
+    assert badge_state(d)[:2] == (None, None), "no rollout yet: no badge, no mark"
+
+    click(d, "[data-testid=new-rollout]")
+    wait_css(d, "[data-testid=rollout-wizard]")
+    type_into(d, "wizard-waves", "50, 100")
+    type_into(d, "wizard-success", "95")
+    type_into(d, "wizard-error", "100")
+
+    def previewed(x):
+        if not x.find_element(By.CSS_SELECTOR, "[data-testid=wizard-version]").get_attribute("value"):
+            # This module has no version to roll out (only downgrades): the next one.
+            sel = Select(x.find_element(By.CSS_SELECTOR, "[data-testid=wizard-module]"))
+            values = [o.get_attribute("value") for o in sel.options]
+            i = values.index(sel.first_selected_option.get_attribute("value"))
+            sel.select_by_value(values[(i + 1) % len(values)])
+            time.sleep(0.5)
+            return False
+        budgets = x.find_elements(By.CSS_SELECTOR, "[data-testid=preview-budget]")
+        return budgets if len(budgets) == 2 else False
+
+    budgets = WebDriverWait(d, 30, ignored_exceptions=STALE).until(previewed)
+    # Each wave's failure budget, by the rollout's own rule: ceil(95% of n) must succeed.
+    items = d.find_elements(By.CSS_SELECTOR, "[data-testid=preview-waves] li")
+    for li, b in zip(items, budgets):
+        n = int(re.search(r"\): ([\d,]+) devices", li.text).group(1).replace(",", ""))
+        need = -(-n * 95 // 100)
+        word = "failure" if n - need == 1 else "failures"
+        devices = "device" if n == 1 else "devices"
+        assert f"95% of {n:,} {devices}: {need:,} must succeed, tolerates {n - need:,} {word}" in b.text, (li.text, n)
+    if theme == "light":
+        screenshot(d, artifacts / "rollouts-wizard-budget.png")
+    click(d, "[data-testid=wizard-start]")
+    assert len(wait_css(d, "[data-testid=confirm-waves]").find_elements(By.CSS_SELECTOR, "[data-testid=confirm-budget]")) == 2
+    assert "tolerates" in wait_text(d, "[data-testid=confirm-waves]", "tolerates")
+    screenshot(d, artifacts / f"rollouts-confirm-budget-{theme}.png")
+    click(d, "[data-testid=confirm-ok]")
+
+    card_sel = "[data-testid=rollout]"
+    card = rollout_card(d)
+    rollout_id = card.get_attribute("data-id")
+    # A just-started wave is not a full bar: its devices are updating (outlined), none final yet.
+    first = card.find_elements(By.CSS_SELECTOR, "[data-testid=wave]")[0]
+    share, updating_bg = filled_share(d, first)
+    assert share < 0.99, share
+    assert updating_bg and "gradient" in updating_bg, updating_bg
+    assert len(d.find_elements(By.CSS_SELECTOR, "[data-testid=wave-legend] li")) == 6
+    # What the next wave waits for, in figures.
+    waits = wait_text(d, "[data-testid=rollout-waits-for]", "Wave 2")
+    assert re.match(r"^Wave 2 (starts at [\d,]+/[\d,]+ ok, now [\d,]+|starts at the next step)", waits), waits
+    assert "Started the rollout" in wait_text(d, "[data-testid=fleet-notice]", "Started")
+    # Running: counted in the toolbar, on the nav item and in the status bar.
+    WebDriverWait(d, 10, ignored_exceptions=STALE).until(lambda x: badge_state(x) == ("1", "Rollouts: 1 running", "1 running", None))
+    assert d.find_element(By.CSS_SELECTOR, "[data-testid=nav-rollouts-badge]").get_attribute("data-tone") == "active"
+    screenshot(d, artifacts / f"rollouts-running-1200-{theme}.png")
+
+    # Paused: the counts and the banner follow at once; the paused mark is on the nav item and
+    # in the status bar.
+    click(d, "[data-testid=rollout-pause]", within=card_sel)
+    WebDriverWait(d, 20, ignored_exceptions=STALE).until(lambda x: state_of(x, rollout_id) == "paused")
+    WebDriverWait(d, 10, ignored_exceptions=STALE).until(lambda x: badge_state(x) == ("1", "Rollouts: 1 paused", None, "1 paused"))
+    notice = wait_text(d, "[data-testid=fleet-notice]", "paused")
+    assert "Started the rollout" not in notice, notice
+    nav_badge = d.find_element(By.CSS_SELECTOR, "[data-testid=nav-rollouts-badge]")
+    assert nav_badge.get_attribute("data-tone") == "warn" and nav_badge.find_elements(By.TAG_NAME, "svg"), "paused: the pause mark"
+    assert nav_badge.get_attribute("aria-label").startswith("1 rollout is paused")
+    assert "once resumed" in wait_text(d, "[data-testid=rollout-waits-for]", "Wave 2") or "resume" in wait_text(d, "[data-testid=rollout-waits-for]", "Wave 2")
+    screenshot(d, artifacts / f"rollouts-paused-1200-{theme}.png")
+
+    # Elsewhere in the app the paused rollout still shows, at both sizes.
+    click(d, "[data-testid=nav-firmware]")
+    WebDriverWait(d, 10, ignored_exceptions=STALE).until(lambda x: badge_state(x)[:2] == ("1", "Rollouts: 1 paused"))
+    screenshot(d, artifacts / f"rollouts-paused-elsewhere-1200-{theme}.png")
+    d.set_window_size(900, 560)
+    # Folded to icons, the nav badge stays on the icon, with the count and the pause mark.
+    WebDriverWait(d, 10, ignored_exceptions=STALE).until(lambda x: badge_state(x)[0] == "1")
+    badge = d.find_element(By.CSS_SELECTOR, "[data-testid=nav-rollouts-badge]")
+    assert badge.is_displayed() and badge.get_attribute("title").startswith("1 rollout is paused")
+    assert d.find_element(By.CSS_SELECTOR, "[data-testid=status-rollouts]").is_displayed()
+    screenshot(d, artifacts / f"rollouts-paused-elsewhere-900-{theme}.png")
+    click(d, "[data-testid=nav-rollouts]")
+    click(d, "[data-testid=fleet-tab-rollouts]")
+    rollout_card(d, rollout_id)
+    screenshot(d, artifacts / f"rollouts-paused-900-{theme}.png")
+    d.set_window_size(1200, 780)
+
+    # Aborted (the word typed): nothing runs or waits, no badge, no mark.
+    click(d, "[data-testid=rollout-abort]", within=card_sel)
+    wait_css(d, "[data-testid=confirm-typed]").send_keys("abort")
+    WebDriverWait(d, 5).until(lambda x: x.find_element(By.CSS_SELECTOR, "[data-testid=confirm-ok]").is_enabled())
+    click(d, "[data-testid=confirm-ok]")
+    WebDriverWait(d, 20, ignored_exceptions=STALE).until(lambda x: state_of(x, rollout_id) == "aborted")
+    WebDriverWait(d, 10, ignored_exceptions=STALE).until(lambda x: badge_state(x) == (None, None, None, None))
+    assert "aborted" in wait_text(d, "[data-testid=fleet-notice]", "aborted")

@@ -82,6 +82,8 @@ export type DeviceChoice = b.DeviceChoice_Deserialize;
 export type PlanPreview = b.PlanPreview;
 export type RolloutView = b.RolloutView_Serialize;
 export type WaveView = b.WaveView;
+export type WaveBudget = b.WaveBudget;
+export type RolloutCounts = b.RolloutCounts;
 export type ScanProgress = b.ScanProgress;
 export type ScanReport = b.ScanReport;
 
@@ -201,6 +203,8 @@ export const ipc = {
   rolloutPreview: (plan: RolloutPlan) => unwrap(commands.rolloutPreview(plan)),
   rolloutStart: (plan: RolloutPlan, actingFor: string | null) => unwrap(commands.rolloutStart(plan, actingFor)),
   rollouts: () => unwrap(commands.rollouts()),
+  /** Running and paused rollouts of the active profile and customer (for the nav and status bar). */
+  rolloutCounts: () => unwrap(commands.rolloutCounts()),
   rolloutPause: (id: string, actingFor: string | null) => unwrap(commands.rolloutPause(id, actingFor)),
   rolloutResume: (id: string, success: number | null, error: number | null, actingFor: string | null) =>
     unwrap(commands.rolloutResume(id, success, error, actingFor)),

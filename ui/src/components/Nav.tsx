@@ -1,3 +1,5 @@
+import { countsBadge, useRolloutCounts } from "../lib/rolloutCounts";
+
 export const AREAS = [
   { id: "home", label: "Home", icon: "M3 11l9-7 9 7M5 10v10h5v-6h4v6h5V10" },
   { id: "firmware", label: "Firmware", icon: "M4 5h16v4H4zM4 11h16v4H4zM4 17h10v3H4z" },
@@ -10,6 +12,8 @@ export const AREAS = [
 export type Area = (typeof AREAS)[number]["id"];
 
 export function Nav({ current, onSelect }: { current: Area; onSelect: (a: Area) => void }) {
+  // Rollouts that run or wait (paused) show on their area from anywhere in the app.
+  const rollouts = countsBadge(useRolloutCounts());
   return (
     <nav class="nav" aria-label="Areas">
       <ul>
@@ -30,6 +34,17 @@ export function Nav({ current, onSelect }: { current: Area; onSelect: (a: Area) 
                 <path d={a.icon} />
               </svg>
               {a.label}
+              {a.id === "rollouts" && rollouts && (
+                <span class={`nav-badge nav-badge-${rollouts.tone}`} title={rollouts.title} aria-label={rollouts.title}
+                  data-testid="nav-rollouts-badge" data-tone={rollouts.tone}>
+                  {rollouts.tone === "warn" && (
+                    <svg viewBox="0 0 10 10" aria-hidden="true">
+                      <path d="M3 2v6M7 2v6" />
+                    </svg>
+                  )}
+                  {rollouts.count}
+                </span>
+              )}
             </a>
           </li>
         ))}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compareStatus, contrast, hashColor, STATUSES, statusColor, withAlpha } from "./status";
+import { compareStatus, contrast, downlinkBadge, hashColor, STATUSES, statusColor, withAlpha } from "./status";
 
 // Surfaces of styles.css (light and dark).
 const SURFACE = { light: "#ffffff", dark: "#161d27" } as const;
@@ -53,5 +53,21 @@ describe("withAlpha", () => {
   it("turns #rrggbb into rgba and leaves other forms alone", () => {
     expect(withAlpha("#16a34a", 0.5)).toBe("rgba(22, 163, 74, 0.5)");
     expect(withAlpha("red", 0.5)).toBe("red");
+  });
+});
+
+describe("downlinkBadge", () => {
+  it("never shows DONE alone in the failure colour: a failed or cancelled DONE says so", () => {
+    expect(downlinkBadge("DONE", "failed")).toEqual({ label: "DONE · failed", tone: "failed" });
+    expect(downlinkBadge("DONE", "cancelled")).toEqual({ label: "DONE · cancelled", tone: "cancelled" });
+    expect(downlinkBadge("DONE", "delivered")).toEqual({ label: "DONE", tone: "delivered" });
+  });
+
+  it("leaves statuses that are results themselves as they are", () => {
+    expect(downlinkBadge("FAILED", "failed")).toEqual({ label: "FAILED", tone: "failed" });
+    expect(downlinkBadge("CANCELLED", "cancelled")).toEqual({ label: "CANCELLED", tone: "cancelled" });
+    expect(downlinkBadge("DELIVERED", "delivered")).toEqual({ label: "DELIVERED", tone: "delivered" });
+    expect(downlinkBadge("EXECUTING", "inProgress")).toEqual({ label: "EXECUTING", tone: "inProgress" });
+    expect(downlinkBadge("LOST", "unknown")).toEqual({ label: "LOST", tone: "unknown" });
   });
 });

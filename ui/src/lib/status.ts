@@ -105,3 +105,18 @@ function hslToHex(h: number, s: number, l: number): string {
   const hex = (x: number) => Math.round(x * 255).toString(16).padStart(2, "0");
   return `#${hex(f(0))}${hex(f(8))}${hex(f(4))}`;
 }
+
+/** How a downlink's status badge reads: its colour follows the outcome, never the word alone. */
+export type DownlinkBadge = { label: string; tone: "inProgress" | "delivered" | "failed" | "cancelled" | "unknown" };
+
+/**
+ * The badge of a downlink. A status that only says "finished" (`DONE` of the connection kinds)
+ * is not a result: a DONE that failed or was cancelled says so beside it ("DONE · failed"), so a
+ * red badge never reads "DONE" alone. Statuses that are results themselves (FAILED, DELIVERED,
+ * CANCELLED) stay as they are.
+ */
+export function downlinkBadge(status: string, outcome: "inProgress" | "delivered" | "failed" | "cancelled" | "unknown"): DownlinkBadge {
+  const word = outcome === "failed" ? "failed" : outcome === "cancelled" ? "cancelled" : null;
+  const label = word && !status.toLowerCase().startsWith(word.slice(0, 6)) ? `${status} · ${word}` : status;
+  return { label, tone: outcome };
+}

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import order from "../../../crates/console/src/fleet/version_order.json";
 import { compareVersions, downgradeOf, downgradeText, newestVersion } from "./version";
 
 const sign = (n: number) => Math.sign(n) || 0;
@@ -68,5 +69,16 @@ describe("downgradeOf", () => {
     expect(downgradeText(downgradeOf("1.1.0", running)!)).toBe(
       "downgrade: older than 1.2.1, which 240 of the chosen devices run; 270 in all run a newer version than this",
     );
+  });
+});
+
+// The same cases as Rust's `rollout::compare_versions` (what `dcs rollout preview` calls a downgrade).
+describe("compareVersions agrees with Rust", () => {
+  it("on every case of the shared fixture", () => {
+    expect(order.cases.length).toBeGreaterThan(10);
+    for (const [a, b, want] of order.cases as [string, string, number][]) {
+      expect(sign(compareVersions(a, b)), `${a} vs ${b}`).toBe(want);
+      expect(sign(compareVersions(b, a)), `${b} vs ${a}`).toBe(0 - want || 0);
+    }
   });
 });

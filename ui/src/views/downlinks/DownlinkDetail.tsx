@@ -3,6 +3,7 @@ import { DeviceLabel } from "../../components/DeviceLabel";
 import { Modal } from "../../components/Modal";
 import { ErrorBox, Loading } from "../../components/States";
 import { ipc, type DownlinkDetail, type DownlinkKind, type DownlinkView } from "../../ipc";
+import { Time } from "../../components/Time";
 import { formatTimestamp } from "../../lib/format";
 import { StatusBadge } from "./parts";
 import { DETAIL_REFRESH_MS, formatCountdown, retriesLabel, timeLeft } from "./timing";
@@ -90,7 +91,8 @@ export function DownlinkDetailDialog({
             <p class="status-words" data-testid="status-explanation">
               <strong>{v.status}</strong>: {v.statusExplanation}.
             </p>
-            {v.failureReason && (
+            {/* A reason that repeats the status (CANCELLED, CANCELLED) is explained once, above. */}
+            {v.failureReason && v.failureReason !== v.status && (
               <p class={v.outcome === "cancelled" ? "result result-neutral" : "result result-error"} data-testid="failure-explanation">
                 <strong>{v.failureReason}</strong>: {v.failureExplanation}.
               </p>
@@ -121,6 +123,11 @@ export function DownlinkDetailDialog({
               <dd data-testid="time-left">
                 {final ? (
                   <span class="muted">not waiting any more (final)</span>
+                ) : left !== null && left < 0 && v.deadline ? (
+                  // Past its deadline the service may still change it; a countdown would only grow.
+                  <span class="status-warn">
+                    deadline passed <Time at={v.deadline} />; waiting for the service to close it
+                  </span>
                 ) : countdown ? (
                   <>
                     <strong class={left !== null && left < 0 ? "status-error" : undefined}>{countdown}</strong>

@@ -1,12 +1,14 @@
 import { useState } from "preact/hooks";
 import { DeviceLabel } from "../../components/DeviceLabel";
 import type { DownlinkView, KindInfo, Outcome } from "../../ipc";
+import { downlinkBadge } from "../../lib/status";
 
 /** A downlink's status as a coloured badge; the explanation (from Rust) in its tooltip. */
 export function StatusBadge({ status, outcome, title }: { status: string; outcome: Outcome; title?: string }) {
+  const badge = downlinkBadge(status, outcome);
   return (
-    <span class={`status-badge status-${outcome}`} title={title} data-testid="status-badge">
-      {status}
+    <span class={`status-badge status-${badge.tone}`} title={title} data-testid="status-badge" data-status={status}>
+      {badge.label}
     </span>
   );
 }

@@ -181,6 +181,11 @@ export function FleetView() {
             {status.runningRollouts} running
           </span>
         )}
+        {status && status.pausedRollouts > 0 && (
+          <span class="tag tag-warn" data-testid="paused-rollouts" title="Paused rollouts wait for you: resume or abort them in the Rollouts tab">
+            {status.pausedRollouts} paused
+          </span>
+        )}
       </div>
       {status?.info.lastRefresh && !status.mode.incremental && (
         <div class="notice refresh-mode" data-testid="refresh-mode">

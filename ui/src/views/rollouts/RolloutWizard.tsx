@@ -4,9 +4,11 @@ import { Field } from "../../components/Field";
 import { Modal, ModalCancel } from "../../components/Modal";
 import { errorMessage, ipc, type DeviceChoice, type FleetHome, type ModuleOverview, type PlanPreview, type RolloutPlan, type RolloutView } from "../../ipc";
 import { isChanged } from "../../lib/layers";
+import { refreshRolloutCounts } from "../../lib/rolloutCounts";
 import { compareVersions, downgradeOf, downgradeText, newestVersion } from "../../lib/version";
 import { useSession } from "../../session";
 import { choiceText, num, parsePercent, parseWaves } from "./fleet";
+import { budgetText, pauseText } from "./progress";
 
 type Mode = "all" | "query" | "list";
 
@@ -146,12 +148,21 @@ export function RolloutWizard({
             <strong data-testid="confirm-devices">{num(preview.devices)}</strong> devices ({choiceText(plan.devices)}), in{" "}
             {preview.waveSizes.length} waves:
           </p>
-          <ol class="confirm-waves">
-            {preview.waveSizes.map((n, i) => (
-              <li key={i}>
-                {plan.waves[i]}%: {num(n)} devices{i === 0 ? " at once" : ` once ${plan.successThreshold}% of wave ${i} succeeded`}
-              </li>
-            ))}
+          <ol class="confirm-waves" data-testid="confirm-waves">
+            {preview.waveSizes.map((n, i) => {
+              const b = preview.waveBudgets[i];
+              return (
+                <li key={i}>
+                  {plan.waves[i]}%: {num(n)} devices{i === 0 ? " at once" : ` once wave ${i} has ${num(preview.waveBudgets[i - 1]?.needed ?? 0)} ok`}
+                  {b && (
+                    <span class="muted" data-testid="confirm-budget">
+                      {" "}
+                      · {budgetText(b, plan.successThreshold)}; {pauseText(b, i)}
+                    </span>
+                  )}
+                </li>
+              );
+            })}
           </ol>
           <p>
             It pauses when more than {plan.errorThreshold}% of the devices of the started waves failed. Devices download and
@@ -172,6 +183,7 @@ export function RolloutWizard({
     setFailure(null);
     try {
       onStarted(await ipc.rolloutStart(plan, info.acting?.id ?? null));
+      refreshRolloutCounts();
     } catch (e) {
       setFailure(`The rollout was not started: ${errorMessage(e)}`);
     } finally {
@@ -279,11 +291,21 @@ export function RolloutWizard({
               <strong data-testid="preview-devices">{num(preview.devices)} devices</strong> get {plan.version}
               {preview.alreadyOnVersion > 0 && <span class="muted"> ({num(preview.alreadyOnVersion)} already run it and are left out)</span>}
               <ol class="preview-waves" data-testid="preview-waves">
-                {preview.waveSizes.map((n, i) => (
-                  <li key={i}>
-                    Wave {i + 1} ({plan.waves[i]}%): {num(n)} devices
-                  </li>
-                ))}
+                {preview.waveSizes.map((n, i) => {
+                  const b = preview.waveBudgets[i];
+                  return (
+                    <li key={i}>
+                      Wave {i + 1} ({plan.waves[i]}%): {num(n)} devices
+                      {b && (
+                        <span class="wave-budget" data-testid="preview-budget">
+                          {" "}
+                          — {budgetText(b, plan.successThreshold)}
+                          <span class="muted">; {pauseText(b, i)}</span>
+                        </span>
+                      )}
+                    </li>
+                  );
+                })}
               </ol>
               {preview.updatingElsewhere > 0 && (
                 <p class="status-warn">{num(preview.updatingElsewhere)} devices are updating to another version: their update is replaced.</p>

@@ -1,48 +1,97 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { ErrorBox, Loading, type Notice } from "../../components/States";
+import { Time } from "../../components/Time";
 import { errorMessage, ipc, type FleetHome, type RolloutView, type WaveView } from "../../ipc";
-import { formatTimestamp } from "../../lib/format";
+import { refreshRolloutCounts } from "../../lib/rolloutCounts";
 import { useSession } from "../../session";
-import { choiceText, num, parsePercent, successPercent, waveSegments } from "./fleet";
+import { choiceText, num, parsePercent } from "./fleet";
+import { errorBudgetText, finishedFraction, nextStepText, SEGMENT_LABEL, type SegmentKey, stateBadge, successPercent, waveSegments } from "./progress";
 
-const STATE_TAG: Record<string, string> = {
-  running: "tag tag-active",
-  paused: "tag tag-warn",
-  completed: "tag",
-  aborted: "tag tag-deprecated",
+const TONE_TAG: Record<string, string> = {
+  active: "tag tag-running",
+  warn: "tag tag-warn",
+  ok: "tag tag-ok",
+  bad: "tag tag-deprecated",
+  quiet: "tag",
 };
 
-const SEGMENT_LABEL: Record<string, string> = {
-  succeeded: "succeeded",
-  failed: "failed",
-  replaced: "cancelled or replaced",
-  refused: "refused by the service",
-  updating: "updating",
-  waiting: "not started",
-};
-
-function WaveBar({ wave, label }: { wave: WaveView; label: string }) {
-  const segs = waveSegments(wave);
+/** The bar's parts, as each wave's bar draws them: filled once final, outlined while updating. */
+function Legend() {
+  const keys: SegmentKey[] = ["succeeded", "failed", "refused", "replaced", "updating", "waiting"];
   return (
-    <div class="wave" data-testid="wave" data-started={wave.started ? "yes" : "no"}>
+    <ul class="wave-legend" data-testid="wave-legend" aria-label="Legend of the wave bars">
+      {keys.map((k) => (
+        <li key={k}>
+          <span class={`legend-swatch wave-seg seg-${k}`} aria-hidden="true" />
+          {SEGMENT_LABEL[k]}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** A bar of `wave`'s devices: only final devices fill it, so it is full only when all are final. */
+function Bar({ wave, label }: { wave: WaveView; label: string }) {
+  const segs = waveSegments(wave);
+  const finished = finishedFraction(wave);
+  return (
+    <div class="wave-bar" role="img" data-testid="wave-bar" data-finished={finished.toFixed(4)}
+      aria-label={`${label}: ${segs.map((s) => `${s.count} ${SEGMENT_LABEL[s.key]}`).join(", ")}`}>
+      {segs.map((s) => (
+        <span key={s.key} class={`wave-seg seg-${s.key}`} style={{ width: `${s.fraction * 100}%` }} title={`${num(s.count)} ${SEGMENT_LABEL[s.key]}`} />
+      ))}
+    </div>
+  );
+}
+
+function WaveBar({ wave, label, current }: { wave: WaveView; label: string; current: boolean }) {
+  const final = wave.succeeded + wave.failed + wave.replaced + wave.refused;
+  return (
+    <div class={current ? "wave wave-current" : "wave"} data-testid="wave" data-started={wave.started ? "yes" : "no"}>
       <span class="wave-label">{label}</span>
-      <div class="wave-bar" role="img" aria-label={`${label}: ${segs.map((s) => `${s.count} ${SEGMENT_LABEL[s.key]}`).join(", ")}`}>
-        {segs.map((s) => (
-          <span key={s.key} class={`wave-seg seg-${s.key}`} style={{ width: `${s.fraction * 100}%` }} title={`${num(s.count)} ${SEGMENT_LABEL[s.key]}`} />
-        ))}
-      </div>
+      <Bar wave={wave} label={label} />
       <span class="wave-figures" data-testid="wave-figures">
-        {num(wave.succeeded)}/{num(wave.size)} ok
-        {wave.failed + wave.refused > 0 && <span class="status-error"> · {num(wave.failed + wave.refused)} failed</span>}
-        {wave.updating > 0 && <span> · {num(wave.updating)} updating</span>}
-        {!wave.started && <span class="muted"> · waiting</span>}
+        {!wave.started ? (
+          <span class="muted">{num(wave.size)} devices · not started</span>
+        ) : (
+          <>
+            {num(wave.succeeded)}/{num(wave.size)} ok
+            {wave.failed + wave.refused > 0 && <span class="status-error"> · {num(wave.failed + wave.refused)} failed</span>}
+            {wave.updating > 0 && <span> · {num(wave.updating)} updating</span>}
+            {final === wave.size && <span class="muted"> · done</span>}
+          </>
+        )}
       </span>
     </div>
   );
 }
 
-function RolloutCard({ r, onChanged, onNotice }: { r: RolloutView; onChanged: () => void; onNotice: (n: Notice) => void }) {
+/** What a rollout's new state means, for the banner; `own`: the operator's action (not an alarm). */
+function changeNotice(r: RolloutView, own = false): Notice | null {
+  const what = `The rollout of ${r.version} to ${r.moduleName}`;
+  const kind = own ? "ok" : "error";
+  switch (r.state) {
+    case "paused": {
+      const why = r.reason && /^paused /i.test(r.reason) ? ` ${r.reason.slice(7)}` : `: ${r.reason ?? "no reason given"}`;
+      return { kind, text: `${what} is paused${why}. No new wave starts until it is resumed.` };
+    }
+    case "aborted":
+      return { kind, text: `${what} was aborted: no further wave starts.` };
+    case "completed": {
+      const failed = r.total.failed + r.total.refused;
+      return failed > 0
+        ? { kind: "error", text: `${what} completed with ${num(failed)} ${failed === 1 ? "failure" : "failures"}: ${r.reason ?? ""}` }
+        : { kind: "ok", text: `${what} completed: ${r.reason ?? ""}` };
+    }
+    case "running":
+      return { kind: "ok", text: `${what} is running again.` };
+    default:
+      return null;
+  }
+}
+
+function RolloutCard({ r, onChanged, onNotice }: { r: RolloutView; onChanged: (after: RolloutView) => void; onNotice: (n: Notice) => void }) {
   const { info } = useSession();
   const [confirmElement, confirm] = useConfirm();
   const [busy, setBusy] = useState(false);
@@ -56,8 +105,12 @@ function RolloutCard({ r, onChanged, onNotice }: { r: RolloutView; onChanged: ()
   const run = async (what: string, f: () => Promise<RolloutView>) => {
     setBusy(true);
     try {
-      await f();
-      onChanged();
+      const after = await f();
+      refreshRolloutCounts();
+      // The banner says the state now (a "Started" line must not outlive a pause or an abort).
+      const n = changeNotice(after, true);
+      if (n) onNotice(n);
+      onChanged(after);
     } catch (e) {
       onNotice({ kind: "error", text: `${what} failed: ${errorMessage(e)}` });
     } finally {
@@ -124,6 +177,8 @@ function RolloutCard({ r, onChanged, onNotice }: { r: RolloutView; onChanged: ()
       ),
       confirmLabel: "Abort rollout",
       danger: true,
+      // Stopping for good (and cancelling updates on devices) is not undone: the word typed.
+      typeToConfirm: "abort",
       acting,
     });
     if (!ok) return;
@@ -132,16 +187,19 @@ function RolloutCard({ r, onChanged, onNotice }: { r: RolloutView; onChanged: ()
   };
 
   const waveLabel = (w: WaveView, i: number) => `Wave ${i + 1} · ${w.percent}%`;
+  const badge = stateBadge(r);
+  const next = nextStepText(r);
+  const errorBudget = errorBudgetText(r);
 
   return (
-    <article class="card rollout" data-testid="rollout" data-state={r.state} data-id={r.id}>
+    <article class={`card rollout rollout-${badge.tone}`} data-testid="rollout" data-state={r.state} data-tone={badge.tone} data-id={r.id}>
       {confirmElement}
       <div class="card-head">
         <h3>
           {r.moduleName} → <span class="mono">{r.version}</span>
         </h3>
-        <span class={STATE_TAG[r.state] ?? "tag"} data-testid="rollout-state">
-          {r.state}
+        <span class={TONE_TAG[badge.tone]} data-testid="rollout-state">
+          {badge.label}
         </span>
         <span class="spacer" />
         {r.state === "running" && (
@@ -163,19 +221,21 @@ function RolloutCard({ r, onChanged, onNotice }: { r: RolloutView; onChanged: ()
       )}
       <p class="muted rollout-meta">
         {num(r.total.size)} devices ({choiceText(r.devices)}) · success ≥ {r.successThreshold}% per wave · pause when failed &gt;{" "}
-        {r.errorThreshold}% · started {formatTimestamp(r.createdAt, true)} UTC
+        {r.errorThreshold}% · started <Time at={r.createdAt} />
       </p>
+      {(next || errorBudget) && (
+        <div class="rollout-next" data-testid="rollout-next">
+          {next && <strong data-testid="rollout-waits-for">{next}</strong>}
+          {errorBudget && <span class="muted" data-testid="rollout-error-budget">{errorBudget}</span>}
+        </div>
+      )}
       <div class="waves">
         {r.waves.map((w, i) => (
-          <WaveBar key={i} wave={w} label={waveLabel(w, i)} />
+          <WaveBar key={i} wave={w} label={waveLabel(w, i)} current={i === r.currentWave && !final} />
         ))}
         <div class="wave wave-total" data-testid="rollout-total">
           <span class="wave-label">All</span>
-          <div class="wave-bar">
-            {waveSegments(r.total).map((s) => (
-              <span key={s.key} class={`wave-seg seg-${s.key}`} style={{ width: `${s.fraction * 100}%` }} />
-            ))}
-          </div>
+          <Bar wave={r.total} label="All waves" />
           <span class="wave-figures">
             {num(r.total.succeeded)}/{num(r.total.size)} updated ({successPercent(r.total).toFixed(1)}%)
           </span>
@@ -201,7 +261,7 @@ function RolloutCard({ r, onChanged, onNotice }: { r: RolloutView; onChanged: ()
         <ol data-testid="rollout-events">
           {r.events.map((e, i) => (
             <li key={i}>
-              <span class="muted">{formatTimestamp(e.at, true)}</span> {e.message}
+              <span class="muted"><Time at={e.at} seconds /></span> {e.message}
             </li>
           ))}
         </ol>
@@ -215,11 +275,25 @@ export function RolloutsTab({ home, revision, onNotice }: { home: FleetHome; rev
   const [list, setList] = useState<RolloutView[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [reload, setReload] = useState(0);
+  // The states last shown: a rollout that paused, completed or was aborted by itself since says
+  // so in the banner (which a "Started the rollout" line must not outlive).
+  const shown = useRef<Map<string, string> | null>(null);
 
   useEffect(() => {
     let alive = true;
     ipc.rollouts().then(
-      (l) => alive && (setList(l), setError(null)),
+      (l) => {
+        if (!alive) return;
+        const before = shown.current;
+        shown.current = new Map(l.map((r) => [r.id, r.state]));
+        if (before) {
+          const changed = l.find((r) => before.has(r.id) && before.get(r.id) !== r.state);
+          const n = changed && changeNotice(changed);
+          if (n) onNotice(n);
+        }
+        setList(l);
+        setError(null);
+      },
       (e) => alive && setError(e),
     );
     return () => {
@@ -242,8 +316,18 @@ export function RolloutsTab({ home, revision, onNotice }: { home: FleetHome; rev
     );
   return (
     <div class="rollouts" data-testid="rollouts">
+      <Legend />
       {list.map((r) => (
-        <RolloutCard key={r.id} r={r} onChanged={() => setReload((x) => x + 1)} onNotice={onNotice} />
+        <RolloutCard
+          key={r.id}
+          r={r}
+          onChanged={(after) => {
+            // The operator's own change is said by the card, not again as news.
+            shown.current?.set(after.id, after.state);
+            setReload((x) => x + 1);
+          }}
+          onNotice={onNotice}
+        />
       ))}
     </div>
   );

@@ -12,24 +12,7 @@ import {
   scanFraction,
   scanText,
   spanText,
-  successPercent,
-  waveSegments,
 } from "./fleet";
-import type { WaveView } from "../../ipc";
-
-const wave = (over: Partial<WaveView>): WaveView => ({
-  index: 0,
-  percent: 10,
-  size: 10,
-  started: true,
-  set: 0,
-  succeeded: 0,
-  failed: 0,
-  replaced: 0,
-  updating: 0,
-  refused: 0,
-  ...over,
-});
 
 describe("waves as typed", () => {
   it("reads commas, spaces and percent signs", () => {
@@ -62,21 +45,6 @@ describe("scan progress", () => {
       "Full scan: 3,000 of about 12,000 states (25%), 3 pages, 6,000 states/s",
     );
     expect(scanText({ kind: "incremental", pages: 1, states: 0, expected: null, elapsedMs: 0 })).toBe("Refresh: 0 states, 1 pages");
-  });
-});
-
-describe("a wave's bar", () => {
-  it("has one part per outcome present, in order, summing to the wave", () => {
-    const w = wave({ size: 10, set: 8, succeeded: 4, failed: 1, updating: 3, refused: 1 });
-    const s = waveSegments(w);
-    expect(s.map((x) => x.key)).toEqual(["succeeded", "failed", "refused", "updating", "waiting"]);
-    expect(s.reduce((a, x) => a + x.count, 0)).toBe(10);
-    expect(s.find((x) => x.key === "waiting")?.count).toBe(1);
-    expect(successPercent(w)).toBe(40);
-  });
-  it("is all waiting before the wave starts", () => {
-    expect(waveSegments(wave({ started: false }))).toEqual([{ key: "waiting", count: 10, fraction: 1 }]);
-    expect(waveSegments(wave({ size: 0 }))).toEqual([]);
   });
 });
 

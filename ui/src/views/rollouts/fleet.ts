@@ -1,7 +1,7 @@
 // What the rollout dashboard computes without drawing: wave input, scan progress in words,
-// a wave's bar, and a device choice in words.
+// and a device choice in words (a wave's bar and progress: progress.ts).
 
-import type { DeviceChoice, DeviceQuery, FleetStatus, ScanProgress, WaveView } from "../../ipc";
+import type { DeviceChoice, DeviceQuery, FleetStatus, ScanProgress } from "../../ipc";
 
 const nf = new Intl.NumberFormat("en-US");
 export const num = (n: number) => nf.format(n);
@@ -46,27 +46,6 @@ export function scanText(p: ScanProgress): string {
   return `${what}: ${num(p.states)}${of} states${pct !== null ? ` (${Math.round(pct * 100)}%)` : ""}, ${num(p.pages)} pages${
     rate ? `, ${num(rate)} states/s` : ""
   }`;
-}
-
-export type Segment = { key: "succeeded" | "failed" | "replaced" | "refused" | "updating" | "waiting"; count: number; fraction: number };
-
-/** The parts of a wave's bar, in drawing order; `waiting`: devices whose target is not set yet. */
-export function waveSegments(w: WaveView): Segment[] {
-  const waiting = Math.max(0, w.size - w.set - w.refused);
-  const parts: [Segment["key"], number][] = [
-    ["succeeded", w.succeeded],
-    ["failed", w.failed],
-    ["replaced", w.replaced],
-    ["refused", w.refused],
-    ["updating", w.updating],
-    ["waiting", waiting],
-  ];
-  return parts.filter(([, n]) => n > 0).map(([key, count]) => ({ key, count, fraction: w.size ? count / w.size : 0 }));
-}
-
-/** A wave's success share, as the threshold compares it. */
-export function successPercent(w: WaveView): number {
-  return w.size ? (w.succeeded * 100) / w.size : 0;
 }
 
 export function queryText(q: DeviceQuery): string {

@@ -1,0 +1,118 @@
+import { describe, expect, it } from "vitest";
+import type { RolloutView, WaveView } from "../../ipc";
+import { budgetText, errorBudgetText, finishedFraction, nextStepText, pauseText, stateBadge, successPercent, waveSegments } from "./progress";
+
+const wave = (over: Partial<WaveView>): WaveView => ({
+  index: 0,
+  percent: 10,
+  size: 10,
+  started: true,
+  set: 0,
+  succeeded: 0,
+  failed: 0,
+  replaced: 0,
+  updating: 0,
+  refused: 0,
+  needed: 10,
+  ...over,
+});
+
+describe("a wave's bar", () => {
+  it("has one part per outcome present, in order, summing to the wave", () => {
+    const w = wave({ size: 10, set: 8, succeeded: 4, failed: 1, updating: 3, refused: 1 });
+    const s = waveSegments(w);
+    expect(s.map((x) => x.key)).toEqual(["succeeded", "failed", "refused", "updating", "waiting"]);
+    expect(s.reduce((a, x) => a + x.count, 0)).toBe(10);
+    expect(s.find((x) => x.key === "waiting")?.count).toBe(1);
+    expect(successPercent(w)).toBe(40);
+  });
+
+  it("is all waiting before the wave starts", () => {
+    expect(waveSegments(wave({ started: false }))).toEqual([{ key: "waiting", count: 10, fraction: 1, final: false }]);
+    expect(waveSegments(wave({ size: 0 }))).toEqual([]);
+  });
+
+  it("fills only final devices: a wave whose targets were just set is not full", () => {
+    const started = wave({ size: 39, set: 39, updating: 39, needed: 38 });
+    expect(waveSegments(started)).toEqual([{ key: "updating", count: 39, fraction: 1, final: false }]);
+    expect(finishedFraction(started)).toBe(0);
+    const half = wave({ size: 39, set: 39, succeeded: 18, failed: 1, updating: 20 });
+    expect(finishedFraction(half)).toBeCloseTo(19 / 39);
+    const done = wave({ size: 39, set: 39, succeeded: 37, failed: 1, replaced: 1 });
+    expect(finishedFraction(done)).toBeCloseTo(1);
+  });
+});
+
+const rollout = (over: Partial<RolloutView>): RolloutView =>
+  ({
+    state: "running",
+    currentWave: 0,
+    waves: [],
+    total: wave({ size: 0 }),
+    errorThreshold: 5,
+    errorBudget: { devices: 0, failed: 0, tolerated: 0 },
+    ...over,
+  }) as RolloutView;
+
+describe("what the rollout waits for", () => {
+  const waves = (w1: Partial<WaveView>) => [wave({ size: 3, needed: 3, succeeded: 3 }), wave({ index: 1, size: 39, needed: 38, ...w1 }), wave({ index: 2, size: 100, needed: 95, started: false })];
+
+  it("names the next wave, the figure it needs and where it stands", () => {
+    const r = rollout({ currentWave: 1, waves: waves({ succeeded: 37, updating: 2 }) });
+    expect(nextStepText(r)).toBe("Wave 3 starts at 38/39 ok, now 37");
+    expect(nextStepText({ ...r, state: "paused" })).toBe("Wave 3 starts at 38/39 ok, now 37, once resumed");
+    expect(nextStepText(rollout({ currentWave: 1, waves: waves({ succeeded: 38, updating: 1 }) }))).toBe(
+      "Wave 3 starts at the next step: 38/39 ok (needs 38)",
+    );
+    expect(nextStepText(rollout({ state: "paused", currentWave: 1, waves: waves({ succeeded: 38, updating: 1 }) }))).toBe(
+      "Wave 3 can start: 38/39 ok (needs 38); resume to go on",
+    );
+  });
+
+  it("says when a wave can no longer reach its threshold", () => {
+    const r = rollout({ currentWave: 1, waves: waves({ succeeded: 30, failed: 2, updating: 7 }) });
+    expect(nextStepText(r)).toBe("Wave 2 can no longer reach 38/39 ok (2 failed, cancelled or refused): the rollout pauses when its devices finish");
+  });
+
+  it("names the completion on the last wave, and nothing once over", () => {
+    const r = rollout({ currentWave: 2, waves: [wave({}), wave({}), wave({ index: 2, size: 100, needed: 95, succeeded: 60, updating: 40 })] });
+    expect(nextStepText(r)).toBe("Completes when all 100 devices of wave 3 are final with at least 95 ok, now 60");
+    expect(nextStepText({ ...r, state: "completed" })).toBeNull();
+    expect(nextStepText({ ...r, state: "aborted" })).toBeNull();
+    expect(nextStepText(rollout({ currentWave: -1, waves: [wave({ started: false })] }))).toBe("Wave 1 starts at the next step");
+  });
+
+  it("says the error threshold in devices", () => {
+    expect(errorBudgetText(rollout({ errorBudget: { devices: 42, failed: 1, tolerated: 2 } }))).toBe(
+      "Pauses above 2 of 42 failed (error threshold 5% of the started waves), now 1",
+    );
+    expect(errorBudgetText(rollout({ errorBudget: { devices: 3, failed: 0, tolerated: 0 } }))).toBe(
+      "Pauses at the first failure (error threshold 5% of the started waves), now 0",
+    );
+    expect(errorBudgetText(rollout({ errorThreshold: 100, errorBudget: { devices: 65, failed: 2, tolerated: 65 } }))).toBe(
+      "Failures never pause it (error threshold 100%), now 2 failed",
+    );
+    expect(errorBudgetText(rollout({ state: "completed", errorBudget: { devices: 3, failed: 0, tolerated: 0 } }))).toBeNull();
+  });
+});
+
+describe("the state in words", () => {
+  it("makes a completion with failures a warning, never neutral", () => {
+    expect(stateBadge({ state: "completed", total: wave({ failed: 19, refused: 1 }) })).toEqual({ label: "completed with 20 failures", tone: "warn" });
+    expect(stateBadge({ state: "completed", total: wave({ failed: 1 }) })).toEqual({ label: "completed with 1 failure", tone: "warn" });
+    expect(stateBadge({ state: "completed", total: wave({}) })).toEqual({ label: "completed", tone: "ok" });
+    expect(stateBadge({ state: "paused", total: wave({}) }).tone).toBe("warn");
+    expect(stateBadge({ state: "running", total: wave({}) }).tone).toBe("active");
+  });
+});
+
+describe("the wizard's failure budget", () => {
+  it("says what each wave tolerates, with Rust's figures", () => {
+    const b = { size: 39, needed: 38, tolerates: 1, startedDevices: 42, failuresBeforePause: 2 };
+    expect(budgetText(b, 95)).toBe("95% of 39 devices: 38 must succeed, tolerates 1 failure");
+    expect(budgetText({ ...b, size: 1, needed: 1, tolerates: 0 }, 95)).toBe("95% of 1 device: 1 must succeed, tolerates 0 failures");
+    expect(pauseText(b, 1)).toBe("pauses above 2 failures in waves 1–2 (42 devices)");
+    expect(pauseText({ ...b, failuresBeforePause: 0 }, 0)).toBe("pauses at the first failure");
+    expect(pauseText({ ...b, failuresBeforePause: 42 }, 1)).toBe("failures never pause it");
+  });
+});
