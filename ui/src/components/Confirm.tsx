@@ -69,43 +69,45 @@ export function useConfirm(): [ComponentChildren, (r: ConfirmRequest) => Promise
         e.preventDefault();
       }}
     >
-      <h2 id="confirm-title">{request.title}</h2>
-      <div class="dialog-body">{request.body}</div>
-      {request.acting && (
-        <p class={request.acting.customer ? "dialog-acting acting" : "dialog-acting"} data-testid="confirm-acting">
-          Acts for <strong>{actingLabel(request.acting.customer)}</strong> with profile{" "}
-          <strong>{request.acting.profile}</strong>.
-        </p>
-      )}
-      {word && (
-        <label class="confirm-typed">
-          <span>
-            Type <strong class="mono">{word}</strong> to go ahead
-          </span>
-          <input
-            type="text"
-            class="mono"
-            value={typed}
-            autoComplete="off"
-            spellcheck={false}
-            data-testid="confirm-typed"
-            onInput={(e) => setTyped(e.currentTarget.value)}
-          />
-        </label>
-      )}
-      <div class="dialog-actions">
-        <button type="button" class="button" onClick={() => finish(false)} data-testid="confirm-cancel">
-          {request.dismissLabel ?? "Cancel"}
-        </button>
-        <button
-          type="button"
-          class={request.danger ? "button button-danger" : "button button-primary"}
-          onClick={() => typedOk && finish(true)}
-          disabled={!typedOk}
-          data-testid="confirm-ok"
-        >
-          {request.confirmLabel}
-        </button>
+      <div class="dialog-scroll">
+        <h2 id="confirm-title">{request.title}</h2>
+        <div class="dialog-body">{request.body}</div>
+        {request.acting && (
+          <p class={request.acting.customer ? "dialog-acting acting" : "dialog-acting"} data-testid="confirm-acting">
+            Acts for <strong>{actingLabel(request.acting.customer)}</strong> with profile{" "}
+            <strong>{request.acting.profile}</strong>.
+          </p>
+        )}
+        {word && (
+          <label class="confirm-typed">
+            <span>
+              Type <strong class="mono">{word}</strong> to go ahead
+            </span>
+            <input
+              type="text"
+              class="mono"
+              value={typed}
+              autoComplete="off"
+              spellcheck={false}
+              data-testid="confirm-typed"
+              onInput={(e) => setTyped(e.currentTarget.value)}
+            />
+          </label>
+        )}
+        <div class="dialog-actions">
+          <button type="button" class="button" onClick={() => finish(false)} data-testid="confirm-cancel">
+            {request.dismissLabel ?? "Cancel"}
+          </button>
+          <button
+            type="button"
+            class={request.danger ? "button button-danger" : "button button-primary"}
+            onClick={() => typedOk && finish(true)}
+            disabled={!typedOk}
+            data-testid="confirm-ok"
+          >
+            {request.confirmLabel}
+          </button>
+        </div>
       </div>
     </dialog>
   );

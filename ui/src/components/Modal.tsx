@@ -14,6 +14,10 @@ const CloseContext = createContext<(() => void) | null>(null);
  * list, a confirmation). Every way out — Escape, the X, a click on the backdrop, a
  * [`ModalCancel`] button — goes through one close: nothing while `busy`; with `dirty` (the form
  * holds changes) it asks "Discard changes?" first and closes only on yes.
+ *
+ * It is never taller than the window: the content scrolls between the title (the first `h2`)
+ * and the row of buttons (`.dialog-actions`, or a `.form`'s `.form-actions`), which stay in
+ * view; it hangs from a fixed top, so it grows downwards instead of re-centring.
  */
 export function Modal({
   testid,
@@ -89,7 +93,8 @@ export function Modal({
       }}
     >
       <CloseContext.Provider value={requestClose}>
-        {children}
+        {/* The body scrolls; the title and the buttons at the foot stay in view (styles.css). */}
+        <div class="dialog-scroll">{children}</div>
         {/* After the content: opening the dialog focuses its first field, not the X. */}
         <button
           type="button"

@@ -33,7 +33,7 @@ export function Nav({ current, onSelect }: { current: Area; onSelect: (a: Area) 
               <svg viewBox="0 0 24 24" aria-hidden="true">
                 <path d={a.icon} />
               </svg>
-              {a.label}
+              <span class="nav-label">{a.label}</span>
               {a.id === "rollouts" && rollouts && (
                 <span class={`nav-badge nav-badge-${rollouts.tone}`} title={rollouts.title} aria-label={rollouts.title}
                   data-testid="nav-rollouts-badge" data-tone={rollouts.tone}>
