@@ -74,6 +74,14 @@ ensure_tauri_driver() {
   cargo install tauri-driver --locked --version "^2" -q
 }
 
+# cargo-deny for scripts/audit.sh (built from crates.io once, then kept in ~/.cargo/bin).
+ensure_cargo_deny() {
+  export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+  command -v cargo-deny >/dev/null 2>&1 && return 0
+  log "installing cargo-deny (cargo install --locked; a few minutes, once)"
+  cargo install cargo-deny --locked --version "^0.20" -q
+}
+
 # Python packages of a test suite, installed into .venv when its requirements file changed.
 ensure_python_requirements() {
   local req="$1" stamp="$VENV/.$2-requirements"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Sets up what is missing and runs every test: UI unit tests, the simulator's contract test
-# (schemathesis against its OpenAPI document), Rust unit and integration tests (the keychain
-# ones against a real gnome-keyring), the end-to-end test of the real app under Xvfb through
-# tauri-driver, and the installer test (the release .deb installed, started and removed).
+# Sets up what is missing and runs every test: supply-chain checks (scripts/audit.sh), UI unit
+# tests, the simulator's contract test (schemathesis against its OpenAPI document), Rust unit
+# and integration tests (the keychain ones against a real gnome-keyring), the end-to-end test
+# of the real app under Xvfb through tauri-driver, and the installer test (the release .deb
+# installed, started and removed).
 # Usage: scripts/test.sh     (CI runs it through .ci/run)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -21,6 +22,9 @@ if [ "${CI:-}" = true ] && [ -z "${CARGO_TARGET_DIR:-}" ]; then
 fi
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+# Advisories, licenses, duplicate versions and sources of the Rust crates; npm audit of the UI.
+bash "$ROOT/scripts/audit.sh"
 
 log "UI: type check and unit tests"
 (cd "$ROOT/ui" && npm run --silent typecheck && npm test --silent)
