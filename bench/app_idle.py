@@ -71,7 +71,10 @@ def one_start(work: Path) -> tuple[float, dict[str, tuple[int, int]]]:
     env = dict(os.environ, XDG_CONFIG_HOME=str(work / "config"), XDG_DATA_HOME=str(work / "data"))
     started = []
     with app_session(env, on_start=lambda: started.append(time.monotonic())) as app:
-        WebDriverWait(app, 60, poll_frequency=0.02).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=module-name]"))
+        # The first screen is Home, ready once its fleet health is read (empty on a fresh start).
+        WebDriverWait(app, 60, poll_frequency=0.02).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=home-health-empty], [data-testid=home-totals]")
+        )
         first_screen = time.monotonic() - started[0]
         time.sleep(IDLE_SECONDS)
         memory: dict[str, tuple[int, int]] = {}
