@@ -363,3 +363,73 @@ def test_bindings_read_well_in_the_dark_theme(app, artifacts):
     type_into(app, "applicationServerId", "0011")
     wait_text(app, "[data-testid=error-applicationServerId]", "16 hex")
     screenshot(app, artifacts / "bindings-editor-dark.png")
+
+
+def test_bindings_named_exported_and_deleted_several_at_once(app, demo_key, artifacts, tmp_path):
+    """Devices by name (the service's device list), one-line rows with 20 or more in view at
+    1200x780, a CSV of every MQTT binding without a password in it, and two bindings deleted
+    behind one confirmation, one of them already gone: its refusal is reported, the other done."""
+    import csv
+
+    from test_downlinks import ROWS_IN_VIEW, device_key, labels_named, save_as, service_names
+
+    open_firmware(app)
+    base_url, token = service(app, demo_key)
+    names = service_names(base_url, token)
+    app.set_window_size(1200, 780)
+    click(app, "[data-testid=nav-bindings]")
+    click(app, "[data-testid=kind-mqtt]")
+    on_screen = table_rows(app)
+    held = all_items(base_url, token, "/mqtt/bindings?sort=-createdAt&limit=100")
+    assert on_screen == [b["id"] for b in held[: len(on_screen)]]
+
+    shown = labels_named(app, "[data-testid=binding-row]")
+    for device_id, name, known in shown:
+        assert known and name == names[device_key(device_id)], (device_id, name)
+    m = app.execute_script(ROWS_IN_VIEW, "[data-testid=binding-row]")
+    assert max(m["heights"]) <= 30 and m["visible"] >= 20, m
+    print(f"FIGURE MQTT bindings rows in view at 1200x780: {m['visible']} (rows {max(m['heights'])} px)")
+    screenshot(app, artifacts / "bindings-mqtt-names-1200.png")
+
+    # CSV: every binding (all pages), devices named, no password.
+    target = tmp_path / "mqtt.csv"
+    click(app, "[data-testid=export-bindings]")
+    save_as(target, "Export the MQTT bindings as CSV")
+    notice = wait_text(app, "[data-testid=bindings-notice]", "Exported", 30)
+    assert f"Exported {len(held)} MQTT bindings to {target}" in notice, notice
+    text = target.read_text()
+    with open(target, newline="") as f:
+        got = list(csv.DictReader(f))
+    assert [r["id"] for r in got] == [b["id"] for b in held]
+    for r, b in zip(got, held):
+        assert (r["deviceId"], r["username"]) == (b["deviceId"], b["username"]), r
+        assert r["deviceName"] == names[device_key(b["deviceId"])], r
+        assert r["secretStored"] == ("false" if VARIANT == "alt" else "true"), r
+        if b.get("password"):
+            assert b["password"] not in text, "a password in the CSV"
+    assert "password" not in next(iter(csv.reader(text.splitlines()))), "no password column"
+
+    # Two picked; the second is deleted over HTTP before the confirmation is answered.
+    first, second = on_screen[0], on_screen[1]
+    for binding_id in (first, second):
+        click(app, "[data-testid=pick-binding]", f"[data-testid=binding-row][data-id='{binding_id}']")
+    wait_text(app, "[data-testid=bindings-bulk-bar]", "2 picked")
+    click(app, "[data-testid=bulk-delete]")
+    title = wait_text(app, "#confirm-title", "Delete 2 MQTT bindings")
+    assert "your own environment" in title, title
+    wait_text(app, "[data-testid=confirm-acting]", "your own environment")
+    listed = [i.get_attribute("data-id") for i in app.find_elements(By.CSS_SELECTOR, "[data-testid=bulk-delete-item]")]
+    assert sorted(listed) == sorted([first, second])
+    assert "Disruptive" in app.find_element(By.CSS_SELECTOR, "[data-testid=confirm-dialog]").text
+    screenshot(app, artifacts / "bindings-bulk-delete-confirm.png")
+    req = urllib.request.Request(f"{base_url}/mqtt/bindings/{second}", method="DELETE", headers={"Authorization": f"Bearer {token}"})
+    urllib.request.urlopen(req, timeout=10).close()
+    click(app, "[data-testid=confirm-ok]")
+    text = wait_text(app, "[data-testid=bindings-bulk-result-text]", "Deleted", 20)
+    assert text == "Deleted 1 of 2 MQTT bindings; 1 failed (see below), the others stay done.", text
+    failure = app.find_element(By.CSS_SELECTOR, "[data-testid=bindings-bulk-result-failure]")
+    assert failure.get_attribute("data-id") == second and "404" in failure.text, failure.text
+    screenshot(app, artifacts / "bindings-bulk-delete-result.png")
+    for binding_id in (first, second):
+        status, _ = get(base_url, token, f"/mqtt/bindings/{binding_id}")
+        assert status == 404, binding_id

@@ -17,9 +17,10 @@ import pytest
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from conftest import VARIANT, by_variant, open_firmware, screenshot, service_get_as, service_token
+from test_firmware import all_items
 from test_profiles import click, type_into, wait_css, wait_text
 
 STALE = (StaleElementReferenceException,)
@@ -63,10 +64,26 @@ def row_status(driver, downlink_id):
     return found[0].get_attribute("data-status") if found else None
 
 
+def open_picker(driver, picker):
+    """Opens the picker's list and answers its search box. A dialog that has just opened may
+    still move as its preview fills in, so a click that missed the button is made again."""
+
+    def opened(d):
+        found = d.find_elements(By.CSS_SELECTOR, f"[data-testid={picker}-search]")
+        if found:
+            return found[0]
+        button = d.find_element(By.CSS_SELECTOR, f"[data-testid={picker}-browse]")
+        if button.get_attribute("aria-expanded") != "true":
+            click(d, f"[data-testid={picker}-browse]")
+        time.sleep(0.3)
+        return False
+
+    return WebDriverWait(driver, 15, ignored_exceptions=STALE).until(opened)
+
+
 def pick_device(driver, picker, search):
     """Opens the picker's list, searches it and picks the first device; returns its UUID."""
-    click(driver, f"[data-testid={picker}-browse]")
-    box = wait_css(driver, f"[data-testid={picker}-search]")
+    box = open_picker(driver, picker)
     box.send_keys(search)
     option = WebDriverWait(driver, 20, ignored_exceptions=STALE).until(
         lambda d: next((o for o in d.find_elements(By.CSS_SELECTOR, f"[data-testid={picker}-option]") if search in o.text), False)
@@ -209,6 +226,8 @@ def test_a_lora_dry_run_behind_the_warning(app, demo_key, artifacts):
     assert "encoder" in warning
     assert app.find_element(By.CSS_SELECTOR, "[data-testid=c-dryRun]").is_selected(), "dry run is on by default"
     device = pick_device(app, "c-device-picker", "WM-3")
+    name = app.find_element(By.CSS_SELECTOR, "[data-testid=c-device-picker-form] strong").text
+    assert name.startswith("WM-3"), name
     type_into(app, "c-payloadHex", "0a0b")
     type_into(app, "c-fPort", "2")
     type_into(app, "c-retryLimit", "1")
@@ -222,7 +241,8 @@ def test_a_lora_dry_run_behind_the_warning(app, demo_key, artifacts):
     wait_text(app, "[data-testid=dry-run-toggle]", "reaches the device")
     click(app, "[data-testid=send-connection-downlink]")
     disrupt = wait_text(app, "[data-testid=confirm-disrupt]", "disrupt")
-    assert device in disrupt
+    # The device by name (the picker's choice), not by its UUID.
+    assert name in disrupt and device not in disrupt, disrupt
     wait_text(app, "[data-testid=confirm-acting]", "your own environment")
     assert "Not a dry run" in app.find_element(By.CSS_SELECTOR, "[data-testid=confirm-effect]").text
     screenshot(app, artifacts / "connection-confirm-real.png")
@@ -326,3 +346,234 @@ def test_downlinks_in_the_dark_theme(app, artifacts):
     wait_text(app, "[data-testid=error-c-topic]", "wildcards")
     app.execute_script("document.querySelector('[data-testid=connection-composer]').scrollTop = 0")
     screenshot(app, artifacts / "connection-composer-dark.png")
+
+
+# ---- Devices by name, one-line rows, the picker, bulk cancellation, CSV export (issue 16) ----
+
+DEVICE_MEDIA = "application/vnd.service.device.v1.response+json"
+
+
+def device_key(device_id):
+    """A device id in any form as (form, value): ("uuid", u), ("imei", digits), ("deveui", hex)."""
+    t = device_id.strip().lower()
+    if t.startswith("urn:dev:"):
+        t = t[len("urn:dev:"):].rstrip(":")
+    for form in ("imei", "deveui", "dvnuuid"):
+        if t.startswith(form + ":"):
+            value = t[len(form) + 1:]
+            return ("uuid", value) if form == "dvnuuid" else (form, value)
+    return ("uuid", t)
+
+
+def service_names(base_url, token):
+    """Every device's name by each of its ids, read over HTTP from the beta device list; the IMEI
+    or DevEUI where the variant puts it (a member of its own, or a URN in the metadata, A-51)."""
+    names, page = {}, 0
+    while True:
+        req = urllib.request.Request(f"{base_url}/api/devices?pageSize=1000&currentPage={page}")
+        req.add_header("Authorization", f"Bearer {token}")
+        req.add_header("Accept", DEVICE_MEDIA)
+        with urllib.request.urlopen(req, timeout=20) as res:
+            body = json.load(res)
+        for d in body["content"]:
+            names[("uuid", d["uuid"].lower())] = d["name"]
+            if d.get("imei"):
+                names[("imei", d["imei"])] = d["name"]
+            if d.get("devEui"):
+                names[("deveui", d["devEui"].lower())] = d["name"]
+            urn = (d.get("metadata") or {}).get("networkId")
+            if urn:
+                names[device_key(urn)] = d["name"]
+        if body["last"]:
+            return names
+        page += 1
+
+
+def labels_named(driver, selector):
+    """[(device id, name shown, known)] of the device labels in `selector` once all are answered."""
+
+    def answered(d):
+        found = d.execute_script(
+            "return [...document.querySelectorAll(arguments[0])].map((e) => [e.dataset.id, e.dataset.known ?? null,"
+            " (e.querySelector('[data-testid=device-name]') || e.querySelector('.dl-id')).textContent])",
+            f"{selector} [data-testid=device-label]",
+        )
+        if not found or any(known is None for _, known, _ in found):
+            return False
+        return [(i, text, known == "true") for i, known, text in found]
+
+    return WebDriverWait(driver, 20, ignored_exceptions=STALE).until(answered)
+
+
+ROWS_IN_VIEW = """
+const rows = [...document.querySelectorAll(arguments[0])].filter((r) => r.offsetParent !== null);
+const inView = rows.filter((r) => { const b = r.getBoundingClientRect(); return b.top >= 0 && b.bottom <= innerHeight; });
+return {visible: inView.length, heights: rows.map((r) => Math.round(r.getBoundingClientRect().height))};
+"""
+
+
+def test_devices_by_name_one_line_rows_and_a_picker_that_ignores_case(app, demo_key, artifacts):
+    open_firmware(app)
+    base_url, token = service(app, demo_key)
+    names = service_names(base_url, token)
+    app.set_window_size(1200, 780)
+    click(app, "[data-testid=nav-downlinks]")
+    rows(app)
+
+    # Every device of the list by its name (the service's), never a raw UUID or URN.
+    shown = labels_named(app, "[data-testid=downlink-row]")
+    assert len(shown) >= 20, shown
+    for device_id, name, known in shown:
+        assert known and name == names[device_key(device_id)], (device_id, name)
+    cells = " ".join(e.text for e in app.find_elements(By.CSS_SELECTOR, "[data-testid=downlink-row] .device-cell"))
+    assert "urn:dev" not in cells.lower(), cells
+    # One line per row, and 20 or more rows in view at 1200x780.
+    m = app.execute_script(ROWS_IN_VIEW, "[data-testid=downlink-row]")
+    assert max(m["heights"]) <= 30, m
+    assert m["visible"] >= 20, m
+    print(f"FIGURE downlinks rows in view at 1200x780: {m['visible']} (rows {max(m['heights'])} px)")
+    screenshot(app, artifacts / "downlinks-names-1200.png")
+
+    # The picker: a lower-case search finds the devices named in upper case, more than 8 of them,
+    # more on scroll, and the arrow keys and Enter pick one.
+    click(app, "[data-testid=new-downlink]")
+    wait_css(app, "[data-testid=actuator-composer]")
+    box = open_picker(app, "device-picker")
+    box.send_keys("t1-")
+    expected = sum(1 for (form, _), n in names.items() if form == "uuid" and "t1-" in n.lower())
+    assert expected > 8, expected
+    total = expected
+    wait_text(app, "[data-testid=device-picker-count]", f"8 of {total} devices")
+    options = app.find_elements(By.CSS_SELECTOR, "[data-testid=device-picker-option]")
+    assert all("T1-" in o.text for o in options), [o.text for o in options]
+    app.execute_script("const l = document.querySelector('[data-testid=device-picker-options]'); l.scrollTop = l.scrollHeight")
+    wait_text(app, "[data-testid=device-picker-count]", f"16 of {total}")
+    box.send_keys(Keys.ARROW_DOWN, Keys.ARROW_DOWN)
+    focused = app.switch_to.active_element
+    second = app.find_elements(By.CSS_SELECTOR, "[data-testid=device-picker-option]")[1].get_attribute("data-uuid")
+    assert focused.get_attribute("data-uuid") == second
+    focused.send_keys(Keys.ENTER)
+    WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=device-picker-search]"))
+    assert app.find_element(By.CSS_SELECTOR, "[data-testid=device-picker-input]").get_attribute("value") == second
+    assert app.find_elements(By.CSS_SELECTOR, "[data-testid=actuator-composer]"), "the composer stays open"
+    screenshot(app, artifacts / "downlink-picker-picked.png")
+    # The detail names it too.
+    first_id, first_name, _ = shown[0]
+    app.switch_to.active_element.send_keys(Keys.ESCAPE)
+    wait_text(app, "[data-testid=confirm-dialog]", "Discard changes?")
+    click(app, "[data-testid=confirm-ok]")
+    WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=actuator-composer]"))
+    click(app, "[data-testid=downlink-details]")
+    wait_css(app, "[data-testid=detail-device]")
+    assert labels_named(app, "[data-testid=detail-device]")[0][1] == first_name
+    screenshot(app, artifacts / "downlink-detail-named.png")
+    click(app, "[data-testid=detail-close]")
+    WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=downlink-detail]"))
+
+
+
+def test_several_downlinks_cancelled_behind_one_confirmation(app, demo_key, artifacts):
+    open_firmware(app)
+    base_url, token = service(app, demo_key)
+    app.set_window_size(1200, 780)
+    click(app, "[data-testid=nav-downlinks]")
+    rows(app)
+    click(app, "[data-testid=kind-lora]")
+    listed = WebDriverWait(app, 30, ignored_exceptions=STALE).until(
+        lambda d: (r := rows(d)) and any(s == "EXECUTING" for _, s in r) and r
+    )
+    pending = [i for i, s in listed if s == "PENDING"]
+    executing = [i for i, s in listed if s == "EXECUTING"]
+    chosen = pending + executing
+    assert pending and executing, listed
+    for downlink_id in chosen:
+        click(app, "[data-testid=pick-downlink]", f"[data-testid=downlink-row][data-id='{downlink_id}']")
+    wait_text(app, "[data-testid=downlinks-bulk-bar]", f"{len(chosen)} picked")
+    click(app, "[data-testid=bulk-cancel]")
+
+    # One confirmation: how many, for whom, that they are connection-specific, and which are forced.
+    title = wait_text(app, "#confirm-title", f"Cancel {len(chosen)} LoRa downlinks")
+    assert "your own environment" in title, title
+    wait_text(app, "[data-testid=confirm-acting]", "your own environment")
+    assert "connection-specific" in app.find_element(By.CSS_SELECTOR, "[data-testid=bulk-cancel-summary]").text
+    items = app.find_elements(By.CSS_SELECTOR, "[data-testid=bulk-cancel-item]")
+    assert sorted(i.get_attribute("data-id") for i in items) == sorted(chosen)
+    assert all(i.get_attribute("data-forced") == "false" for i in items)
+    click(app, "[data-testid=bulk-cancel-forced]")
+    forced = {i.get_attribute("data-id"): i.get_attribute("data-forced") for i in app.find_elements(By.CSS_SELECTOR, "[data-testid=bulk-cancel-item]")}
+    assert forced == {**{p: "false" for p in pending}, **{e: "true" for e in executing}}, forced
+    screenshot(app, artifacts / "downlinks-bulk-cancel-confirm.png")
+    # Not forced: the executing one is refused by the reference service (409), kept by the alt one.
+    click(app, "[data-testid=bulk-cancel-forced]")
+    click(app, "[data-testid=confirm-ok]")
+
+    text = wait_text(app, "[data-testid=downlinks-bulk-result-text]", "Asked to cancel", 20)
+    if VARIANT == "alt":
+        assert text == f"Asked to cancel all {len(chosen)} LoRa downlinks.", text
+    else:
+        assert text == f"Asked to cancel {len(pending)} of {len(chosen)} LoRa downlinks; {len(executing)} failed (see below), the others stay done.", text
+        failures = app.find_elements(By.CSS_SELECTOR, "[data-testid=downlinks-bulk-result-failure]")
+        assert sorted(f.get_attribute("data-id") for f in failures) == sorted(executing)
+        assert all("409" in f.text for f in failures), [f.text for f in failures]
+    screenshot(app, artifacts / "downlinks-bulk-cancel-result.png")
+
+    # Over HTTP: the queued ones were cancelled, the executing one runs on.
+    def final(d):
+        held = [get(base_url, token, f"/lora/downlinks/{i}") for i in pending]
+        return all(h["status"] == "DONE" and h.get("lastFailureReason") == "CANCELLED" for h in held)
+
+    WebDriverWait(app, 30, poll_frequency=0.5).until(final)
+    for i in executing:
+        assert get(base_url, token, f"/lora/downlinks/{i}")["status"] == "EXECUTING"
+
+
+def save_as(path, title):
+    """Answers the native save dialog Rust opened (titled `title`) with `path`, as a user would:
+    its window is found on the display, the path typed into its name field, and Enter pressed."""
+    import subprocess
+
+    deadline = time.monotonic() + 20
+    while True:
+        found = subprocess.run(["xdotool", "search", "--name", title], capture_output=True, text=True).stdout.split()
+        if found:
+            break
+        assert time.monotonic() < deadline, f"no dialog titled {title!r}"
+        time.sleep(0.2)
+    window = found[-1]
+    time.sleep(0.5)
+    subprocess.run(["xdotool", "windowfocus", "--sync", window], check=True)
+    subprocess.run(["xdotool", "key", "--clearmodifiers", "ctrl+a"], check=True)
+    subprocess.run(["xdotool", "type", "--delay", "15", str(path)], check=True)
+    subprocess.run(["xdotool", "key", "Return"], check=True)
+
+
+def test_the_downlink_list_exported_as_csv(app, demo_key, artifacts, tmp_path):
+    import csv
+
+    open_firmware(app)
+    base_url, token = service(app, demo_key)
+    names = service_names(base_url, token)
+    click(app, "[data-testid=nav-downlinks]")
+    rows(app)
+    click(app, "[data-testid=kind-lora]")
+    rows(app)
+    Select(wait_css(app, "[data-testid=filter-status]")).select_by_value("DONE")
+    WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: (r := rows(d)) and all(s == "DONE" for _, s in r))
+
+    target = tmp_path / "lora-done.csv"
+    click(app, "[data-testid=export-downlinks]")
+    save_as(target, "Export the LoRa downlinks as CSV")
+    notice = wait_text(app, "[data-testid=downlink-notice]", "Exported", 30)
+    assert str(target) in notice, notice
+
+    # Every DONE LoRa downlink of the service (all pages), newest first, devices named.
+    held = all_items(base_url, token, "/lora/downlinks?status=DONE&sort=-createdAt&limit=100")
+    with open(target, newline="") as f:
+        got = list(csv.DictReader(f))
+    assert f"Exported {len(held)} LoRa downlinks" in notice, notice
+    assert [r["id"] for r in got] == [h["id"] for h in held]
+    for r, h in zip(got, held):
+        assert (r["status"], r["deviceId"], r["failureReason"]) == ("DONE", h["deviceId"], h.get("lastFailureReason", ""))
+        assert r["deviceName"] == names[device_key(h["deviceId"])], r
+        assert r["devEui"] == device_key(h["deviceId"])[1], r
+    print(f"FIGURE LoRa DONE downlinks exported: {len(got)} rows")
