@@ -234,7 +234,8 @@ def run(app, demo_key, artifacts):
     table_rows(app)
     Select(wait_css(app, "[data-testid=filter-type]")).select_by_value("http-senml")
     WebDriverWait(app, 20, ignored_exceptions=STALE).until(
-        lambda d: table_rows(d) and all(c.text == "http-senml" for c in d.find_elements(By.CSS_SELECTOR, "[data-testid=binding-type]"))
+        lambda d: table_rows(d)
+        and all(c.get_attribute("textContent") == "http-senml" for c in d.find_elements(By.CSS_SELECTOR, "[data-testid=binding-type]"))
     )
     screenshot(app, artifacts / "bindings-http-list.png")
     click(app, "[data-testid=new-binding]")

@@ -240,9 +240,9 @@ def test_a_lora_dry_run_behind_the_warning(app, demo_key, artifacts):
     click(app, "[data-testid=c-dryRun]")
     wait_text(app, "[data-testid=dry-run-toggle]", "reaches the device")
     click(app, "[data-testid=send-connection-downlink]")
-    disrupt = wait_text(app, "[data-testid=confirm-disrupt]", "disrupt")
     # The device by name (the picker's choice), not by its UUID.
-    assert name in disrupt and device not in disrupt, disrupt
+    disrupt = wait_text(app, "[data-testid=confirm-disrupt]", f"disrupt device {name}")
+    assert device not in disrupt, disrupt
     wait_text(app, "[data-testid=confirm-acting]", "your own environment")
     assert "Not a dry run" in app.find_element(By.CSS_SELECTOR, "[data-testid=confirm-effect]").text
     screenshot(app, artifacts / "connection-confirm-real.png")
@@ -425,7 +425,7 @@ def test_devices_by_name_one_line_rows_and_a_picker_that_ignores_case(app, demo_
     assert len(shown) >= 20, shown
     for device_id, name, known in shown:
         assert known and name == names[device_key(device_id)], (device_id, name)
-    cells = " ".join(e.text for e in app.find_elements(By.CSS_SELECTOR, "[data-testid=downlink-row] .device-cell"))
+    cells = " ".join(e.get_attribute("textContent") for e in app.find_elements(By.CSS_SELECTOR, "[data-testid=downlink-row] .device-cell"))
     assert "urn:dev" not in cells.lower(), cells
     # One line per row, and 20 or more rows in view at 1200x780.
     m = app.execute_script(ROWS_IN_VIEW, "[data-testid=downlink-row]")
