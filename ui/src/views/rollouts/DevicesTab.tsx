@@ -77,11 +77,11 @@ export function DevicesTab({
 
   const columns: VirtualColumn<DeviceRow>[] = [
     // By name, with the IMEI or DevEUI beside it; the UUID in the tooltip (DeviceLabel's own).
-    { key: "device", header: "Device", width: 230, grow: 2, sortKey: "device", render: (r) => <DeviceLabel id={r.deviceId} /> },
+    { key: "device", header: "Device", width: 222, grow: 2, sortKey: "device", render: (r) => <DeviceLabel id={r.deviceId} /> },
     ...(q.moduleId ? [] : [{ key: "module", header: "Module", width: 130, grow: 1, sortKey: "module", render: (r: DeviceRow) => r.module.replace(/ \([^)]*\)$/, ""), title: (r: DeviceRow) => r.module }]),
     { key: "version", header: "Current", width: 72, sortKey: "version", render: (r) => <span class="mono">{r.current ?? "—"}</span> },
     { key: "target", header: "Target", width: 72, sortKey: "target", render: (r) => <span class="mono">{r.target ?? "—"}</span> },
-    { key: "status", header: "Status", width: 132, sortKey: "status", render: (r) => <StatusDot status={r.status ?? null} /> },
+    { key: "status", header: "Status", width: 142, sortKey: "status", render: (r) => <StatusDot status={r.status ?? null} /> },
     { key: "details", header: "Details", width: 100, grow: 1, render: (r) => r.details ?? "", title: (r) => r.details ?? "" },
     { key: "statusAt", header: "Status since", width: 140, sortKey: "statusAt", render: (r) => <Time at={r.statusAt} /> },
   ];
