@@ -82,6 +82,14 @@ ensure_cargo_deny() {
   cargo install cargo-deny --locked --version "^0.20" -q
 }
 
+# cargo-fuzz for scripts/fuzz.sh (built from crates.io once, then kept in ~/.cargo/bin).
+ensure_cargo_fuzz() {
+  export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+  command -v cargo-fuzz >/dev/null 2>&1 && return 0
+  log "installing cargo-fuzz (cargo install --locked; a few minutes, once)"
+  cargo install cargo-fuzz --locked --version "^0.13" -q
+}
+
 # Python packages of a test suite, installed into .venv when its requirements file changed.
 ensure_python_requirements() {
   local req="$1" stamp="$VENV/.$2-requirements"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Sets up what is missing and runs every test: supply-chain checks (scripts/audit.sh), UI unit
-# tests, the simulator's contract test (schemathesis against its OpenAPI document), Rust unit
-# and integration tests (the keychain ones against a real gnome-keyring), the end-to-end test
-# of the real app under Xvfb through tauri-driver, and the installer test (the release .deb
-# installed, started and removed).
+# Sets up what is missing and runs every test: supply-chain checks (scripts/audit.sh), a short
+# fuzzing run (scripts/fuzz.sh), UI unit tests, the simulator's contract test (schemathesis
+# against its OpenAPI document), Rust unit and integration tests (the keychain ones against a
+# real gnome-keyring), the end-to-end test of the real app under Xvfb through tauri-driver, and
+# the installer test (the release .deb installed, started and removed).
 # Usage: scripts/test.sh     (CI runs it through .ci/run)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -46,6 +46,9 @@ rm -f "$fresh"
 # The installable package, built once here and installed by the installer test in the session below.
 DCS_DEB="$(build_deb)"
 export DCS_DEB
+
+# Coverage-guided fuzzing, 20 s per target (scripts/fuzz.sh runs for hours when asked).
+bash "$ROOT/scripts/fuzz.sh" 20
 
 log "contract: the simulator against its OpenAPI document (schemathesis)"
 bash "$ROOT/tests/contract/run.sh"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing of the parsers that take input from the service or the user
+# (fuzz/fuzz_targets: JSON the service answers decoded into the model; device ids, durations,
+# times and sort expressions), with cargo fuzz (libFuzzer, AddressSanitizer) on the stable
+# toolchain: RUSTC_BOOTSTRAP=1 lets it use the nightly flags it needs.
+# The committed corpus (fuzz/corpus/<target>) is read, never written: what a run finds goes to
+# $FUZZ_WORK/<target> (kept between runs, so long runs build on each other), and a crash to
+# $FUZZ_WORK/<target>-crashes, which fails the run and prints how to reproduce it.
+# Usage: scripts/fuzz.sh [seconds per target, default 3600] [target...]
+#   The test command runs scripts/fuzz.sh 20; for hours: scripts/fuzz.sh 14400
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+ensure_rust
+ensure_cargo_fuzz
+
+seconds="${1:-3600}"; shift || true
+cd "$ROOT/fuzz"
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo fuzz list)
+export RUSTC_BOOTSTRAP=1
+# Its own target folder (instrumented builds share nothing with the workspace's).
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}/fuzz"
+work="${FUZZ_WORK:-${CARGO_TARGET_DIR}/work}"
+
+log "fuzz: building the targets"
+cargo fuzz build -O
+for t in "${targets[@]}"; do
+  mkdir -p "$work/$t" "$work/$t-crashes"
+  log "fuzz: $t for $seconds s"
+  if ! cargo fuzz run -O "$t" "$work/$t" "corpus/$t" -- \
+      -max_total_time="$seconds" -artifact_prefix="$work/$t-crashes/" -print_final_stats=1 2>"$work/$t.log"; then
+    tail -n 40 "$work/$t.log" >&2
+    die "fuzz: $t crashed; the input is in $work/$t-crashes (reproduce: cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run $t <file>)"
+  fi
+  grep -E "^Done|stat::number_of_executed_units" "$work/$t.log" | head -n 2 >&2 || true
+done
