@@ -186,6 +186,20 @@ export function FleetView() {
             {status.pausedRollouts} paused
           </span>
         )}
+        <button
+          type="button"
+          class="button button-small button-primary"
+          data-testid="new-rollout"
+          disabled={!home?.setTarget.available || !home.modules.length}
+          title={
+            home && !home.setTarget.available
+              ? "Rollouts need the profile's set-target operation: Settings > profile > Set-target operation"
+              : undefined
+          }
+          onClick={() => setWizard({ choice: null })}
+        >
+          New rollout…
+        </button>
       </div>
       {status?.info.lastRefresh && !status.mode.incremental && (
         <div class="notice refresh-mode" data-testid="refresh-mode">
