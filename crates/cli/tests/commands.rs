@@ -554,3 +554,46 @@ fn customer_and_x_client_id_exclude_each_other() {
     let out = dcs().args(["--customer", &u, "--x-client-id", &u, "auth", "check"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn downlink_and_binding_lists_are_written_as_csv_with_devices_named_and_no_secret() {
+    let env = Env::start(9);
+    let dir = tempfile::tempdir().unwrap();
+    let names: std::collections::HashMap<String, String> =
+        env.devices().into_iter().flat_map(|d| [(d.network_id(), d.name.clone()), (d.id.to_string(), d.name)]).collect();
+
+    // Every page (3 a page here) of the LoRa downlinks the filter gives, devices named.
+    let path = dir.path().join("lora.csv");
+    let wrote = env.json(&["downlinks", "lora", "list", "--status", "DONE", "--limit", "3", "--csv", path.to_str().unwrap()]);
+    let listed = env.json(&["downlinks", "lora", "list", "--status", "DONE"]);
+    let listed = listed.as_array().unwrap();
+    assert!(listed.len() > 3, "more than one page");
+    assert_eq!(wrote["rows"].as_u64(), Some(listed.len() as u64));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("id,kind,status,deviceId,deviceName,"), "{}", lines[0]);
+    assert_eq!(lines.len(), listed.len() + 1);
+    for (line, d) in lines[1..].iter().zip(listed) {
+        let device = d["deviceId"].as_str().unwrap();
+        assert!(line.starts_with(&format!("{},lora,DONE,{device},{},", s(&d["id"]), names[device])), "{line}");
+    }
+
+    // MQTT bindings: named, and not one password in the file (they are in the listing).
+    let path = dir.path().join("mqtt.csv");
+    let wrote = env.json(&["bindings", "mqtt", "list", "--csv", path.to_str().unwrap()]);
+    let bound = env.json(&["bindings", "mqtt", "list", "--reveal-secrets"]);
+    let bound = bound.as_array().unwrap();
+    assert_eq!(wrote["rows"].as_u64(), Some(bound.len() as u64));
+    let text = std::fs::read_to_string(&path).unwrap();
+    for b in bound {
+        let line = text.lines().find(|l| l.starts_with(&s(&b["id"]))).unwrap();
+        assert!(line.contains(&format!(",{},", names[b["deviceId"].as_str().unwrap()])), "{line}");
+        if let Some(p) = b["password"].as_str() {
+            assert!(!text.contains(p), "a password in the CSV");
+        }
+    }
+
+    // One page by cursor and a CSV of all pages do not go together.
+    let refused = env.run(&["downlinks", "list", "--cursor", "abc", "--csv", "x.csv"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+}

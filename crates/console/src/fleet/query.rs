@@ -672,32 +672,27 @@ pub fn write_csv(
             keys: Vec::new(),
         }),
     )?;
-    let io = |e: std::io::Error| {
+    let fail = |e: dcs_api::Error| {
         FleetError::invalid("path", format!("could not write {}: {e}", path.display()))
     };
-    // Written beside the target and renamed over it at the end: a failure leaves the file the
-    // user had (or none), never half a file.
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let file = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    let mut w = csv::Writer::from_writer(std::io::BufWriter::new(file));
-    let csv_err = |e: csv::Error| {
-        FleetError::invalid("path", format!("could not write {}: {e}", path.display()))
-    };
-    w.write_record([
-        "deviceId",
-        "moduleId",
-        "module",
-        "deviceSpecification",
-        "clientId",
-        "customer",
-        "currentFirmwareVersion",
-        "targetFirmwareVersion",
-        "firmwareUpdateStatus",
-        "firmwareUpdateStatusDetails",
-        "firmwareUpdateStatusModifiedAt",
-        "targetFirmwareVersionModifiedAt",
-    ])
-    .map_err(csv_err)?;
+    let mut w = crate::csv_file::CsvFile::create(
+        path,
+        &[
+            "deviceId",
+            "moduleId",
+            "module",
+            "deviceSpecification",
+            "clientId",
+            "customer",
+            "currentFirmwareVersion",
+            "targetFirmwareVersion",
+            "firmwareUpdateStatus",
+            "firmwareUpdateStatusDetails",
+            "firmwareUpdateStatusModifiedAt",
+            "targetFirmwareVersionModifiedAt",
+        ],
+    )
+    .map_err(fail)?;
     for r in &rows {
         let customer = r
             .client_id
@@ -706,45 +701,28 @@ pub fn write_csv(
             .and_then(|c| names.get(&c))
             .cloned();
         let o = |v: &Option<String>| v.clone().unwrap_or_default();
-        w.write_record(
-            [
-                r.device_id.clone(),
-                r.module_id.clone(),
-                r.module.clone(),
-                o(&r.spec),
-                o(&r.client_id),
-                customer.unwrap_or_default(),
-                o(&r.current),
-                o(&r.target),
-                o(&r.status),
-                o(&r.details),
-                o(&r.status_at),
-                o(&r.target_at),
-            ]
-            .map(inert_cell),
-        )
-        .map_err(csv_err)?;
+        w.row([
+            r.device_id.clone(),
+            r.module_id.clone(),
+            r.module.clone(),
+            o(&r.spec),
+            o(&r.client_id),
+            customer.unwrap_or_default(),
+            o(&r.current),
+            o(&r.target),
+            o(&r.status),
+            o(&r.details),
+            o(&r.status_at),
+            o(&r.target_at),
+        ])
+        .map_err(fail)?;
     }
-    let file = w
-        .into_inner()
-        .map_err(|e| io(e.into_error()))?
-        .into_inner()
-        .map_err(|e| io(e.into_error()))?;
-    file.as_file().sync_all().map_err(io)?;
-    file.persist(path).map_err(|e| io(e.error))?;
+    w.finish().map_err(fail)?;
     Ok(rows.len() as u32)
 }
 
-/// A cell a spreadsheet will not run: text from the service that starts like a formula (`=`,
-/// `+`, `-`, `@`, a tab or a carriage return) gets a leading `'`, which spreadsheets show as
-/// text and do not evaluate.
-pub fn inert_cell(cell: String) -> String {
-    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        format!("'{cell}")
-    } else {
-        cell
-    }
-}
+/// Cells that start like a formula are made inert (one rule for every CSV the console writes).
+pub use crate::csv_file::inert_cell;
 
 // ---------------------------------------------------------------------------------------------
 // History
