@@ -42,6 +42,7 @@ fn specta_builder() -> Builder<tauri::Wry> {
         commands::transfers::upload_release_notes,
         commands::transfers::download_firmware_file,
         commands::transfers::download_release_notes,
+        commands::transfers::checksum_firmware_file,
         commands::transfers::read_release_notes,
         commands::transfers::delete_release_notes,
         commands::transfers::cancel_transfer,

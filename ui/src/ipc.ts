@@ -141,10 +141,12 @@ export const ipc = {
   /** A native save dialog opened by Rust: its path is the only kind downloads and exports write to. */
   pickSaveFile: (dialog: b.FileDialog) => unwrap(commands.pickSaveFile(dialog)),
   hashFile: (path: string, ch: Channel<TransferProgress>) => unwrap(commands.hashFile(path, ch as never)),
-  uploadFirmwareFile: (packageId: string, path: string, actingFor: string | null, ch: Channel<TransferProgress>) =>
-    unwrap(commands.uploadFirmwareFile({ packageId, path, actingFor, fileName: null, contentType: null }, ch as never)),
+  /** `sha256`: the checksum shown for the file (from `hashFile`); Rust then does not hash it again. */
+  uploadFirmwareFile: (packageId: string, path: string, actingFor: string | null, sha256: string | null, ch: Channel<TransferProgress>) =>
+    unwrap(commands.uploadFirmwareFile({ packageId, path, actingFor, fileName: null, contentType: null, sha256 }, ch as never)),
   uploadReleaseNotes: (packageId: string, path: string, actingFor: string | null, ch: Channel<TransferProgress>) =>
-    unwrap(commands.uploadReleaseNotes({ packageId, path, actingFor, fileName: null, contentType: null }, ch as never)),
+    unwrap(commands.uploadReleaseNotes({ packageId, path, actingFor, fileName: null, contentType: null, sha256: null }, ch as never)),
+  checksumFirmwareFile: (packageId: string, ch: Channel<TransferProgress>) => unwrap(commands.checksumFirmwareFile(packageId, ch as never)),
   downloadFirmwareFile: (packageId: string, target: string, ch: Channel<TransferProgress>) =>
     unwrap(commands.downloadFirmwareFile({ packageId, target }, ch as never)),
   downloadReleaseNotes: (packageId: string, target: string, ch: Channel<TransferProgress>) =>

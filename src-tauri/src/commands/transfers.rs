@@ -62,6 +62,9 @@ pub struct UploadRequest {
     /// By default guessed from the name's extension.
     pub content_type: Option<String>,
     pub acting_for: Option<Uuid>,
+    /// The SHA-256 the user was shown for this file (from `hash_file`): the file is then not
+    /// hashed again when unchanged since, and refused (field `file`) when its bytes differ.
+    pub sha256: Option<String>,
 }
 
 async fn upload(
@@ -77,10 +80,11 @@ async fn upload(
     let options = UploadOptions {
         file_name: request.file_name.filter(|n| !n.is_empty()),
         content_type: request.content_type.filter(|c| !c.is_empty()),
+        ..Default::default()
     };
     state
         .transfers
-        .upload(&session.client, request.package_id, file, &path, &options, forward(on_progress))
+        .upload(&session.client, request.package_id, file, &path, &options, request.sha256.as_deref(), forward(on_progress))
         .await
         .map_err(|e| session.err(e))
 }
@@ -157,6 +161,23 @@ pub async fn download_release_notes(
     on_progress: Channel<TransferProgress>,
 ) -> Result<Downloaded, CommandError> {
     download(&state, &picked, FileKind::ReleaseNotes, request, on_progress).await
+}
+
+/// Size and SHA-256 of a package's firmware file, which the service does not tell: downloaded
+/// to a temporary folder, hashed, and removed (a download job, with progress and Cancel).
+#[tauri::command]
+#[specta::specta]
+pub async fn checksum_firmware_file(
+    state: State<'_, AppState>,
+    package_id: Uuid,
+    on_progress: Channel<TransferProgress>,
+) -> Result<HashResult, CommandError> {
+    let session = state.session().await;
+    state
+        .transfers
+        .checksum_remote(&session.client, package_id, FileKind::Firmware, forward(on_progress))
+        .await
+        .map_err(|e| session.err(e))
 }
 
 /// A package's release notes as text, for display; refused (field `releaseNotes`) above 1 MiB

@@ -43,5 +43,6 @@ describe("progress", () => {
       "Uploaded 1.00 MiB of 4.00 MiB · 1.00 MiB/s · 3 s left",
     );
     expect(describeProgress(p({ phase: "downloading", done: 10, total: 0 }))).toBe("Downloaded 10 B");
+    expect(describeProgress(p({ phase: "hashing", done: 0, total: 1024 }))).toBe("Computing SHA-256: 0 B of 1.00 KiB");
   });
 });

@@ -35,7 +35,7 @@ export function fraction(p: TransferProgress | null): number {
 
 /** One line for a progress bar: `12.0 MiB of 100 MiB · 8.5 MiB/s · 10 s left`. */
 export function describeProgress(p: TransferProgress): string {
-  const verb = p.phase === "hashing" ? "Checksum" : p.phase === "uploading" ? "Uploaded" : "Downloaded";
+  const verb = p.phase === "hashing" ? "Computing SHA-256:" : p.phase === "uploading" ? "Uploaded" : "Downloaded";
   const of = p.total ? ` of ${formatBytes(p.total)}` : "";
   const rate = p.ratePerSec ? ` · ${formatBytes(p.ratePerSec)}/s` : "";
   const eta = p.total && p.ratePerSec ? ` · ${formatEta(p.etaSeconds)} left` : "";
