@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatTimestamp, hostOf, shortId, toggleSort } from "./format";
+import { describePrincipal, formatTimestamp, hostOf, shortId, toggleSort } from "./format";
 
 describe("format", () => {
   it("formats timestamps in UTC and keeps unparsable ones", () => {
@@ -35,5 +35,13 @@ describe("local and relative times", () => {
     expect(relativeTime(new Date(now - 299 * 86400_000).toISOString(), now)).toBe("299 d ago");
     expect(relativeTime(new Date(now - 10_000).toISOString(), now)).toBe("just now");
     expect(relativeTime("x", now)).toBeNull();
+  });
+});
+
+describe("describePrincipal", () => {
+  it("says who in words, not the service's internal shape", () => {
+    expect(describePrincipal("principal/3deb1a2c-0000-4000-8000-000000000001")).toBe("API caller 3deb1a2c");
+    expect(describePrincipal("alice@example.com")).toBe("alice@example.com");
+    expect(describePrincipal("principal/unknown")).toBe("principal/unknown");
   });
 });

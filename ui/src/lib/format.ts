@@ -62,3 +62,12 @@ export function relativeTime(iso: string | null | undefined, now: number = Date.
     s < 3600 ? [Math.round(s / 60), "min"] : s < 86400 ? [Math.round(s / 3600), "h"] : [Math.round(s / 86400), "d"];
   return diff < 0 ? `${n} ${unit} ago` : `in ${n} ${unit}`;
 }
+
+/**
+ * The service's `createdBy` and `modifiedBy` (`principal/<uuid>`: the API key or user that made
+ * the change) in words: `API caller 3deb1a2c`. The whole value belongs in a tooltip.
+ */
+export function describePrincipal(by: string): string {
+  const m = /^principal\/([0-9a-f]{8}-[0-9a-f-]+)$/i.exec(by.trim());
+  return m ? `API caller ${shortId(m[1])}` : by;
+}

@@ -3,14 +3,16 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { ErrorBox, Loading, NoticeRow, type Notice } from "../../components/States";
 import { errorMessage, ipc, type FirmwareModule, type FirmwarePackage, type SpecificationSummary } from "../../ipc";
+import { oneOf, useRemembered } from "../../lib/remember";
 import { useSession } from "../../session";
+import { isFilters, sortOf } from "./columns";
 import { EditPackageDialog } from "./EditPackage";
 import { NO_FILTERS, type Filters } from "./filters";
 import { ModuleDetailDialog } from "./ModuleDetail";
-import { ModulesTable } from "./ModulesTable";
+import { MODULE_SORTS, ModulesTable } from "./ModulesTable";
 import { NewPackageDialog } from "./NewPackage";
 import { PackageFilesDialog } from "./PackageFiles";
-import { PackagesTable } from "./PackagesTable";
+import { PACKAGE_SORTS, PackagesTable } from "./PackagesTable";
 import { SpecsTable } from "./SpecsTable";
 
 type Tab = "specifications" | "modules" | "packages";
@@ -23,12 +25,15 @@ const TABS: { id: Tab; label: string }[] = [
 /**
  * The firmware workspace: device specifications, modules and packages of the active profile and
  * customer, narrowed by specification, module and owner; packages created, described and deleted.
+ * The tab, the filters and each list's sort are remembered across starts.
  */
 export function FirmwareView() {
   const { info } = useSession();
-  const [tab, setTab] = useState<Tab>("modules");
-  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
-  const [clientText, setClientText] = useState("");
+  const [tab, setTab] = useRemembered<Tab>("firmware.tab", "modules", oneOf<Tab>("specifications", "modules", "packages"));
+  const [filters, setFilters] = useRemembered<Filters>("firmware.filters", NO_FILTERS, isFilters);
+  const [moduleSort, setModuleSort] = useRemembered<string>("firmware.modules.sort", "name", sortOf(MODULE_SORTS));
+  const [packageSort, setPackageSort] = useRemembered<string>("firmware.packages.sort", "-createdAt", sortOf(PACKAGE_SORTS));
+  const [clientText, setClientText] = useState(filters.client ?? "");
   const [specs, setSpecs] = useState<SpecificationSummary[] | null>(null);
   const [specsError, setSpecsError] = useState<unknown>(null);
   const [modules, setModules] = useState<FirmwareModule[]>([]);
@@ -88,6 +93,12 @@ export function FirmwareView() {
   };
   useEffect(loadSpecs, [reloadKey]);
 
+  // A remembered specification this environment does not have (another profile's) narrows to
+  // nothing: it is dropped, with the module picked under it.
+  useEffect(() => {
+    if (specs && filters.spec && !specs.some((s) => s.id === filters.spec)) setFilters({ ...filters, spec: null, module: null });
+  }, [specs]);
+
   // The module filter offers the modules of the chosen specification (all pages).
   useEffect(() => {
     let live = true;
@@ -107,7 +118,7 @@ export function FirmwareView() {
   }, [filters.spec]);
 
   const specName = (id: string) => specs?.find((s) => s.id === id)?.name ?? null;
-  const setFilter = (patch: Partial<Filters>) => setFilters((f) => ({ ...f, ...patch }));
+  const setFilter = (patch: Partial<Filters>) => setFilters((f: Filters) => ({ ...f, ...patch }));
 
   const remove = async (p: FirmwarePackage) => {
     if (!info) return;
@@ -281,12 +292,14 @@ export function FirmwareView() {
       {tab === "modules" && (
         <ModulesTable
           filters={filters}
+          sort={moduleSort}
+          onSort={setModuleSort}
           specName={specName}
           onCount={setCount}
           onNewPackage={setCreatingFor}
           onOpen={setDetailOf}
           onShowPackages={(m) => {
-            setFilters((f) => ({ ...f, spec: m.deviceSpecificationId, module: m.id }));
+            setFilters((f: Filters) => ({ ...f, spec: m.deviceSpecificationId, module: m.id }));
             setTab("packages");
           }}
         />
@@ -294,6 +307,8 @@ export function FirmwareView() {
       {tab === "packages" && (
         <PackagesTable
           filters={filters}
+          sort={packageSort}
+          onSort={setPackageSort}
           reloadKey={reloadKey}
           onCount={setCount}
           onEdit={setEditing}

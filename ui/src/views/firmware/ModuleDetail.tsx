@@ -3,12 +3,18 @@ import { useEffect, useState } from "preact/hooks";
 import { Modal } from "../../components/Modal";
 import { ErrorBox, Loading } from "../../components/States";
 import { ipc, type FirmwareState, type ModuleDetail, type StatePage } from "../../ipc";
-import { formatTimestamp } from "../../lib/format";
+import { Time } from "../../components/Time";
+import { describePrincipal } from "../../lib/format";
 
-/** `when by who`, or a dash when the service sent neither. */
-function audit(at: string | null | undefined, by: string | null | undefined): string {
-  if (!at && !by) return "—";
-  return `${at ? `${formatTimestamp(at, true)} UTC` : "—"}${by ? ` by ${by}` : ""}`;
+/** `when by who`, or a dash when the service sent neither; the caller's id in a tooltip. */
+function Audit({ at, by }: { at: string | null | undefined; by: string | null | undefined }) {
+  if (!at && !by) return <>—</>;
+  return (
+    <>
+      {at ? <Time at={at} seconds /> : "—"}
+      {by ? <span title={by}> by {describePrincipal(by)}</span> : null}
+    </>
+  );
 }
 
 /**
@@ -73,9 +79,13 @@ export function ModuleDetailDialog({
               <dt>Owner</dt>
               <dd>{m.clientId ? <code>{m.clientId}</code> : "—"}</dd>
               <dt>Created</dt>
-              <dd data-testid="module-created">{audit(m.createdAt, m.createdBy)}</dd>
+              <dd data-testid="module-created">
+                <Audit at={m.createdAt} by={m.createdBy} />
+              </dd>
               <dt>Modified</dt>
-              <dd data-testid="module-modified">{audit(m.modifiedAt, m.modifiedBy)}</dd>
+              <dd data-testid="module-modified">
+                <Audit at={m.modifiedAt} by={m.modifiedBy} />
+              </dd>
               {detail.unknownMembers.map(([name, json]) => (
                 <Fragment key={name}>
                   <dt title="A member this version of the console does not know">{name}</dt>
@@ -99,7 +109,7 @@ export function ModuleDetailDialog({
                 <tr>
                   <th scope="col">Version</th>
                   <th scope="col">Firmware file</th>
-                  <th scope="col">Created (UTC)</th>
+                  <th scope="col">Created</th>
                 </tr>
               </thead>
               <tbody>
@@ -107,7 +117,9 @@ export function ModuleDetailDialog({
                   <tr key={p.id} data-testid="module-package">
                     <td>{p.firmwareVersion}</td>
                     <td>{p.firmwareFileName ?? <span class="muted">none</span>}</td>
-                    <td class="when">{formatTimestamp(p.createdAt)}</td>
+                    <td>
+                      <Time at={p.createdAt} />
+                    </td>
                   </tr>
                 ))}
               </tbody>

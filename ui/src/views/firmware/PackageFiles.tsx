@@ -13,8 +13,10 @@ import {
   type HashResult,
   type TransferProgress,
 } from "../../ipc";
-import { formatTimestamp } from "../../lib/format";
+import { Time } from "../../components/Time";
+import { describePrincipal } from "../../lib/format";
 import { isMarkdown } from "../../lib/notes";
+import { recall, remember } from "../../lib/remember";
 import { formatBytes, withProgress } from "../../lib/transfer";
 import { useSession } from "../../session";
 
@@ -36,6 +38,14 @@ function useTransfer() {
 }
 
 const cancelled = (e: unknown) => e instanceof IpcError && e.code === "cancelled";
+
+/** Size and SHA-256 of a package's firmware file, which the service does not tell. */
+type FileFacts = { size: number; sha256: string };
+const isFacts = (v: unknown): v is FileFacts =>
+  typeof v === "object" && v !== null && typeof (v as FileFacts).size === "number" && /^[0-9a-f]{64}$/.test(String((v as FileFacts).sha256));
+// A package's firmware file is uploaded once and never replaced, so what was once learnt of it
+// (at its upload, a download or a check) holds for as long as the package exists.
+const factsKey = (packageId: string) => `firmware.file.${packageId}`;
 
 /**
  * The files of one package: its firmware file (uploaded once: chosen or dropped, checksummed
@@ -63,6 +73,12 @@ export function PackageFilesDialog({
   const [staged, setStaged] = useState<{ path: string; hash: HashResult | null } | null>(null);
   const [uploaded, setUploaded] = useState<FileAttributes | null>(null);
   const [downloaded, setDownloaded] = useState<Downloaded | null>(null);
+  const [facts, setFacts] = useState<FileFacts | null>(() => recall(factsKey(pkg.id), null, isFacts));
+  const learn = (f: { size: number | null; sha256: string }) => {
+    const known = { size: f.size ?? 0, sha256: f.sha256 };
+    setFacts(known);
+    remember(factsKey(pkg.id), known);
+  };
   const [fwError, setFwError] = useState<unknown>(null);
   const [notesError, setNotesError] = useState<unknown>(null);
   const [notesText, setNotesText] = useState<{ text: string; markdown: boolean } | null>(null);
@@ -132,7 +148,10 @@ export function PackageFilesDialog({
     if (!ok) return;
     setFwError(null);
     try {
-      const attrs = await fw.run((ch) => ipc.uploadFirmwareFile(pkg.id, staged.path, actingFor, ch));
+      // The checksum shown and confirmed goes along: Rust sends the file without hashing it again.
+      const hash = staged.hash;
+      const attrs = await fw.run((ch) => ipc.uploadFirmwareFile(pkg.id, staged.path, actingFor, hash.sha256, ch));
+      learn(hash);
       setUploaded(attrs);
       setFirmwareName(attrs.name);
       setStaged(null);
@@ -155,10 +174,23 @@ export function PackageFilesDialog({
       const got = await t.run((ch) =>
         kind === "firmware" ? ipc.downloadFirmwareFile(pkg.id, target, ch) : ipc.downloadReleaseNotes(pkg.id, target, ch),
       );
-      if (kind === "firmware") setDownloaded(got);
+      if (kind === "firmware") {
+        setDownloaded(got);
+        learn(got);
+      }
       else setNotesInfo(`Saved to ${got.path} (${formatBytes(got.size)}, SHA-256 ${got.sha256}).`);
     } catch (e) {
       if (!cancelled(e)) setError(e);
+    }
+  };
+
+  // The service does not tell a stored file's size or SHA-256: read through once to learn them.
+  const check = async () => {
+    setFwError(null);
+    try {
+      learn(await fw.run((ch) => ipc.checksumFirmwareFile(pkg.id, ch)));
+    } catch (e) {
+      if (!cancelled(e)) setFwError(e);
     }
   };
 
@@ -242,10 +274,30 @@ export function PackageFilesDialog({
       <section class="files-section" aria-labelledby="fw-title">
         <h3 id="fw-title">Firmware file</h3>
         {firmwareName ? (
-          <p data-testid="firmware-file-name">
-            <code>{firmwareName}</code>{" "}
-            <span class="muted">uploaded once; it cannot be replaced.</span>
-          </p>
+          <>
+            <p data-testid="firmware-file-name">
+              <code>{firmwareName}</code> <span class="muted">uploaded once; it cannot be replaced.</span>
+            </p>
+            <dl class="facts" data-testid="firmware-file-facts">
+              <dt>Size</dt>
+              <dd data-testid="firmware-file-size">{facts ? formatBytes(facts.size) : <span class="muted">not known yet</span>}</dd>
+              <dt>SHA-256</dt>
+              <dd>
+                {facts ? (
+                  <code class="hash" data-testid="firmware-file-sha256">
+                    {facts.sha256}
+                  </code>
+                ) : (
+                  <>
+                    <span class="muted">not told by the service; </span>
+                    <button type="button" class="button button-small" onClick={check} disabled={!!fw.running} data-testid="check-firmware-file">
+                      Read it to learn size and SHA-256
+                    </button>
+                  </>
+                )}
+              </dd>
+            </dl>
+          </>
         ) : (
           <>
             <div class="dropzone" data-testid="dropzone" data-package-id={pkg.id}>
@@ -280,8 +332,11 @@ export function PackageFilesDialog({
         {uploaded && (
           <div class="result result-ok" role="status" data-testid="upload-result">
             <strong>Uploaded.</strong> <code>{uploaded.name}</code> · {uploaded.contentType}
-            {uploaded.fileType ? ` · ${uploaded.fileType}` : ""} · created {formatTimestamp(uploaded.createdAt)}
-            {uploaded.createdBy ? ` by ${uploaded.createdBy}` : ""}
+            {uploaded.fileType ? ` · ${uploaded.fileType}` : ""} · <Time at={uploaded.createdAt} />
+            {uploaded.createdBy ? (
+              <span title={uploaded.createdBy}> by {describePrincipal(uploaded.createdBy)}</span>
+            ) : null}
+            . The service checked its SHA-256.
           </div>
         )}
         {downloaded && (

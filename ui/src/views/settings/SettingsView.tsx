@@ -123,15 +123,23 @@ export function SettingsView({ error }: { error: string | null }) {
         {!list && listError === null && <Loading label="Loading profiles…" />}
         {list && (
           <div class="table-wrap">
-            <table class="table" data-testid="profiles-table">
+            <table class="table table-compact" data-testid="profiles-table">
               <thead>
                 <tr>
-                  <th scope="col">Name</th>
+                  <th scope="col" style={{ width: "24%" }}>
+                    Name
+                  </th>
                   <th scope="col">Service</th>
-                  <th scope="col">Client id</th>
-                  <th scope="col">Customers</th>
-                  <th scope="col">Secret</th>
-                  <th scope="col">
+                  <th scope="col" style={{ width: "16%" }}>
+                    Client id
+                  </th>
+                  <th scope="col" style={{ width: "86px" }}>
+                    Customers
+                  </th>
+                  <th scope="col" style={{ width: "150px" }}>
+                    Secret
+                  </th>
+                  <th scope="col" style={{ width: "196px" }}>
                     <span class="sr-only">Actions</span>
                   </th>
                 </tr>
@@ -141,16 +149,16 @@ export function SettingsView({ error }: { error: string | null }) {
                   const t = tests[p.profile.name];
                   return [
                     <tr key={p.profile.name} data-testid="profile-row" data-name={p.profile.name}>
-                      <td>
+                      <td title={p.profile.name}>
                         <strong>{p.profile.name}</strong>{" "}
                         {p.active && <span class="tag tag-active">Active</span>}{" "}
                         {p.isDefault && <span class="tag">Default</span>}{" "}
                         {p.profile.deprecatedSubCustomerMode && <span class="tag tag-deprecated">x-client-id</span>}
                       </td>
-                      <td class="wrap">
-                        <code>{p.builtin ? "in-app simulator" : p.profile.baseUrl}</code>
+                      <td title={p.builtin ? "The simulator running inside the app" : p.profile.baseUrl}>
+                        {p.builtin ? "Simulator inside the app" : <code>{p.profile.baseUrl}</code>}
                       </td>
-                      <td>
+                      <td title={p.profile.clientId}>
                         <code>{p.profile.clientId}</code>
                       </td>
                       <td>{p.profile.customers?.length ?? 0}</td>
@@ -160,19 +168,19 @@ export function SettingsView({ error }: { error: string | null }) {
                       <td class="actions-cell">
                         <div class="row-actions">
                         {!p.active && (
-                          <button type="button" class="button" onClick={() => use(p.profile.name)} data-testid="use-profile">
+                          <button type="button" class="button button-small" onClick={() => use(p.profile.name)} data-testid="use-profile">
                             Use
                           </button>
                         )}
-                        <button type="button" class="button" onClick={() => test(p.profile.name)} disabled={t?.running} data-testid="test-profile">
+                        <button type="button" class="button button-small" onClick={() => test(p.profile.name)} disabled={t?.running} data-testid="test-profile">
                           {t?.running ? "Testing…" : "Test"}
                         </button>
                         {!p.builtin && (
                           <>
-                            <button type="button" class="button" onClick={() => setEditing(p)} data-testid="edit-profile">
+                            <button type="button" class="button button-small" onClick={() => setEditing(p)} data-testid="edit-profile">
                               Edit
                             </button>
-                            <button type="button" class="button button-danger-quiet" onClick={() => remove(p)} data-testid="delete-profile">
+                            <button type="button" class="button button-small button-danger-quiet" onClick={() => remove(p)} data-testid="delete-profile">
                               Remove
                             </button>
                           </>
