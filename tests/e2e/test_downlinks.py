@@ -577,3 +577,30 @@ def test_the_downlink_list_exported_as_csv(app, demo_key, artifacts, tmp_path):
         assert r["deviceName"] == names[device_key(h["deviceId"])], r
         assert r["devEui"] == device_key(h["deviceId"])[1], r
     print(f"FIGURE LoRa DONE downlinks exported: {len(got)} rows")
+
+
+def test_done_badges_say_the_outcome_and_a_long_passed_deadline_reads_as_a_date(app, artifacts):
+    """A DONE that failed or was cancelled says so beside the word (never DONE alone in red); a
+    downlink still running long past its feedback deadline shows that date, not a countdown."""
+    d = app
+    d.set_window_size(1200, 780)
+    click(d, "[data-testid=nav-downlinks]")
+    [t for t in d.find_elements(By.CSS_SELECTOR, "[role=tab], .tab") if t.text.strip() == "HTTP"][0].click()
+    badges = WebDriverWait(d, 20, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda x: {(b.text, b.get_attribute("class")) for b in x.find_elements(By.CSS_SELECTOR, "[data-testid=downlink-row] [data-testid=status-badge]")
+                   if b.get_attribute("data-status") == "DONE"} or False
+    )
+    for text, cls in badges:
+        tone = cls.split("status-")[-1]
+        assert {"failed": text == "DONE · failed", "cancelled": text == "DONE · cancelled", "delivered": text == "DONE"}.get(tone, False), (text, cls)
+    assert any("failed" in c for _, c in badges), badges
+
+    # The demo data's EXECUTING downlink was made long ago on the service's clock.
+    row = WebDriverWait(d, 20).until(
+        lambda x: next((r for r in x.find_elements(By.CSS_SELECTOR, "[data-testid=downlink-row]") if r.get_attribute("data-status") == "EXECUTING"), False)
+    )
+    row.find_element(By.XPATH, ".//button[normalize-space()='Details']").click()
+    left = wait_text(d, "[data-testid=time-left]", "deadline passed", 20)
+    assert "ago" not in left and "waiting for the service" in left, left
+    assert d.find_element(By.CSS_SELECTOR, "[data-testid=time-left] time").get_attribute("datetime")
+    screenshot(d, artifacts / "downlink-detail-deadline-passed.png")

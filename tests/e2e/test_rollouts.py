@@ -671,6 +671,8 @@ def test_a_paused_rollout_shows_everywhere_and_its_bars_budget_and_next_step_rea
     WebDriverWait(d, 10, ignored_exceptions=STALE).until(lambda x: badge_state(x)[:2] == ("1", "Rollouts: 1 paused"))
     screenshot(d, artifacts / f"rollouts-paused-elsewhere-1200-{theme}.png")
     d.set_window_size(900, 560)
+    # The page has taken the new size (and painted it) before it is read.
+    WebDriverWait(d, 20).until(lambda x: x.execute_script("return window.innerWidth") <= 900)
     # Folded to icons, the nav badge stays on the icon, with the count and the pause mark.
     WebDriverWait(d, 10, ignored_exceptions=STALE).until(lambda x: badge_state(x)[0] == "1")
     badge = d.find_element(By.CSS_SELECTOR, "[data-testid=nav-rollouts-badge]")
