@@ -79,7 +79,7 @@ def test_browse_filter_edit_and_delete_packages(app, demo_key, artifacts):
     Select(app.find_element(By.CSS_SELECTOR, "[data-testid=filter-module]")).select_by_value(module["id"])
     held = all_items(base_url, token, f"/firmware/packages?moduleId={module['id']}&sort=-createdAt&limit=100")
     WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: package_rows(d) == [p["id"] for p in held])
-    assert module["name"] in app.find_element(By.CSS_SELECTOR, "[data-testid=package-row]").text
+    assert module["name"] in app.find_element(By.CSS_SELECTOR, "[data-testid=package-row]").get_attribute("textContent")
     screenshot(app, artifacts / "firmware-packages.png")
 
     # A package made for this test, so deleting it disturbs nothing else.

@@ -33,6 +33,31 @@ def set_faults(base_url, faults):
     urllib.request.urlopen(req, timeout=10).read()
 
 
+# Every text the progress line shows, in order (an observer, so a short-lived one is caught too).
+RECORD_TRANSFER_TEXTS = """
+window.__transferTexts = [];
+const record = () => document.querySelectorAll('[data-testid=transfer-text]').forEach((e) => {
+  const t = e.textContent, all = window.__transferTexts;
+  if (all[all.length - 1] !== t) all.push(t);
+});
+window.__transferObserver?.disconnect();
+window.__transferObserver = new MutationObserver(record);
+window.__transferObserver.observe(document.body, { subtree: true, childList: true, characterData: true });
+"""
+
+
+def upload_over_http(base_url, token, package_id, name, data, kind="firmware-file"):
+    boundary = "e2eboundary"
+    body = (
+        f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n"
+        f"Content-Type: application/octet-stream\r\n\r\n"
+    ).encode() + data + f"\r\n--{boundary}--\r\n".encode()
+    req = urllib.request.Request(base_url + f"/firmware/packages/{package_id}/{kind}", data=body, method="POST")
+    req.add_header("Authorization", f"Bearer {token}")
+    req.add_header("Content-Type", f"multipart/form-data; boundary={boundary}")
+    urllib.request.urlopen(req, timeout=10).read()
+
+
 def test_drop_upload_with_progress_and_release_notes(app, demo_key, artifacts, tmp_path):
     open_firmware(app)
     base_url, token = service(app, demo_key)
@@ -65,6 +90,7 @@ def test_drop_upload_with_progress_and_release_notes(app, demo_key, artifacts, t
         click(app, "[data-testid=upload-firmware]")
         wait_text(app, "[data-testid=confirm-dialog]", "Once only")
         screenshot(app, artifacts / "firmware-file-confirm.png")
+        app.execute_script(RECORD_TRANSFER_TEXTS)
         click(app, "[data-testid=confirm-ok]")
         wait_css(app, "[data-testid=transfer-cancel]", 30)
         screenshot(app, artifacts / "firmware-file-uploading.png")
@@ -81,6 +107,14 @@ def test_drop_upload_with_progress_and_release_notes(app, demo_key, artifacts, t
     result = wait_text(app, "[data-testid=upload-result]", "Uploaded", 120)
     assert firmware.name in result
     screenshot(app, artifacts / "firmware-file-uploaded.png")
+    # The checksum shown was reused: the progress line only ever said "Uploaded ...", never a
+    # checksum pass starting again at 0 B.
+    texts = app.execute_script("window.__transferObserver.disconnect(); return window.__transferTexts")
+    assert any(t.startswith("Uploaded ") for t in texts), texts
+    assert all(t.startswith("Uploaded ") or t == "Starting…" for t in texts), texts
+    # The file now held shows its size and SHA-256.
+    assert wait_text(app, "[data-testid=firmware-file-sha256]", sha) == sha
+    assert app.find_element(By.CSS_SELECTOR, "[data-testid=firmware-file-size]").text == "24.0 MiB"
     held = send(base_url, token, "GET", f"/firmware/packages/{pkg['id']}")
     assert held["firmwareFileName"] == firmware.name
     assert raw_get(base_url, f"/firmware/packages/{pkg['id']}/firmware-file", token) == firmware.read_bytes()
@@ -104,6 +138,8 @@ def test_drop_upload_with_progress_and_release_notes(app, demo_key, artifacts, t
         lambda d: d.find_element(By.CSS_SELECTOR, f"[data-testid=package-row][data-id='{pkg['id']}']")
     )
     click(app, "[data-testid=package-files]", f"[data-testid=package-row][data-id='{pkg['id']}']")
+    # Opened again, the file uploaded earlier still shows its size and SHA-256.
+    assert wait_text(app, "[data-testid=firmware-file-sha256]", sha) == sha
     click(app, "[data-testid=view-notes]")
     rendered = wait_css(app, "[data-testid=release-notes-text]")
     assert rendered.find_element(By.CSS_SELECTOR, "h1").text == "3.0.0"
@@ -117,3 +153,26 @@ def test_drop_upload_with_progress_and_release_notes(app, demo_key, artifacts, t
     wait_text(app, "[data-testid=release-notes-name]", "None yet")
     status, _ = service_get_as(base_url, f"/firmware/packages/{pkg['id']}/release-notes-file", token, None)
     assert status == 404
+
+    # A firmware file uploaded elsewhere (over HTTP): the service tells neither size nor SHA-256;
+    # the dialog offers to read it through, and then shows both.
+    other = send(
+        base_url,
+        token,
+        "POST",
+        "/firmware/packages",
+        {"deviceSpecificationId": module["deviceSpecificationId"], "moduleId": module["id"], "firmwareVersion": "3.0.1-e2e"},
+    )
+    data = os.urandom(300_000)
+    upload_over_http(base_url, token, other["id"], "fw-3.0.1.bin", data)
+    click(app, "[data-testid=close-files]")
+    WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=package-files-dialog]"))
+    click(app, "[data-testid=tab-modules]")
+    click(app, "[data-testid=tab-packages]")
+    WebDriverWait(app, 30, ignored_exceptions=STALE).until(lambda d: other["id"] in package_rows(d))
+    click(app, "[data-testid=package-files]", f"[data-testid=package-row][data-id='{other['id']}']")
+    wait_text(app, "[data-testid=firmware-file-size]", "not known yet")
+    click(app, "[data-testid=check-firmware-file]")
+    assert wait_text(app, "[data-testid=firmware-file-sha256]", hashlib.sha256(data).hexdigest(), 30)
+    assert app.find_element(By.CSS_SELECTOR, "[data-testid=firmware-file-size]").text == "293 KiB"
+    screenshot(app, artifacts / "firmware-file-checked.png")

@@ -18,11 +18,13 @@ def text(driver, selector):
 def test_a_modules_detail_and_its_states(app, artifacts):
     click(app, "[data-testid=nav-firmware]")
     wait_css(app, "[data-testid=module-details]")
-    name = WebDriverWait(app, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=module-name]"))[0].text
+    name = WebDriverWait(app, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=module-name]"))[0].get_attribute("textContent").strip()
     click(app, "[data-testid=module-details]")
     wait_css(app, "[data-testid=module-facts]")
     assert text(app, "[data-testid=module-detail-name]") == name
-    assert " by " in text(app, "[data-testid=module-created]")
+    created = text(app, "[data-testid=module-created]")
+    # Who, in words: the service's internal `principal/<uuid>` only in the tooltip.
+    assert " by API caller " in created and "principal/" not in created, created
     WebDriverWait(app, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=module-package]"))
     screenshot(app, artifacts / "module-detail.png")
 

@@ -85,7 +85,8 @@ def module_names(driver):
         errors = d.find_elements(By.CSS_SELECTOR, "[data-testid=error]")
         if errors:
             return ["ERROR: " + errors[0].text]
-        return [c.text for c in d.find_elements(By.CSS_SELECTOR, "[data-testid=module-name]")] or False
+        # textContent: WebDriver's text of a one-line cell is what is left after the cut.
+        return [c.get_attribute("textContent").strip() for c in d.find_elements(By.CSS_SELECTOR, "[data-testid=module-name]")] or False
 
     try:
         return WebDriverWait(driver, 30, ignored_exceptions=STALE).until(loaded)
@@ -135,8 +136,19 @@ def test_profile_keychain_and_customer_switching(app, sim_process, demo_key, tmp
     # A new profile: a broken address is named inline and nothing is saved.
     click(app, "[data-testid=nav-settings]")
     wait_css(app, "[data-testid=add-profile]")
+    app.set_window_size(1200, 780)
     click(app, "[data-testid=add-profile]")
     wait_css(app, "[data-testid=profile-editor]")
+    # It opens in view, with its first field focused.
+    WebDriverWait(app, 5).until(lambda d: d.execute_script("return document.activeElement && document.activeElement.id") == "name")
+    assert app.execute_script("const r = document.getElementById('name').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight")
+    # Closing it with changes asks first; "Keep editing" keeps what was typed.
+    css(app, "#name").send_keys("half-typed")
+    css(app, "#name").send_keys(Keys.ESCAPE)
+    wait_text(app, "[data-testid=confirm-dialog]", "Discard changes?")
+    click(app, "[data-testid=confirm-cancel]")
+    WebDriverWait(app, 5).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "dialog[open][data-testid=confirm-dialog]"))
+    assert css(app, "#name").get_attribute("value") == "half-typed"
     type_into(app, "name", name)
     type_into(app, "clientId", demo_key["clientId"])
     type_into(app, "baseUrl", "ftp://nowhere")
@@ -165,7 +177,32 @@ def test_profile_keychain_and_customer_switching(app, sim_process, demo_key, tmp
     screenshot(app, artifacts / "profile-editor.png")
     click(app, "[data-testid=save-profile]")
     row = wait_css(app, f"[data-testid=profile-row][data-name='{name}']")
-    assert "In the OS keychain" in row.text
+    # textContent: WebDriver's text of a one-line cell is what is left after the cut.
+    assert "In the OS keychain" in row.get_attribute("textContent")
+    # At 1200 px the table fits its card: one line per row, every row's last button inside.
+    fits = app.execute_script(
+        """
+        const wrap = document.querySelector('[data-testid=profiles-table]').closest('.table-wrap');
+        const box = wrap.getBoundingClientRect();
+        const rows = [...document.querySelectorAll('[data-testid=profile-row]')];
+        return { scroll: wrap.scrollWidth - wrap.clientWidth,
+                 heights: rows.map((r) => r.getBoundingClientRect().height),
+                 outside: rows.map((r) => [...r.querySelectorAll('button')].pop().getBoundingClientRect().right - box.right) };
+        """
+    )
+    assert fits["scroll"] <= 0 and all(h < 40 for h in fits["heights"]) and all(o <= 0 for o in fits["outside"]), fits
+
+    # The editor of a saved profile: closed with a change, it asks; discarded, nothing is saved.
+    config_before = (tmp_path / "config" / "dcs-console" / "config.toml").read_text()
+    click(app, "[data-testid=edit-profile]", f"[data-testid=profile-row][data-name='{name}']")
+    wait_css(app, "[data-testid=profile-editor]")
+    WebDriverWait(app, 5).until(lambda d: d.execute_script("return document.activeElement && document.activeElement.id") == "clientId")
+    type_into(app, "audience", "changed-but-dropped")
+    click(app, "[data-testid=cancel-profile]")
+    wait_text(app, "[data-testid=confirm-dialog]", "Discard changes?")
+    click(app, "[data-testid=confirm-ok]")
+    WebDriverWait(app, 5).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=profile-editor]"))
+    assert (tmp_path / "config" / "dcs-console" / "config.toml").read_text() == config_before
 
     # The secret is in gnome-keyring, and the profiles file holds everything but the secret.
     found = subprocess.run(

@@ -126,11 +126,11 @@ export function SettingsView({ error }: { error: string | null }) {
             <table class="table table-compact" data-testid="profiles-table">
               <thead>
                 <tr>
-                  <th scope="col" style={{ width: "24%" }}>
+                  <th scope="col" style={{ width: "20%" }}>
                     Name
                   </th>
                   <th scope="col">Service</th>
-                  <th scope="col" style={{ width: "16%" }}>
+                  <th scope="col" style={{ width: "13%" }}>
                     Client id
                   </th>
                   <th scope="col" style={{ width: "86px" }}>
