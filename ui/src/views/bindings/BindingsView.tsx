@@ -35,6 +35,8 @@ export function BindingsView() {
   const [items, setItems] = useState<BindingView[]>([]);
   const [picked, setPicked] = useState<Set<string>>(new Set());
   const [bulk, setBulk] = useState<BulkReport | null>(null);
+  // The bindings a bulk action was asked for, to name them in its result (some may be gone).
+  const [bulkItems, setBulkItems] = useState<Map<string, BindingView>>(new Map());
   const [busy, setBusy] = useState<"deleting" | "exporting" | null>(null);
   const k = kindInfo(kind);
   // A binding no longer shown (filtered out, or deleted) is no longer picked.
@@ -154,6 +156,7 @@ export function BindingsView() {
     setNotice(null);
     try {
       const outcomes = await ipc.deleteBindings(kind, chosen.map((b) => b.id), info.acting?.id ?? null);
+      setBulkItems(new Map(chosen.map((b) => [b.id, b])));
       setBulk(bulkReport(outcomes, "Deleted", `${k.label} binding`));
       setPicked(new Set(outcomes.filter((o) => !o.done).map((o) => o.id)));
       setReloadKey((r) => r + 1);
@@ -255,7 +258,10 @@ export function BindingsView() {
       {bulk && (
         <BulkResult
           report={bulk}
-          name={(id) => (byId.get(id) ? <DeviceLabel id={byId.get(id)!.deviceId} inline copy={false} /> : <code>{id}</code>)}
+          name={(id) => {
+            const b = bulkItems.get(id) ?? byId.get(id);
+            return b ? <DeviceLabel id={b.deviceId} inline copy={false} /> : <code>{id}</code>;
+          }}
           onDismiss={() => setBulk(null)}
           testid="bindings-bulk-result"
         />

@@ -48,6 +48,8 @@ export function DownlinksView() {
   const [open, setOpen] = useState<DownlinkView | null>(null);
   const [notice, setNotice] = useState<Notice | null>(null);
   const [bulk, setBulk] = useState<BulkReport | null>(null);
+  // The downlinks a bulk action was asked for, to name them in its result.
+  const [bulkItems, setBulkItems] = useState<Map<string, DownlinkView>>(new Map());
   const [reloadKey, setReloadKey] = useState(0);
   const [refreshKey, setRefreshKey] = useState(0);
   const [items, setItems] = useState<{ list: DownlinkView[]; ready: boolean }>({ list: [], ready: false });
@@ -128,6 +130,7 @@ export function DownlinksView() {
         chosen.map((d) => ({ kind: d.kind, id: d.id, forced: forced.current && d.cancel.state !== "queued" })),
         info.acting?.id ?? null,
       );
+      setBulkItems(new Map(chosen.map((d) => [d.id, d])));
       setBulk(bulkReport(outcomes, "Asked to cancel", `${current.label} downlink`));
       setPicked(new Set(outcomes.filter((o) => !o.done).map((o) => o.id)));
       setRefreshKey((k) => k + 1);
@@ -250,7 +253,7 @@ export function DownlinksView() {
       )}
 
       {notice && <NoticeRow notice={notice} onDismiss={() => setNotice(null)} testid="downlink-notice" />}
-      {bulk && <BulkResult report={bulk} name={(id) => <BulkName id={id} item={byId.get(id)} />} onDismiss={() => setBulk(null)} testid="downlinks-bulk-result" />}
+      {bulk && <BulkResult report={bulk} name={(id) => <BulkName id={id} item={bulkItems.get(id) ?? byId.get(id)} />} onDismiss={() => setBulk(null)} testid="downlinks-bulk-result" />}
 
       {current && (
         <DownlinksTable
