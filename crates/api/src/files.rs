@@ -394,6 +394,18 @@ impl Firmware<'_> {
         let res = match res {
             Err(_) if transfer.cancelled() => return Err(what()),
             Err(_) if changed.load(Ordering::Relaxed) => return Err(changed_while_sending(path, &checksum)),
+            // The service was reached and took part of the body, then closed the connection
+            // without an answer the client could read: what a service does when it refuses a
+            // body for its size (a 413 written while the client is still sending is lost).
+            Err(Error::Network { source, .. }) if !source.is_connect() && sent.load(Ordering::Relaxed) > 0 => {
+                return Err(Error::Protocol {
+                    url: url.to_string(),
+                    reason: format!(
+                        "the service closed the connection after {} of {total} bytes of the upload, without an answer; it may refuse files this large",
+                        sent.load(Ordering::Relaxed)
+                    ),
+                });
+            }
             other => other?,
         };
         let answer = tokio::select! {

@@ -96,3 +96,49 @@ async fn a_file_name_of_only_dots_is_refused_before_anything_is_sent() {
         assert!(e.to_string().contains("only dots"), "{e}");
     }
 }
+
+/// A service that refuses an upload for its size before reading it (413, then closes): the
+/// caller gets the service's refusal, not "could not reach" (which it got about one run in ten).
+#[tokio::test]
+async fn an_upload_refused_for_its_size_is_the_services_refusal() {
+    let package = uuid::Uuid::new_v4();
+    let spec = uuid::Uuid::new_v4();
+    let app = Router::new()
+        .route(
+            "/api/v3/idp/oidc/token",
+            post(|| async { Json(json!({"access_token": "t", "token_type": "Bearer", "expires_in": 3600})) }),
+        )
+        .route(
+            "/firmware/packages/{id}",
+            get(move || async move {
+                Json(json!({"id": package, "moduleId": package, "deviceSpecificationId": spec, "firmwareVersion": "1.0.0"}))
+            }),
+        )
+        .route(
+            "/firmware/packages/{id}/firmware-file",
+            post(|| async {
+                (
+                    axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+                    [("content-type", "application/problem+json"), ("connection", "close")],
+                    r#"{"type":"about:blank","title":"Payload Too Large","status":413,"detail":"at most 1 MiB"}"#,
+                )
+            }),
+        )
+        .layer(axum::extract::DefaultBodyLimit::max(1024));
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let base = format!("http://{addr}");
+    let c = Client::new(ClientConfig::new(&base, &base, "key", Secret::new("secret")).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.bin");
+    std::fs::write(&file, vec![1u8; 8 * 1024 * 1024]).unwrap();
+    let e = c.firmware().upload_firmware_file(package, &file, &Default::default(), &Transfer::default()).await.unwrap_err();
+    // The 413 when the client could read it; else (the service closed while the body was still
+    // going out) a protocol error saying the service closed mid-upload, never "could not reach".
+    match &e {
+        dcs_api::Error::Api { status: 413, .. } => {}
+        dcs_api::Error::Protocol { reason, .. } => assert!(reason.contains("may refuse files this large"), "{reason}"),
+        _ => panic!("{:?}: {e}", e.code()),
+    }
+}
