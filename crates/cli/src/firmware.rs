@@ -303,7 +303,7 @@ pub async fn run(ctx: &Ctx, command: FirmwareCommand) -> anyhow::Result<()> {
                     return Err(invalid(
                         "setTarget",
                         format!(
-                            "profile `{}` has no set-target operation (the reference does not show one); add the one your service \
+                            "profile `{}` has no set-target operation (the service's API documentation does not describe one); add the one your service \
                              documents with `dcs profile edit NAME --set-target-method ... --set-target-path ... --set-target-body ...`",
                             ctx.profile_name
                         ),

@@ -847,7 +847,7 @@ fn can_set_targets(ctx: &Ctx) -> anyhow::Result<()> {
     if ctx.set_target.is_none() {
         let name = &ctx.profile_name;
         anyhow::bail!(
-            "rollouts are unavailable: profile `{name}` has no set-target operation. The service's reference does not describe \
+            "rollouts are unavailable: profile `{name}` has no set-target operation. The service's API documentation does not describe \
              how a target version is set, so dcs does not guess; scans and the fleet commands work without it. To enable rollouts, \
              add the operation your service documents to a stored profile: `dcs profile edit {name} --set-target-method PUT \
              --set-target-path '/...{{deviceId}}...' --set-target-body '{{...: {{version}}}}'`, then try it with \

@@ -202,7 +202,7 @@ impl CancelAdvice {
                 CancelState::Final,
                 format!(
                     "It is already {status}: there is nothing left to cancel. The service refuses (409 conflict) or \
-                     accepts and leaves it {status}; the reference does not say which."
+                     accepts and leaves it {status}; the service's API documentation does not say which."
                 ),
                 "Forced changes nothing for a downlink that is final.".to_owned(),
             )
@@ -217,8 +217,8 @@ impl CancelAdvice {
                 CancelState::Executing,
                 format!(
                     "It is {status}, already on its way to the device: without forced the service refuses rather than \
-                     stop it half-sent, with a 409 or by accepting and leaving it {status} (the reference does not say \
-                     which); the status afterwards tells."
+                     stop it half-sent, with a 409 or by accepting and leaving it {status} (the service's API documentation does \
+                     not say which); the status afterwards tells."
                 ),
                 "Forced stops it anyway, even though part of it may already have reached the device.".to_owned(),
             )
@@ -1445,7 +1445,7 @@ mod tests {
             assert_eq!(a.state, state);
             let accepted = [format!("accepting and leaving it {status}"), format!("accepts and leaves it {status}")];
             assert!(a.plain.contains("409") && accepted.iter().any(|w| a.plain.contains(w.as_str())), "{}", a.plain);
-            assert!(a.plain.contains("the reference does not say"), "{}", a.plain);
+            assert!(a.plain.contains("the service's API documentation does not say"), "{}", a.plain);
         }
     }
 

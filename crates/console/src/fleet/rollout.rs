@@ -1155,7 +1155,7 @@ pub async fn abort(
 
 /// Why a rollout cannot set targets: the profile has no set-target operation.
 pub const NO_OPERATION: &str = "the profile has no set-target operation, so targets cannot be set or reset; \
-     the service's reference does not describe one. Add the operation your service documents to the profile \
+     the service's API documentation does not describe one. Add the operation your service documents to the profile \
      (in the app: Settings > the profile > \"Set-target operation\"; in dcs: `dcs profile edit NAME \
      --set-target-method ... --set-target-path ... --set-target-body ...`)";
 

@@ -78,7 +78,7 @@ pub fn set_target_availability(profile: &Profile) -> Availability {
         None => Availability {
             available: false,
             reason: format!(
-                "profile `{}` has no set-target operation. The service's reference does not describe how a target \
+                "profile `{}` has no set-target operation. The service's API documentation does not describe how a target \
                  version is set, so the console does not guess; monitoring works without it",
                 profile.name
             ),

@@ -97,8 +97,8 @@ export function BetaComposer({ onClose }: { onClose: () => void }) {
       <form onSubmit={submit} novalidate>
         <h2 id="beta-composer-title">Beta actuator downlink (deprecated)</h2>
         <p class="result result-neutral" data-testid="beta-deprecated">
-          The beta API is deprecated: prefer the actuator downlink. The shape of its answer is not shown by the service's
-          reference, so the answer is shown below exactly as it came.
+          The beta API is deprecated: prefer the actuator downlink. The service's API documentation does not
+          describe its answer, so the answer is shown below exactly as it came.
         </p>
         <div class="composer-form">
           <Field id="device" label="Device (DevEUI)" error={shown("device")} hint="deveui:<16 hex> or urn:dev:deveui:<16 hex>">

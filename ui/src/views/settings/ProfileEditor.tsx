@@ -244,7 +244,7 @@ export function ProfileEditor({
         <fieldset class="set-target" data-testid="set-target-operation">
           <legend>Set-target operation</legend>
           <p class="muted">
-            How this service sets the version a device should update to. The service's reference does not describe it, so
+            How this service sets the version a device should update to. The service's API documentation does not describe it, so
             rollouts are available only once it is given here, as your service documents it. Placeholders:{" "}
             <code>{"{deviceId}"}</code>, <code>{"{moduleId}"}</code> (path or body), <code>{"{version}"}</code> and{" "}
             <code>{"{packageId}"}</code> (body only, as a JSON value of their own: they become <code>null</code> to reset a
