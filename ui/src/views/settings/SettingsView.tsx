@@ -133,10 +133,10 @@ export function SettingsView({ error }: { error: string | null }) {
                   <th scope="col" style={{ width: "13%" }}>
                     Client id
                   </th>
-                  <th scope="col" style={{ width: "86px" }}>
+                  <th scope="col" style={{ width: "76px" }}>
                     Customers
                   </th>
-                  <th scope="col" style={{ width: "150px" }}>
+                  <th scope="col" style={{ width: "130px" }}>
                     Secret
                   </th>
                   <th scope="col" style={{ width: "196px" }}>
