@@ -214,7 +214,7 @@ export function FleetView() {
       {home && !home.setTarget.available && (
         <div class="notice" data-testid="set-target-unavailable">
           <strong>Rollouts are not set up for profile {home.setTarget.profile}.</strong> Scans, the overview, the device
-          table and history work as usual. Setting a target version is not described in the service's reference, so the
+          table and history work as usual. Setting a target version is not described in the service's API documentation, so the
           console has to be told how your service does it: open <strong>Settings</strong>, edit profile{" "}
           <strong>{home.setTarget.profile}</strong> and fill in <strong>Set-target operation</strong> (method, path and
           body, as your service documents them), then use “Test on one device” to check it.
