@@ -18,7 +18,7 @@ APP_PACKAGES=(
   python3 python3-venv
 )
 # And to test it: a display, WebDriver for WebKitGTK, a keychain daemon, screenshots.
-TEST_PACKAGES=(xvfb webkit2gtk-driver gnome-keyring libsecret-tools dbus-x11 xauth imagemagick desktop-file-utils)
+TEST_PACKAGES=(xvfb webkit2gtk-driver gnome-keyring libsecret-tools dbus-x11 xauth imagemagick desktop-file-utils xdotool)
 
 ensure_packages() {
   local missing=()
@@ -74,20 +74,23 @@ ensure_tauri_driver() {
   cargo install tauri-driver --locked --version "^2" -q
 }
 
-# cargo-deny for scripts/audit.sh (built from crates.io once, then kept in ~/.cargo/bin).
+# cargo-deny and cargo-fuzz: built from crates.io once, then kept in ~/.cargo/bin. Debug builds:
+# they compile in a fraction of a release build's time on a cold machine, and what they do here
+# (read Cargo.lock, start libFuzzer) does not need an optimised build.
+# cargo-deny for scripts/audit.sh.
 ensure_cargo_deny() {
   export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
   command -v cargo-deny >/dev/null 2>&1 && return 0
   log "installing cargo-deny (cargo install --locked; a few minutes, once)"
-  cargo install cargo-deny --locked --version "^0.20" -q
+  cargo install cargo-deny --locked --debug --version "^0.20" -q
 }
 
-# cargo-fuzz for scripts/fuzz.sh (built from crates.io once, then kept in ~/.cargo/bin).
+# cargo-fuzz for scripts/fuzz.sh.
 ensure_cargo_fuzz() {
   export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
   command -v cargo-fuzz >/dev/null 2>&1 && return 0
   log "installing cargo-fuzz (cargo install --locked; a few minutes, once)"
-  cargo install cargo-fuzz --locked --version "^0.13" -q
+  cargo install cargo-fuzz --locked --debug --version "^0.13" -q
 }
 
 # Python packages of a test suite, installed into .venv when its requirements file changed.
