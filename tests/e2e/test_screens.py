@@ -120,7 +120,8 @@ class Tour:
         if self.size == (900, 560):
             for what in ("doc_overflow_x", "main_overflow_x", "dialog_overflow_x", "actions_hidden"):
                 if m[what] > 0:
-                    self.problems.append(f"{key}: {what} {m[what]} px")
+                    unit = "buttons cut off" if what == "actions_hidden" else "px"
+                    self.problems.append(f"{key}: {what} {m[what]} {unit}")
         for row in m["uneven_rows"]:
             self.problems.append(f"{key}: controls of one row differ in height: {row}")
         screenshot(self.d, self.folder / f"{key}.png")
