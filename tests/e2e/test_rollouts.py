@@ -305,7 +305,7 @@ def test_devices_picked_in_the_table_are_rolled_out_then_paused_resumed_and_abor
     screenshot(d, artifacts / "rollouts-abort-confirm-dark.png")
     # Stopping for good asks for the word typed, as a downgrade does.
     assert not d.find_element(By.CSS_SELECTOR, "[data-testid=confirm-ok]").is_enabled()
-    wait_css(d, "[data-testid=confirm-typed]").send_keys("abort")
+    type_word(d, "abort")
     WebDriverWait(d, 5).until(lambda x: x.find_element(By.CSS_SELECTOR, "[data-testid=confirm-ok]").is_enabled())
     click(d, "[data-testid=confirm-ok]")
     WebDriverWait(d, 20, ignored_exceptions=STALE).until(lambda x: state_of(x, rollout_id) == "aborted")
@@ -566,6 +566,21 @@ def test_escape_closes_only_the_picker_and_a_second_asks_before_discarding(app, 
     WebDriverWait(d, 5).until(lambda x: not x.find_elements(By.CSS_SELECTOR, "[data-testid=actuator-composer]"))
 
 
+def type_word(driver, word):
+    """Types the word a confirmation asks for, once its field can take it (the dialog opens as
+    a modal a frame after it is in the page)."""
+    from selenium.common.exceptions import ElementNotInteractableException
+
+    def attempt(d):
+        el = d.find_element(By.CSS_SELECTOR, "[data-testid=confirm-typed]")
+        if el.get_attribute("value"):
+            el.clear()
+        el.send_keys(word)
+        return el.get_attribute("value") == word
+
+    WebDriverWait(driver, 10, ignored_exceptions=STALE + (ElementNotInteractableException,)).until(attempt)
+
+
 def badge_state(driver):
     """(nav badge, status bar mark, toolbar running tag, toolbar paused tag) as shown now."""
     def text(sel):
@@ -687,7 +702,7 @@ def test_a_paused_rollout_shows_everywhere_and_its_bars_budget_and_next_step_rea
 
     # Aborted (the word typed): nothing runs or waits, no badge, no mark.
     click(d, "[data-testid=rollout-abort]", within=card_sel)
-    wait_css(d, "[data-testid=confirm-typed]").send_keys("abort")
+    type_word(d, "abort")
     WebDriverWait(d, 5).until(lambda x: x.find_element(By.CSS_SELECTOR, "[data-testid=confirm-ok]").is_enabled())
     click(d, "[data-testid=confirm-ok]")
     WebDriverWait(d, 20, ignored_exceptions=STALE).until(lambda x: state_of(x, rollout_id) == "aborted")
