@@ -40,6 +40,7 @@ pub enum BindingCommand<C: Args> {
     /// One binding.
     #[command(after_help = "Example:\n  dcs bindings lora get 7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d --sync")]
     Get {
+        /// The binding's UUID.
         id: Uuid,
         /// LoRa only: fetch the latest state from the network server first.
         #[arg(long)]
@@ -49,13 +50,17 @@ pub enum BindingCommand<C: Args> {
     Create(C),
     /// Replace a binding (every field).
     Update {
+        /// The binding's UUID.
         id: Uuid,
         #[command(flatten)]
         fields: C,
     },
     /// Delete a binding (asks first; --yes to skip).
     #[command(after_help = "Example:\n  dcs bindings http delete 7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d --yes")]
-    Delete { id: Uuid },
+    Delete {
+        /// The binding's UUID.
+        id: Uuid,
+    },
 }
 
 #[derive(Args)]
@@ -74,6 +79,7 @@ pub struct ListArgs {
     username: Option<String>,
     #[command(flatten)]
     time: TimeArgs,
+    /// Sort fields, `-` for descending, e.g. `-createdAt`.
     #[arg(long, allow_hyphen_values = true)]
     sort: Option<String>,
     #[command(flatten)]
@@ -109,6 +115,7 @@ pub struct LoraArgs {
 DCS_SHARED_SECRET, else it is asked without echo on a terminal; --generate-secret makes one and prints it once. On \
 update, giving none keeps the stored secret; a service that does not send it back leaves none to keep, and the update is refused.\n\nExample:\n  dcs bindings http create --device-id imei:350000000000001 --type http-senml --generate-secret")]
 pub struct HttpArgs {
+    /// The device (any id form).
     #[arg(long)]
     device_id: String,
     /// http-streamline or http-senml.
@@ -127,6 +134,7 @@ pub struct HttpArgs {
 DCS_MQTT_PASSWORD, else it is asked without echo on a terminal; --generate-password makes one that meets the rule and \
 prints it once. On update, giving none keeps the stored password; a service that does not send it back leaves none to keep, and the update is refused.\n\nExample:\n  dcs bindings mqtt create --device-id imei:350000000000001 --generate-password")]
 pub struct MqttArgs {
+    /// The device (any id form).
     #[arg(long)]
     device_id: String,
     /// Read the password from one line of standard input.

@@ -38,7 +38,10 @@ pub enum DownlinksCommand {
     },
     /// One actuator downlink.
     #[command(after_help = "Example:\n  dcs downlinks get 5d1c0b6e-...")]
-    Get { id: String },
+    Get {
+        /// The downlink's id.
+        id: String,
+    },
     /// Send an actuator downlink.
     #[command(after_help = "Examples:\n  \
         dcs downlinks create --method-type setProperty --device-id imei:350000000000001 --property interval --value 60\n  \
@@ -48,6 +51,7 @@ pub enum DownlinksCommand {
     /// Ask to cancel an actuator downlink (--forced also stops one executing; asks first).
     #[command(after_help = "Example:\n  dcs downlinks cancel 5d1c0b6e-... \n  dcs downlinks cancel 5d1c0b6e-... --forced --yes")]
     Cancel {
+        /// The downlink's id.
         id: String,
         /// Also stop a downlink being executed.
         #[arg(long)]
@@ -193,7 +197,7 @@ pub struct ActuatorCreateArgs {
     /// payloadHex: LoRa port 1-223.
     #[arg(long)]
     port: Option<u8>,
-    /// Retries allowed.
+    /// Retries allowed (default 0).
     #[arg(long)]
     retry_limit: Option<u32>,
     /// ISO 8601 duration of at least 10 minutes, e.g. PT1H.
@@ -290,13 +294,18 @@ pub enum ConnectionCommand<C: Args> {
     List(ConnectionListArgs),
     /// One downlink of this kind.
     #[command(after_help = "Example:\n  dcs downlinks mqtt get 5d1c0b6e-7f3a-4c1e-9b2d-0a1b2c3d4e5f")]
-    Get { id: String },
+    Get {
+        /// The downlink's id.
+        id: String,
+    },
     /// Send a downlink of this kind (see the kind's fields below).
     Create(C),
     /// Ask to cancel a downlink (--forced also stops one executing; asks first).
     #[command(after_help = "Example:\n  dcs downlinks sms cancel 5d1c0b6e-7f3a-4c1e-9b2d-0a1b2c3d4e5f --forced --yes")]
     Cancel {
+        /// The downlink's id.
         id: String,
+        /// Also stop a downlink being executed.
         #[arg(long)]
         forced: bool,
     },
@@ -312,6 +321,7 @@ pub struct ConnectionListArgs {
     status: Option<String>,
     #[command(flatten)]
     time: TimeArgs,
+    /// Sort fields, `-` for descending, e.g. `-createdAt`.
     #[arg(long, allow_hyphen_values = true)]
     sort: Option<String>,
     #[command(flatten)]
@@ -363,6 +373,7 @@ pub struct LoraCreateArgs {
     /// Whether the device must acknowledge (default true).
     #[arg(long)]
     confirmed: Option<bool>,
+    /// Retries allowed (default 0).
     #[arg(long)]
     retry_limit: Option<u32>,
 }
@@ -375,6 +386,7 @@ pub struct MqttCreateArgs {
     /// Topic without # or +, at most 256 characters.
     #[arg(long)]
     topic: String,
+    /// The message published on the topic, as text.
     #[arg(long)]
     payload: String,
     /// Quality of service 0-2 (default 1).
@@ -393,6 +405,7 @@ pub struct SmsCreateArgs {
     /// A binary payload in hex (at most 140 bytes).
     #[arg(long)]
     payload_hex: Option<String>,
+    /// Retries allowed (default 0).
     #[arg(long)]
     retry_limit: Option<u32>,
 }
@@ -405,6 +418,7 @@ pub struct DigitalMatterCreateArgs {
     /// Further fields as a JSON object, sent as given.
     #[arg(long, default_value = "{}")]
     fields: String,
+    /// Retries allowed.
     #[arg(long)]
     retry_limit: Option<u32>,
 }

@@ -66,7 +66,10 @@ pub enum ModulesCommand {
     /// and its packages. With --json: `{"module": ..., "packages": [...]}`.
     #[command(visible_alias = "show")]
     #[command(after_help = "Example:\n  dcs firmware modules get 3f0e8f4c-5b1a-4d2e-9c8b-7a6f5e4d3c2b")]
-    Get { id: Uuid },
+    Get {
+        /// The module's UUID.
+        id: Uuid,
+    },
 }
 
 /// Related resources a package answer can embed.
@@ -92,8 +95,10 @@ pub enum PackagesCommand {
     /// List packages: every page, or one with --limit / --cursor.
     #[command(after_help = "Example:\n  dcs firmware packages list --module-id 3f0e8f4c-5b1a-4d2e-9c8b-7a6f5e4d3c2b --embed module --sort -createdAt")]
     List {
+        /// Only packages of this device specification (its UUID).
         #[arg(long)]
         device_specification_id: Option<Uuid>,
+        /// Only packages (versions) of this module (its UUID).
         #[arg(long)]
         module_id: Option<Uuid>,
         /// Only packages of this client.
@@ -111,6 +116,7 @@ pub enum PackagesCommand {
     /// One package.
     #[command(after_help = "Example:\n  dcs firmware packages get 9b2d... --embed module,deviceSpecification")]
     Get {
+        /// The package's UUID.
         id: Uuid,
         /// Related resources to include: module, deviceSpecification (comma-separated).
         #[arg(long, value_delimiter = ',')]
@@ -119,13 +125,16 @@ pub enum PackagesCommand {
     /// Create a package (a version of a module).
     #[command(after_help = "Example:\n  dcs firmware packages create --device-specification-id 5c1e... --module-id 3f0e... \\\n      --firmware-version 1.4.0 --description 'Fixes the sleep timer'")]
     Create {
+        /// The device specification the package is for (its UUID).
         #[arg(long)]
         device_specification_id: Uuid,
+        /// The module the package is a version of (its UUID).
         #[arg(long)]
         module_id: Uuid,
         /// The version, e.g. 1.4.0.
         #[arg(long)]
         firmware_version: String,
+        /// A description of the version for people, e.g. what it fixes.
         #[arg(long)]
         description: Option<String>,
     },
@@ -133,7 +142,9 @@ pub enum PackagesCommand {
     #[command(group(ArgGroup::new("change").required(true).args(["description", "clear_description"])))]
     #[command(after_help = "Example:\n  dcs firmware packages update 9b2d... --description 'Fixes the sleep timer'")]
     Update {
+        /// The package's UUID.
         id: Uuid,
+        /// The new description.
         #[arg(long)]
         description: Option<String>,
         /// Remove the description.
@@ -142,7 +153,10 @@ pub enum PackagesCommand {
     },
     /// Delete a package and its files (asks first; --yes to skip).
     #[command(after_help = "Example:\n  dcs firmware packages delete 9b2d... --yes")]
-    Delete { id: Uuid },
+    Delete {
+        /// The package's UUID.
+        id: Uuid,
+    },
 }
 
 #[derive(Subcommand)]
@@ -150,7 +164,9 @@ pub enum FilesCommand {
     /// Upload a package's firmware file (once per package), or its release notes.
     #[command(after_help = "Example:\n  dcs firmware files upload 9b2d... ./fw-1.4.0.bin\n  dcs firmware files upload 9b2d... ./NOTES.md --release-notes")]
     Upload {
+        /// The package's UUID.
         package: Uuid,
+        /// The local file to upload.
         path: PathBuf,
         /// Upload the release-notes file instead of the firmware file.
         #[arg(long)]
@@ -165,7 +181,9 @@ pub enum FilesCommand {
     /// Download a package's firmware file (or release notes) and print its SHA-256.
     #[command(after_help = "Example:\n  dcs firmware files download 9b2d... ./fw.bin")]
     Download {
+        /// The package's UUID.
         package: Uuid,
+        /// Where to write the downloaded file (replaced if it exists).
         path: PathBuf,
         /// Download the release-notes file instead of the firmware file.
         #[arg(long)]
@@ -177,7 +195,10 @@ pub enum FilesCommand {
 pub enum ReleaseNotesCommand {
     /// Delete a package's release-notes file (asks first; --yes to skip).
     #[command(after_help = "Example:\n  dcs firmware release-notes delete 9b2d... --yes")]
-    Delete { package: Uuid },
+    Delete {
+        /// The package's UUID.
+        package: Uuid,
+    },
 }
 
 #[derive(Subcommand)]
@@ -196,6 +217,7 @@ pub enum StatesCommand {
     SetTarget {
         /// The device, in any of the id forms (UUID, deveui:..., imei:..., ...).
         device_id: String,
+        /// The firmware module's UUID.
         module_id: Uuid,
         /// A version with an uploaded firmware file.
         version: Option<String>,
@@ -210,26 +232,34 @@ pub struct StatesListArgs {
     /// Only devices owned by this client.
     #[arg(long)]
     client_id_filter: Option<Uuid>,
+    /// Only states of this module (its UUID).
     #[arg(long)]
     module_id: Option<Uuid>,
     /// A device in any id form.
     #[arg(long)]
     device_id: Option<String>,
+    /// Only devices of this device specification (its UUID).
     #[arg(long)]
     device_specification_id: Option<Uuid>,
     /// Update status, e.g. PENDING, DOWNLOADING, INSTALLING, SUCCEEDED, FAILED.
     #[arg(long = "status")]
     firmware_update_status: Option<String>,
+    /// Only devices running this firmware version, e.g. 1.3.0.
     #[arg(long)]
     current_firmware_version: Option<String>,
+    /// Only devices whose target is this firmware version, e.g. 1.4.0.
     #[arg(long)]
     target_firmware_version: Option<String>,
+    /// Only states created strictly before, e.g. 2024-05-01T00:00:00Z (RFC 3339).
     #[arg(long, value_parser = parse_time)]
     created_before: Option<OffsetDateTime>,
+    /// Only states created at or after (RFC 3339).
     #[arg(long, value_parser = parse_time)]
     created_since: Option<OffsetDateTime>,
+    /// Only states modified strictly before (RFC 3339).
     #[arg(long, value_parser = parse_time)]
     modified_before: Option<OffsetDateTime>,
+    /// Only states modified at or after (RFC 3339).
     #[arg(long, value_parser = parse_time)]
     modified_since: Option<OffsetDateTime>,
     /// Sort fields, `-` for descending, e.g. `-modifiedAt`.

@@ -66,6 +66,7 @@ pub enum FleetCommand {
     /// A module's devices per update status over time (one point per change, kept across runs).
     #[command(after_help = "Example:\n  dcs fleet history 3f0e... --hours 24")]
     History {
+        /// The module's id (or its exact name).
         module_id: String,
         /// Only the last N hours.
         #[arg(long)]
@@ -172,12 +173,19 @@ pub enum RolloutCommand {
     /// The rollouts of this profile/customer, newest first.
     List,
     /// One rollout: its waves and latest events.
-    Show { id: String },
+    Show {
+        /// The rollout's id (`dcs rollout list`).
+        id: String,
+    },
     /// Pause a running rollout: no new wave starts; updates under way go on.
-    Pause { id: String },
+    Pause {
+        /// The rollout's id (`dcs rollout list`).
+        id: String,
+    },
     /// Resume a paused rollout, with new thresholds if given; the next wave may start at once.
     #[command(after_help = "Example:\n  dcs rollout resume 6a1c... --error 10")]
     Resume {
+        /// The rollout's id (`dcs rollout list`).
         id: String,
         /// New success threshold (percent).
         #[arg(long)]
@@ -189,6 +197,7 @@ pub enum RolloutCommand {
     /// Abort a rollout for good (asks first; --yes to skip).
     #[command(after_help = "Example:\n  dcs rollout abort 6a1c... --reset --yes")]
     Abort {
+        /// The rollout's id (`dcs rollout list`).
         id: String,
         /// Also reset the targets of devices whose update has not finished (the service cancels
         /// those updates).
@@ -199,6 +208,7 @@ pub enum RolloutCommand {
     /// next wave when the thresholds allow, print a line per change. Ctrl-C stops watching only.
     #[command(after_help = "Example:\n  dcs rollout watch 6a1c... --interval 5")]
     Watch {
+        /// The rollout's id (`dcs rollout list`).
         id: String,
         /// Seconds between refreshes.
         #[arg(long, default_value_t = 5.0)]

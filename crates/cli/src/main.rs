@@ -37,13 +37,70 @@ struct Cli {
     #[command(flatten)]
     service: ServiceArgs,
     /// Print machine-readable JSON on stdout (errors go to stderr as JSON too).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     json: bool,
     /// Answer yes to confirmations (needed for destructive commands when stdin is not a terminal).
-    #[arg(long, short = 'y', global = true)]
+    #[arg(long, short = 'y', global = true, help_heading = GLOBAL)]
     yes: bool,
     #[command(subcommand)]
     command: Command,
+}
+
+/// The heading of the options every command takes, below each command's own.
+const GLOBAL: &str = "Global options";
+
+/// The ids of the options that choose the service and who to act for ([`ServiceArgs`]).
+const SERVICE_OPTIONS: [&str; 6] = ["base_url", "auth_url", "client_id", "profile", "customer", "x_client_id"];
+
+/// Global options that mean nothing for a command (its path of subcommand names): hidden from
+/// its help and refused on its command line. `dcs sim` talks to no service and confirms
+/// nothing (its --json still shapes `demo-key` and errors); `dcs completions` only prints a script.
+fn not_applying(path: &[&str]) -> &'static [&'static str] {
+    match path {
+        ["sim", ..] => &["base_url", "auth_url", "client_id", "profile", "customer", "x_client_id", "yes"],
+        ["completions"] => &["base_url", "auth_url", "client_id", "profile", "customer", "x_client_id", "yes", "json"],
+        _ => &[],
+    }
+}
+
+/// The command line of `dcs`: the derived one, with the global options a command does not use
+/// hidden from its help. clap hands a global option down to a subcommand only when it has no
+/// option of that id, so such a command gets a hidden copy of its own (still global, so its
+/// subcommands get it too) that keeps accepting it, for [`refuse_not_applying`] to name.
+fn cli_command() -> clap::Command {
+    let cmd = Cli::command();
+    let globals: Vec<clap::Arg> = cmd.get_arguments().filter(|a| a.is_global_set()).cloned().collect();
+    let names: Vec<String> = cmd.get_subcommands().map(|s| s.get_name().to_owned()).collect();
+    names.into_iter().fold(cmd, |cmd, name| {
+        let ids = not_applying(&[name.as_str()]);
+        if ids.is_empty() {
+            return cmd;
+        }
+        cmd.mut_subcommand(name, |sub| {
+            let hidden = globals.iter().filter(|a| ids.contains(&a.get_id().as_str())).map(|a| a.clone().hide(true));
+            sub.args(hidden)
+        })
+    })
+}
+
+/// Refuses a global option given on the command line (not from the environment, which stays
+/// harmless) to a command it means nothing for.
+fn refuse_not_applying(matches: &clap::ArgMatches) -> anyhow::Result<()> {
+    let mut path = Vec::new();
+    let mut m = matches;
+    while let Some((name, sub)) = m.subcommand() {
+        path.push(name);
+        m = sub;
+        let ids = not_applying(&path);
+        for id in ids {
+            if m.value_source(id) == Some(clap::parser::ValueSource::CommandLine) {
+                let flag = format!("--{}", id.replace('_', "-"));
+                let what = if SERVICE_OPTIONS.contains(id) { "it talks to no service" } else { "it has no use for it" };
+                return Err(invalid(&flag, format!("does not apply to `dcs {}`: {what}", path.join(" "))));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Which service to talk to: a stored profile (`dcs profile`), or one given here ad hoc. With
@@ -51,23 +108,23 @@ struct Cli {
 #[derive(Args)]
 struct ServiceArgs {
     /// Base address of the service ({base_url}); overrides the profile's.
-    #[arg(long, env = "DCS_BASE_URL", global = true)]
+    #[arg(long, env = "DCS_BASE_URL", global = true, help_heading = GLOBAL)]
     base_url: Option<String>,
     /// Address of the identity platform ({auth_url}); defaults to the base address. Overrides the profile's.
-    #[arg(long, env = "DCS_AUTH_URL", global = true)]
+    #[arg(long, env = "DCS_AUTH_URL", global = true, help_heading = GLOBAL)]
     auth_url: Option<String>,
     /// API key id; overrides the profile's. Its secret comes from DCS_CLIENT_SECRET, else the keychain.
-    #[arg(long, env = "DCS_CLIENT_ID", global = true)]
+    #[arg(long, env = "DCS_CLIENT_ID", global = true, help_heading = GLOBAL)]
     client_id: Option<String>,
     /// Stored profile to use (`dcs profile list`; `simulator` is the built-in one): its service, API
     /// key, customers and mode, with the secret from the OS keychain unless DCS_CLIENT_SECRET is set.
-    #[arg(long, env = "DCS_PROFILE", global = true)]
+    #[arg(long, env = "DCS_PROFILE", global = true, help_heading = GLOBAL)]
     profile: Option<String>,
     /// Act for this customer (reseller security context): its UUID, or its label in the profile.
-    #[arg(long, global = true, value_name = "LABEL|UUID")]
+    #[arg(long, global = true, value_name = "LABEL|UUID", help_heading = GLOBAL)]
     customer: Option<String>,
     /// Deprecated sub-customer mode: send `x-client-id: <customer>` (after `dcs beta context-switch`).
-    #[arg(long, global = true, conflicts_with = "customer")]
+    #[arg(long, global = true, conflicts_with = "customer", help_heading = GLOBAL)]
     x_client_id: Option<Uuid>,
 }
 
@@ -121,6 +178,7 @@ enum Command {
     /// Print a shell completion script on stdout.
     #[command(after_help = "Example:\n  dcs completions zsh > ~/.zfunc/_dcs")]
     Completions {
+        /// The shell: bash, elvish, fish, powershell or zsh.
         shell: clap_complete::Shell,
     },
     /// Run the simulator of the service until interrupted.
@@ -138,7 +196,10 @@ enum BetaCommand {
     /// Let this API key act for a customer in the deprecated `x-client-id` mode.
     #[command(after_help = "Example:\n  dcs beta context-switch 0f4c2a1e-7d0b-4c55-9a8e-3b1d2c4e5f60\n  \
         dcs --x-client-id 0f4c2a1e-7d0b-4c55-9a8e-3b1d2c4e5f60 beta devices list")]
-    ContextSwitch { customer: Uuid },
+    ContextSwitch {
+        /// The customer's UUID.
+        customer: Uuid,
+    },
 }
 
 #[derive(Subcommand)]
@@ -304,6 +365,7 @@ enum SimCommand {
     /// Print the demo reseller's API key (id and secret) of the simulator with this seed, then
     /// every demo API key (the customers' own, the refusal keys) with its client.
     DemoKey {
+        /// Seed of the simulator whose keys to print (as `dcs sim --seed`).
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
@@ -315,9 +377,12 @@ async fn main() -> ExitCode {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("DCS_LOG").unwrap_or_else(|_| "warn".into()))
         .with_writer(std::io::stderr)
         .init();
-    let matches = Cli::command().get_matches();
+    let matches = cli_command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let json = cli.json;
+    if let Err(e) = refuse_not_applying(&matches) {
+        return output::report_error(&e, json);
+    }
     match run(cli, &matches).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => output::report_error(&e, json),
@@ -343,7 +408,7 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         }
         Command::Completions { shell } => {
             quiet_on_closed_pipe();
-            clap_complete::generate(shell, &mut Cli::command(), "dcs", &mut std::io::stdout());
+            clap_complete::generate(shell, &mut cli_command(), "dcs", &mut std::io::stdout());
             return Ok(());
         }
         _ => quiet_on_closed_pipe(),
@@ -732,4 +797,114 @@ async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
     tokio::signal::ctrl_c().await?;
     running.shutdown().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod help_tests {
+    use super::*;
+
+    fn walk(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            if id == "help" || id == "version" {
+                continue;
+            }
+            if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                out.push(format!("{path} --{}", arg.get_long().unwrap_or(id)));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            walk(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_option_of_every_command_is_described() {
+        let mut cmd = cli_command();
+        cmd.build();
+        let mut undescribed = Vec::new();
+        walk(&cmd, "dcs", &mut undescribed);
+        assert!(undescribed.is_empty(), "options without a description:\n{}", undescribed.join("\n"));
+    }
+
+    /// The help `dcs ARGS... --help` prints.
+    fn help(args: &[&str]) -> String {
+        let e = cli_command().try_get_matches_from(["dcs"].iter().chain(args).chain(&["--help"])).err().expect("--help ends parsing");
+        assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp);
+        e.to_string()
+    }
+
+    /// The long options listed in `help`, in order, each with the heading it is under.
+    fn options(help: &str) -> Vec<(String, String)> {
+        let mut heading = String::new();
+        let mut out = Vec::new();
+        for line in help.lines() {
+            if !line.starts_with(' ') && line.ends_with(':') {
+                heading = line.trim_end_matches(':').to_owned();
+            } else if let Some(flag) = line.split_whitespace().find(|w| w.starts_with("--")) {
+                if line.trim_start().starts_with('-') {
+                    out.push((heading.clone(), flag.trim_end_matches(',').to_owned()));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn global_options_have_their_own_heading_below_the_commands_own() {
+        let listed = options(&help(&["firmware", "packages", "list"]));
+        let heading_of = |flag: &str| listed.iter().find(|(_, f)| f == flag).map(|(h, _)| h.as_str());
+        for own in ["--module-id", "--device-specification-id", "--sort", "--limit"] {
+            assert_eq!(heading_of(own), Some("Options"), "{own} in {listed:?}");
+        }
+        for global in ["--profile", "--customer", "--base-url", "--auth-url", "--client-id", "--x-client-id", "--json", "--yes"] {
+            assert_eq!(heading_of(global), Some("Global options"), "{global} in {listed:?}");
+        }
+        let first_global = listed.iter().position(|(h, _)| h == "Global options").unwrap();
+        assert!(listed[first_global..].iter().all(|(h, _)| h == "Global options"), "own options come first: {listed:?}");
+        // The same at the top and in the deepest commands.
+        for path in [&[][..], &["fleet", "devices"], &["downlinks", "lora", "create"]] {
+            let listed = options(&help(path));
+            assert!(listed.iter().any(|(h, f)| h == "Global options" && f == "--profile"), "dcs {path:?}: {listed:?}");
+        }
+    }
+
+    #[test]
+    fn sim_and_completions_show_no_service_options() {
+        for path in [&["sim"][..], &["sim", "demo-key"], &["completions"]] {
+            let listed = options(&help(path));
+            for flag in ["--customer", "--client-id", "--base-url", "--auth-url", "--profile", "--x-client-id", "--yes"] {
+                assert!(!listed.iter().any(|(_, f)| f == flag), "dcs {path:?} lists {flag}: {listed:?}");
+            }
+        }
+        // --json still shapes `dcs sim demo-key` and the errors of `dcs sim`.
+        assert!(options(&help(&["sim", "demo-key"])).contains(&("Global options".into(), "--json".into())));
+        assert!(options(&help(&["sim"])).iter().any(|(_, f)| f == "--port"));
+        // Elsewhere they stay.
+        assert!(options(&help(&["profile", "list"])).iter().any(|(_, f)| f == "--profile"));
+    }
+
+    fn refusal(args: &[&str]) -> Option<String> {
+        let m = cli_command().try_get_matches_from(["dcs"].iter().chain(args)).expect("parses");
+        refuse_not_applying(&m).err().map(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_global_option_given_to_a_command_it_does_not_apply_to_is_refused_by_name() {
+        let e = refusal(&["sim", "--customer", "x"]).expect("refused");
+        assert!(e.contains("--customer") && e.contains("does not apply to `dcs sim`"), "{e}");
+        // Before the command name too, and with its subcommand.
+        let e = refusal(&["--profile", "prod", "sim", "demo-key"]).expect("refused");
+        assert!(e.contains("--profile") && e.contains("does not apply to `dcs sim`"), "{e}");
+        let e = refusal(&["sim", "demo-key", "--x-client-id", "0f4c2a1e-7d0b-4c55-9a8e-3b1d2c4e5f60"]).expect("refused");
+        assert!(e.contains("--x-client-id"), "{e}");
+        let e = refusal(&["sim", "--yes"]).expect("refused");
+        assert!(e.contains("--yes"), "{e}");
+        let e = refusal(&["completions", "bash", "--base-url", "http://x"]).expect("refused");
+        assert!(e.contains("--base-url") && e.contains("`dcs completions`"), "{e}");
+        // What applies is taken.
+        assert_eq!(refusal(&["sim", "demo-key", "--json"]), None);
+        assert_eq!(refusal(&["--customer", "Northwind", "firmware", "modules", "list"]), None);
+        assert_eq!(refusal(&["completions", "bash"]), None);
+    }
 }

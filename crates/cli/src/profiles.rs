@@ -19,6 +19,7 @@ pub enum ProfileCommand {
         --customer 'Northwind Utilities=0f4c2a1e-7d0b-4c55-9a8e-3b1d2c4e5f60' --default\n  \
         (then type or paste the secret; or pipe it: `pass dcs/prod | dcs profile add ...`)")]
     Add {
+        /// The new profile's name (how --profile names it).
         name: String,
         #[command(flatten)]
         fields: Fields,
@@ -31,6 +32,7 @@ pub enum ProfileCommand {
         dcs profile edit prod --add-customer 'Contoso=7a1c...' --remove-customer Northwind\n  \
         dcs profile edit prod --set-secret        # then type or paste the new secret")]
     Edit {
+        /// The profile's name.
         name: String,
         #[command(flatten)]
         fields: Fields,
@@ -55,10 +57,16 @@ pub enum ProfileCommand {
     List,
     /// Every field of a profile, its customers, and whether its secret is stored (never the secret).
     #[command(after_help = "Example:\n  dcs profile show prod")]
-    Show { name: String },
+    Show {
+        /// The profile's name.
+        name: String,
+    },
     /// Remove a profile and its secret from the OS keychain (asks first).
     #[command(after_help = "Example:\n  dcs profile remove prod --yes")]
-    Remove { name: String },
+    Remove {
+        /// The profile's name.
+        name: String,
+    },
     /// Get a token with a profile's key; prints its type, lifetime, scopes and subject, never the token.
     #[command(after_help = "Example:\n  dcs profile test prod")]
     Test {
@@ -72,6 +80,7 @@ pub enum ProfileCommand {
         dcs profile test-set-target prod --device 3b1d2c4e-0f4c-4c55-9a8e-7d0b2a1e5f60 --module 9a8e3b1d-2c4e-4f60-8c55-0f4c2a1e7d0b\n  \
         dcs profile test-set-target prod --customer Northwind --device ... --module ... --yes")]
     TestSetTarget {
+        /// The profile's name.
         name: String,
         /// The device's UUID (as firmware states name it).
         #[arg(long, value_name = "UUID")]
@@ -82,7 +91,10 @@ pub enum ProfileCommand {
     },
     /// Make a profile the default of commands without --profile (`simulator`: the built-in one).
     #[command(after_help = "Example:\n  dcs profile use prod\n  dcs profile use simulator")]
-    Use { name: String },
+    Use {
+        /// The profile's name, or `simulator`.
+        name: String,
+    },
 }
 
 /// The profile's fields as options. Their ids are those of the global options of the same

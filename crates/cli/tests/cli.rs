@@ -178,3 +178,22 @@ fn sim_warns_when_it_listens_beyond_this_computer() {
         }
     }
 }
+
+/// The service options come from the environment too (DCS_PROFILE, DCS_BASE_URL...): set there
+/// for other commands, they must not stop `dcs sim`, which refuses them only on its command line.
+#[test]
+fn sim_ignores_service_options_from_the_environment_and_refuses_them_given() {
+    let out = dcs().args(["sim", "--help"]).env("DCS_PROFILE", "x").env("DCS_BASE_URL", "http://127.0.0.1:9").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(help.contains("--port") && !help.contains("--profile") && !help.contains("--customer"), "{help}");
+
+    let out = dcs().args(["sim", "demo-key", "--json"]).env("DCS_PROFILE", "x").env("DCS_CLIENT_ID", "y").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(serde_json::from_slice::<Value>(&out.stdout).unwrap()["clientId"].is_string());
+
+    let out = dcs().args(["sim", "--customer", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--customer") && err.contains("does not apply to `dcs sim`"), "{err}");
+}
