@@ -101,7 +101,8 @@ export function DownlinksTable({
         />
       ),
     },
-    { field: sortable("status"), label: "Status", width: "136px" },
+    // Room for the longest status badge and a "dry run" tag beside it where the window allows.
+    { field: sortable("status"), label: "Status", width: wide ? "196px" : "136px" },
     { field: sortable(actuator ? "networkId" : "deviceId"), label: "Device" },
     ...(actuator
       ? [{ field: sortable("externalReference"), label: "Reference", width: "11%" }]
@@ -144,7 +145,7 @@ export function DownlinksTable({
                 onChange={(e) => onPick([d.id], e.currentTarget.checked)}
               />
             </td>
-            <td class="status-cell" title={d.statusExplanation}>
+            <td class="status-cell" title={[d.statusExplanation, d.dryRun ? "dry run: not delivered to the device" : null].filter(Boolean).join(" · ") || undefined}>
               <StatusBadge status={d.status} outcome={d.outcome} title={d.statusExplanation} />
               {d.dryRun && <span class="tag">dry run</span>}
             </td>

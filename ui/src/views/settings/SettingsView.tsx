@@ -126,14 +126,14 @@ export function SettingsView({ error }: { error: string | null }) {
             <table class="table table-compact" data-testid="profiles-table">
               <thead>
                 <tr>
-                  <th scope="col" style={{ width: "20%" }}>
+                  <th scope="col" style={{ width: "25%" }}>
                     Name
                   </th>
                   <th scope="col">Service</th>
                   <th scope="col" style={{ width: "13%" }}>
                     Client id
                   </th>
-                  <th scope="col" style={{ width: "76px" }}>
+                  <th scope="col" style={{ width: "96px" }}>
                     Customers
                   </th>
                   <th scope="col" style={{ width: "130px" }}>
