@@ -115,6 +115,22 @@ pub fn network_ids(d: &BetaDevice) -> (Option<String>, Option<String>) {
     (imei, eui)
 }
 
+impl From<BetaDevice> for DeviceEntry {
+    /// A device of the service's listing with its IMEI and DevEUI found (`network_ids`).
+    fn from(d: BetaDevice) -> DeviceEntry {
+        let (imei, dev_eui) = network_ids(&d);
+        DeviceEntry {
+            uuid: d.uuid,
+            name: d.name,
+            description: d.description,
+            barcode: d.barcode,
+            device_specification_id: d.device_specification_uuid,
+            imei,
+            dev_eui,
+        }
+    }
+}
+
 impl Directory {
     pub fn from_devices(devices: Vec<BetaDevice>, complete: bool) -> Directory {
         let mut dir = Directory { complete, ..Default::default() };
@@ -122,24 +138,16 @@ impl Directory {
             if dir.by_uuid.contains_key(&d.uuid) {
                 continue;
             }
-            let (imei, dev_eui) = network_ids(&d);
+            let entry = DeviceEntry::from(d);
             let i = dir.devices.len();
-            dir.by_uuid.insert(d.uuid, i);
-            if let Some(x) = &imei {
+            dir.by_uuid.insert(entry.uuid, i);
+            if let Some(x) = &entry.imei {
                 dir.by_imei.entry(x.clone()).or_insert(i);
             }
-            if let Some(x) = &dev_eui {
+            if let Some(x) = &entry.dev_eui {
                 dir.by_eui.entry(x.clone()).or_insert(i);
             }
-            dir.devices.push(DeviceEntry {
-                uuid: d.uuid,
-                name: d.name,
-                description: d.description,
-                barcode: d.barcode,
-                device_specification_id: d.device_specification_uuid,
-                imei,
-                dev_eui,
-            });
+            dir.devices.push(entry);
         }
         dir
     }

@@ -73,18 +73,7 @@ pub async fn list_devices(state: State<'_, AppState>, request: DevicePageRequest
         items: page
             .content
             .into_iter()
-            .map(|d| {
-                let (imei, dev_eui) = devices::network_ids(&d);
-                DeviceEntry {
-                    uuid: d.uuid,
-                    name: d.name,
-                    description: d.description,
-                    barcode: d.barcode,
-                    device_specification_id: d.device_specification_uuid,
-                    imei,
-                    dev_eui,
-                }
-            })
+            .map(DeviceEntry::from)
             .collect(),
         case_sensitive: true,
     })
