@@ -263,3 +263,18 @@ def service_get_as(base_url: str, path: str, token: str, customer: str | None):
             return res.status, json.load(res)
     except urllib.error.HTTPError as e:
         return e.code, json.load(e)
+
+
+def type_word(driver, word):
+    """Types the word a confirmation asks for, once its field can take it (the dialog opens as
+    a modal a frame after it is in the page)."""
+    from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException
+
+    def attempt(d):
+        el = d.find_element(By.CSS_SELECTOR, "[data-testid=confirm-typed]")
+        if el.get_attribute("value"):
+            el.clear()
+        el.send_keys(word)
+        return el.get_attribute("value") == word
+
+    WebDriverWait(driver, 10, ignored_exceptions=(StaleElementReferenceException, ElementNotInteractableException)).until(attempt)

@@ -19,7 +19,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import VARIANT, by_variant, open_firmware, screenshot, service_get_as, service_token
+from conftest import VARIANT, by_variant, open_firmware, screenshot, service_get_as, service_token, type_word
 from test_firmware import all_items
 from test_profiles import click, type_into, wait_css, wait_text
 
@@ -307,6 +307,13 @@ def test_cancel_seeded_downlinks_with_forced_explained(app, demo_key, artifacts)
     wait_text(app, "[data-testid=confirm-acting]", "your own environment")
     screenshot(app, artifacts / "downlink-cancel-confirm.png")
     click(app, "[data-testid=confirm-ok]")
+    # Forced asks once more, for the word typed; nothing is sent before it.
+    wait_text(app, "#confirm-title", "Force the cancellation?")
+    assert not app.find_element(By.CSS_SELECTOR, "[data-testid=confirm-ok]").is_enabled()
+    assert get(base_url, token, f"/downlinks/{pending}")["status"] != "CANCELLED"
+    type_word(app, "force")
+    screenshot(app, artifacts / "downlink-cancel-forced-word.png")
+    click(app, "[data-testid=confirm-ok]")
     wait_text(app, "[data-testid=downlink-notice]", "(forced) accepted")
     WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: row_status(d, pending) == "CANCELLED")
     assert get(base_url, token, f"/downlinks/{pending}")["status"] == "CANCELLED"
@@ -316,6 +323,8 @@ def test_cancel_seeded_downlinks_with_forced_explained(app, demo_key, artifacts)
     click(app, "[data-testid=detail-cancel]")
     wait_text(app, "[data-testid=cancel-forced-why]", "stops it anyway")
     click(app, "[data-testid=cancel-forced]")
+    click(app, "[data-testid=confirm-ok]")
+    type_word(app, "force")
     click(app, "[data-testid=confirm-ok]")
     WebDriverWait(app, 20, ignored_exceptions=STALE).until(
         lambda d: any(e.text == "CANCELLED" for e in d.find_elements(By.CSS_SELECTOR, "[data-testid=downlink-detail] h2 [data-testid=status-badge]"))

@@ -21,7 +21,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import SEED, app_session, fresh_web_storage, screenshot, service_token
+from conftest import SEED, app_session, fresh_web_storage, screenshot, service_token, type_word
 from test_downlinks import get, set_speed
 from test_profiles import click, type_into, wait_css, wait_text
 
@@ -565,20 +565,6 @@ def test_escape_closes_only_the_picker_and_a_second_asks_before_discarding(app, 
     escape(d)
     WebDriverWait(d, 5).until(lambda x: not x.find_elements(By.CSS_SELECTOR, "[data-testid=actuator-composer]"))
 
-
-def type_word(driver, word):
-    """Types the word a confirmation asks for, once its field can take it (the dialog opens as
-    a modal a frame after it is in the page)."""
-    from selenium.common.exceptions import ElementNotInteractableException
-
-    def attempt(d):
-        el = d.find_element(By.CSS_SELECTOR, "[data-testid=confirm-typed]")
-        if el.get_attribute("value"):
-            el.clear()
-        el.send_keys(word)
-        return el.get_attribute("value") == word
-
-    WebDriverWait(driver, 10, ignored_exceptions=STALE + (ElementNotInteractableException,)).until(attempt)
 
 
 def badge_state(driver):

@@ -4,13 +4,18 @@ import { Modal } from "../../components/Modal";
 import { ErrorBox, Loading } from "../../components/States";
 import { ipc, type DownlinkDetail, type DownlinkKind, type DownlinkView } from "../../ipc";
 import { Time } from "../../components/Time";
-import { formatTimestamp } from "../../lib/format";
+import { formatLocal, formatTimestamp } from "../../lib/format";
 import { StatusBadge } from "./parts";
 import { DETAIL_REFRESH_MS, formatCountdown, retriesLabel, timeLeft } from "./timing";
 
-/** The time of day of a UTC timestamp, `19:24:42`. */
-function timeOfDay(iso: string | null): string {
-  return formatTimestamp(iso, true).split(" ")[1] ?? "";
+/** The local time of day of a timestamp, `19:24:42`, with the UTC time in its tooltip. */
+function TimeOfDay({ at }: { at: string | null }) {
+  if (!at) return null;
+  return (
+    <time dateTime={at} title={`${formatTimestamp(at, true)} UTC`}>
+      {formatLocal(at, true).split(" ")[1] ?? ""}
+    </time>
+  );
 }
 
 /**
@@ -117,7 +122,12 @@ export function DownlinkDetailDialog({
               <dt>Feedback timeout</dt>
               <dd>
                 <code>{v.feedbackTimeout ?? "—"}</code>
-                {v.deadline && <span class="muted"> · until {formatTimestamp(v.deadline, true)} UTC</span>}
+                {v.deadline && (
+                  <span class="muted">
+                    {" "}
+                    · until <Time at={v.deadline} seconds />
+                  </span>
+                )}
               </dd>
               <dt>Time left</dt>
               <dd data-testid="time-left">
@@ -139,10 +149,14 @@ export function DownlinkDetailDialog({
               </dd>
               <dt>Dry run</dt>
               <dd>{v.dryRun === null ? "—" : v.dryRun ? "yes: never sent to the device" : "no"}</dd>
-              <dt>Created (UTC)</dt>
-              <dd data-testid="created-at">{formatTimestamp(v.createdAt, true)}</dd>
-              <dt>Modified (UTC)</dt>
-              <dd data-testid="modified-at">{formatTimestamp(v.modifiedAt, true)}</dd>
+              <dt>Created</dt>
+              <dd data-testid="created-at">
+                <Time at={v.createdAt} seconds />
+              </dd>
+              <dt>Modified</dt>
+              <dd data-testid="modified-at">
+                <Time at={v.modifiedAt} seconds />
+              </dd>
             </dl>
           </section>
           <section aria-labelledby="timeline-title">
@@ -151,7 +165,10 @@ export function DownlinkDetailDialog({
               <li class="tl-created">
                 <span class="tl-dot" aria-hidden="true" />
                 <div>
-                  <strong>Created</strong> <span class="muted">{formatTimestamp(v.createdAt, true)} UTC (service)</span>
+                  <strong>Created</strong>{" "}
+                  <span class="muted">
+                    <Time at={v.createdAt} seconds /> (service)
+                  </span>
                 </div>
               </li>
               {detail.d.observed.map((o, i) => (
@@ -167,11 +184,11 @@ export function DownlinkDetailDialog({
                     {o.retryCount ? <span class="muted"> · retry {o.retryCount}</span> : null}
                     <br />
                     <span class="muted small">
-                      seen {timeOfDay(o.seenAt)} UTC (this computer)
+                      seen <TimeOfDay at={o.seenAt} /> (this computer)
                       {o.modifiedAt && (
                         <>
                           <br />
-                          service: modified {formatTimestamp(o.modifiedAt, true)}
+                          service: modified <Time at={o.modifiedAt} seconds />
                         </>
                       )}
                     </span>

@@ -83,6 +83,28 @@ export function DownlinksView() {
     setBulk(null);
   };
 
+  /**
+   * A forced cancellation stops a downlink even on its way to the device: chosen in the first
+   * confirmation, it asks once more, for the word typed.
+   */
+  const confirmForced = (what: string) =>
+    info
+      ? confirm({
+          title: "Force the cancellation?",
+          body: (
+            <p data-testid="confirm-forced">
+              Forced stops {what} even while on the way to the device, which may then be left with
+              part of it.
+            </p>
+          ),
+          confirmLabel: "Force the cancellation",
+          dismissLabel: "Don't force",
+          danger: true,
+          acting: { profile: info.profile, customer: info.acting },
+          typeToConfirm: "force",
+        })
+      : Promise.resolve(false);
+
   const cancel = async (d: DownlinkView) => {
     if (!info || !current) return;
     const forced = { current: false };
@@ -95,6 +117,7 @@ export function DownlinksView() {
       acting: { profile: info.profile, customer: info.acting },
     });
     if (!ok) return;
+    if (forced.current && !(await confirmForced("this downlink"))) return;
     try {
       await ipc.cancelDownlink(d.kind, d.id, forced.current, info.acting?.id ?? null);
       setNotice({
@@ -123,6 +146,8 @@ export function DownlinksView() {
       acting: { profile: info.profile, customer: info.acting },
     });
     if (!ok) return;
+    const forcedCount = forced.current ? chosen.filter((d) => d.cancel.state !== "queued").length : 0;
+    if (forcedCount > 0 && !(await confirmForced(forcedCount === 1 ? "one downlink" : `${forcedCount} downlinks`))) return;
     setBusy("cancelling");
     setNotice(null);
     try {
