@@ -176,13 +176,17 @@ export function OverviewTab({
               {overview.failures.length === 0 ? (
                 <p class="muted">No device of this module failed its last update.</p>
               ) : (
-                <table class="table" data-testid="failures">
+                // Fixed columns: a long reason is cut (whole in its tooltip), so the table never
+                // scrolls sideways in a narrow window.
+                <table class="table table-compact" data-testid="failures">
                   <thead>
                     <tr>
                       <th>Reason</th>
-                      <th>Target</th>
-                      <th class="num">Devices</th>
-                      <th>Latest</th>
+                      <th style={{ width: "84px" }}>Target</th>
+                      <th class="num" style={{ width: "72px" }}>
+                        Devices
+                      </th>
+                      <th style={{ width: "132px" }}>Latest</th>
                     </tr>
                   </thead>
                   <tbody>
