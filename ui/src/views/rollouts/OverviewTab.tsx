@@ -222,29 +222,21 @@ function CustomerScopes({ home }: { home: FleetHome }) {
         <h3>Customers</h3>
         <span class="muted">each customer's fleet as last scanned; switch to a customer in the header to scan or roll out there</span>
       </div>
-      <table class="table table-compact">
+      <table class="table">
         <thead>
           <tr>
             <th>Customer</th>
-            <th class="num" style={{ width: "72px" }}>
-              Devices
-            </th>
-            <th class="num" style={{ width: "72px" }}>
-              States
-            </th>
-            <th class="num" style={{ width: "60px" }}>
-              Drift
-            </th>
-            <th class="num" style={{ width: "64px" }}>
-              Failed
-            </th>
-            <th style={{ width: "112px" }}>Last refresh</th>
+            <th class="num">Devices</th>
+            <th class="num">States</th>
+            <th class="num">Drift</th>
+            <th class="num">Failed</th>
+            <th>Last refresh</th>
           </tr>
         </thead>
         <tbody>
           {home.customerScopes.map((c) => (
             <tr key={c.customerId} class={c.active ? "row-active" : undefined}>
-              <td title={c.label}>
+              <td>
                 {c.label} {c.active && <span class="tag tag-active">active</span>}
               </td>
               <td class="num">{c.lastRefresh ? num(c.devices) : "—"}</td>
