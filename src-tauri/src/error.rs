@@ -54,7 +54,14 @@ pub struct CommandError {
 
 impl CommandError {
     pub fn app(code: AppCode, message: impl Into<String>) -> CommandError {
-        CommandError { code: Code::App(code), message: message.into(), field: None, fields: Vec::new(), status: None, problem: None }
+        CommandError {
+            code: Code::App(code),
+            message: message.into(),
+            field: None,
+            fields: Vec::new(),
+            status: None,
+            problem: None,
+        }
     }
 
     pub fn invalid(field: &str, rule: impl Into<String>) -> CommandError {
@@ -66,8 +73,9 @@ impl CommandError {
     pub fn acting(e: dcs_api::Error, acting: &Acting) -> CommandError {
         let mut out = CommandError::from(e);
         let Acting::Customer(_) = acting else { return out };
-        let context_field =
-            out.field.as_deref().is_some_and(|f| f.eq_ignore_ascii_case("Service-Security-Context") || f.eq_ignore_ascii_case("x-client-id"));
+        let context_field = out.field.as_deref().is_some_and(|f| {
+            f.eq_ignore_ascii_case("Service-Security-Context") || f.eq_ignore_ascii_case("x-client-id")
+        });
         if out.status == Some(403) || (out.status == Some(400) && context_field) {
             out.message = format!(
                 "The service refused to act for {}: {}. Check that this API key is a reseller of that customer \
@@ -84,7 +92,9 @@ impl CommandError {
 impl From<dcs_api::Error> for CommandError {
     fn from(e: dcs_api::Error) -> Self {
         let fields = match &e {
-            dcs_api::Error::InvalidInput { field, rule } => vec![FieldError { field: field.clone(), rule: rule.clone() }],
+            dcs_api::Error::InvalidInput { field, rule } => {
+                vec![FieldError { field: field.clone(), rule: rule.clone() }]
+            }
             dcs_api::Error::Api { problem, .. } => dcs_console::listing::problem_fields(problem),
             _ => Vec::new(),
         };
@@ -130,7 +140,9 @@ impl From<SessionError> for CommandError {
             SessionError::Keychain(k) => k.into(),
             SessionError::Api(a) => a.into(),
             no_secret @ SessionError::NoSecret(_) => CommandError::app(AppCode::NoSecret, no_secret.to_string()),
-            refused @ SessionError::SwitchRefused(_) => CommandError::app(AppCode::CustomerRefused, refused.to_string()),
+            refused @ SessionError::SwitchRefused(_) => {
+                CommandError::app(AppCode::CustomerRefused, refused.to_string())
+            }
         }
     }
 }

@@ -48,7 +48,9 @@ pub fn spawn(app: AppHandle) {
                         continue;
                     }
                 };
-                if let Err(e) = fleet.refresh(&session.client, session.profile.set_target.as_ref(), scope, kind, false).await {
+                if let Err(e) =
+                    fleet.refresh(&session.client, session.profile.set_target.as_ref(), scope, kind, false).await
+                {
                     tracing::warn!(error = %e, "fleet refresh failed");
                 }
             }

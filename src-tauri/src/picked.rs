@@ -71,7 +71,10 @@ impl Picked {
         tracing::warn!(field, path = %path.display(), ?what, "refused a path the user did not pick");
         Err(CommandError::invalid(
             field,
-            format!("must be a file you {how} in this run of the app; {} was not, so nothing was read or written", path.display()),
+            format!(
+                "must be a file you {how} in this run of the app; {} was not, so nothing was read or written",
+                path.display()
+            ),
         ))
     }
 }
@@ -131,7 +134,11 @@ async fn ask(pick: impl FnOnce(tokio::sync::oneshot::Sender<Option<PathBuf>>)) -
 /// which the transfer commands then accept.
 #[tauri::command]
 #[specta::specta]
-pub async fn pick_file(app: AppHandle, picked: tauri::State<'_, Picked>, dialog: FileDialog) -> Result<Option<String>, CommandError> {
+pub async fn pick_file(
+    app: AppHandle,
+    picked: tauri::State<'_, Picked>,
+    dialog: FileDialog,
+) -> Result<Option<String>, CommandError> {
     let b = builder(&app, &dialog);
     let path = ask(|tx| b.pick_file(move |p| drop(tx.send(p.and_then(|p| p.into_path().ok()))))).await;
     Ok(path.map(|p| {
@@ -144,7 +151,11 @@ pub async fn pick_file(app: AppHandle, picked: tauri::State<'_, Picked>, dialog:
 /// download and export commands then accept as their target.
 #[tauri::command]
 #[specta::specta]
-pub async fn pick_save_file(app: AppHandle, picked: tauri::State<'_, Picked>, dialog: FileDialog) -> Result<Option<String>, CommandError> {
+pub async fn pick_save_file(
+    app: AppHandle,
+    picked: tauri::State<'_, Picked>,
+    dialog: FileDialog,
+) -> Result<Option<String>, CommandError> {
     let b = builder(&app, &dialog);
     let path = ask(|tx| b.save_file(move |p| drop(tx.send(p.and_then(|p| p.into_path().ok()))))).await;
     Ok(path.map(|p| {
@@ -248,7 +259,9 @@ mod tests {
         let file = dir.path().join("fw.bin");
         std::fs::write(&file, b"abc").unwrap();
         picked.allow(Use::Read, file.clone());
-        let got = crate::commands::transfers::hash_picked(&picked, &transfers, &file.display().to_string(), |_| {}).await.unwrap();
+        let got = crate::commands::transfers::hash_picked(&picked, &transfers, &file.display().to_string(), |_| {})
+            .await
+            .unwrap();
         assert_eq!(got.size, 3);
         assert_eq!(got.sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     }

@@ -40,7 +40,10 @@ impl Session {
         if confirmed != self.acting.customer_id() {
             return Err(CommandError::app(
                 AppCode::ContextChanged,
-                format!("the active customer changed to {} after you confirmed; nothing was sent", self.acting.describe()),
+                format!(
+                    "the active customer changed to {} after you confirmed; nothing was sent",
+                    self.acting.describe()
+                ),
             ));
         }
         Ok(())
@@ -48,7 +51,12 @@ impl Session {
 
     /// Names the service and customer this session acts in, to keep what is seen per scope apart.
     pub fn scope(&self) -> String {
-        format!("{}|{}|{}", self.profile.name, self.base_url, self.acting.customer_id().map(|c| c.to_string()).unwrap_or_default())
+        format!(
+            "{}|{}|{}",
+            self.profile.name,
+            self.base_url,
+            self.acting.customer_id().map(|c| c.to_string()).unwrap_or_default()
+        )
     }
 
     /// A service error, explained in terms of the active customer where it concerns it.
@@ -94,9 +102,7 @@ impl AppState {
             }
         };
         let embedded = Mutex::new(None);
-        let data_dir = std::env::var_os("DCS_DATA_DIR")
-            .map(PathBuf::from)
-            .or_else(dcs_console::app_data_dir);
+        let data_dir = std::env::var_os("DCS_DATA_DIR").map(PathBuf::from).or_else(dcs_console::app_data_dir);
         let fleet = match &data_dir {
             Some(dir) => FleetDb::open(&dir.join("fleet.sqlite"))
                 .map(|db| Arc::new(FleetService::new(Arc::new(db))))
@@ -123,7 +129,10 @@ impl AppState {
             Some(name) => match placeholder.connect(&name, Acting::Yourself).await {
                 Ok(s) => s,
                 Err(e) => {
-                    notice = Some(format!("The default profile `{name}` could not be opened: {}. Using the simulator.", e.message));
+                    notice = Some(format!(
+                        "The default profile `{name}` could not be opened: {}. Using the simulator.",
+                        e.message
+                    ));
                     placeholder.connect(SIMULATOR_PROFILE, Acting::Yourself).await?
                 }
             },
@@ -139,7 +148,12 @@ impl AppState {
         let profile = Profile::simulator("", Vec::new());
         let config = dcs_api::ClientConfig::new("http://127.0.0.1:9/", "http://127.0.0.1:9/", "", Secret::new(""))
             .expect("a fixed, valid address");
-        Session { profile, acting: Acting::Yourself, client: Client::new(config).expect("a valid config"), base_url: String::new() }
+        Session {
+            profile,
+            acting: Acting::Yourself,
+            client: Client::new(config).expect("a valid config"),
+            base_url: String::new(),
+        }
     }
 
     pub async fn session(&self) -> Arc<Session> {
@@ -159,17 +173,19 @@ impl AppState {
                 seed: self.sim_seed,
                 speed: speed.unwrap_or(dcs_sim::DEMO_SPEED),
                 data,
-                variant: simulator::variant_from_env()
-                    .map_err(|e| CommandError::app(AppCode::Config, format!("the built-in simulator could not start: {e}")))?,
+                variant: simulator::variant_from_env().map_err(|e| {
+                    CommandError::app(AppCode::Config, format!("the built-in simulator could not start: {e}"))
+                })?,
                 ..Default::default()
             };
             // A bigger demo fleet (the benchmarks): devices per client.
-            if let Some(n) = std::env::var("DCS_SIM_DEVICES").ok().and_then(|s| s.parse().ok()).filter(|n: &u32| *n > 0) {
+            if let Some(n) = std::env::var("DCS_SIM_DEVICES").ok().and_then(|s| s.parse().ok()).filter(|n: &u32| *n > 0)
+            {
                 opts.devices_per_client = n;
             }
-            let started = simulator::start(opts)
-                .await
-                .map_err(|e| CommandError::app(AppCode::Config, format!("the built-in simulator could not start: {e}")))?;
+            let started = simulator::start(opts).await.map_err(|e| {
+                CommandError::app(AppCode::Config, format!("the built-in simulator could not start: {e}"))
+            })?;
             tracing::info!(base_url = %started.running.base_url(), "embedded simulator started");
             *slot = Some(started);
         }
@@ -195,7 +211,8 @@ impl AppState {
             return Ok((profile, base, secret));
         }
         let config = self.config.load()?;
-        let profile = config.profile(name).cloned().ok_or_else(|| dcs_console::ConfigError::UnknownProfile(name.to_owned()))?;
+        let profile =
+            config.profile(name).cloned().ok_or_else(|| dcs_console::ConfigError::UnknownProfile(name.to_owned()))?;
         let base = profile.base_url.clone().expect("stored profiles have a base URL");
         let secret = session::stored_secret(name)?;
         Ok((profile, base, secret))
@@ -203,13 +220,19 @@ impl AppState {
 
     /// The fleet service, or why there is none.
     pub fn fleet(&self) -> Result<&Arc<FleetService>, CommandError> {
-        self.fleet.as_ref().map_err(|e| CommandError::app(AppCode::Config, format!("the fleet database is not available: {e}")))
+        self.fleet
+            .as_ref()
+            .map_err(|e| CommandError::app(AppCode::Config, format!("the fleet database is not available: {e}")))
     }
 
     /// The fleet scope of `session`. The built-in simulator listens on a new port every start,
     /// so its scope is named by its seed instead of its address.
     pub fn scope_key(&self, session: &Session) -> ScopeKey {
-        let base_url = if session.simulator() { format!("builtin-simulator:seed-{}", self.sim_seed) } else { session.base_url.clone() };
+        let base_url = if session.simulator() {
+            format!("builtin-simulator:seed-{}", self.sim_seed)
+        } else {
+            session.base_url.clone()
+        };
         ScopeKey { profile: session.profile.name.clone(), base_url, customer: session.acting.customer_id() }
     }
 
@@ -228,7 +251,11 @@ impl AppState {
             .scope_key(scope)
             .map_err(|e| CommandError::app(AppCode::Config, e.to_string()))?
             .ok_or_else(|| CommandError::app(AppCode::Config, "unknown fleet scope"))?;
-        let profile = if key.base_url.starts_with("builtin-simulator:") { SIMULATOR_PROFILE.to_owned() } else { key.profile.clone() };
+        let profile = if key.base_url.starts_with("builtin-simulator:") {
+            SIMULATOR_PROFILE.to_owned()
+        } else {
+            key.profile.clone()
+        };
         let acting = match key.customer {
             None => Acting::Yourself,
             Some(id) => {
@@ -238,7 +265,10 @@ impl AppState {
         };
         let session = Arc::new(self.connect(&profile, acting).await?);
         if self.scope_key(&session) != key {
-            return Err(CommandError::app(AppCode::Config, format!("the profile of a rollout's scope now points elsewhere ({})", key.base_url)));
+            return Err(CommandError::app(
+                AppCode::Config,
+                format!("the profile of a rollout's scope now points elsewhere ({})", key.base_url),
+            ));
         }
         self.background.lock().await.insert(scope, session.clone());
         Ok(session)

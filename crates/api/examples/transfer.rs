@@ -33,7 +33,9 @@ fn memory_kib() -> (u64, u64) {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let [_, base, client_id, op, rest @ ..] = args.as_slice() else {
-        return Err("usage: transfer <base-url> <client-id> new-package|upload <package> <file>|scan <page-size>".into());
+        return Err(
+            "usage: transfer <base-url> <client-id> new-package|upload <package> <file>|scan <page-size>".into()
+        );
     };
     let secret = std::env::var("DCS_CLIENT_SECRET")?;
     let client = Client::new(ClientConfig::new(base, base, client_id, Secret::new(secret))?)?;
@@ -42,16 +44,30 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let result = match (op.as_str(), rest) {
         ("new-package", []) => {
-            let module = client.firmware().modules_page(&ModuleFilter { limit: Some(1), ..Default::default() }).await?.0.items.remove(0);
+            let module = client
+                .firmware()
+                .modules_page(&ModuleFilter { limit: Some(1), ..Default::default() })
+                .await?
+                .0
+                .items
+                .remove(0);
             let version = format!("bench-{}", uuid::Uuid::new_v4().simple());
-            let p = client.firmware().create_package(&NewPackage::new(module.device_specification_id, module.id, version)).await?;
+            let p = client
+                .firmware()
+                .create_package(&NewPackage::new(module.device_specification_id, module.id, version))
+                .await?;
             println!("{}", p.id);
             return Ok(());
         }
         ("upload", [package, file]) => {
             let attrs = client
                 .firmware()
-                .upload_firmware_file(package.parse()?, Path::new(file), &UploadOptions::default(), &Transfer::default())
+                .upload_firmware_file(
+                    package.parse()?,
+                    Path::new(file),
+                    &UploadOptions::default(),
+                    &Transfer::default(),
+                )
                 .await?;
             serde_json::json!({ "op": "upload", "name": attrs.name, "bytes": std::fs::metadata(file)?.len() })
         }

@@ -55,7 +55,10 @@ impl TokenCache {
         // Whatever `expires_in` says (a hostile 2^64 - 1 overflows any clock), a token is kept
         // at most a day: fetching one again early is always safe.
         let lifetime = Duration::from_secs(fetched.expires_in).min(MAX_KEPT);
-        let cached = Cached { token: Secret::new(fetched.access_token), renew_at: Instant::now() + lifetime - renew_margin(lifetime) };
+        let cached = Cached {
+            token: Secret::new(fetched.access_token),
+            renew_at: Instant::now() + lifetime - renew_margin(lifetime),
+        };
         *slot = Some(cached.clone());
         Ok(cached.token)
     }

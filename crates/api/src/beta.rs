@@ -111,10 +111,16 @@ impl Beta<'_> {
         let mut records = Vec::with_capacity(payloads.len());
         for (i, (device, hex)) in payloads.iter().enumerate() {
             let DeviceId::DevEui { hex: eui, .. } = device else {
-                return Err(Error::invalid(&format!("payloads[{i}].device"), "must be a LoRa device given by its DevEUI"));
+                return Err(Error::invalid(
+                    &format!("payloads[{i}].device"),
+                    "must be a LoRa device given by its DevEUI",
+                ));
             };
             if hex.is_empty() || hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(Error::invalid(&format!("payloads[{i}].payloadHex"), "must be an even number of hex characters"));
+                return Err(Error::invalid(
+                    &format!("payloads[{i}].payloadHex"),
+                    "must be an even number of hex characters",
+                ));
             }
             records.push(serde_json::json!({"bn": format!("urn:dev:deveui:{eui}:"), "n": "payloadHex", "vs": hex}));
         }

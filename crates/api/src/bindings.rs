@@ -86,7 +86,8 @@ impl BindingSpec for Lora {
     const KIND: BindingKind = BindingKind::Lora;
     type Binding = LoraBinding;
     type Request = LoraBindingRequest;
-    const SORT_FIELDS: &'static [&'static str] = &["createdAt", "modifiedAt", "deviceId", "id", "applicationServerId", "status"];
+    const SORT_FIELDS: &'static [&'static str] =
+        &["createdAt", "modifiedAt", "deviceId", "id", "applicationServerId", "status"];
     const SECRET_FIELD: &'static str = "appKey";
     fn unknown_members(b: &LoraBinding) -> &Map<String, Value> {
         &b.extra
@@ -300,7 +301,11 @@ mod tests {
         let fields: Vec<&str> = Http::check(&http).into_iter().map(|(f, _)| f).collect();
         assert_eq!(fields, ["type"], "the sharedSecret rule is the service's (not shown)");
 
-        let weak = MqttBindingRequest { device_id: "imei:350000000000001".into(), password: "password".into(), extra: Map::new() };
+        let weak = MqttBindingRequest {
+            device_id: "imei:350000000000001".into(),
+            password: "password".into(),
+            extra: Map::new(),
+        };
         let rules = Mqtt::check(&weak);
         assert_eq!(rules.len(), 1);
         assert_eq!(rules[0].0, Mqtt::SECRET_FIELD);

@@ -54,7 +54,8 @@ fn any_answer(body: &[u8]) -> serde_json::Value {
     if body.iter().all(u8::is_ascii_whitespace) {
         return serde_json::Value::Null;
     }
-    serde_json::from_slice(body).unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(body).into_owned()))
+    serde_json::from_slice(body)
+        .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(body).into_owned()))
 }
 
 fn encode<B: Serialize>(body: &B) -> Result<Vec<u8>> {
@@ -81,13 +82,23 @@ impl Client {
     /// `Accept: application/json` (the context switch, reference 4.5); its answer is not shown:
     /// kept as it came.
     pub(crate) async fn get_any_json_headers(&self, url: Url) -> Result<serde_json::Value> {
-        let spec = RequestSpec { accept: Some("application/json"), json_content_type: true, ..RequestSpec::new(Method::GET, url) };
+        let spec = RequestSpec {
+            accept: Some("application/json"),
+            json_content_type: true,
+            ..RequestSpec::new(Method::GET, url)
+        };
         Ok(any_answer(&self.send_request(spec).await?))
     }
 
     /// A POST with a vendor `Accept` whose answer is not shown: kept as it came.
-    pub(crate) async fn post_any_accepting<B: Serialize>(&self, url: Url, body: &B, accept: &'static str) -> Result<serde_json::Value> {
-        let spec = RequestSpec { body: Some(encode(body)?), accept: Some(accept), ..RequestSpec::new(Method::POST, url) };
+    pub(crate) async fn post_any_accepting<B: Serialize>(
+        &self,
+        url: Url,
+        body: &B,
+        accept: &'static str,
+    ) -> Result<serde_json::Value> {
+        let spec =
+            RequestSpec { body: Some(encode(body)?), accept: Some(accept), ..RequestSpec::new(Method::POST, url) };
         Ok(any_answer(&self.send_request(spec).await?))
     }
 
@@ -165,5 +176,7 @@ pub(crate) fn device_id(field: &str, s: &str) -> Result<String> {
 
 /// Checks a `feedbackTimeout`: the duration subset, at least 10 minutes.
 pub(crate) fn feedback_timeout(s: &str) -> Result<()> {
-    crate::model::duration::parse_feedback_timeout(s).map(|_| ()).map_err(|e| Error::invalid("feedbackTimeout", e.to_string()))
+    crate::model::duration::parse_feedback_timeout(s)
+        .map(|_| ())
+        .map_err(|e| Error::invalid("feedbackTimeout", e.to_string()))
 }

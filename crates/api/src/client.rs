@@ -136,12 +136,16 @@ impl Client {
             }))
             .build()
             .map_err(|source| Error::Network { url: config.base_url.to_string(), source })?;
-        let token_url = config
-            .auth_url
-            .join("api/v3/idp/oidc/token")
-            .map_err(|e| Error::invalid("auth URL", e.to_string()))?;
+        let token_url =
+            config.auth_url.join("api/v3/idp/oidc/token").map_err(|e| Error::invalid("auth URL", e.to_string()))?;
         Ok(Client {
-            inner: Arc::new(Inner { http, config, token_url, tokens: TokenCache::default(), page_sizes: Default::default() }),
+            inner: Arc::new(Inner {
+                http,
+                config,
+                token_url,
+                tokens: TokenCache::default(),
+                page_sizes: Default::default(),
+            }),
         })
     }
 
@@ -186,11 +190,7 @@ impl Client {
     /// Resolves an API path (written without a leading `/`) under the base URL, so a base URL
     /// with a path prefix keeps its prefix.
     pub(crate) fn url(&self, path: &str) -> Result<Url> {
-        self.inner
-            .config
-            .base_url
-            .join(path.trim_start_matches('/'))
-            .map_err(|e| Error::invalid("path", e.to_string()))
+        self.inner.config.base_url.join(path.trim_start_matches('/')).map_err(|e| Error::invalid("path", e.to_string()))
     }
 
     /// Sends an authenticated JSON request and decodes the answer. On a 401 the token is
@@ -256,7 +256,12 @@ impl Client {
             let token = match self.token().await {
                 Ok(t) => t,
                 // Fetching a token creates nothing: a transient failure may be retried.
-                Err(e) if matches!(e.code(), crate::ErrorCode::Network | crate::ErrorCode::Server | crate::ErrorCode::RateLimited) => {
+                Err(e)
+                    if matches!(
+                        e.code(),
+                        crate::ErrorCode::Network | crate::ErrorCode::Server | crate::ErrorCode::RateLimited
+                    ) =>
+                {
                     match backoff(attempt) {
                         Some(delay) => {
                             tracing::warn!(%method, path = url.path(), attempt, reason = %e, delay_ms = delay.as_millis() as u64, "retrying: token request failed");

@@ -30,10 +30,25 @@ pub const CONNECTION_SORT_FIELDS: &[&str] = &["createdAt", "modifiedAt", "status
 /// The `method` of an actuator downlink: one of the four variants, or raw JSON.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DownlinkMethod {
-    SetProperty { device_id: String, property: String, value: Value },
-    InvokeCommand { device_id: String, command: String, parameters: Option<Map<String, Value>> },
-    Senml { device_id: String, records: Vec<Value> },
-    PayloadHex { device_id: String, payload_hex: String, port: Option<u8> },
+    SetProperty {
+        device_id: String,
+        property: String,
+        value: Value,
+    },
+    InvokeCommand {
+        device_id: String,
+        command: String,
+        parameters: Option<Map<String, Value>>,
+    },
+    Senml {
+        device_id: String,
+        records: Vec<Value>,
+    },
+    PayloadHex {
+        device_id: String,
+        payload_hex: String,
+        port: Option<u8>,
+    },
     /// Sent as given (only checked to be an object).
     Raw(Value),
 }
@@ -41,7 +56,11 @@ pub enum DownlinkMethod {
 impl DownlinkMethod {
     /// Sets a property; `value` must be a number, a boolean or a string.
     pub fn set_property(device_id: &str, property: &str, value: impl Into<Value>) -> Self {
-        DownlinkMethod::SetProperty { device_id: device_id.to_owned(), property: property.to_owned(), value: value.into() }
+        DownlinkMethod::SetProperty {
+            device_id: device_id.to_owned(),
+            property: property.to_owned(),
+            value: value.into(),
+        }
     }
 
     pub fn invoke_command(device_id: &str, command: &str, parameters: Option<Map<String, Value>>) -> Self {
@@ -199,8 +218,13 @@ pub enum ConnectionKind {
 }
 
 impl ConnectionKind {
-    pub const ALL: [ConnectionKind; 5] =
-        [ConnectionKind::Http, ConnectionKind::Lora, ConnectionKind::Mqtt, ConnectionKind::Sms, ConnectionKind::DigitalMatter];
+    pub const ALL: [ConnectionKind; 5] = [
+        ConnectionKind::Http,
+        ConnectionKind::Lora,
+        ConnectionKind::Mqtt,
+        ConnectionKind::Sms,
+        ConnectionKind::DigitalMatter,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -216,7 +240,6 @@ impl ConnectionKind {
     pub fn parse(s: &str) -> Option<ConnectionKind> {
         Self::ALL.into_iter().find(|k| k.as_str() == s)
     }
-
 }
 
 impl std::fmt::Display for ConnectionKind {
@@ -284,7 +307,9 @@ impl NewConnectionDownlink {
     /// MQTT: a topic (no `#`/`+`: MQTT forbids wildcards in a published topic) and a payload;
     /// `qos` may follow.
     pub fn mqtt(device_id: &str, feedback_timeout: &str, topic: &str, payload: &str) -> Self {
-        Self::new(ConnectionKind::Mqtt, device_id, feedback_timeout).with("topic", json!(topic)).with("payload", json!(payload))
+        Self::new(ConnectionKind::Mqtt, device_id, feedback_timeout)
+            .with("topic", json!(topic))
+            .with("payload", json!(payload))
     }
     /// MQTT quality of service, 0-2 (default 1).
     pub fn qos(self, qos: u8) -> Self {
@@ -306,7 +331,8 @@ impl NewConnectionDownlink {
     }
     /// HTTP with a binary payload (sent base64-encoded).
     pub fn http_payload(device_id: &str, feedback_timeout: &str, payload: &[u8]) -> Self {
-        Self::new(ConnectionKind::Http, device_id, feedback_timeout).with("message", json!({"payload": base64(payload)}))
+        Self::new(ConnectionKind::Http, device_id, feedback_timeout)
+            .with("message", json!({"payload": base64(payload)}))
     }
 
     /// Digital Matter: any further fields, sent as given.
@@ -348,7 +374,10 @@ impl NewConnectionDownlink {
             ConnectionKind::Mqtt => {
                 let topic = str_field(f, "topic")?;
                 if topic.is_empty() || topic.contains(['#', '+']) {
-                    return Err(Error::invalid("topic", "must not be empty nor hold the wildcards # and + (MQTT publishes to one topic)"));
+                    return Err(Error::invalid(
+                        "topic",
+                        "must not be empty nor hold the wildcards # and + (MQTT publishes to one topic)",
+                    ));
                 }
                 if let Some(q) = f.get("qos").and_then(Value::as_u64) {
                     if q > 2 {
@@ -366,7 +395,10 @@ impl NewConnectionDownlink {
                 _ => return Err(Error::invalid("text", "give exactly one of text or payloadHex")),
             },
             ConnectionKind::Http => {
-                let m = f.get("message").and_then(Value::as_object).ok_or_else(|| Error::invalid("message", "is required"))?;
+                let m = f
+                    .get("message")
+                    .and_then(Value::as_object)
+                    .ok_or_else(|| Error::invalid("message", "is required"))?;
                 if let Some(Value::Array(records)) = m.get("senml") {
                     check_records("message.senml", records)?;
                 }
@@ -492,7 +524,10 @@ pub struct ConnectionDownlinks<'a> {
 }
 
 impl ConnectionDownlinks<'_> {
-    pub async fn page(&self, filter: &ConnectionDownlinkFilter) -> Result<(Page<Raw<ConnectionDownlink>>, Option<Url>)> {
+    pub async fn page(
+        &self,
+        filter: &ConnectionDownlinkFilter,
+    ) -> Result<(Page<Raw<ConnectionDownlink>>, Option<Url>)> {
         paging::fetch_page(self.client, filter.to_url(self.client, self.kind)?).await
     }
 
@@ -500,12 +535,18 @@ impl ConnectionDownlinks<'_> {
         paging::fetch_page(self.client, link.clone()).await
     }
 
-    pub fn list(&self, filter: &ConnectionDownlinkFilter) -> Result<impl Stream<Item = Result<Raw<ConnectionDownlink>>>> {
+    pub fn list(
+        &self,
+        filter: &ConnectionDownlinkFilter,
+    ) -> Result<impl Stream<Item = Result<Raw<ConnectionDownlink>>>> {
         Ok(paging::items(self.client.clone(), filter.to_url(self.client, self.kind)?))
     }
 
     /// Every page of this kind's downlinks.
-    pub fn pages(&self, filter: &ConnectionDownlinkFilter) -> Result<impl Stream<Item = Result<Page<Raw<ConnectionDownlink>>>>> {
+    pub fn pages(
+        &self,
+        filter: &ConnectionDownlinkFilter,
+    ) -> Result<impl Stream<Item = Result<Page<Raw<ConnectionDownlink>>>>> {
         Ok(paging::pages(self.client.clone(), filter.to_url(self.client, self.kind)?))
     }
 
@@ -518,7 +559,10 @@ impl ConnectionDownlinks<'_> {
 
     pub async fn create(&self, new: &NewConnectionDownlink) -> Result<Raw<ConnectionDownlink>> {
         if new.kind != self.kind {
-            return Err(Error::invalid("kind", format!("a {} downlink cannot be sent to /{}/downlinks", new.kind, self.kind)));
+            return Err(Error::invalid(
+                "kind",
+                format!("a {} downlink cannot be sent to /{}/downlinks", new.kind, self.kind),
+            ));
         }
         let body = new.to_json()?;
         self.client.post_json_as(self.client.url(&format!("{}/downlinks", self.kind))?, &body).await
@@ -608,7 +652,10 @@ mod tests {
     #[test]
     fn methods_are_checked_and_shaped() {
         let m = DownlinkMethod::set_property("imei:350000000000001", "led", true).to_json().unwrap();
-        assert_eq!(m, json!({"type": "setProperty", "deviceId": "imei:350000000000001", "property": "led", "value": true}));
+        assert_eq!(
+            m,
+            json!({"type": "setProperty", "deviceId": "imei:350000000000001", "property": "led", "value": true})
+        );
         assert!(DownlinkMethod::set_property("bogus", "led", 1).to_json().is_err());
         assert!(DownlinkMethod::set_property("imei:350000000000001", "led", json!([1])).to_json().is_err());
         assert!(DownlinkMethod::payload_hex("deveui:70b3d57ed0000001", "abc", None).to_json().is_err());
@@ -624,15 +671,25 @@ mod tests {
         // retryLimit (A-26), externalReference length (A-27): the reference gives no bound.
         let m = || DownlinkMethod::set_property("imei:350000000000001", "led", true);
         let body = NewDownlink::new(m()).retry_limit(11).external_reference(&"r".repeat(101)).to_json().unwrap();
-        assert_eq!((body["retryLimit"].as_u64(), body["externalReference"].as_str().map(str::len)), (Some(11), Some(101)));
+        assert_eq!(
+            (body["retryLimit"].as_u64(), body["externalReference"].as_str().map(str::len)),
+            (Some(11), Some(101))
+        );
         let lora = NewConnectionDownlink::lora("deveui:70b3d57ed0000001", "PT1H", &"0a".repeat(243)).retry_limit(11);
         assert_eq!(lora.to_json().unwrap()["retryLimit"], 11, "nor the payload sizes of A-24");
         let sms = NewConnectionDownlink::sms_text("device-7", "PT1H", &"x".repeat(161)).retry_limit(50);
         assert_eq!(sms.to_json().unwrap()["deviceId"], "device-7", "an SMS deviceId is a plain string");
         assert!(NewConnectionDownlink::sms_hex("d", "PT1H", &"00".repeat(141)).to_json().is_ok());
         assert!(NewConnectionDownlink::mqtt("imei:350000000000001", "PT1H", &"t".repeat(300), "x").to_json().is_ok());
-        let f = ConnectionDownlinkFilter { status: Some("PAUSED".into()), sort: Some("colour,-createdAt".into()), ..Default::default() };
-        let client = crate::Client::new(crate::ClientConfig::new("https://h.example", "https://h.example", "k", crate::Secret::new("s")).unwrap()).unwrap();
+        let f = ConnectionDownlinkFilter {
+            status: Some("PAUSED".into()),
+            sort: Some("colour,-createdAt".into()),
+            ..Default::default()
+        };
+        let client = crate::Client::new(
+            crate::ClientConfig::new("https://h.example", "https://h.example", "k", crate::Secret::new("s")).unwrap(),
+        )
+        .unwrap();
         let url = f.to_url(&client, ConnectionKind::Lora).unwrap();
         assert_eq!(url.query(), Some("sort=colour%2C-createdAt&status=PAUSED"));
     }
@@ -643,10 +700,16 @@ mod tests {
             assert_eq!(ConnectionKind::parse(k.as_str()), Some(k));
         }
         assert_eq!(ConnectionKind::parse("actuator"), None);
-        assert_eq!(connection_device_id(ConnectionKind::Lora, " deveui:70B3D57ED0000001 ").unwrap(), "deveui:70B3D57ED0000001");
+        assert_eq!(
+            connection_device_id(ConnectionKind::Lora, " deveui:70B3D57ED0000001 ").unwrap(),
+            "deveui:70B3D57ED0000001"
+        );
         assert_eq!(connection_device_id(ConnectionKind::Sms, "imei:350000000000001").unwrap(), "imei:350000000000001");
         assert!(connection_device_id(ConnectionKind::Sms, &Uuid::nil().to_string()).is_ok());
-        assert_eq!(connection_device_id(ConnectionKind::Sms, " ").unwrap_err().to_string(), "deviceId: must not be empty");
+        assert_eq!(
+            connection_device_id(ConnectionKind::Sms, " ").unwrap_err().to_string(),
+            "deviceId: must not be empty"
+        );
         assert!(connection_device_id(ConnectionKind::Lora, "imei:12").is_err(), "the seven forms stay checked");
     }
 
@@ -657,7 +720,10 @@ mod tests {
         assert!(NewConnectionDownlink::lora("deveui:70b3d57ed0000001", "PT1H", "0a0b").f_port(0).to_json().is_err());
         assert!(NewConnectionDownlink::mqtt("imei:350000000000001", "PT1H", "a/#", "x").to_json().is_err());
         assert!(NewConnectionDownlink::mqtt("imei:350000000000001", "PT1H", "a/b", "x").qos(3).to_json().is_err());
-        assert!(NewConnectionDownlink::mqtt("imei:350000000000001", "PT1H", "a/b", "x").retry_limit(1).to_json().is_err());
+        assert!(NewConnectionDownlink::mqtt("imei:350000000000001", "PT1H", "a/b", "x")
+            .retry_limit(1)
+            .to_json()
+            .is_err());
         assert!(NewConnectionDownlink::sms_text("", "PT1H", "hi").to_json().is_err(), "SMS wants a deviceId");
         assert!(NewConnectionDownlink::sms_text(&Uuid::nil().to_string(), "PT1H", "").to_json().is_err());
         assert!(NewConnectionDownlink::http_payload("imei:350000000000001", "PT9M", b"x").to_json().is_err());

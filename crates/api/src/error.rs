@@ -48,13 +48,21 @@ pub enum Error {
     #[error("{}", describe(.status, .problem))]
     Api { status: u16, problem: Problem },
     #[error("could not reach {url}: {source}")]
-    Network { url: String, #[source] source: reqwest::Error },
+    Network {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
     #[error("unexpected answer from {url}: {reason}")]
     Protocol { url: String, reason: String },
     #[error("{what} was cancelled")]
     Cancelled { what: String },
     #[error("{path}: {source}")]
-    LocalFile { path: String, #[source] source: std::io::Error },
+    LocalFile {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 fn describe(status: &u16, p: &Problem) -> String {
@@ -116,7 +124,8 @@ impl Error {
     pub(crate) fn from_answer(status: u16, body: &[u8]) -> Error {
         let problem = serde_json::from_slice::<Problem>(body).unwrap_or_else(|_| {
             let text = String::from_utf8_lossy(body);
-            let reason = reqwest::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("Error");
+            let reason =
+                reqwest::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("Error");
             Problem::new(status, reason, text.chars().take(500).collect::<String>())
         });
         Error::Api { status, problem }

@@ -193,7 +193,10 @@ fn guess_content_type(name: &str) -> &'static str {
 /// (opening one waits for a writer) is refused naming the `file` field, before it is opened.
 pub async fn open_regular(path: &Path) -> Result<(tokio::fs::File, std::fs::Metadata)> {
     let not_regular = || {
-        Error::invalid("file", format!("{} is not a regular file (a folder, device or pipe); choose a file", path.display()))
+        Error::invalid(
+            "file",
+            format!("{} is not a regular file (a folder, device or pipe); choose a file", path.display()),
+        )
     };
     if !tokio::fs::metadata(path).await.map_err(|e| Error::local_file(path, e))?.is_file() {
         return Err(not_regular());
@@ -267,12 +270,22 @@ impl Firmware<'_> {
     }
 
     /// Downloads a package's firmware file to `target`.
-    pub async fn download_firmware_file(&self, package: Uuid, target: &Path, transfer: &Transfer) -> Result<Downloaded> {
+    pub async fn download_firmware_file(
+        &self,
+        package: Uuid,
+        target: &Path,
+        transfer: &Transfer,
+    ) -> Result<Downloaded> {
         self.download(FileKind::Firmware, package, target, transfer).await
     }
 
     /// Downloads a package's most recent release-notes file to `target`.
-    pub async fn download_release_notes(&self, package: Uuid, target: &Path, transfer: &Transfer) -> Result<Downloaded> {
+    pub async fn download_release_notes(
+        &self,
+        package: Uuid,
+        target: &Path,
+        transfer: &Transfer,
+    ) -> Result<Downloaded> {
         self.download(FileKind::ReleaseNotes, package, target, transfer).await
     }
 
@@ -327,7 +340,8 @@ impl Firmware<'_> {
                 (known.sha256.to_ascii_lowercase(), known.size, file)
             }
             None => {
-                let first = Transfer { progress: transfer.hashing.clone(), hashing: None, cancel: transfer.cancel.clone() };
+                let first =
+                    Transfer { progress: transfer.hashing.clone(), hashing: None, cancel: transfer.cancel.clone() };
                 let (checksum, total) = sha256_file(path, &first).await?;
                 let (file, _) = open_regular(path).await?;
                 (checksum, total, file)
@@ -496,7 +510,10 @@ impl PartFile {
                 Err(e) => return Err(Error::local_file(&path, e)),
             }
         }
-        Err(Error::invalid("target", format!("{}.part and 99 more partial files exist beside it; remove them", target.display())))
+        Err(Error::invalid(
+            "target",
+            format!("{}.part and 99 more partial files exist beside it; remove them", target.display()),
+        ))
     }
 
     /// The file was renamed to the target: nothing to remove.

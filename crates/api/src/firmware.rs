@@ -7,9 +7,9 @@ use time::OffsetDateTime;
 use url::Url;
 use uuid::Uuid;
 
-use crate::error::{Error, Result};
-use crate::model::{validate, DeviceId, FirmwarePackage, FirmwareModule, FirmwareState, Page, UpdateStatus};
 use crate::client::RequestSpec;
+use crate::error::{Error, Result};
+use crate::model::{validate, DeviceId, FirmwareModule, FirmwarePackage, FirmwareState, Page, UpdateStatus};
 use crate::paging;
 use crate::Client;
 
@@ -33,7 +33,6 @@ pub const STATE_SORT_FIELDS: &[&str] = &[
     "firmwareUpdateStatusModifiedAt",
     "targetFirmwareVersionModifiedAt",
 ];
-
 
 fn drop_empty_query(mut url: Url) -> Url {
     if url.query() == Some("") {
@@ -404,7 +403,10 @@ impl SetTargetRequest {
     pub fn url(&self, base_url: &str) -> Result<Url> {
         let refuse = |rule: &str| Error::invalid("setTarget.path", rule);
         let rest = self.path.strip_prefix('/').ok_or_else(|| refuse("must start with `/`"))?;
-        if rest.starts_with('/') || self.path.contains(['?', '#', '\\']) || self.path.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        if rest.starts_with('/')
+            || self.path.contains(['?', '#', '\\'])
+            || self.path.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
             return Err(refuse("must be a plain path under the base URL, without a host, query or fragment"));
         }
         let base = Url::parse(base_url).map_err(|e| Error::invalid("base URL", e.to_string()))?;
@@ -431,8 +433,9 @@ impl SetTargetAnswer {
         let body = if bytes.iter().all(u8::is_ascii_whitespace) {
             serde_json::Value::Null
         } else {
-            serde_json::from_slice(bytes)
-                .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(bytes).chars().take(2000).collect()))
+            serde_json::from_slice(bytes).unwrap_or_else(|_| {
+                serde_json::Value::String(String::from_utf8_lossy(bytes).chars().take(2000).collect())
+            })
         };
         SetTargetAnswer { body }
     }
@@ -457,7 +460,9 @@ mod set_target_tests {
         let ok = req("/firmware/states/a%2Fb/c").url("https://h.example/api/").unwrap();
         assert_eq!(ok.as_str(), "https://h.example/api/firmware/states/a%2Fb/c");
         assert_eq!(req("/x").url("https://h.example").unwrap().as_str(), "https://h.example/x");
-        for bad in ["x", "//evil.example/x", "/a/../b", "/a/%2e%2E/b", "/a/./b", "/a?b=1", "/a#b", "/a\\b", "/a b", "/a\u{0}"] {
+        for bad in
+            ["x", "//evil.example/x", "/a/../b", "/a/%2e%2E/b", "/a/./b", "/a?b=1", "/a#b", "/a\\b", "/a b", "/a\u{0}"]
+        {
             assert!(req(bad).url("https://h.example/api/").is_err(), "{bad:?} accepted");
         }
     }

@@ -18,9 +18,9 @@ pub mod paging;
 pub mod retry;
 pub mod secret;
 
+pub use calls::{Raw, TimeFilter};
 pub use client::{Client, ClientConfig};
 pub use dcs_model as model;
-pub use calls::{Raw, TimeFilter};
 pub use error::{Error, ErrorCode};
 pub use retry::RetryPolicy;
 pub use secret::Secret;

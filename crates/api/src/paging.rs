@@ -92,7 +92,10 @@ fn with_limit(url: &Url, limit: Option<u32>) -> Url {
 pub fn refuses_limit(e: &Error) -> bool {
     let Error::Api { status: 400, problem } = e else { return false };
     problem.invalid_params.iter().any(|p| p.name == "limit")
-        || problem.detail.as_deref().is_some_and(|d| d.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == "limit"))
+        || problem
+            .detail
+            .as_deref()
+            .is_some_and(|d| d.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == "limit"))
 }
 
 /// One page, from its URL. Returns the page and the resolved URL of the next one. A `limit`

@@ -79,7 +79,9 @@ impl RetryPolicy {
 /// A random number without a random-number dependency: the standard hasher's random keys.
 fn random_u64() -> u64 {
     let mut h = RandomState::new().build_hasher();
-    h.write_u64(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0));
+    h.write_u64(
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0),
+    );
     h.finish()
 }
 
@@ -105,7 +107,11 @@ mod tests {
 
     #[test]
     fn backoff_grows_is_capped_and_jittered_within_bounds() {
-        let p = RetryPolicy { base_delay: Duration::from_millis(100), max_delay: Duration::from_millis(500), ..Default::default() };
+        let p = RetryPolicy {
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(500),
+            ..Default::default()
+        };
         for _ in 0..50 {
             let d1 = p.backoff(1);
             assert!(d1 >= Duration::from_millis(50) && d1 <= Duration::from_millis(100), "{d1:?}");

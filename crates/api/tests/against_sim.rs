@@ -1,6 +1,5 @@
 //! The client against the simulator over real HTTP on a loopback port.
 
-
 use dcs_api::firmware::ModuleFilter;
 use dcs_api::{Client, ClientConfig, ErrorCode, Secret};
 use dcs_sim::store::ModuleQuery;
@@ -46,7 +45,8 @@ async fn a_base_url_with_a_trailing_slash_works_the_same() {
     let (sim, running) = start().await;
     let key = sim.demo_key();
     let base = format!("{}/", running.base_url());
-    let c = Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret.clone())).unwrap()).unwrap();
+    let c =
+        Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret.clone())).unwrap()).unwrap();
     let (page, _) = c.firmware().modules_page(&ModuleFilter::default()).await.unwrap();
     assert!(!page.items.is_empty());
 }
@@ -60,7 +60,8 @@ async fn the_identity_platforms_messages_become_errors_that_say_what_to_fix() {
     assert_eq!(wrong.code(), ErrorCode::WrongCredentials);
     assert!(wrong.to_string().contains("id or secret is incorrect"));
 
-    let no_service = client(&running, "sim-no-service", &format!("{}-no-service", key.secret)).check_auth().await.unwrap_err();
+    let no_service =
+        client(&running, "sim-no-service", &format!("{}-no-service", key.secret)).check_auth().await.unwrap_err();
     assert_eq!(no_service.code(), ErrorCode::ServiceNotGranted);
 
     let no_firmware = client(&running, "sim-no-firmware", &format!("{}-no-firmware", key.secret));
@@ -77,7 +78,8 @@ async fn bad_input_is_refused_before_any_request() {
     // A wrong secret would fail if a request were sent; a sort breaking the reference's syntax
     // is refused first.
     let c = client(&running, &key.key_id, "never-used");
-    let err = c.firmware().modules(&ModuleFilter { sort: Some("name,,-id".into()), ..Default::default() }).err().unwrap();
+    let err =
+        c.firmware().modules(&ModuleFilter { sort: Some("name,,-id".into()), ..Default::default() }).err().unwrap();
     assert_eq!(err.code(), ErrorCode::InvalidInput);
     assert!(err.to_string().starts_with("sort: "), "{err}");
     let err = c.firmware().modules(&ModuleFilter { limit: Some(0), ..Default::default() }).err().unwrap();
@@ -85,7 +87,11 @@ async fn bad_input_is_refused_before_any_request() {
     // Which fields sort is the service's to say: an unknown one is sent, and the simulator
     // refuses it by name.
     let good = client(&running, &key.key_id, &key.secret);
-    let err = good.firmware().modules_page(&ModuleFilter { sort: Some("colour".into()), ..Default::default() }).await.unwrap_err();
+    let err = good
+        .firmware()
+        .modules_page(&ModuleFilter { sort: Some("colour".into()), ..Default::default() })
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::BadRequest, "{err}");
     assert!(err.problem().unwrap().invalid_params.iter().any(|p| p.name == "sort"), "{err}");
 }
@@ -146,9 +152,15 @@ async fn a_base_url_with_a_path_prefix_keeps_it_for_every_call_and_link() {
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     let base = format!("http://{addr}/gateway/dcs");
     let key = sim.demo_key();
-    let c = Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret.clone())).unwrap()).unwrap();
-    let streamed: Vec<_> =
-        c.firmware().modules(&ModuleFilter { limit: Some(2), ..Default::default() }).unwrap().try_collect().await.unwrap();
+    let c =
+        Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret.clone())).unwrap()).unwrap();
+    let streamed: Vec<_> = c
+        .firmware()
+        .modules(&ModuleFilter { limit: Some(2), ..Default::default() })
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
     assert_eq!(streamed, held_modules(&sim, key.client_id), "every page reached through the prefixed links");
 }
 

@@ -1,15 +1,12 @@
 //! Downlinks, bindings and the beta API against the simulator over real HTTP.
 
-
 use dcs_api::beta::BetaDeviceQuery;
 use dcs_api::bindings::BindingFilter;
 use dcs_api::downlinks::{
     ConnectionDownlinkFilter, ConnectionKind, DownlinkFilter, DownlinkMethod, NewConnectionDownlink, NewDownlink,
 };
 use dcs_api::model::downlinks::{ConnectionDownlinkStatus, DownlinkStatus};
-use dcs_api::model::{
-    HttpBindingRequest, HttpBindingType, LoraBindingRequest, LoraBindingStatus, MqttBindingRequest,
-};
+use dcs_api::model::{HttpBindingRequest, HttpBindingType, LoraBindingRequest, LoraBindingStatus, MqttBindingRequest};
 use dcs_api::{Client, ClientConfig, ErrorCode, Secret, TimeFilter};
 use dcs_sim::store::devices::DeviceRow;
 use dcs_sim::{DemoKey, RunningSim, SimOptions, Simulator};
@@ -37,7 +34,10 @@ fn devices(sim: &Simulator, owner: Uuid) -> Vec<DeviceRow> {
 }
 
 fn device_of(sim: &Simulator, owner: Uuid, connection: &str) -> DeviceRow {
-    devices(sim, owner).into_iter().find(|d| d.connection == connection).unwrap_or_else(|| panic!("no {connection} device"))
+    devices(sim, owner)
+        .into_iter()
+        .find(|d| d.connection == connection)
+        .unwrap_or_else(|| panic!("no {connection} device"))
 }
 
 /// The device id in its natural form: `deveui:` for LoRa, `imei:` for the others.
@@ -77,7 +77,12 @@ async fn actuator_downlinks_create_get_list_and_cancel() {
     assert_eq!(got.raw["externalReference"], json!(reference));
 
     // `q` matches the external reference exactly.
-    let found: Vec<_> = dl.list(&DownlinkFilter { q: Some(reference.clone()), ..Default::default() }).unwrap().try_collect().await.unwrap();
+    let found: Vec<_> = dl
+        .list(&DownlinkFilter { q: Some(reference.clone()), ..Default::default() })
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].id.as_deref(), Some(id.as_str()));
 
@@ -137,14 +142,37 @@ async fn connection_downlinks_of_every_kind() {
     let http = device_of(&sim, key.client_id, "http");
     let sms = device_of(&sim, key.client_id, "sms");
     let cases = [
-        (ConnectionKind::Lora, lora.id, NewConnectionDownlink::lora(&natural_id(&lora), "PT30M", "0a0b0c").f_port(7).confirmed(false).retry_limit(1)),
-        (ConnectionKind::Mqtt, mqtt.id, NewConnectionDownlink::mqtt(&natural_id(&mqtt), "PT30M", "devices/cmd", "{\"on\":true}").qos(2)),
-        (ConnectionKind::Sms, sms.id, NewConnectionDownlink::sms_text(&sms.id.to_string(), "PT30M", "hello").retry_limit(2)),
-        (ConnectionKind::Http, http.id, NewConnectionDownlink::http_senml(&natural_id(&http), "PT30M", vec![json!({"n": "led", "vb": true})])),
+        (
+            ConnectionKind::Lora,
+            lora.id,
+            NewConnectionDownlink::lora(&natural_id(&lora), "PT30M", "0a0b0c")
+                .f_port(7)
+                .confirmed(false)
+                .retry_limit(1),
+        ),
+        (
+            ConnectionKind::Mqtt,
+            mqtt.id,
+            NewConnectionDownlink::mqtt(&natural_id(&mqtt), "PT30M", "devices/cmd", "{\"on\":true}").qos(2),
+        ),
+        (
+            ConnectionKind::Sms,
+            sms.id,
+            NewConnectionDownlink::sms_text(&sms.id.to_string(), "PT30M", "hello").retry_limit(2),
+        ),
+        (
+            ConnectionKind::Http,
+            http.id,
+            NewConnectionDownlink::http_senml(&natural_id(&http), "PT30M", vec![json!({"n": "led", "vb": true})]),
+        ),
         (
             ConnectionKind::DigitalMatter,
             http.id,
-            NewConnectionDownlink::digitalmatter(&natural_id(&http), "PT1H", json!({"command": "wake"}).as_object().unwrap().clone()),
+            NewConnectionDownlink::digitalmatter(
+                &natural_id(&http),
+                "PT1H",
+                json!({"command": "wake"}).as_object().unwrap().clone(),
+            ),
         ),
     ];
     let mut made_ids = Vec::new();
@@ -177,7 +205,8 @@ async fn connection_downlinks_of_every_kind() {
         assert_eq!(after.status, Some(ConnectionDownlinkStatus::Done), "{kind}");
         assert_eq!(after.last_failure_reason, Some(dcs_api::model::downlinks::FailureReason::Cancelled), "{kind}");
     }
-    let (page, _) = c.downlinks().connection(ConnectionKind::Mqtt).page(&ConnectionDownlinkFilter::default()).await.unwrap();
+    let (page, _) =
+        c.downlinks().connection(ConnectionKind::Mqtt).page(&ConnectionDownlinkFilter::default()).await.unwrap();
     assert!(!page.items.is_empty());
     // Pages of three, and the raw JSON serialises back unchanged.
     let pages: Vec<_> = c
@@ -203,7 +232,11 @@ async fn connection_downlinks_of_every_kind() {
     assert_eq!(lora_made.raw["fPort"], 1);
 
     // A builder of another kind, and bad fields, are refused before sending.
-    let wrong = c.downlinks().connection(ConnectionKind::Mqtt).create(&NewConnectionDownlink::lora(&natural_id(&lora), "PT30M", "ff")).await;
+    let wrong = c
+        .downlinks()
+        .connection(ConnectionKind::Mqtt)
+        .create(&NewConnectionDownlink::lora(&natural_id(&lora), "PT30M", "ff"))
+        .await;
     assert_eq!(wrong.unwrap_err().code(), ErrorCode::InvalidInput);
     // On HTTP and LoRa the status filter is an enumeration whose values are not shown: the
     // client sends any value and the service judges it (the simulator refuses it, A-36).
@@ -215,7 +248,10 @@ async fn connection_downlinks_of_every_kind() {
     let page = c.downlinks().connection(ConnectionKind::Sms).page(&bad_filter).await.unwrap().0;
     assert!(page.items.is_empty());
     let bad_dev = ConnectionDownlinkFilter { device_id: Some("imei:12".into()), ..Default::default() };
-    assert_eq!(c.downlinks().connection(ConnectionKind::Http).list(&bad_dev).err().unwrap().code(), ErrorCode::InvalidInput);
+    assert_eq!(
+        c.downlinks().connection(ConnectionKind::Http).list(&bad_dev).err().unwrap().code(),
+        ErrorCode::InvalidInput
+    );
 }
 
 #[tokio::test]
@@ -225,7 +261,11 @@ async fn bad_downlinks_are_refused_before_any_request() {
     key.secret = "never-used".into();
     let c = client(&running, &key);
     let dev = "deveui:70b3d57ed0000001";
-    let err = c.downlinks().create(&NewDownlink::new(DownlinkMethod::payload_hex(dev, "0a", None)).feedback_timeout("PT9M59S")).await.unwrap_err();
+    let err = c
+        .downlinks()
+        .create(&NewDownlink::new(DownlinkMethod::payload_hex(dev, "0a", None)).feedback_timeout("PT9M59S"))
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidInput);
     assert!(err.to_string().starts_with("feedbackTimeout:"), "{err}");
     let err = c.downlinks().create(&NewDownlink::new(DownlinkMethod::set_property("nope", "a", 1))).await.unwrap_err();
@@ -237,13 +277,32 @@ async fn bad_downlinks_are_refused_before_any_request() {
     let err = c.downlinks().list(&DownlinkFilter { q: Some(String::new()), ..Default::default() }).err().unwrap();
     assert_eq!(err.code(), ErrorCode::InvalidInput);
     let lora = c.bindings().lora();
-    let req = LoraBindingRequest { device_id: dev.into(), application_server_id: "00112233".into(), app_key: "00".repeat(16), extra: Default::default() };
+    let req = LoraBindingRequest {
+        device_id: dev.into(),
+        application_server_id: "00112233".into(),
+        app_key: "00".repeat(16),
+        extra: Default::default(),
+    };
     assert!(lora.create(&req).await.unwrap_err().to_string().starts_with("applicationServerId:"));
-    let req = LoraBindingRequest { device_id: dev.into(), application_server_id: "0011223344556677".into(), app_key: "zz".repeat(16), extra: Default::default() };
+    let req = LoraBindingRequest {
+        device_id: dev.into(),
+        application_server_id: "0011223344556677".into(),
+        app_key: "zz".repeat(16),
+        extra: Default::default(),
+    };
     assert!(lora.create(&req).await.unwrap_err().to_string().starts_with("appKey:"));
-    let req = MqttBindingRequest { device_id: "imei:350000000000001".into(), password: "short".into(), extra: Default::default() };
+    let req = MqttBindingRequest {
+        device_id: "imei:350000000000001".into(),
+        password: "short".into(),
+        extra: Default::default(),
+    };
     assert!(c.bindings().mqtt().create(&req).await.unwrap_err().to_string().starts_with("password:"));
-    let req = HttpBindingRequest { device_id: "imei:350000000000001".into(), binding_type: "http-other".into(), shared_secret: "0123456789abcdef".into(), extra: Default::default() };
+    let req = HttpBindingRequest {
+        device_id: "imei:350000000000001".into(),
+        binding_type: "http-other".into(),
+        shared_secret: "0123456789abcdef".into(),
+        extra: Default::default(),
+    };
     assert!(c.bindings().http().create(&req).await.unwrap_err().to_string().starts_with("type:"));
     let f = BindingFilter { username: Some("x".into()), ..Default::default() };
     assert_eq!(c.bindings().lora().list(&f).err().unwrap().code(), ErrorCode::InvalidInput);
@@ -257,7 +316,13 @@ async fn unbound<S: dcs_api::bindings::BindingSpec>(
     api: &dcs_api::bindings::KindBindings<'_, S>,
     device_of: impl Fn(&S::Binding) -> String,
 ) -> DeviceRow {
-    let bound: Vec<String> = api.list(&BindingFilter { limit: Some(100), ..Default::default() }).unwrap().map_ok(|b| device_of(&b)).try_collect().await.unwrap();
+    let bound: Vec<String> = api
+        .list(&BindingFilter { limit: Some(100), ..Default::default() })
+        .unwrap()
+        .map_ok(|b| device_of(&b))
+        .try_collect()
+        .await
+        .unwrap();
     devices(sim, owner)
         .into_iter()
         .find(|d| d.connection == connection && !bound.contains(&d.id.to_string()))
@@ -280,7 +345,12 @@ async fn lora_binding_lifecycle() {
     let c = client(&running, &key);
     let api = c.bindings().lora();
     let dev = unbound(&sim, key.client_id, "lora", &api, |b| b.device_id.clone()).await;
-    let req = LoraBindingRequest { device_id: natural_id(&dev), application_server_id: hex(16).to_uppercase(), app_key: hex(32), extra: Default::default() };
+    let req = LoraBindingRequest {
+        device_id: natural_id(&dev),
+        application_server_id: hex(16).to_uppercase(),
+        app_key: hex(32),
+        extra: Default::default(),
+    };
     let made = api.create(&req).await.unwrap();
     assert_eq!(made.device_id, dev.id.to_string());
     assert_eq!(made.application_server_id, Some(req.application_server_id.to_lowercase()));
@@ -295,7 +365,12 @@ async fn lora_binding_lifecycle() {
         assert!(synced.status.is_some_and(|s| s.is_known()));
     }
 
-    let listed: Vec<_> = api.list(&BindingFilter { device_id: Some(natural_id(&dev)), ..Default::default() }).unwrap().try_collect().await.unwrap();
+    let listed: Vec<_> = api
+        .list(&BindingFilter { device_id: Some(natural_id(&dev)), ..Default::default() })
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
     assert_eq!(listed.len(), 1);
 
     let again = api.create(&req).await.unwrap_err();
@@ -304,7 +379,8 @@ async fn lora_binding_lifecycle() {
     let changed = LoraBindingRequest { app_key: hex(32), ..req.clone() };
     let updated = api.update(made.id, &changed).await.unwrap();
     assert_eq!(updated.id, made.id);
-    let stored = sim.store().binding(key.client_id, dcs_api::model::BindingKind::Lora, made.id).unwrap().unwrap().app_key;
+    let stored =
+        sim.store().binding(key.client_id, dcs_api::model::BindingKind::Lora, made.id).unwrap().unwrap().app_key;
     assert_eq!(stored.as_deref(), Some(changed.app_key.as_str()));
     // A-61; A-61 (alt): the key is stored but never returned.
     assert_eq!(updated.app_key.as_deref(), if common::alt() { None } else { Some(changed.app_key.as_str()) });
@@ -322,7 +398,12 @@ async fn http_binding_lifecycle() {
     let dev = unbound(&sim, key.client_id, "http", &api, |b| b.device_id.clone()).await;
     // The sharedSecret rule is not shown: the client sends a short one and the service (the
     // simulator, A-62) refuses it by name.
-    let short = HttpBindingRequest { device_id: natural_id(&dev), binding_type: HttpBindingType::Senml, shared_secret: "short".into(), extra: Default::default() };
+    let short = HttpBindingRequest {
+        device_id: natural_id(&dev),
+        binding_type: HttpBindingType::Senml,
+        shared_secret: "short".into(),
+        extra: Default::default(),
+    };
     let err = api.create(&short).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::BadRequest, "{err}");
     assert!(err.problem().unwrap().invalid_params.iter().any(|p| p.name == "sharedSecret"), "{err}");
@@ -330,7 +411,11 @@ async fn http_binding_lifecycle() {
     let made = api.create(&req).await.unwrap();
     assert_eq!(made.binding_type, Some(HttpBindingType::Senml));
     assert_eq!(api.get(made.id).await.unwrap(), made);
-    let f = BindingFilter { binding_type: Some(HttpBindingType::Senml), device_id: Some(dev.id.to_string()), ..Default::default() };
+    let f = BindingFilter {
+        binding_type: Some(HttpBindingType::Senml),
+        device_id: Some(dev.id.to_string()),
+        ..Default::default()
+    };
     let listed: Vec<_> = api.list(&f).unwrap().try_collect().await.unwrap();
     assert_eq!(listed, vec![made.clone()]);
 
@@ -348,7 +433,11 @@ async fn mqtt_binding_lifecycle() {
     let c = client(&running, &key);
     let api = c.bindings().mqtt();
     let dev = unbound(&sim, key.client_id, "mqtt", &api, |b| b.device_id.clone()).await;
-    let req = MqttBindingRequest { device_id: natural_id(&dev), password: "Abcdefghijklmnopqrstuv1!".into(), extra: Default::default() };
+    let req = MqttBindingRequest {
+        device_id: natural_id(&dev),
+        password: "Abcdefghijklmnopqrstuv1!".into(),
+        extra: Default::default(),
+    };
     let made = api.create(&req).await.unwrap();
     assert_eq!(made.username.as_deref(), Some(dev.network_id().as_str()));
     let f = BindingFilter { username: made.username.clone(), ..Default::default() };
@@ -357,7 +446,8 @@ async fn mqtt_binding_lifecycle() {
     let changed = MqttBindingRequest { password: "Zyxwvutsrqponmlkjihgfe9#".into(), ..req };
     let updated = api.update(made.id, &changed).await.unwrap();
     // A-61; A-61 (alt): the secret is stored but never returned.
-    let stored = sim.store().binding(key.client_id, dcs_api::model::BindingKind::Mqtt, made.id).unwrap().unwrap().password;
+    let stored =
+        sim.store().binding(key.client_id, dcs_api::model::BindingKind::Mqtt, made.id).unwrap().unwrap().password;
     assert_eq!(stored.as_deref(), Some("Zyxwvutsrqponmlkjihgfe9#"));
     assert_eq!(updated.password.as_deref(), if common::alt() { None } else { Some("Zyxwvutsrqponmlkjihgfe9#") });
     api.delete(made.id).await.unwrap();
@@ -382,9 +472,19 @@ async fn beta_devices_are_listed_page_by_page() {
         s
     };
     assert_eq!(names, sorted, "by name, ascending by default");
-    let desc = c.beta().devices(&BetaDeviceQuery { sort_by: Some("uuid".into()), descending: Some(true), page_size: Some(1000), ..Default::default() }).await.unwrap();
+    let desc = c
+        .beta()
+        .devices(&BetaDeviceQuery {
+            sort_by: Some("uuid".into()),
+            descending: Some(true),
+            page_size: Some(1000),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     assert!(desc.content.windows(2).all(|w| w[0].uuid.to_string() >= w[1].uuid.to_string()));
-    let err = c.beta().devices(&BetaDeviceQuery { sort_by: Some("colour".into()), ..Default::default() }).await.unwrap_err();
+    let err =
+        c.beta().devices(&BetaDeviceQuery { sort_by: Some("colour".into()), ..Default::default() }).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::BadRequest);
 }
 
@@ -436,9 +536,16 @@ async fn the_x_client_id_mode_needs_a_context_switch_and_excludes_the_security_c
 async fn a_refused_token_on_the_beta_api_is_a_302_not_followed_and_reported_as_unauthorized() {
     let (sim, running) = start().await;
     // Tokens from a simulator with another seed are foreign to this one.
-    let (other, other_running) = common::start(SimOptions { seed: 2, devices_per_client: 1, ..Default::default() }).await;
+    let (other, other_running) =
+        common::start(SimOptions { seed: 2, devices_per_client: 1, ..Default::default() }).await;
     let other_key = other.demo_key();
-    let cfg = ClientConfig::new(&running.base_url(), &other_running.base_url(), &other_key.key_id, Secret::new(other_key.secret.clone())).unwrap();
+    let cfg = ClientConfig::new(
+        &running.base_url(),
+        &other_running.base_url(),
+        &other_key.key_id,
+        Secret::new(other_key.secret.clone()),
+    )
+    .unwrap();
     let c = Client::new(cfg).unwrap();
     let err = c.beta().devices(&BetaDeviceQuery::default()).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::Unauthorized, "{err}");
@@ -454,16 +561,23 @@ async fn beta_actuator_downlinks_are_checked_then_created() {
     let (sim, running) = common::start(SimOptions { devices_per_client: 30, ..Default::default() }).await;
     let key = sim.demo_key();
     let base = running.base_url();
-    let c = dcs_api::Client::new(dcs_api::ClientConfig::new(&base, &base, &key.key_id, dcs_api::Secret::new(key.secret.clone())).unwrap()).unwrap();
+    let c = dcs_api::Client::new(
+        dcs_api::ClientConfig::new(&base, &base, &key.key_id, dcs_api::Secret::new(key.secret.clone())).unwrap(),
+    )
+    .unwrap();
     let (devices, _) = sim.store().beta_devices(key.client_id, None, "name", true, 0, 1000).unwrap();
     let lora = devices.iter().find(|d| d.connection == "lora").unwrap();
     let eui = dcs_api::model::DeviceId::parse(&format!("deveui:{}", lora.deveui.clone().unwrap())).unwrap();
-    let created = c.beta().actuator_downlinks(&[(eui.clone(), "0A0B".into())], 12, Some("beta-client-1")).await.unwrap();
+    let created =
+        c.beta().actuator_downlinks(&[(eui.clone(), "0A0B".into())], 12, Some("beta-client-1")).await.unwrap();
     assert_eq!(created.as_array().map(Vec::len), Some(1), "{created}");
     assert_eq!(created[0]["networkId"], lora.network_id());
     assert_eq!(created[0]["externalReference"], "beta-client-1");
     // Refused before sending (a wrong secret would fail otherwise).
-    let wrong = dcs_api::Client::new(dcs_api::ClientConfig::new(&base, &base, &key.key_id, dcs_api::Secret::new("nope")).unwrap()).unwrap();
+    let wrong = dcs_api::Client::new(
+        dcs_api::ClientConfig::new(&base, &base, &key.key_id, dcs_api::Secret::new("nope")).unwrap(),
+    )
+    .unwrap();
     let imei = dcs_api::model::DeviceId::parse("imei:123456789012345").unwrap();
     for (payloads, port, field) in [
         (vec![(eui.clone(), "0A".to_owned())], 0u8, "port"),

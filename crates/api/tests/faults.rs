@@ -8,8 +8,8 @@ use dcs_api::firmware::{ModuleFilter, StateFilter};
 use dcs_api::{Client, ClientConfig, ErrorCode, RetryPolicy, Secret};
 use dcs_sim::faults::Faults;
 use dcs_sim::store::downlinks::DownlinkQuery;
-use dcs_sim::store::query::Window;
 use dcs_sim::store::firmware::StateQuery;
+use dcs_sim::store::query::Window;
 use dcs_sim::store::ModuleQuery;
 use dcs_sim::{DemoKey, RunningSim, SimOptions, Simulator};
 use futures::TryStreamExt;
@@ -39,7 +39,12 @@ fn held_modules(sim: &Simulator, owner: Uuid) -> Vec<dcs_api::model::FirmwareMod
 }
 
 fn actuator_count(sim: &Simulator, owner: Uuid) -> usize {
-    let q = DownlinkQuery { owner, kind: "actuator".into(), window: Window { limit: 1_000_000, ..Default::default() }, ..Default::default() };
+    let q = DownlinkQuery {
+        owner,
+        kind: "actuator".into(),
+        window: Window { limit: 1_000_000, ..Default::default() },
+        ..Default::default()
+    };
     sim.store().list_downlinks(&q).unwrap().len()
 }
 
@@ -52,7 +57,11 @@ fn held_states(sim: &Simulator, owner: Uuid) -> Vec<(Uuid, Uuid)> {
 
 /// Every firmware state, ten to a page.
 async fn scan_states(c: &Client) -> dcs_api::error::Result<Vec<(Uuid, Uuid)>> {
-    c.firmware().states(&StateFilter { limit: Some(10), ..Default::default() })?.map_ok(|s| (s.device_id, s.module_id)).try_collect().await
+    c.firmware()
+        .states(&StateFilter { limit: Some(10), ..Default::default() })?
+        .map_ok(|s| (s.device_id, s.module_id))
+        .try_collect()
+        .await
 }
 
 async fn scan(c: &Client) -> dcs_api::error::Result<Vec<dcs_api::model::FirmwareModule>> {
@@ -116,7 +125,14 @@ async fn a_full_scan_completes_through_a_429_storm() {
 }
 
 fn new_downlink(sim: &Simulator, owner: Uuid) -> NewDownlink {
-    let lora = sim.store().beta_devices(owner, None, "id", true, 0, 1000).unwrap().0.into_iter().find(|d| d.deveui.is_some()).unwrap();
+    let lora = sim
+        .store()
+        .beta_devices(owner, None, "id", true, 0, 1000)
+        .unwrap()
+        .0
+        .into_iter()
+        .find(|d| d.deveui.is_some())
+        .unwrap();
     NewDownlink::new(DownlinkMethod::payload_hex(&format!("deveui:{}", lora.deveui.unwrap()), "01", None))
         .external_reference(&format!("fault-{}", Uuid::new_v4()))
 }
@@ -126,7 +142,11 @@ async fn a_post_is_never_repeated_after_a_dropped_connection_or_a_5xx() {
     let (sim, running) = start(SimOptions::default()).await;
     let key = sim.demo_key();
     // A generous policy: were POSTs retried, these tests would see it.
-    let c = client_with(&running, &key, RetryPolicy { max_attempts: 10, retry_statuses: vec![500, 502, 503, 504], ..fast() });
+    let c = client_with(
+        &running,
+        &key,
+        RetryPolicy { max_attempts: 10, retry_statuses: vec![500, 502, 503, 504], ..fast() },
+    );
     c.check_auth().await.unwrap();
     let before = actuator_count(&sim, key.client_id);
 
@@ -234,7 +254,11 @@ async fn retries_are_logged_with_method_path_attempt_and_reason_but_never_the_to
 
     let (sim, running) = start(SimOptions::default()).await;
     let key = sim.demo_key();
-    let c = client_with(&running, &key, RetryPolicy { max_attempts: 3, retry_statuses: vec![500, 502, 503, 504], ..fast() });
+    let c = client_with(
+        &running,
+        &key,
+        RetryPolicy { max_attempts: 3, retry_statuses: vec![500, 502, 503, 504], ..fast() },
+    );
     c.check_auth().await.unwrap();
     sim.set_faults(Faults { error_rate: 1.0, ..Default::default() });
     assert!(scan(&c).await.is_err());
@@ -248,7 +272,10 @@ async fn retries_are_logged_with_method_path_attempt_and_reason_but_never_the_to
     assert!(retry_lines.iter().any(|l| l.contains("connection error")), "{logs}");
     assert!(retry_lines.iter().any(|l| l.contains("server error")), "{logs}");
     for line in &retry_lines {
-        assert!(line.contains("method=GET") && line.contains("path=\"/firmware/modules\"") && line.contains("attempt="), "{line}");
+        assert!(
+            line.contains("method=GET") && line.contains("path=\"/firmware/modules\"") && line.contains("attempt="),
+            "{line}"
+        );
         assert!(line.contains("reason="), "{line}");
     }
     assert!(!logs.contains("eyJ") && !logs.contains("Bearer"), "no token in the logs");

@@ -74,7 +74,12 @@ async fn package_lifecycle_create_list_get_update_delete() {
     assert_eq!(again.code(), ErrorCode::Conflict);
 
     // Listed, as a stream across pages and as a single page, filtered by module.
-    let filter = PackageFilter { module_id: Some(module.id), limit: Some(1), sort: Some("-createdAt".into()), ..Default::default() };
+    let filter = PackageFilter {
+        module_id: Some(module.id),
+        limit: Some(1),
+        sort: Some("-createdAt".into()),
+        ..Default::default()
+    };
     let listed: Vec<_> = fw.packages(&filter).unwrap().try_collect().await.unwrap();
     assert!(listed.iter().all(|p| p.module_id == module.id));
     assert!(listed.iter().any(|p| p.id == created.id));
@@ -90,10 +95,7 @@ async fn package_lifecycle_create_list_get_update_delete() {
     assert_eq!(got.id, created.id);
     assert!(got.embedded.is_none());
     let got = fw.package(created.id, &[Embed::DeviceSpecification]).await.unwrap();
-    assert_eq!(
-        got.embedded.unwrap().device_specification.unwrap().id,
-        module.device_specification_id
-    );
+    assert_eq!(got.embedded.unwrap().device_specification.unwrap().id, module.device_specification_id);
 
     // Only the description changes.
     let updated = fw.update_package_description(created.id, Some("second cut")).await.unwrap();
@@ -149,7 +151,12 @@ async fn bad_package_input_is_refused_before_any_request() {
 }
 
 /// The simulator's set-target operation, sent as a profile's template would send it.
-async fn set_target(fw: &Firmware<'_>, device: &DeviceId, module: uuid::Uuid, version: Option<&str>) -> Result<dcs_api::model::FirmwareState, dcs_api::Error> {
+async fn set_target(
+    fw: &Firmware<'_>,
+    device: &DeviceId,
+    module: uuid::Uuid,
+    version: Option<&str>,
+) -> Result<dcs_api::model::FirmwareState, dcs_api::Error> {
     // The set-target operation is not shown: each variant has its own (A-38 (alt)).
     let request = if common::alt() {
         SetTargetRequest {
@@ -173,7 +180,8 @@ async fn a_multi_megabyte_firmware_file_goes_up_and_comes_back_identical() {
     let c = demo_client(&sim, &running);
     let fw = c.firmware();
     let module = a_module(&sim);
-    let package = fw.create_package(&NewPackage::new(module.device_specification_id, module.id, "99.2.0")).await.unwrap();
+    let package =
+        fw.create_package(&NewPackage::new(module.device_specification_id, module.id, "99.2.0")).await.unwrap();
 
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("fw-99.2.0.bin");
@@ -181,7 +189,8 @@ async fn a_multi_megabyte_firmware_file_goes_up_and_comes_back_identical() {
     let bytes = write_random_file(&source, size);
 
     // No file yet: a download is a 404.
-    let err = fw.download_firmware_file(package.id, &dir.path().join("none.bin"), &Transfer::default()).await.unwrap_err();
+    let err =
+        fw.download_firmware_file(package.id, &dir.path().join("none.bin"), &Transfer::default()).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::NotFound);
     assert!(!dir.path().join("none.bin").exists());
 
@@ -215,7 +224,12 @@ async fn a_multi_megabyte_firmware_file_goes_up_and_comes_back_identical() {
 
     // A file that is not there, and a package that is not there.
     let err = fw
-        .upload_release_notes(package.id, &dir.path().join("missing.md"), &UploadOptions::default(), &Transfer::default())
+        .upload_release_notes(
+            package.id,
+            &dir.path().join("missing.md"),
+            &UploadOptions::default(),
+            &Transfer::default(),
+        )
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::LocalFile);
@@ -226,7 +240,10 @@ async fn a_multi_megabyte_firmware_file_goes_up_and_comes_back_identical() {
     assert_eq!(err.code(), ErrorCode::NotFound);
 
     // A firmware file is uploaded once: the second is a conflict.
-    let err = fw.upload_firmware_file(package.id, &source, &UploadOptions::default(), &Transfer::default()).await.unwrap_err();
+    let err = fw
+        .upload_firmware_file(package.id, &source, &UploadOptions::default(), &Transfer::default())
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Conflict);
 
     // Release notes: uploaded, replaced, downloaded, deleted.
@@ -234,7 +251,8 @@ async fn a_multi_megabyte_firmware_file_goes_up_and_comes_back_identical() {
     std::fs::write(&notes, "# 99.2.0\n\nFirst notes.\n").unwrap();
     fw.upload_release_notes(package.id, &notes, &UploadOptions::default(), &Transfer::default()).await.unwrap();
     std::fs::write(&notes, "# 99.2.0\n\nSecond notes.\n").unwrap();
-    let attrs = fw.upload_release_notes(package.id, &notes, &UploadOptions::default(), &Transfer::default()).await.unwrap();
+    let attrs =
+        fw.upload_release_notes(package.id, &notes, &UploadOptions::default(), &Transfer::default()).await.unwrap();
     assert_eq!(attrs.content_type, "text/markdown");
     let notes_back = dir.path().join("notes-back.md");
     let down = fw.download_release_notes(package.id, &notes_back, &Transfer::default()).await.unwrap();
@@ -251,7 +269,8 @@ async fn cancelling_an_upload_midway_stores_nothing() {
     let c = demo_client(&sim, &running);
     let fw = c.firmware();
     let module = a_module(&sim);
-    let package = fw.create_package(&NewPackage::new(module.device_specification_id, module.id, "99.3.0")).await.unwrap();
+    let package =
+        fw.create_package(&NewPackage::new(module.device_specification_id, module.id, "99.3.0")).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("fw-99.3.0.bin");
     let size = 4 * 1024 * 1024;
@@ -301,7 +320,8 @@ async fn cancelling_an_upload_midway_stores_nothing() {
     let token = CancellationToken::new();
     token.cancel();
     let target = dir.path().join("cancelled.bin");
-    let err = fw.download_firmware_file(package.id, &target, &Transfer::default().with_cancel(token)).await.unwrap_err();
+    let err =
+        fw.download_firmware_file(package.id, &target, &Transfer::default().with_cancel(token)).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::Cancelled);
     assert!(!target.exists());
 }
@@ -313,7 +333,8 @@ async fn states_stream_with_filters_and_a_device_in_urn_form() {
     let fw = c.firmware();
     let owner = sim.demo_key().client_id;
 
-    let all: Vec<_> = fw.states(&StateFilter { limit: Some(25), ..Default::default() }).unwrap().try_collect().await.unwrap();
+    let all: Vec<_> =
+        fw.states(&StateFilter { limit: Some(25), ..Default::default() }).unwrap().try_collect().await.unwrap();
     assert!(all.len() > 25, "more than one page");
     let (page, next) = fw.states_page(&StateFilter { limit: Some(25), ..Default::default() }).await.unwrap();
     assert_eq!(page.items.len(), 25);
@@ -337,8 +358,12 @@ async fn states_stream_with_filters_and_a_device_in_urn_form() {
     );
     if let Some(with_eui) = devices.iter().find(|d| d.deveui.is_some()) {
         let urn = format!("URN:DEV:DEVEUI:{}", with_eui.deveui.as_ref().unwrap().to_uppercase());
-        let by_eui: Vec<_> =
-            fw.states(&StateFilter { device_id: Some(urn), ..Default::default() }).unwrap().try_collect().await.unwrap();
+        let by_eui: Vec<_> = fw
+            .states(&StateFilter { device_id: Some(urn), ..Default::default() })
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
         assert!(!by_eui.is_empty() && by_eui.iter().all(|s| s.device_id == with_eui.id));
     }
 
@@ -351,7 +376,9 @@ async fn states_stream_with_filters_and_a_device_in_urn_form() {
     if let Some(version) = all[0].current_firmware_version.clone() {
         let filter = StateFilter { current_firmware_version: Some(version.clone()), ..Default::default() };
         let same: Vec<_> = fw.states(&filter).unwrap().try_collect().await.unwrap();
-        assert!(!same.is_empty() && same.iter().all(|s| s.current_firmware_version.as_deref() == Some(version.as_str())));
+        assert!(
+            !same.is_empty() && same.iter().all(|s| s.current_firmware_version.as_deref() == Some(version.as_str()))
+        );
     }
     let filter = StateFilter { firmware_update_status: Some(UpdateStatus::Succeeded), ..Default::default() };
     let succeeded: Vec<_> = fw.states(&filter).unwrap().try_collect().await.unwrap();
@@ -412,7 +439,8 @@ async fn setting_a_target_leads_the_device_to_succeed_or_fail() {
     assert_eq!(set.device_id, device.id);
     assert_eq!(set.target_firmware_version.as_deref(), Some("123.0.0"));
 
-    let filter = StateFilter { device_id: Some(device.id.to_string()), module_id: Some(state.module_id), ..Default::default() };
+    let filter =
+        StateFilter { device_id: Some(device.id.to_string()), module_id: Some(state.module_id), ..Default::default() };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     let last = loop {
         let (page, _) = fw.states_page(&filter).await.unwrap();

@@ -56,7 +56,8 @@ async fn states(State(seen): State<Shared>, Query(q): Query<Vec<(String, String)
                     "detail": format!("limit {l} is over the maximum page size"),
                     "invalidParams": [{"name": "limit", "reason": "must be 1 to 100"}]
                 });
-                return (StatusCode::BAD_REQUEST, [("content-type", "application/problem+json")], problem.to_string()).into_response();
+                return (StatusCode::BAD_REQUEST, [("content-type", "application/problem+json")], problem.to_string())
+                    .into_response();
             }
             (0, limit.unwrap_or(DEFAULT_LIMIT))
         }
@@ -150,7 +151,10 @@ async fn a_limit_over_the_maximum_falls_back_once_and_only_a_refusal_naming_limi
     let (page, _) = c.firmware().states_page(&StateFilter { limit: Some(101), ..Default::default() }).await.unwrap();
     assert_eq!(page.items.len(), DEFAULT_LIMIT as usize);
     assert_eq!(seen.lock().unwrap().limits, [Some(101), None]);
-    let other = dcs_api::Error::Api { status: 400, problem: dcs_api::model::Problem::new(400, "Bad Request", "sort field unknown: limitless") };
+    let other = dcs_api::Error::Api {
+        status: 400,
+        problem: dcs_api::model::Problem::new(400, "Bad Request", "sort field unknown: limitless"),
+    };
     assert!(!dcs_api::paging::refuses_limit(&other), "a word containing `limit` is not `limit`");
 }
 

@@ -14,7 +14,8 @@ use dcs_api::{Client, ClientConfig, ErrorCode, Secret};
 use serde_json::json;
 
 fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     v.sort();
     v
 }
@@ -91,7 +92,11 @@ async fn a_file_name_of_only_dots_is_refused_before_anything_is_sent() {
     for name in ["..", "."] {
         let options = dcs_api::files::UploadOptions { file_name: Some(name.to_owned()), ..Default::default() };
         // The stalling service has no package route: a request would fail otherwise.
-        let e = c.firmware().upload_firmware_file(uuid::Uuid::new_v4(), &file, &options, &Transfer::default()).await.unwrap_err();
+        let e = c
+            .firmware()
+            .upload_firmware_file(uuid::Uuid::new_v4(), &file, &options, &Transfer::default())
+            .await
+            .unwrap_err();
         assert_eq!(e.code(), ErrorCode::InvalidInput, "{e}");
         assert!(e.to_string().contains("only dots"), "{e}");
     }
@@ -133,7 +138,8 @@ async fn an_upload_refused_for_its_size_is_the_services_refusal() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("big.bin");
     std::fs::write(&file, vec![1u8; 8 * 1024 * 1024]).unwrap();
-    let e = c.firmware().upload_firmware_file(package, &file, &Default::default(), &Transfer::default()).await.unwrap_err();
+    let e =
+        c.firmware().upload_firmware_file(package, &file, &Default::default(), &Transfer::default()).await.unwrap_err();
     // The 413 when the client could read it; else (the service closed while the body was still
     // going out) a protocol error saying the service closed mid-upload, never "could not reach".
     match &e {

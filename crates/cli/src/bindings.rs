@@ -35,7 +35,9 @@ pub enum BindingsCommand {
 #[derive(Subcommand)]
 pub enum BindingCommand<C: Args> {
     /// List this kind's bindings: every page, or one with --limit / --cursor.
-    #[command(after_help = "Examples:\n  dcs bindings mqtt list --device-id imei:350000000000001 --sort -createdAt\n  dcs bindings lora list --csv lora-bindings.csv")]
+    #[command(
+        after_help = "Examples:\n  dcs bindings mqtt list --device-id imei:350000000000001 --sort -createdAt\n  dcs bindings lora list --csv lora-bindings.csv"
+    )]
     List(ListArgs),
     /// One binding.
     #[command(after_help = "Example:\n  dcs bindings lora get 7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d --sync")]
@@ -95,9 +97,11 @@ pub struct ListArgs {
 }
 
 #[derive(Args)]
-#[command(after_help = "Secrets are never taken from the command line (shell history, `ps`): the app key comes from one \
+#[command(
+    after_help = "Secrets are never taken from the command line (shell history, `ps`): the app key comes from one \
 line of standard input with --app-key-stdin, else from DCS_APP_KEY, else it is asked without echo on a terminal. \
-On update, giving none keeps the stored key; a service that does not send it back leaves none to keep, and the update is refused.\n\nExample:\n  pass lora/meter-15 | dcs bindings lora create --device-id deveui:70b3d57ed0000001 \\\n      --application-server-id 0011223344556677 --app-key-stdin")]
+On update, giving none keeps the stored key; a service that does not send it back leaves none to keep, and the update is refused.\n\nExample:\n  pass lora/meter-15 | dcs bindings lora create --device-id deveui:70b3d57ed0000001 \\\n      --application-server-id 0011223344556677 --app-key-stdin"
+)]
 pub struct LoraArgs {
     /// The device (any id form).
     #[arg(long)]
@@ -176,7 +180,10 @@ impl SecretSource {
             std::io::stdin().lock().read_line(&mut line)?;
             let line = line.trim_end_matches(['\r', '\n']);
             if line.is_empty() {
-                return Err(invalid(self.field, format!("--{} read an empty line from standard input", self.stdin_flag)));
+                return Err(invalid(
+                    self.field,
+                    format!("--{} read an empty line from standard input", self.stdin_flag),
+                ));
             }
             return Ok(typed(line.to_owned()));
         }
@@ -223,7 +230,15 @@ impl KindArgs for LoraArgs {
     type Spec = dcs_api::bindings::Lora;
     type Req = LoraBindingRequest;
     fn source(&self) -> SecretSource {
-        SecretSource { field: "appKey", label: "app key", env: "DCS_APP_KEY", stdin_flag: "app-key-stdin", stdin: self.app_key_stdin, generate_flag: None, generate: false }
+        SecretSource {
+            field: "appKey",
+            label: "app key",
+            env: "DCS_APP_KEY",
+            stdin_flag: "app-key-stdin",
+            stdin: self.app_key_stdin,
+            generate_flag: None,
+            generate: false,
+        }
     }
     fn draft(&self) -> BindingDraft {
         BindingDraft {
@@ -239,7 +254,13 @@ impl KindArgs for LoraArgs {
     }
     fn row(b: &LoraBinding) -> Vec<String> {
         let status = b.status.as_ref().map(ToString::to_string);
-        vec![b.id.to_string(), b.device_id.clone(), output::opt(&b.application_server_id), output::opt(&status), ts(&b.created_at)]
+        vec![
+            b.id.to_string(),
+            b.device_id.clone(),
+            output::opt(&b.application_server_id),
+            output::opt(&status),
+            ts(&b.created_at),
+        ]
     }
     fn api<'a>(ctx: &'a Ctx) -> KindBindings<'a, Self::Spec> {
         ctx.client.bindings().lora()
@@ -296,7 +317,13 @@ impl KindArgs for MqttArgs {
         }
     }
     fn draft(&self) -> BindingDraft {
-        BindingDraft { kind: BindingKind::Mqtt, device_id: self.device_id.clone(), application_server_id: None, binding_type: None, secret: None }
+        BindingDraft {
+            kind: BindingKind::Mqtt,
+            device_id: self.device_id.clone(),
+            application_server_id: None,
+            binding_type: None,
+            secret: None,
+        }
     }
     fn headers() -> &'static [&'static str] {
         &["ID", "DEVICE", "USERNAME", "CREATED"]
@@ -354,7 +381,9 @@ where
         BindingCommand::List(a) => {
             if let Some(path) = &a.csv {
                 let t = a.time.filter();
-                let rfc = |v: Option<time::OffsetDateTime>| v.and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok());
+                let rfc = |v: Option<time::OffsetDateTime>| {
+                    v.and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+                };
                 let req = bindings::BindingPageRequest {
                     next: None,
                     sort: a.sort.clone(),
@@ -386,7 +415,9 @@ where
                 let masked = listing.map_items(|items| items.iter().map(masked_secrets).collect());
                 return output::print_listing(&masked, true, |_| {});
             }
-            output::print_listing(&listing, ctx.json, |items| output::table(C::headers(), items.iter().map(C::row).collect()))
+            output::print_listing(&listing, ctx.json, |items| {
+                output::table(C::headers(), items.iter().map(C::row).collect())
+            })
         }
         BindingCommand::Get { id, sync } => {
             if sync {
@@ -417,8 +448,16 @@ where
                 // A service that does not send secrets back leaves nothing to keep: the refusal
                 // says how to give one (and nothing was sent).
                 None => {
-                    let kept = bindings::merge_secret(None, C::Spec::secret(&current), source.field)
-                        .map_err(|e| invalid(&e.field, format!("the service did not send the stored {} back, so it cannot be kept: {}", source.label, source.where_from())))?;
+                    let kept = bindings::merge_secret(None, C::Spec::secret(&current), source.field).map_err(|e| {
+                        invalid(
+                            &e.field,
+                            format!(
+                                "the service did not send the stored {} back, so it cannot be kept: {}",
+                                source.label,
+                                source.where_from()
+                            ),
+                        )
+                    })?;
                     eprintln!("dcs: kept the stored {}", source.label);
                     kept
                 }

@@ -19,7 +19,9 @@ use crate::{invalid, json_arg, Ctx, TimeArgs};
 #[derive(Subcommand)]
 pub enum DownlinksCommand {
     /// List actuator downlinks: every page, or one with --limit / --cursor.
-    #[command(after_help = "Examples:\n  dcs downlinks list --q my-ref-42 --sort -createdAt --created-since 2024-05-01T00:00:00Z\n  dcs downlinks list --created-since 2024-05-01T00:00:00Z --csv downlinks.csv")]
+    #[command(
+        after_help = "Examples:\n  dcs downlinks list --q my-ref-42 --sort -createdAt --created-since 2024-05-01T00:00:00Z\n  dcs downlinks list --created-since 2024-05-01T00:00:00Z --csv downlinks.csv"
+    )]
     List {
         /// Free text: externalReference exactly, networkId and message partially.
         #[arg(long)]
@@ -49,7 +51,9 @@ pub enum DownlinksCommand {
         dcs downlinks create --method-json '{\"type\":\"invokeCommand\",\"deviceId\":\"imei:350000000000001\",\"command\":\"reboot\"}' --dry-run")]
     Create(ActuatorCreateArgs),
     /// Ask to cancel an actuator downlink (--forced also stops one executing; asks first).
-    #[command(after_help = "Example:\n  dcs downlinks cancel 5d1c0b6e-... \n  dcs downlinks cancel 5d1c0b6e-... --forced --yes")]
+    #[command(
+        after_help = "Example:\n  dcs downlinks cancel 5d1c0b6e-... \n  dcs downlinks cancel 5d1c0b6e-... --forced --yes"
+    )]
     Cancel {
         /// The downlink's id.
         id: String,
@@ -126,14 +130,20 @@ impl BetaSendArgs {
             .iter()
             .map(|d| match DeviceId::parse(d) {
                 Ok(id @ DeviceId::DevEui { .. }) => Ok(id),
-                Ok(_) => Err(invalid("device", format!("`{d}` must be a LoRa device given by its DevEUI (deveui:<16 hex>)"))),
+                Ok(_) => {
+                    Err(invalid("device", format!("`{d}` must be a LoRa device given by its DevEUI (deveui:<16 hex>)")))
+                }
                 Err(e) => Err(invalid("device", format!("`{d}`: {e}"))),
             })
             .collect::<anyhow::Result<_>>()?;
         if devices.len() != 1 && devices.len() != self.payloads.len() {
             return Err(invalid(
                 "device",
-                format!("give one --device for every --hex, or one for all ({} devices, {} payloads)", devices.len(), self.payloads.len()),
+                format!(
+                    "give one --device for every --hex, or one for all ({} devices, {} payloads)",
+                    devices.len(),
+                    self.payloads.len()
+                ),
             ));
         }
         self.payloads
@@ -290,7 +300,9 @@ impl ActuatorCreateArgs {
 #[derive(Subcommand)]
 pub enum ConnectionCommand<C: Args> {
     /// List this kind's downlinks: every page, or one with --limit / --cursor.
-    #[command(after_help = "Example:\n  dcs downlinks lora list --device-id deveui:70b3d57ed0000001 --status PENDING --sort -createdAt")]
+    #[command(
+        after_help = "Example:\n  dcs downlinks lora list --device-id deveui:70b3d57ed0000001 --status PENDING --sort -createdAt"
+    )]
     List(ConnectionListArgs),
     /// One downlink of this kind.
     #[command(after_help = "Example:\n  dcs downlinks mqtt get 5d1c0b6e-7f3a-4c1e-9b2d-0a1b2c3d4e5f")]
@@ -347,7 +359,9 @@ pub struct CommonCreate {
 }
 
 #[derive(Args)]
-#[command(after_help = "Example:\n  dcs downlinks http create --device-id imei:350000000000001 --feedback-timeout PT1H --senml '[{\"n\":\"led\",\"vb\":true}]'")]
+#[command(
+    after_help = "Example:\n  dcs downlinks http create --device-id imei:350000000000001 --feedback-timeout PT1H --senml '[{\"n\":\"led\",\"vb\":true}]'"
+)]
 pub struct HttpCreateArgs {
     #[command(flatten)]
     common: CommonCreate,
@@ -360,7 +374,9 @@ pub struct HttpCreateArgs {
 }
 
 #[derive(Args)]
-#[command(after_help = "Example:\n  dcs downlinks lora create --device-id deveui:70b3d57ed0000001 --feedback-timeout PT1H --payload-hex 0a0b --f-port 2 --retry-limit 1")]
+#[command(
+    after_help = "Example:\n  dcs downlinks lora create --device-id deveui:70b3d57ed0000001 --feedback-timeout PT1H --payload-hex 0a0b --f-port 2 --retry-limit 1"
+)]
 pub struct LoraCreateArgs {
     #[command(flatten)]
     common: CommonCreate,
@@ -379,7 +395,9 @@ pub struct LoraCreateArgs {
 }
 
 #[derive(Args)]
-#[command(after_help = "Example:\n  dcs downlinks mqtt create --device-id imei:350000000000001 --feedback-timeout PT1H --topic cmd/led --payload on --qos 1")]
+#[command(
+    after_help = "Example:\n  dcs downlinks mqtt create --device-id imei:350000000000001 --feedback-timeout PT1H --topic cmd/led --payload on --qos 1"
+)]
 pub struct MqttCreateArgs {
     #[command(flatten)]
     common: CommonCreate,
@@ -395,7 +413,9 @@ pub struct MqttCreateArgs {
 }
 
 #[derive(Args)]
-#[command(after_help = "Example:\n  dcs downlinks sms create --device-id 0f4c2a1e-7d0b-4c55-9a8e-3b1d2c4e5f60 --feedback-timeout PT1H --text 'wake up'")]
+#[command(
+    after_help = "Example:\n  dcs downlinks sms create --device-id 0f4c2a1e-7d0b-4c55-9a8e-3b1d2c4e5f60 --feedback-timeout PT1H --text 'wake up'"
+)]
 pub struct SmsCreateArgs {
     #[command(flatten)]
     common: CommonCreate,
@@ -411,7 +431,9 @@ pub struct SmsCreateArgs {
 }
 
 #[derive(Args)]
-#[command(after_help = "Example:\n  dcs downlinks digitalmatter create --device-id imei:350000000000001 --feedback-timeout PT1H --fields '{\"command\":\"recover\"}'")]
+#[command(
+    after_help = "Example:\n  dcs downlinks digitalmatter create --device-id imei:350000000000001 --feedback-timeout PT1H --fields '{\"command\":\"recover\"}'"
+)]
 pub struct DigitalMatterCreateArgs {
     #[command(flatten)]
     common: CommonCreate,
@@ -449,7 +471,11 @@ impl CreateArgs for HttpCreateArgs {
                 Value::Array(records) => NewConnectionDownlink::http_senml(&c.device_id, &c.feedback_timeout, records),
                 _ => return Err(invalid("message.senml", "must be a JSON array of SenML records")),
             },
-            (None, Some(h)) => NewConnectionDownlink::http_payload(&c.device_id, &c.feedback_timeout, &hex_bytes("message.payload", h)?),
+            (None, Some(h)) => NewConnectionDownlink::http_payload(
+                &c.device_id,
+                &c.feedback_timeout,
+                &hex_bytes("message.payload", h)?,
+            ),
             (None, None) => return Err(invalid("message", "give --senml or --payload-hex")),
         })
     }
@@ -534,7 +560,8 @@ pub async fn run(ctx: &Ctx, command: DownlinksCommand) -> anyhow::Result<()> {
     match command {
         DownlinksCommand::List { q, time, sort, page, csv } => {
             if let Some(path) = csv {
-                let req = DownlinkPageRequest { q, sort, limit: page.limit, ..page_request(DownlinkKind::Actuator, &time) };
+                let req =
+                    DownlinkPageRequest { q, sort, limit: page.limit, ..page_request(DownlinkKind::Actuator, &time) };
                 let n = downlinks::export_csv(&ctx.client, &req, &*device_names(ctx).await, &path).await?;
                 return wrote(ctx, n, &path);
             }
@@ -566,7 +593,9 @@ pub async fn run(ctx: &Ctx, command: DownlinksCommand) -> anyhow::Result<()> {
             if ctx.json {
                 output::print_json(&answer)
             } else {
-                eprintln!("dcs: the beta API is deprecated; the shape of its answer is not shown, so here it is as it came:");
+                eprintln!(
+                    "dcs: the beta API is deprecated; the shape of its answer is not shown, so here it is as it came:"
+                );
                 output::print_json(&answer)
             }
         }
@@ -576,7 +605,8 @@ pub async fn run(ctx: &Ctx, command: DownlinksCommand) -> anyhow::Result<()> {
 /// The console's request for a list of `kind` with the time filters of the command line.
 fn page_request(kind: DownlinkKind, time: &TimeArgs) -> DownlinkPageRequest {
     let t = time.filter();
-    let rfc = |v: Option<time::OffsetDateTime>| v.and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok());
+    let rfc =
+        |v: Option<time::OffsetDateTime>| v.and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok());
     DownlinkPageRequest {
         kind,
         next: None,
@@ -656,7 +686,8 @@ async fn connection<C: CreateArgs>(ctx: &Ctx, command: ConnectionCommand<C>) -> 
                 sort: a.sort,
                 limit: a.page.limit,
             };
-            let listing = output::fetch_list(&ctx.client, &a.page, &format!("{kind}/downlinks"), api.page(&filter)).await?;
+            let listing =
+                output::fetch_list(&ctx.client, &a.page, &format!("{kind}/downlinks"), api.page(&filter)).await?;
             output::print_listing(&listing, ctx.json, connection_table)
         }
         ConnectionCommand::Get { id } => connection_one(&api.get(&id).await?, ctx.json),
@@ -738,11 +769,23 @@ fn connection_one(d: &Raw<ConnectionDownlink>, json: bool) -> anyhow::Result<()>
         ("created", ts(&d.created_at)),
         ("modified", ts(&d.modified_at)),
     ];
-    let known = ["id", "status", "deviceId", "feedbackTimeout", "dryRun", "retryCount", "retryLimit", "createdAt", "modifiedAt"];
+    let known = [
+        "id",
+        "status",
+        "deviceId",
+        "feedbackTimeout",
+        "dryRun",
+        "retryCount",
+        "retryLimit",
+        "createdAt",
+        "modifiedAt",
+    ];
     let extra: Vec<(String, String)> = d
         .raw
         .as_object()
-        .map(|o| o.iter().filter(|(k, _)| !known.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.to_string())).collect())
+        .map(|o| {
+            o.iter().filter(|(k, _)| !known.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.to_string())).collect()
+        })
         .unwrap_or_default();
     for (k, v) in &extra {
         pairs.push((k.as_str(), v.clone()));

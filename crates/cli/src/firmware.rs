@@ -93,7 +93,9 @@ fn embeds(e: &[EmbedArg]) -> Vec<Embed> {
 #[derive(Subcommand)]
 pub enum PackagesCommand {
     /// List packages: every page, or one with --limit / --cursor.
-    #[command(after_help = "Example:\n  dcs firmware packages list --module-id 3f0e8f4c-5b1a-4d2e-9c8b-7a6f5e4d3c2b --embed module --sort -createdAt")]
+    #[command(
+        after_help = "Example:\n  dcs firmware packages list --module-id 3f0e8f4c-5b1a-4d2e-9c8b-7a6f5e4d3c2b --embed module --sort -createdAt"
+    )]
     List {
         /// Only packages of this device specification (its UUID).
         #[arg(long)]
@@ -123,7 +125,9 @@ pub enum PackagesCommand {
         embed: Vec<EmbedArg>,
     },
     /// Create a package (a version of a module).
-    #[command(after_help = "Example:\n  dcs firmware packages create --device-specification-id 5c1e... --module-id 3f0e... \\\n      --firmware-version 1.4.0 --description 'Fixes the sleep timer'")]
+    #[command(
+        after_help = "Example:\n  dcs firmware packages create --device-specification-id 5c1e... --module-id 3f0e... \\\n      --firmware-version 1.4.0 --description 'Fixes the sleep timer'"
+    )]
     Create {
         /// The device specification the package is for (its UUID).
         #[arg(long)]
@@ -162,7 +166,9 @@ pub enum PackagesCommand {
 #[derive(Subcommand)]
 pub enum FilesCommand {
     /// Upload a package's firmware file (once per package), or its release notes.
-    #[command(after_help = "Example:\n  dcs firmware files upload 9b2d... ./fw-1.4.0.bin\n  dcs firmware files upload 9b2d... ./NOTES.md --release-notes")]
+    #[command(
+        after_help = "Example:\n  dcs firmware files upload 9b2d... ./fw-1.4.0.bin\n  dcs firmware files upload 9b2d... ./NOTES.md --release-notes"
+    )]
     Upload {
         /// The package's UUID.
         package: Uuid,
@@ -277,8 +283,10 @@ pub async fn run(ctx: &Ctx, command: FirmwareCommand) -> anyhow::Result<()> {
     match command {
         FirmwareCommand::Modules { command } => match command {
             ModulesCommand::List { device_specification_id, client_id_filter, sort, page } => {
-                let filter = ModuleFilter { device_specification_id, client_id: client_id_filter, sort, limit: page.limit };
-                let listing = output::fetch_list(&ctx.client, &page, "firmware/modules", fw.modules_page(&filter)).await?;
+                let filter =
+                    ModuleFilter { device_specification_id, client_id: client_id_filter, sort, limit: page.limit };
+                let listing =
+                    output::fetch_list(&ctx.client, &page, "firmware/modules", fw.modules_page(&filter)).await?;
                 output::print_listing(&listing, ctx.json, output::modules_table)
             }
             ModulesCommand::Get { id } => module_out(ctx, id).await,
@@ -293,7 +301,8 @@ pub async fn run(ctx: &Ctx, command: FirmwareCommand) -> anyhow::Result<()> {
                     sort,
                     limit: page.limit,
                 };
-                let listing = output::fetch_list(&ctx.client, &page, "firmware/packages", fw.packages_page(&filter)).await?;
+                let listing =
+                    output::fetch_list(&ctx.client, &page, "firmware/packages", fw.packages_page(&filter)).await?;
                 output::print_listing(&listing, ctx.json, packages_table)
             }
             PackagesCommand::Get { id, embed } => package_out(&fw.package(id, &embeds(&embed)).await?, ctx.json),
@@ -316,7 +325,11 @@ pub async fn run(ctx: &Ctx, command: FirmwareCommand) -> anyhow::Result<()> {
         FirmwareCommand::ReleaseNotes { command: ReleaseNotesCommand::Delete { package } } => {
             ctx.confirm(&format!("Delete the release-notes file of package {package}"))?;
             fw.delete_release_notes(package).await?;
-            done(ctx, &format!("deleted the release notes of package {package}"), serde_json::json!({ "deleted": package }))
+            done(
+                ctx,
+                &format!("deleted the release notes of package {package}"),
+                serde_json::json!({ "deleted": package }),
+            )
         }
         FirmwareCommand::States { command } => match command {
             StatesCommand::List(args) => states_list(ctx, args).await,
@@ -340,7 +353,9 @@ pub async fn run(ctx: &Ctx, command: FirmwareCommand) -> anyhow::Result<()> {
                     ));
                 };
                 ctx.confirm(&what)?;
-                let answer = dcs_console::set_target::send(&ctx.client, op, &device, module_id, version.as_deref(), None).await?;
+                let answer =
+                    dcs_console::set_target::send(&ctx.client, op, &device, module_id, version.as_deref(), None)
+                        .await?;
                 match answer.state() {
                     Some(state) => states_out(&[state], ctx.json),
                     None if ctx.json => output::print_json(&answer.body),
@@ -492,7 +507,8 @@ async fn states_list(ctx: &Ctx, a: StatesListArgs) -> anyhow::Result<()> {
     };
     let on_service = !a.filter_here;
     let sent = listing::state_request(&filter, on_service);
-    let spinner = if ctx.interactive() && !a.page.one_page() { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
+    let spinner =
+        if ctx.interactive() && !a.page.one_page() { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
     spinner.set_message("fetching firmware states");
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
     let fetched = output::fetch_list(&ctx.client, &a.page, "firmware/states", fw.states_page(&sent)).await;
@@ -577,7 +593,11 @@ async fn files(ctx: &Ctx, command: FilesCommand) -> anyhow::Result<()> {
                     }))
                 } else {
                     println!("{}  {}", d.sha256, d.path.display());
-                    eprintln!("{} bytes{}", d.size, d.file_name.map(|n| format!(", stored as {n}")).unwrap_or_default());
+                    eprintln!(
+                        "{} bytes{}",
+                        d.size,
+                        d.file_name.map(|n| format!(", stored as {n}")).unwrap_or_default()
+                    );
                     Ok(())
                 }
             })

@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use dcs_console::fleet::query::{self, DeviceQuery, ModuleSummary};
-use dcs_console::fleet::rollout::{self, DeviceChoice, Downgrade, PlanPreview, RolloutPlan, RolloutState, RolloutView, StepOutcome};
+use dcs_console::fleet::rollout::{
+    self, DeviceChoice, Downgrade, PlanPreview, RolloutPlan, RolloutState, RolloutView, StepOutcome,
+};
 use dcs_console::fleet::scan::{self, ScanKind, ScanProgress, ScanReport};
 use dcs_console::fleet::{now_ms, FleetDb, FleetError, Scope};
 use indicatif::ProgressBar;
@@ -40,7 +42,9 @@ pub enum FleetCommand {
     /// Copy the firmware states of this profile/customer into the fleet database: incrementally
     /// (only what changed since the last scan), or every state with --full. Ctrl-C cancels;
     /// what was read stays.
-    #[command(after_help = "Examples:\n  dcs fleet scan --full\n  dcs --profile prod --customer Northwind fleet scan --json")]
+    #[command(
+        after_help = "Examples:\n  dcs fleet scan --full\n  dcs --profile prod --customer Northwind fleet scan --json"
+    )]
     Scan {
         /// Read every state (also the first scan of a scope, and the only way to forget states
         /// the service no longer has).
@@ -116,7 +120,13 @@ impl Filters {
             module_id,
             version: self.current.clone(),
             target: self.target.clone(),
-            status: self.status.as_deref().map(|s| if s.eq_ignore_ascii_case(query::NO_STATUS) { s.to_ascii_lowercase() } else { s.to_ascii_uppercase() }),
+            status: self.status.as_deref().map(|s| {
+                if s.eq_ignore_ascii_case(query::NO_STATUS) {
+                    s.to_ascii_lowercase()
+                } else {
+                    s.to_ascii_uppercase()
+                }
+            }),
             spec_id: self.spec.clone(),
             client_id: self.client.clone(),
             device: self.device.clone(),
@@ -154,14 +164,18 @@ pub struct DevicesArgs {
 #[derive(Subcommand)]
 pub enum RolloutCommand {
     /// What a rollout would do: its problems field by field, or its devices per wave.
-    #[command(after_help = "Example:\n  dcs rollout preview --module 3f0e... --version 1.4.0 --all --waves 1,10,50,100")]
+    #[command(
+        after_help = "Example:\n  dcs rollout preview --module 3f0e... --version 1.4.0 --all --waves 1,10,50,100"
+    )]
     Preview(PlanArgs),
     /// Start a rollout: sets the targets of the first wave now (asks first; --yes to skip).
     /// `dcs rollout watch` (or the app) moves it on.
-    #[command(after_help = "Examples:\n  dcs rollout start --module 3f0e... --version 1.4.0 --all --waves 1,10,50,100 --success 95 --error 5\n  \
+    #[command(
+        after_help = "Examples:\n  dcs rollout start --module 3f0e... --version 1.4.0 --all --waves 1,10,50,100 --success 95 --error 5\n  \
         dcs rollout start --module 3f0e... --version 1.4.0 --device-list devices.txt --yes\n  \
         dcs rollout start --module 3f0e... --version 1.4.0 --status FAILED --waves 100\n  \
-        dcs rollout start --module 3f0e... --version 1.2.0 --all --allow-downgrade --yes")]
+        dcs rollout start --module 3f0e... --version 1.2.0 --all --allow-downgrade --yes"
+    )]
     Start {
         #[command(flatten)]
         plan: PlanArgs,
@@ -250,7 +264,8 @@ fn open_db(arg: &DbArg) -> anyhow::Result<FleetDb> {
         Some(p) => p.clone(),
         None => match std::env::var_os("DCS_DATA_DIR") {
             Some(dir) => PathBuf::from(dir).join("fleet.sqlite"),
-            None => FleetDb::default_path().context("this system has no data folder for the fleet database; give --db PATH")?,
+            None => FleetDb::default_path()
+                .context("this system has no data folder for the fleet database; give --db PATH")?,
         },
     };
     Ok(FleetDb::open(&path)?)
@@ -281,7 +296,10 @@ fn thousands(n: u32) -> String {
 fn module_id(db: &FleetDb, scope: Scope, raw: &str, field: &str) -> anyhow::Result<String> {
     let modules = query::modules(db, scope).map_err(fleet_err)?;
     if modules.is_empty() {
-        return Err(invalid(field, "no firmware states of this profile/customer are known; run `dcs fleet scan` first"));
+        return Err(invalid(
+            field,
+            "no firmware states of this profile/customer are known; run `dcs fleet scan` first",
+        ));
     }
     if let Some(m) = modules.iter().find(|m| m.module_id.eq_ignore_ascii_case(raw.trim())) {
         return Ok(m.module_id.clone());
@@ -289,10 +307,17 @@ fn module_id(db: &FleetDb, scope: Scope, raw: &str, field: &str) -> anyhow::Resu
     let named: Vec<&ModuleSummary> = modules.iter().filter(|m| m.name.eq_ignore_ascii_case(raw.trim())).collect();
     match named.as_slice() {
         [one] => Ok(one.module_id.clone()),
-        [] => Err(invalid(field, format!("no states of module `{raw}` are known (see `dcs fleet modules`, or scan again)"))),
+        [] => Err(invalid(
+            field,
+            format!("no states of module `{raw}` are known (see `dcs fleet modules`, or scan again)"),
+        )),
         many => Err(invalid(
             field,
-            format!("{} modules are named `{raw}`; give the id: {}", many.len(), many.iter().map(|m| m.module_id.as_str()).collect::<Vec<_>>().join(", ")),
+            format!(
+                "{} modules are named `{raw}`; give the id: {}",
+                many.len(),
+                many.iter().map(|m| m.module_id.as_str()).collect::<Vec<_>>().join(", ")
+            ),
         )),
     }
 }
@@ -321,7 +346,16 @@ pub async fn run(ctx: &Ctx, db: &DbArg, command: FleetCommand) -> anyhow::Result
                 return Ok(());
             }
             output::table(
-                &["MODULE", "NAME", "DEVICE SPECIFICATION", "DEVICES", "DRIFT", "FAILED", "UPDATING", "MOST RUN VERSION"],
+                &[
+                    "MODULE",
+                    "NAME",
+                    "DEVICE SPECIFICATION",
+                    "DEVICES",
+                    "DRIFT",
+                    "FAILED",
+                    "UPDATING",
+                    "MOST RUN VERSION",
+                ],
                 modules
                     .iter()
                     .map(|m| {
@@ -333,7 +367,10 @@ pub async fn run(ctx: &Ctx, db: &DbArg, command: FleetCommand) -> anyhow::Result
                             m.drift.to_string(),
                             m.failed.to_string(),
                             m.updating.to_string(),
-                            m.top_version.as_ref().map(|v| format!("{v} ({})", m.top_version_devices)).unwrap_or_else(|| "-".into()),
+                            m.top_version
+                                .as_ref()
+                                .map(|v| format!("{v} ({})", m.top_version_devices))
+                                .unwrap_or_else(|| "-".into()),
                         ]
                     })
                     .collect(),
@@ -349,15 +386,29 @@ pub async fn run(ctx: &Ctx, db: &DbArg, command: FleetCommand) -> anyhow::Result
             let m = &o.module;
             output::fields(&[
                 ("module", format!("{} ({})", m.name, m.module_id)),
-                ("device specification", m.spec_name.clone().or_else(|| m.spec_id.clone()).unwrap_or_else(|| "-".into())),
+                (
+                    "device specification",
+                    m.spec_name.clone().or_else(|| m.spec_id.clone()).unwrap_or_else(|| "-".into()),
+                ),
                 ("devices", m.devices.to_string()),
                 ("drift", format!("{} (current version differs from the target)", m.drift)),
                 ("failed", m.failed.to_string()),
                 ("updating", m.updating.to_string()),
             ]);
-            for (title, counts) in [("CURRENT VERSION", &o.by_version), ("STATUS", &o.by_status), ("TARGET", &o.by_target), ("OWNER", &o.by_customer)] {
+            for (title, counts) in [
+                ("CURRENT VERSION", &o.by_version),
+                ("STATUS", &o.by_status),
+                ("TARGET", &o.by_target),
+                ("OWNER", &o.by_customer),
+            ] {
                 println!();
-                output::table(&[title, "DEVICES", "SHARE"], counts.iter().map(|c| vec![c.label.clone(), c.count.to_string(), share(c.count, m.devices)]).collect());
+                output::table(
+                    &[title, "DEVICES", "SHARE"],
+                    counts
+                        .iter()
+                        .map(|c| vec![c.label.clone(), c.count.to_string(), share(c.count, m.devices)])
+                        .collect(),
+                );
             }
             println!();
             if o.failures.is_empty() {
@@ -365,13 +416,19 @@ pub async fn run(ctx: &Ctx, db: &DbArg, command: FleetCommand) -> anyhow::Result
             } else {
                 output::table(
                     &["FAILURE", "TARGET", "DEVICES", "LATEST"],
-                    o.failures.iter().map(|f| vec![f.details.clone(), opt(&f.target), f.count.to_string(), opt(&f.latest)]).collect(),
+                    o.failures
+                        .iter()
+                        .map(|f| vec![f.details.clone(), opt(&f.target), f.count.to_string(), opt(&f.latest)])
+                        .collect(),
                 );
             }
             println!();
             output::table(
                 &["PACKAGE VERSION", "FIRMWARE FILE"],
-                o.packages.iter().map(|p| vec![p.version.clone(), if p.has_file { "uploaded" } else { "missing" }.into()]).collect(),
+                o.packages
+                    .iter()
+                    .map(|p| vec![p.version.clone(), if p.has_file { "uploaded" } else { "missing" }.into()])
+                    .collect(),
             );
             Ok(())
         }
@@ -383,7 +440,16 @@ pub async fn run(ctx: &Ctx, db: &DbArg, command: FleetCommand) -> anyhow::Result
             output::table(
                 &["OWNER", "ID", "DEVICES", "STATES", "DRIFT", "FAILED"],
                 rows.iter()
-                    .map(|c| vec![c.label.clone(), opt(&c.client_id), c.devices.to_string(), c.states.to_string(), c.drift.to_string(), c.failed.to_string()])
+                    .map(|c| {
+                        vec![
+                            c.label.clone(),
+                            opt(&c.client_id),
+                            c.devices.to_string(),
+                            c.states.to_string(),
+                            c.drift.to_string(),
+                            c.failed.to_string(),
+                        ]
+                    })
                     .collect(),
             );
             Ok(())
@@ -471,7 +537,15 @@ async fn devices(ctx: &Ctx, db: &FleetDb, scope: Scope, a: DevicesArgs) -> anyho
         &["DEVICE", "MODULE", "CURRENT", "TARGET", "STATUS", "STATUS CHANGED", "DETAILS"],
         rows.iter()
             .map(|r| {
-                vec![r.device_id.clone(), r.module.clone(), opt(&r.current), opt(&r.target), opt(&r.status), opt(&r.status_at), opt(&r.details)]
+                vec![
+                    r.device_id.clone(),
+                    r.module.clone(),
+                    opt(&r.current),
+                    opt(&r.target),
+                    opt(&r.status),
+                    opt(&r.status_at),
+                    opt(&r.details),
+                ]
             })
             .collect(),
     );
@@ -571,7 +645,9 @@ fn print_report(r: &ScanReport) {
     );
     println!("refresh mode: {}", r.mode.text);
     match &r.watermark {
-        Some(w) if r.mode.incremental => println!("next incremental refresh: states modified since {w} (service clock)"),
+        Some(w) if r.mode.incremental => {
+            println!("next incremental refresh: states modified since {w} (service clock)")
+        }
         _ => {}
     }
 }
@@ -584,9 +660,9 @@ fn parse_waves(s: &str) -> anyhow::Result<Vec<f64>> {
         .map(str::trim)
         .filter(|w| !w.is_empty())
         .map(|w| {
-            w.trim_end_matches('%')
-                .parse::<f64>()
-                .map_err(|_| invalid("waves", format!("`{w}` is not a percentage; give rising percentages such as 1,10,50,100")))
+            w.trim_end_matches('%').parse::<f64>().map_err(|_| {
+                invalid("waves", format!("`{w}` is not a percentage; give rising percentages such as 1,10,50,100"))
+            })
         })
         .collect()
 }
@@ -606,7 +682,8 @@ fn plan_of(db: &FleetDb, scope: Scope, a: &PlanArgs) -> anyhow::Result<RolloutPl
         if src == "-" {
             std::io::stdin().read_to_string(&mut text).context("reading the device list from standard input")?;
         } else {
-            text = std::fs::read_to_string(src).map_err(|e| invalid("deviceList", format!("could not read {src}: {e}")))?;
+            text = std::fs::read_to_string(src)
+                .map_err(|e| invalid("deviceList", format!("could not read {src}: {e}")))?;
         }
         DeviceChoice::List { text }
     } else if a.filters.any() {
@@ -627,7 +704,9 @@ fn plan_of(db: &FleetDb, scope: Scope, a: &PlanArgs) -> anyhow::Result<RolloutPl
 /// An incremental refresh before a rollout decision, when the scope was scanned before.
 async fn quiet_refresh(ctx: &Ctx, db: &FleetDb, scope: Scope) -> anyhow::Result<()> {
     if db.scope_info(scope)?.watermark.is_some() {
-        scan::refresh(&ctx.client, db, scope, ScanKind::Incremental, &CancellationToken::new(), |_| {}).await.map_err(fleet_err)?;
+        scan::refresh(&ctx.client, db, scope, ScanKind::Incremental, &CancellationToken::new(), |_| {})
+            .await
+            .map_err(fleet_err)?;
         query::snapshot(db, scope, now_ms())?;
     }
     Ok(())
@@ -727,7 +806,10 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
                 if !allow_downgrade {
                     return Err(invalid(
                         "version",
-                        format!("{}; nothing was started. Give --allow-downgrade to roll it out anyway", downgrade_text(d, &plan.version)),
+                        format!(
+                            "{}; nothing was started. Give --allow-downgrade to roll it out anyway",
+                            downgrade_text(d, &plan.version)
+                        ),
                     ));
                 }
             }
@@ -826,7 +908,8 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
                 "Abort rollout {id} ({} to {}, {} of {} devices updated) for good, {what},",
                 view.module_name, view.version, view.total.succeeded, view.total.size
             ))?;
-            let (view, n) = rollout::abort(&ctx.client, ctx.set_target.as_ref(), &db, &id, reset).await.map_err(fleet_err)?;
+            let (view, n) =
+                rollout::abort(&ctx.client, ctx.set_target.as_ref(), &db, &id, reset).await.map_err(fleet_err)?;
             if ctx.json {
                 return output::print_json(&view);
             }
@@ -901,9 +984,21 @@ fn print_view(v: &RolloutView) {
         ("rollout", v.id.clone()),
         ("module", format!("{} ({})", v.module_name, v.module_id)),
         ("version", v.version.clone()),
-        ("state", format!("{}{}", state_name(v.state), v.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default())),
+        (
+            "state",
+            format!("{}{}", state_name(v.state), v.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default()),
+        ),
         ("thresholds", format!("success {}%, error {}%", v.success_threshold, v.error_threshold)),
-        ("devices", format!("{} ({} updated, {} failed, {} updating)", v.total.size, v.total.succeeded, v.total.failed + v.total.refused, v.total.updating)),
+        (
+            "devices",
+            format!(
+                "{} ({} updated, {} failed, {} updating)",
+                v.total.size,
+                v.total.succeeded,
+                v.total.failed + v.total.refused,
+                v.total.updating
+            ),
+        ),
         ("created", v.created_at.clone()),
     ]);
     println!();
@@ -946,19 +1041,18 @@ fn progress_line(v: &RolloutView) -> String {
         ),
         _ => "no wave started".into(),
     };
-    format!(
-        "{wave}; all: {}/{} updated ({})",
-        v.total.succeeded,
-        v.total.size,
-        share(v.total.succeeded, v.total.size)
-    )
+    format!("{wave}; all: {}/{} updated ({})", v.total.succeeded, v.total.size, share(v.total.succeeded, v.total.size))
 }
 
 fn outcome_text(o: &StepOutcome, v: &RolloutView) -> String {
     match o {
         StepOutcome::Waiting => format!("{}; waiting for the devices", progress_line(v)),
         StepOutcome::WaveStarted { wave, set, refused } => {
-            format!("wave {} started: {set} targets set{}", wave + 1, if *refused > 0 { format!(", {refused} refused") } else { String::new() })
+            format!(
+                "wave {} started: {set} targets set{}",
+                wave + 1,
+                if *refused > 0 { format!(", {refused} refused") } else { String::new() }
+            )
         }
         StepOutcome::Paused { reason } => format!("paused: {reason}"),
         StepOutcome::Completed => format!("completed: {}", v.reason.clone().unwrap_or_default()),
@@ -973,7 +1067,11 @@ async fn watch(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str, interval: Durati
         match v.state {
             RolloutState::Completed => Ok(()),
             RolloutState::Running => unreachable!("watched until it stops running"),
-            other => anyhow::bail!("rollout {id} is {}: {}", state_name(other), v.reason.as_deref().unwrap_or("no reason given")),
+            other => anyhow::bail!(
+                "rollout {id} is {}: {}",
+                state_name(other),
+                v.reason.as_deref().unwrap_or("no reason given")
+            ),
         }
     };
     loop {
@@ -983,7 +1081,11 @@ async fn watch(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str, interval: Durati
                 output::print_json(&view)?;
             } else {
                 println!("{}", progress_line(&view));
-                println!("rollout {id} {}{}", state_name(view.state), view.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default());
+                println!(
+                    "rollout {id} {}{}",
+                    state_name(view.state),
+                    view.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default()
+                );
             }
             return stopped(&view);
         }

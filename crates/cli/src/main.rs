@@ -205,7 +205,9 @@ enum BetaCommand {
 #[derive(Subcommand)]
 enum BetaDevicesCommand {
     /// One page of devices (zero-based), or every page with --all.
-    #[command(after_help = "Example:\n  dcs beta devices list --page-size 50 --search sensor --sort-by name --descending")]
+    #[command(
+        after_help = "Example:\n  dcs beta devices list --page-size 50 --search sensor --sort-by name --descending"
+    )]
     List {
         /// Zero-based page number.
         #[arg(long)]
@@ -231,12 +233,16 @@ enum BetaDevicesCommand {
 #[derive(Subcommand)]
 enum AuthCommand {
     /// Fetch a token with the configured key; prints OK or the identity platform's refusal.
-    #[command(after_help = "Example:\n  DCS_CLIENT_SECRET=... dcs --base-url https://dcs.example --client-id my-key auth check")]
+    #[command(
+        after_help = "Example:\n  DCS_CLIENT_SECRET=... dcs --base-url https://dcs.example --client-id my-key auth check"
+    )]
     Check,
     /// Store a profile's API key secret in the OS keychain, read from standard input (never
     /// from the command line, never written to a file).
-    #[command(after_help = "Example:\n  dcs auth set-secret --profile prod        # then type or paste the secret\n  \
-        dcs --profile prod --base-url https://dcs.example --client-id my-key auth check")]
+    #[command(
+        after_help = "Example:\n  dcs auth set-secret --profile prod        # then type or paste the secret\n  \
+        dcs --profile prod --base-url https://dcs.example --client-id my-key auth check"
+    )]
     SetSecret,
     /// Remove a profile's secret from the OS keychain.
     #[command(after_help = "Example:\n  dcs auth forget --profile prod")]
@@ -272,7 +278,8 @@ impl TimeArgs {
 }
 
 pub fn parse_time(s: &str) -> Result<OffsetDateTime, String> {
-    OffsetDateTime::parse(s, &Rfc3339).map_err(|e| format!("must be an RFC 3339 timestamp such as 2024-05-01T00:00:00Z ({e})"))
+    OffsetDateTime::parse(s, &Rfc3339)
+        .map_err(|e| format!("must be an RFC 3339 timestamp such as 2024-05-01T00:00:00Z ({e})"))
 }
 
 /// An input error of the client's kind (exit code 2), raised by the CLI before any request.
@@ -401,7 +408,8 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         }
         Command::Auth { command: AuthCommand::SetSecret } => return set_secret(&service),
         Command::Auth { command: AuthCommand::Forget } => {
-            let profile = service.profile.as_deref().context("--profile (or DCS_PROFILE) names the profile to forget")?;
+            let profile =
+                service.profile.as_deref().context("--profile (or DCS_PROFILE) names the profile to forget")?;
             dcs_console::Keychain.delete_secret(profile)?;
             eprintln!("dcs: the secret of profile `{profile}` is no longer in the keychain");
             return Ok(());
@@ -426,7 +434,9 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             ctx.client.check_auth().await?;
             let c = ctx.client.config();
             if json {
-                output::print_json(&serde_json::json!({ "ok": true, "clientId": c.client_id, "authUrl": c.auth_url.as_str() }))
+                output::print_json(
+                    &serde_json::json!({ "ok": true, "clientId": c.client_id, "authUrl": c.auth_url.as_str() }),
+                )
             } else {
                 println!("OK: API key `{}` got a token from {}", c.client_id, c.auth_url);
                 Ok(())
@@ -451,7 +461,8 @@ fn name_the_customer(e: anyhow::Error, acting_for: Option<&str>) -> anyhow::Erro
                 let s = s.to_ascii_lowercase();
                 s.contains("security-context") || s.contains("x-client-id")
             };
-            problem.detail.as_deref().is_some_and(names_header) || problem.invalid_params.iter().any(|p| names_header(&p.name))
+            problem.detail.as_deref().is_some_and(names_header)
+                || problem.invalid_params.iter().any(|p| names_header(&p.name))
         }
         _ => matches!(e.downcast_ref::<session::SessionError>(), Some(session::SessionError::SwitchRefused(_))),
     };
@@ -474,7 +485,9 @@ fn quiet_on_closed_pipe() {
 
 async fn run_beta(ctx: &Ctx, command: BetaCommand) -> anyhow::Result<()> {
     match command {
-        BetaCommand::Devices { command: BetaDevicesCommand::List { page, page_size, search, sort_by, descending, all } } => {
+        BetaCommand::Devices {
+            command: BetaDevicesCommand::List { page, page_size, search, sort_by, descending, all },
+        } => {
             let query = BetaDeviceQuery {
                 current_page: page,
                 page_size,
@@ -505,7 +518,14 @@ async fn run_beta(ctx: &Ctx, command: BetaCommand) -> anyhow::Result<()> {
                 &["UUID", "NAME", "DEVICE SPECIFICATION", "BARCODE"],
                 devices
                     .iter()
-                    .map(|d| vec![d.uuid.to_string(), d.name.clone(), d.device_specification_uuid.to_string(), output::opt(&d.barcode)])
+                    .map(|d| {
+                        vec![
+                            d.uuid.to_string(),
+                            d.name.clone(),
+                            d.device_specification_uuid.to_string(),
+                            output::opt(&d.barcode),
+                        ]
+                    })
                     .collect(),
             );
             if let Some(f) = footer {
@@ -520,7 +540,10 @@ async fn run_beta(ctx: &Ctx, command: BetaCommand) -> anyhow::Result<()> {
             }
             // The answer's shape is not shown: a success grants the switch unless it says otherwise.
             let refused = dcs_api::model::beta::switch_refused(&switched);
-            println!("customer {customer}: {}", if refused { "not granted" } else { "granted; use --x-client-id with it" });
+            println!(
+                "customer {customer}: {}",
+                if refused { "not granted" } else { "granted; use --x-client-id with it" }
+            );
             Ok(())
         }
     }
@@ -582,7 +605,10 @@ async fn connect(args: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<Ct
             (embedded.profile.clone(), embedded.running.base_url(), secret, Some(embedded))
         }
         Some(SIMULATOR_PROFILE) => {
-            return Err(invalid("profile", "the built-in `simulator` profile runs in this process and takes no --base-url"))
+            return Err(invalid(
+                "profile",
+                "the built-in `simulator` profile runs in this process and takes no --base-url",
+            ))
         }
         _ => {
             let mut profile = match name.as_deref() {
@@ -631,7 +657,9 @@ async fn connect(args: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<Ct
         }
         None => {
             let scope = acting.describe();
-            session::connect(&profile, &base, secret, &acting).await.map_err(|e| name_the_customer(e.into(), Some(&scope)))?
+            session::connect(&profile, &base, secret, &acting)
+                .await
+                .map_err(|e| name_the_customer(e.into(), Some(&scope)))?
         }
     };
     let scope = match args.x_client_id {
@@ -744,7 +772,10 @@ async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
     // The simulator names a setting as in /_sim/info (`devicesPerClient`): here, its flag.
     opts.check().map_err(|e| {
         let (name, rule) = e.split_once(": ").unwrap_or(("", &e));
-        let flag: String = name.chars().flat_map(|c| if c.is_ascii_uppercase() { vec!['-', c.to_ascii_lowercase()] } else { vec![c] }).collect();
+        let flag: String = name
+            .chars()
+            .flat_map(|c| if c.is_ascii_uppercase() { vec!['-', c.to_ascii_lowercase()] } else { vec![c] })
+            .collect();
         dcs_api::Error::InvalidInput { field: format!("--{flag}"), rule: rule.to_owned() }
     })?;
     let sim = dcs_sim::Simulator::new(opts)?;
@@ -829,7 +860,10 @@ mod help_tests {
 
     /// The help `dcs ARGS... --help` prints.
     fn help(args: &[&str]) -> String {
-        let e = cli_command().try_get_matches_from(["dcs"].iter().chain(args).chain(&["--help"])).err().expect("--help ends parsing");
+        let e = cli_command()
+            .try_get_matches_from(["dcs"].iter().chain(args).chain(&["--help"]))
+            .err()
+            .expect("--help ends parsing");
         assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp);
         e.to_string()
     }
@@ -857,11 +891,16 @@ mod help_tests {
         for own in ["--module-id", "--device-specification-id", "--sort", "--limit"] {
             assert_eq!(heading_of(own), Some("Options"), "{own} in {listed:?}");
         }
-        for global in ["--profile", "--customer", "--base-url", "--auth-url", "--client-id", "--x-client-id", "--json", "--yes"] {
+        for global in
+            ["--profile", "--customer", "--base-url", "--auth-url", "--client-id", "--x-client-id", "--json", "--yes"]
+        {
             assert_eq!(heading_of(global), Some("Global options"), "{global} in {listed:?}");
         }
         let first_global = listed.iter().position(|(h, _)| h == "Global options").unwrap();
-        assert!(listed[first_global..].iter().all(|(h, _)| h == "Global options"), "own options come first: {listed:?}");
+        assert!(
+            listed[first_global..].iter().all(|(h, _)| h == "Global options"),
+            "own options come first: {listed:?}"
+        );
         // The same at the top and in the deepest commands.
         for path in [&[][..], &["fleet", "devices"], &["downlinks", "lora", "create"]] {
             let listed = options(&help(path));
@@ -873,7 +912,8 @@ mod help_tests {
     fn sim_and_completions_show_no_service_options() {
         for path in [&["sim"][..], &["sim", "demo-key"], &["completions"]] {
             let listed = options(&help(path));
-            for flag in ["--customer", "--client-id", "--base-url", "--auth-url", "--profile", "--x-client-id", "--yes"] {
+            for flag in ["--customer", "--client-id", "--base-url", "--auth-url", "--profile", "--x-client-id", "--yes"]
+            {
                 assert!(!listed.iter().any(|(_, f)| f == flag), "dcs {path:?} lists {flag}: {listed:?}");
             }
         }
@@ -896,7 +936,8 @@ mod help_tests {
         // Before the command name too, and with its subcommand.
         let e = refusal(&["--profile", "prod", "sim", "demo-key"]).expect("refused");
         assert!(e.contains("--profile") && e.contains("does not apply to `dcs sim`"), "{e}");
-        let e = refusal(&["sim", "demo-key", "--x-client-id", "0f4c2a1e-7d0b-4c55-9a8e-3b1d2c4e5f60"]).expect("refused");
+        let e =
+            refusal(&["sim", "demo-key", "--x-client-id", "0f4c2a1e-7d0b-4c55-9a8e-3b1d2c4e5f60"]).expect("refused");
         assert!(e.contains("--x-client-id"), "{e}");
         let e = refusal(&["sim", "--yes"]).expect("refused");
         assert!(e.contains("--yes"), "{e}");

@@ -128,7 +128,9 @@ fn category(e: &anyhow::Error) -> Option<ErrorCode> {
     }
     match (e.downcast_ref::<SessionError>(), e.downcast_ref::<ConfigError>()) {
         (Some(SessionError::SwitchRefused(_)), _) => Some(ErrorCode::Forbidden),
-        (_, Some(ConfigError::Invalid(_) | ConfigError::UnknownProfile(_) | ConfigError::Exists(_))) => Some(ErrorCode::InvalidInput),
+        (_, Some(ConfigError::Invalid(_) | ConfigError::UnknownProfile(_) | ConfigError::Exists(_))) => {
+            Some(ErrorCode::InvalidInput)
+        }
         _ => None,
     }
 }
@@ -201,7 +203,8 @@ fn cursor_url(client: &dcs_api::Client, path: &str, cursor: &str, limit: Option<
     let list = client.config().base_url.join(path.trim_start_matches('/'))?;
     let looks_like_link = cursor.contains("://") || cursor.starts_with('/') || cursor.contains('?');
     if looks_like_link {
-        return dcs_api::paging::resolve_link(&list, cursor).map_err(|_| crate::invalid("cursor", "must be a page link or cursor printed by an earlier page"));
+        return dcs_api::paging::resolve_link(&list, cursor)
+            .map_err(|_| crate::invalid("cursor", "must be a page link or cursor printed by an earlier page"));
     }
     if cursor.is_empty() {
         return Err(crate::invalid("cursor", "must not be empty"));
@@ -219,7 +222,12 @@ fn cursor_url(client: &dcs_api::Client, path: &str, cursor: &str, limit: Option<
 
 /// Fetches a list as `args` says. `path` is the list's path under the base URL (for bare
 /// cursors); `first` asks for its first page with the command's filters.
-pub async fn fetch_list<T, F>(client: &dcs_api::Client, args: &PageArgs, path: &str, first: F) -> anyhow::Result<Listing<T>>
+pub async fn fetch_list<T, F>(
+    client: &dcs_api::Client,
+    args: &PageArgs,
+    path: &str,
+    first: F,
+) -> anyhow::Result<Listing<T>>
 where
     T: serde::de::DeserializeOwned + 'static,
     F: std::future::Future<Output = dcs_api::error::Result<(dcs_api::model::Page<T>, Option<url::Url>)>>,

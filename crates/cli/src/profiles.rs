@@ -177,18 +177,41 @@ impl Fields {
     }
 }
 
-pub async fn run(command: ProfileCommand, leaf: Option<&ArgMatches>, service: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<()> {
+pub async fn run(
+    command: ProfileCommand,
+    leaf: Option<&ArgMatches>,
+    service: &ServiceArgs,
+    json: bool,
+    yes: bool,
+) -> anyhow::Result<()> {
     match command {
         ProfileCommand::Add { name, fields, no_secret } => add(name, fields.given_only(leaf), no_secret, json),
-        ProfileCommand::Edit { name, fields, add_customer, remove_customer, no_deprecated_sub_customer_mode, set_secret, no_set_target } => {
-            let edit = Edit { fields: fields.given_only(leaf), add_customer, remove_customer, no_deprecated_sub_customer_mode, set_secret, no_set_target };
+        ProfileCommand::Edit {
+            name,
+            fields,
+            add_customer,
+            remove_customer,
+            no_deprecated_sub_customer_mode,
+            set_secret,
+            no_set_target,
+        } => {
+            let edit = Edit {
+                fields: fields.given_only(leaf),
+                add_customer,
+                remove_customer,
+                no_deprecated_sub_customer_mode,
+                set_secret,
+                no_set_target,
+            };
             self::edit(&name, edit, json)
         }
         ProfileCommand::List => list(json).await,
         ProfileCommand::Show { name } => show(&name, json).await,
         ProfileCommand::Remove { name } => remove(&name, json, yes),
         ProfileCommand::Test { name } => test(name.or_else(|| service.profile.clone()), json).await,
-        ProfileCommand::TestSetTarget { name, device, module } => test_set_target(&name, &device, &module, service, json, yes).await,
+        ProfileCommand::TestSetTarget { name, device, module } => {
+            test_set_target(&name, &device, &module, service, json, yes).await
+        }
         ProfileCommand::Use { name } => use_profile(&name, json),
     }
 }
@@ -209,7 +232,10 @@ fn refuse(errors: Vec<FieldError>) -> anyhow::Result<()> {
 /// `LABEL=UUID` as a customer; the label may hold `=`, the UUID cannot.
 fn parse_customer(field: String, s: &str) -> Result<Customer, FieldError> {
     let Some((label, id)) = s.rsplit_once('=') else {
-        return Err(FieldError { field, rule: format!("`{s}` must be LABEL=UUID, e.g. 'Northwind Utilities=0f4c2a1e-7d0b-4c55-9a8e-3b1d2c4e5f60'") });
+        return Err(FieldError {
+            field,
+            rule: format!("`{s}` must be LABEL=UUID, e.g. 'Northwind Utilities=0f4c2a1e-7d0b-4c55-9a8e-3b1d2c4e5f60'"),
+        });
     };
     match Uuid::parse_str(id.trim()) {
         Ok(id) => Ok(Customer { id, label: label.trim().to_owned() }),
@@ -219,7 +245,11 @@ fn parse_customer(field: String, s: &str) -> Result<Customer, FieldError> {
 
 /// Parses `--customer`-style values, collecting refusals.
 fn parse_customers(flag: &str, values: &[String], errors: &mut Vec<FieldError>) -> Vec<Customer> {
-    values.iter().enumerate().filter_map(|(i, v)| parse_customer(format!("{flag}[{i}]"), v).map_err(|e| errors.push(e)).ok()).collect()
+    values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| parse_customer(format!("{flag}[{i}]"), v).map_err(|e| errors.push(e)).ok())
+        .collect()
 }
 
 /// Stores the secret for `name`, then runs `save`; a failed save leaves the keychain as it was.
@@ -245,7 +275,10 @@ fn add(name: String, f: Fields, no_secret: bool, json: bool) -> anyhow::Result<(
     let store = store()?;
     let mut config = store.load()?;
     if config.profile(&name).is_some() {
-        return Err(invalid("name", format!("a profile named `{name}` exists already (change it with `dcs profile edit {name}`)")));
+        return Err(invalid(
+            "name",
+            format!("a profile named `{name}` exists already (change it with `dcs profile edit {name}`)"),
+        ));
     }
     config.put(profile, false)?;
     if f.default {
@@ -302,7 +335,10 @@ fn edit(name: &str, e: Edit, json: bool) -> anyhow::Result<()> {
         let before = profile.customers.len();
         profile.customers.retain(|c| Some(c.id) != id && !c.label.eq_ignore_ascii_case(which.trim()));
         if profile.customers.len() == before {
-            errors.push(FieldError { field: format!("removeCustomer[{i}]"), rule: format!("profile `{name}` has no customer `{which}`") });
+            errors.push(FieldError {
+                field: format!("removeCustomer[{i}]"),
+                rule: format!("profile `{name}` has no customer `{which}`"),
+            });
         }
     }
     profile.customers.extend(parse_customers("addCustomer", &e.add_customer, &mut errors));
@@ -331,7 +367,10 @@ fn edit(name: &str, e: Edit, json: bool) -> anyhow::Result<()> {
     } else {
         save()?;
     }
-    eprintln!("dcs: profile `{name}` changed{}", if e.set_secret { "; its new secret is in the OS keychain" } else { "" });
+    eprintln!(
+        "dcs: profile `{name}` changed{}",
+        if e.set_secret { "; its new secret is in the OS keychain" } else { "" }
+    );
     finish(name, json)
 }
 
@@ -400,7 +439,8 @@ async fn list(json: bool) -> anyhow::Result<()> {
     let config = load_config()?;
     let sim = simulator_profile().await?;
     let default = config.default_profile.as_deref().unwrap_or(SIMULATOR_PROFILE);
-    let views: Vec<View> = std::iter::once(&sim).chain(&config.profiles).map(|p| View::of(p, p.name == default)).collect();
+    let views: Vec<View> =
+        std::iter::once(&sim).chain(&config.profiles).map(|p| View::of(p, p.name == default)).collect();
     if json {
         return output::print_json(&views);
     }
@@ -470,7 +510,10 @@ async fn show(name: &str, json: bool) -> anyhow::Result<()> {
     ]);
     if !v.customers.is_empty() {
         println!();
-        output::table(&["LABEL", "CUSTOMER UUID"], v.customers.iter().map(|c| vec![c.label.clone(), c.id.to_string()]).collect());
+        output::table(
+            &["LABEL", "CUSTOMER UUID"],
+            v.customers.iter().map(|c| vec![c.label.clone(), c.id.to_string()]).collect(),
+        );
     }
     Ok(())
 }
@@ -484,12 +527,16 @@ fn remove(name: &str, json: bool, yes: bool) -> anyhow::Result<()> {
     if config.profile(name).is_none() {
         return Err(unknown_profile("name", name, &config));
     }
-    prompt::confirm(&format!("Remove profile `{name}` from {} and its API key secret from the OS keychain", store.path().display()), yes)?;
+    prompt::confirm(
+        &format!("Remove profile `{name}` from {} and its API key secret from the OS keychain", store.path().display()),
+        yes,
+    )?;
     // The secret first: a failure leaves the profile, never a secret no profile refers to.
     Keychain.delete_secret(name)?;
     config.remove(name)?;
     store.save(&config).map_err(|e| {
-        anyhow::Error::from(e).context(format!("the secret of profile `{name}` left the keychain, but the profile could not be removed"))
+        anyhow::Error::from(e)
+            .context(format!("the secret of profile `{name}` left the keychain, but the profile could not be removed"))
     })?;
     if json {
         return output::print_json(&serde_json::json!({ "removed": name }));
@@ -513,7 +560,9 @@ async fn test(name: Option<String>, json: bool) -> anyhow::Result<()> {
         let check = session::test_connection(p, &base, crate::secret_of(&name)?).await;
         (p.auth_url.clone().unwrap_or(base), p.client_id.clone(), check)
     };
-    let check = check.map_err(|e| anyhow::Error::from(e).context(format!("profile `{name}` (API key `{client_id}` at {auth_url})")))?;
+    let check = check.map_err(|e| {
+        anyhow::Error::from(e).context(format!("profile `{name}` (API key `{client_id}` at {auth_url})"))
+    })?;
     if json {
         let mut v = serde_json::to_value(&check)?;
         v["ok"] = true.into();
@@ -526,7 +575,10 @@ async fn test(name: Option<String>, json: bool) -> anyhow::Result<()> {
     output::fields(&[
         ("token type", check.token_type.clone()),
         ("lifetime", format!("{} s", check.expires_in)),
-        ("scopes", check.scopes.as_ref().map(|s| s.join(" ")).unwrap_or_else(|| "(not readable from the token)".to_owned())),
+        (
+            "scopes",
+            check.scopes.as_ref().map(|s| s.join(" ")).unwrap_or_else(|| "(not readable from the token)".to_owned()),
+        ),
         ("subject", check.subject.clone().unwrap_or_else(|| "(not readable from the token)".to_owned())),
     ]);
     Ok(())
@@ -534,9 +586,18 @@ async fn test(name: Option<String>, json: bool) -> anyhow::Result<()> {
 
 /// `dcs profile test-set-target`: the profile's operation on one device, with the version it
 /// runs now as its target, so nothing changes.
-async fn test_set_target(name: &str, device: &str, module: &str, service: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<()> {
-    let device = Uuid::parse_str(device.trim()).map_err(|_| invalid("device", format!("`{device}` must be the device's UUID (as firmware states name it)")))?;
-    let module = Uuid::parse_str(module.trim()).map_err(|_| invalid("module", format!("`{module}` must be the firmware module's UUID")))?;
+async fn test_set_target(
+    name: &str,
+    device: &str,
+    module: &str,
+    service: &ServiceArgs,
+    json: bool,
+    yes: bool,
+) -> anyhow::Result<()> {
+    let device = Uuid::parse_str(device.trim())
+        .map_err(|_| invalid("device", format!("`{device}` must be the device's UUID (as firmware states name it)")))?;
+    let module = Uuid::parse_str(module.trim())
+        .map_err(|_| invalid("module", format!("`{module}` must be the firmware module's UUID")))?;
     let config = load_config()?;
     let embedded;
     let (profile, base, secret) = if name == SIMULATOR_PROFILE {

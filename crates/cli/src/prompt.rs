@@ -9,7 +9,10 @@ pub fn confirm(question: &str, yes: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     if !std::io::stdin().is_terminal() {
-        anyhow::bail!("refusing to {} without --yes: stdin is not a terminal to ask for confirmation", lower_first(question));
+        anyhow::bail!(
+            "refusing to {} without --yes: stdin is not a terminal to ask for confirmation",
+            lower_first(question)
+        );
     }
     eprint!("{question}? [y/N] ");
     std::io::stderr().flush()?;

@@ -55,7 +55,19 @@ fn lists_modules_of_an_in_process_simulator_with_no_configuration() {
 fn lists_modules_of_a_standalone_simulator_over_http() {
     let sim = spawn_sim(5);
     let out = dcs()
-        .args(["--base-url", &sim.url, "--client-id", "sim-reseller", "firmware", "modules", "list", "--json", "--all", "--limit", "2"])
+        .args([
+            "--base-url",
+            &sim.url,
+            "--client-id",
+            "sim-reseller",
+            "firmware",
+            "modules",
+            "list",
+            "--json",
+            "--all",
+            "--limit",
+            "2",
+        ])
         .env("DCS_CLIENT_SECRET", demo_secret(5))
         .output()
         .unwrap();
@@ -118,7 +130,11 @@ fn a_profiles_secret_lives_in_the_keychain_and_is_used_from_there() {
         .output()
         .unwrap();
     assert!(!gone.status.success());
-    assert!(String::from_utf8_lossy(&gone.stderr).contains("dcs auth set-secret"), "{}", String::from_utf8_lossy(&gone.stderr));
+    assert!(
+        String::from_utf8_lossy(&gone.stderr).contains("dcs auth set-secret"),
+        "{}",
+        String::from_utf8_lossy(&gone.stderr)
+    );
 }
 
 /// `dcs sim` refuses settings the simulator cannot run with before it listens: an error naming
@@ -132,13 +148,8 @@ fn sim_refuses_settings_it_cannot_run_with_naming_the_flag() {
         (["--token-lifetime", "18446744073709551615"], "--token-lifetime: "),
         (["--devices-per-client", "0"], "--devices-per-client: "),
     ] {
-        let mut child = dcs()
-            .args(["sim", "--port", "0"])
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child =
+            dcs().args(["sim", "--port", "0"]).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
         let started = std::time::Instant::now();
         let status = loop {
             if let Some(status) = child.try_wait().unwrap() {
@@ -162,8 +173,12 @@ fn sim_refuses_settings_it_cannot_run_with_naming_the_flag() {
 #[test]
 fn sim_warns_when_it_listens_beyond_this_computer() {
     for (host, warned) in [("0.0.0.0", true), ("127.0.0.1", false)] {
-        let mut child =
-            dcs().args(["sim", "--port", "0", "--host", host]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child = dcs()
+            .args(["sim", "--port", "0", "--host", host])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         // The banner's first line says it listens; the warning, if any, came before it.
         let mut line = String::new();
         std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
@@ -183,12 +198,18 @@ fn sim_warns_when_it_listens_beyond_this_computer() {
 /// for other commands, they must not stop `dcs sim`, which refuses them only on its command line.
 #[test]
 fn sim_ignores_service_options_from_the_environment_and_refuses_them_given() {
-    let out = dcs().args(["sim", "--help"]).env("DCS_PROFILE", "x").env("DCS_BASE_URL", "http://127.0.0.1:9").output().unwrap();
+    let out = dcs()
+        .args(["sim", "--help"])
+        .env("DCS_PROFILE", "x")
+        .env("DCS_BASE_URL", "http://127.0.0.1:9")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let help = String::from_utf8(out.stdout).unwrap();
     assert!(help.contains("--port") && !help.contains("--profile") && !help.contains("--customer"), "{help}");
 
-    let out = dcs().args(["sim", "demo-key", "--json"]).env("DCS_PROFILE", "x").env("DCS_CLIENT_ID", "y").output().unwrap();
+    let out =
+        dcs().args(["sim", "demo-key", "--json"]).env("DCS_PROFILE", "x").env("DCS_CLIENT_ID", "y").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(serde_json::from_slice::<Value>(&out.stdout).unwrap()["clientId"].is_string());
 

@@ -40,7 +40,14 @@ impl Env {
 
     fn start_in(seed: u64, data: Option<tempfile::TempDir>) -> Env {
         let file = data.as_ref().map(|d| d.path().join("sim.sqlite").to_string_lossy().into_owned());
-        let mut args = vec!["--seed".to_owned(), seed.to_string(), "--devices-per-client".to_owned(), DEVICES.to_string(), "--speed".to_owned(), "1".to_owned()];
+        let mut args = vec![
+            "--seed".to_owned(),
+            seed.to_string(),
+            "--devices-per-client".to_owned(),
+            DEVICES.to_string(),
+            "--speed".to_owned(),
+            "1".to_owned(),
+        ];
         args.extend(file.into_iter().flat_map(|f| ["--data".to_owned(), f]));
         let sim = Sim::start(&run_config(), &args.iter().map(String::as_str).collect::<Vec<_>>());
         let local = Simulator::new(SimOptions { seed, devices_per_client: DEVICES, ..Default::default() }).unwrap();
@@ -52,12 +59,17 @@ impl Env {
     fn held(&self, kind: BindingKind, id: &str) -> BindingRow {
         let dir = self.data.as_ref().expect("started with Env::start_with_data");
         let store = Store::open(&dir.path().join("sim.sqlite")).unwrap();
-        store.binding(self.local.demo_key().client_id, kind, id.parse().unwrap()).unwrap().unwrap_or_else(|| panic!("no binding {id}"))
+        store
+            .binding(self.local.demo_key().client_id, kind, id.parse().unwrap())
+            .unwrap()
+            .unwrap_or_else(|| panic!("no binding {id}"))
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
         let mut c = dcs();
-        c.args(["--base-url", &self.sim.url, "--client-id", "sim-reseller"]).args(args).env("DCS_CLIENT_SECRET", &self.secret);
+        c.args(["--base-url", &self.sim.url, "--client-id", "sim-reseller"])
+            .args(args)
+            .env("DCS_CLIENT_SECRET", &self.secret);
         c
     }
 
@@ -65,7 +77,8 @@ impl Env {
     fn json(&self, args: &[&str]) -> Value {
         let out = self.cmd(args).arg("--json").output().unwrap();
         assert!(out.status.success(), "dcs {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("dcs {args:?}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("dcs {args:?}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
     }
 
     fn run(&self, args: &[&str]) -> Output {
@@ -74,7 +87,14 @@ impl Env {
 
     /// Runs with `input` on standard input and expects success; returns stdout as JSON.
     fn json_with_stdin(&self, args: &[&str], input: &str) -> Value {
-        let child = self.cmd(args).arg("--json").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let child = self
+            .cmd(args)
+            .arg("--json")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         let out = feed(child, input);
         assert!(out.status.success(), "dcs {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice(&out.stdout).unwrap()
@@ -86,7 +106,10 @@ impl Env {
     }
 
     fn device(&self, connection: &str) -> DeviceRow {
-        self.devices().into_iter().find(|d| d.connection == connection).unwrap_or_else(|| panic!("no {connection} device"))
+        self.devices()
+            .into_iter()
+            .find(|d| d.connection == connection)
+            .unwrap_or_else(|| panic!("no {connection} device"))
     }
 }
 
@@ -109,11 +132,17 @@ fn new_package(env: &Env, version: &str) -> (Value, Value) {
     let modules = env.json(&["firmware", "modules", "list"]);
     let m = modules[0].clone();
     let p = env.json(&[
-        "firmware", "packages", "create",
-        "--device-specification-id", s(&m["deviceSpecificationId"]),
-        "--module-id", s(&m["id"]),
-        "--firmware-version", version,
-        "--description", "made by the CLI test",
+        "firmware",
+        "packages",
+        "create",
+        "--device-specification-id",
+        s(&m["deviceSpecificationId"]),
+        "--module-id",
+        s(&m["id"]),
+        "--firmware-version",
+        version,
+        "--description",
+        "made by the CLI test",
     ]);
     (m, p)
 }
@@ -150,7 +179,17 @@ fn packages_are_created_updated_and_deleted() {
     assert_eq!(gone.status.code(), Some(5), "not found exits with 5");
 
     // Bad input: refused before any request, naming the field.
-    let bad = env.run(&["firmware", "packages", "create", "--device-specification-id", s(&m["deviceSpecificationId"]), "--module-id", s(&m["id"]), "--firmware-version", ""]);
+    let bad = env.run(&[
+        "firmware",
+        "packages",
+        "create",
+        "--device-specification-id",
+        s(&m["deviceSpecificationId"]),
+        "--module-id",
+        s(&m["id"]),
+        "--firmware-version",
+        "",
+    ]);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
     assert!(stderr(&bad).contains("firmwareVersion"), "{}", stderr(&bad));
 }
@@ -185,7 +224,8 @@ fn a_firmware_file_goes_up_and_comes_down_with_the_same_sha256() {
     std::fs::write(&notes, "# 7.7.7\n").unwrap();
     let up = env.run(&["firmware", "files", "upload", &id, notes.to_str().unwrap(), "--release-notes"]);
     assert!(up.status.success(), "{}", stderr(&up));
-    let got = env.json(&["firmware", "files", "download", &id, dir.path().join("n.md").to_str().unwrap(), "--release-notes"]);
+    let got =
+        env.json(&["firmware", "files", "download", &id, dir.path().join("n.md").to_str().unwrap(), "--release-notes"]);
     assert_eq!(got["sha256"], hex(&Sha256::digest(b"# 7.7.7\n")));
     let del = env.run(&["firmware", "release-notes", "delete", &id, "--yes"]);
     assert!(del.status.success(), "{}", stderr(&del));
@@ -212,7 +252,8 @@ fn hex(b: &[u8]) -> String {
 fn states_are_listed_with_filters_and_a_target_is_set() {
     let env = Env::start(13);
     let packages = env.json(&["firmware", "packages", "list"]);
-    let p = packages.as_array().unwrap().iter().find(|p| p["firmwareFileName"].is_string()).expect("a package with a file");
+    let p =
+        packages.as_array().unwrap().iter().find(|p| p["firmwareFileName"].is_string()).expect("a package with a file");
     let module = s(&p["moduleId"]);
 
     let page = env.json(&["firmware", "states", "list", "--module-id", module, "--limit", "3"]);
@@ -230,7 +271,11 @@ fn states_are_listed_with_filters_and_a_target_is_set() {
     // Without a profile there is no set-target operation: refused, saying how to add one.
     let none = env.run(&["firmware", "states", "set-target", &device, module, s(&p["firmwareVersion"]), "--yes"]);
     assert_eq!(none.status.code(), Some(2));
-    assert!(stderr(&none).contains("no set-target operation") && stderr(&none).contains("--set-target-path"), "{}", stderr(&none));
+    assert!(
+        stderr(&none).contains("no set-target operation") && stderr(&none).contains("--set-target-path"),
+        "{}",
+        stderr(&none)
+    );
     // A profile with the simulator's operation sets and resets the target.
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.toml");
@@ -241,7 +286,12 @@ fn states_are_listed_with_filters_and_a_target_is_set() {
         .unwrap();
     assert!(added.status.success(), "{}", stderr(&added));
     let with_profile = |args: &[&str]| {
-        common::bare(&config).args(["--profile", "sim"]).args(args).env("DCS_CLIENT_SECRET", &env.secret).output().unwrap()
+        common::bare(&config)
+            .args(["--profile", "sim"])
+            .args(args)
+            .env("DCS_CLIENT_SECRET", &env.secret)
+            .output()
+            .unwrap()
     };
     let as_json = |args: &[&str]| -> Value {
         let out = with_profile(&[args, &["--json"]].concat());
@@ -266,8 +316,22 @@ fn actuator_downlinks_are_created_read_and_cancelled() {
     let lora = natural_id(&env.device("lora"));
     let reference = format!("cli-{}", Uuid::new_v4());
     let made = env.json(&[
-        "downlinks", "create", "--method-type", "payloadHex", "--device-id", &lora, "--payload-hex", "0a0b", "--port", "5",
-        "--retry-limit", "2", "--feedback-timeout", "PT1H", "--external-reference", &reference,
+        "downlinks",
+        "create",
+        "--method-type",
+        "payloadHex",
+        "--device-id",
+        &lora,
+        "--payload-hex",
+        "0a0b",
+        "--port",
+        "5",
+        "--retry-limit",
+        "2",
+        "--feedback-timeout",
+        "PT1H",
+        "--external-reference",
+        &reference,
     ]);
     // A-30; A-30 (alt): a new downlink is first ACCEPTED.
     assert_eq!(made["status"], if common::alt() { "ACCEPTED" } else { "PENDING" });
@@ -281,7 +345,19 @@ fn actuator_downlinks_are_created_read_and_cancelled() {
     let table = env.run(&["downlinks", "get", &id]);
     assert!(String::from_utf8_lossy(&table.stdout).contains(&reference));
 
-    let dry = env.json(&["downlinks", "create", "--method-type", "setProperty", "--device-id", &lora, "--property", "interval", "--value", "60", "--dry-run"]);
+    let dry = env.json(&[
+        "downlinks",
+        "create",
+        "--method-type",
+        "setProperty",
+        "--device-id",
+        &lora,
+        "--property",
+        "interval",
+        "--value",
+        "60",
+        "--dry-run",
+    ]);
     assert_eq!(dry["dryRun"], true);
 
     let cancel = env.run(&["downlinks", "cancel", &id]);
@@ -290,7 +366,8 @@ fn actuator_downlinks_are_created_read_and_cancelled() {
     assert!(!forced.status.success(), "a forced cancel asks first");
     assert!(stderr(&forced).contains("without --yes"));
 
-    let missing = env.run(&["downlinks", "create", "--method-type", "setProperty", "--device-id", &lora, "--value", "1"]);
+    let missing =
+        env.run(&["downlinks", "create", "--method-type", "setProperty", "--device-id", &lora, "--value", "1"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("method.property"), "{}", stderr(&missing));
 }
@@ -298,7 +375,21 @@ fn actuator_downlinks_are_created_read_and_cancelled() {
 #[test]
 fn a_bad_feedback_timeout_is_refused_before_sending() {
     let out = dcs()
-        .args(["downlinks", "create", "--method-type", "setProperty", "--device-id", "imei:350000000000001", "--property", "x", "--value", "1", "--feedback-timeout", "PT5M", "--json"])
+        .args([
+            "downlinks",
+            "create",
+            "--method-type",
+            "setProperty",
+            "--device-id",
+            "imei:350000000000001",
+            "--property",
+            "x",
+            "--value",
+            "1",
+            "--feedback-timeout",
+            "PT5M",
+            "--json",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -306,7 +397,20 @@ fn a_bad_feedback_timeout_is_refused_before_sending() {
     assert_eq!(err["error"]["code"], "invalid_input");
     assert!(s(&err["error"]["message"]).starts_with("feedbackTimeout:"), "{err}");
 
-    let out = dcs().args(["downlinks", "lora", "create", "--device-id", "deveui:70b3d57ed0000001", "--feedback-timeout", "1h", "--payload-hex", "0a"]).output().unwrap();
+    let out = dcs()
+        .args([
+            "downlinks",
+            "lora",
+            "create",
+            "--device-id",
+            "deveui:70b3d57ed0000001",
+            "--feedback-timeout",
+            "1h",
+            "--payload-hex",
+            "0a",
+        ])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("feedbackTimeout"), "{}", stderr(&out));
 }
@@ -315,7 +419,21 @@ fn a_bad_feedback_timeout_is_refused_before_sending() {
 fn connection_downlinks_are_created_listed_and_cancelled() {
     let env = Env::start(15);
     let lora = natural_id(&env.device("lora"));
-    let made = env.json(&["downlinks", "lora", "create", "--device-id", &lora, "--feedback-timeout", "PT1H", "--payload-hex", "0a0b", "--f-port", "2", "--retry-limit", "1"]);
+    let made = env.json(&[
+        "downlinks",
+        "lora",
+        "create",
+        "--device-id",
+        &lora,
+        "--feedback-timeout",
+        "PT1H",
+        "--payload-hex",
+        "0a0b",
+        "--f-port",
+        "2",
+        "--retry-limit",
+        "1",
+    ]);
     let id = s(&made["id"]).to_owned();
     assert_eq!(made["fPort"], 2);
     let got = env.json(&["downlinks", "lora", "get", &id]);
@@ -326,7 +444,21 @@ fn connection_downlinks_are_created_listed_and_cancelled() {
     assert!(cancel.status.success(), "{}", stderr(&cancel));
 
     let mqtt = natural_id(&env.device("mqtt"));
-    let m = env.json(&["downlinks", "mqtt", "create", "--device-id", &mqtt, "--feedback-timeout", "PT1H", "--topic", "cmd/led", "--payload", "on", "--qos", "1"]);
+    let m = env.json(&[
+        "downlinks",
+        "mqtt",
+        "create",
+        "--device-id",
+        &mqtt,
+        "--feedback-timeout",
+        "PT1H",
+        "--topic",
+        "cmd/led",
+        "--payload",
+        "on",
+        "--qos",
+        "1",
+    ]);
     assert_eq!(m["topic"], "cmd/led");
 }
 
@@ -335,9 +467,16 @@ fn mqtt_bindings_are_created_listed_and_deleted() {
     let env = Env::start_with_data(16);
     let bound = env.json(&["bindings", "mqtt", "list"]);
     let bound: Vec<String> = bound.as_array().unwrap().iter().map(|b| s(&b["deviceId"]).to_owned()).collect();
-    let dev = env.devices().into_iter().find(|d| d.connection == "mqtt" && !bound.contains(&d.id.to_string())).expect("an unbound MQTT device");
+    let dev = env
+        .devices()
+        .into_iter()
+        .find(|d| d.connection == "mqtt" && !bound.contains(&d.id.to_string()))
+        .expect("an unbound MQTT device");
     // The password comes from standard input, never from the command line.
-    let made = env.json_with_stdin(&["bindings", "mqtt", "create", "--device-id", &natural_id(&dev), "--password-stdin"], "Abcdefghijklmnopqrstuv1!\n");
+    let made = env.json_with_stdin(
+        &["bindings", "mqtt", "create", "--device-id", &natural_id(&dev), "--password-stdin"],
+        "Abcdefghijklmnopqrstuv1!\n",
+    );
     let id = s(&made["id"]).to_owned();
     // The service holds the password sent. The reference variant answers it; the alt
     // variant never sends a secret back (A-61 (alt)), and dcs does not print one it did not make.
@@ -355,14 +494,21 @@ fn mqtt_bindings_are_created_listed_and_deleted() {
     assert_eq!(listed[0]["id"], made["id"]);
     // A listing prints no secret unless asked to.
     let raw = env.run(&["bindings", "mqtt", "list", "--json"]);
-    assert!(raw.status.success() && !String::from_utf8_lossy(&raw.stdout).contains("Abcdefghijklmnopqrstuv1!"), "a listing printed the password");
+    assert!(
+        raw.status.success() && !String::from_utf8_lossy(&raw.stdout).contains("Abcdefghijklmnopqrstuv1!"),
+        "a listing printed the password"
+    );
     if !alt() {
         assert_eq!(listed[0]["password"], "***");
         let revealed = env.json(&["bindings", "mqtt", "list", "--username", s(&made["username"]), "--reveal-secrets"]);
         assert_eq!(revealed[0]["password"], "Abcdefghijklmnopqrstuv1!");
     }
     // ... or from the environment.
-    let updated = env.cmd(&["bindings", "mqtt", "update", &id, "--device-id", &natural_id(&dev), "--json"]).env("DCS_MQTT_PASSWORD", "Zyxwvutsrqponmlkjihgfe9#").output().unwrap();
+    let updated = env
+        .cmd(&["bindings", "mqtt", "update", &id, "--device-id", &natural_id(&dev), "--json"])
+        .env("DCS_MQTT_PASSWORD", "Zyxwvutsrqponmlkjihgfe9#")
+        .output()
+        .unwrap();
     assert!(updated.status.success(), "{}", stderr(&updated));
     assert_eq!(password(&env.json(&["bindings", "mqtt", "get", &id])["password"]), "Zyxwvutsrqponmlkjihgfe9#");
 
@@ -374,13 +520,21 @@ fn mqtt_bindings_are_created_listed_and_deleted() {
         let before = env.held(BindingKind::Mqtt, &id);
         assert_eq!(kept.status.code(), Some(2), "{}", stderr(&kept));
         let err = stderr(&kept);
-        for part in ["password: the service did not send the stored password back", "--password-stdin", "DCS_MQTT_PASSWORD", "--generate-password"] {
+        for part in [
+            "password: the service did not send the stored password back",
+            "--password-stdin",
+            "DCS_MQTT_PASSWORD",
+            "--generate-password",
+        ] {
             assert!(err.contains(part), "{part} not in {err}");
         }
         let after = env.held(BindingKind::Mqtt, &id);
         assert_eq!((after.password, after.modified_at), (before.password, before.modified_at), "nothing was sent");
         // Given again, it is sent.
-        let given = env.json_with_stdin(&["bindings", "mqtt", "update", &id, "--device-id", &dev.id.to_string(), "--password-stdin"], "Qwertyuiopasdfghjklzxcv2%\n");
+        let given = env.json_with_stdin(
+            &["bindings", "mqtt", "update", &id, "--device-id", &dev.id.to_string(), "--password-stdin"],
+            "Qwertyuiopasdfghjklzxcv2%\n",
+        );
         assert_eq!(password(&given["password"]), "Qwertyuiopasdfghjklzxcv2%");
     } else {
         assert!(kept.status.success(), "{}", stderr(&kept));
@@ -389,7 +543,8 @@ fn mqtt_bindings_are_created_listed_and_deleted() {
     }
 
     // A generated one is printed once and is what the service holds.
-    let generated = env.run(&["bindings", "mqtt", "update", &id, "--device-id", &dev.id.to_string(), "--generate-password"]);
+    let generated =
+        env.run(&["bindings", "mqtt", "update", &id, "--device-id", &dev.id.to_string(), "--generate-password"]);
     assert!(generated.status.success(), "{}", stderr(&generated));
     let text = String::from_utf8_lossy(&generated.stdout).to_string();
     let line = text.lines().find(|l| l.starts_with("generated password")).unwrap_or_else(|| panic!("{text}"));
@@ -403,7 +558,8 @@ fn mqtt_bindings_are_created_listed_and_deleted() {
     assert!(deleted.status.success(), "{}", stderr(&deleted));
     assert_eq!(env.run(&["bindings", "mqtt", "get", &id]).status.code(), Some(5));
 
-    let bad = env.cmd(&["bindings", "mqtt", "create", "--device-id", &natural_id(&dev), "--password-stdin"])
+    let bad = env
+        .cmd(&["bindings", "mqtt", "create", "--device-id", &natural_id(&dev), "--password-stdin"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -415,9 +571,21 @@ fn mqtt_bindings_are_created_listed_and_deleted() {
     // Without a source a create says where the password may come from, and sends nothing.
     let none = env.run(&["bindings", "mqtt", "create", "--device-id", &natural_id(&dev)]);
     assert_eq!(none.status.code(), Some(2));
-    assert!(stderr(&none).contains("--password-stdin") && stderr(&none).contains("DCS_MQTT_PASSWORD"), "{}", stderr(&none));
+    assert!(
+        stderr(&none).contains("--password-stdin") && stderr(&none).contains("DCS_MQTT_PASSWORD"),
+        "{}",
+        stderr(&none)
+    );
     // The old flag that put the secret on the command line is gone.
-    let flag = env.run(&["bindings", "mqtt", "create", "--device-id", &natural_id(&dev), "--password", "Abcdefghijklmnopqrstuv1!"]);
+    let flag = env.run(&[
+        "bindings",
+        "mqtt",
+        "create",
+        "--device-id",
+        &natural_id(&dev),
+        "--password",
+        "Abcdefghijklmnopqrstuv1!",
+    ]);
     assert_eq!(flag.status.code(), Some(2));
 }
 
@@ -427,16 +595,37 @@ fn lora_and_http_secrets_come_from_stdin_or_the_environment_and_updates_keep_the
     let free = |kind: &str| {
         let bound = env.json(&["bindings", kind, "list"]);
         let bound: Vec<String> = bound.as_array().unwrap().iter().map(|b| s(&b["deviceId"]).to_owned()).collect();
-        env.devices().into_iter().find(|d| d.connection == kind && !bound.contains(&d.id.to_string())).expect("an unbound device")
+        env.devices()
+            .into_iter()
+            .find(|d| d.connection == kind && !bound.contains(&d.id.to_string()))
+            .expect("an unbound device")
     };
     let lora = free("lora");
     let key = "00112233445566778899aabbccddeeff";
     let made = env.json_with_stdin(
-        &["bindings", "lora", "create", "--device-id", &natural_id(&lora), "--application-server-id", "00e2e00000000019", "--app-key-stdin"],
+        &[
+            "bindings",
+            "lora",
+            "create",
+            "--device-id",
+            &natural_id(&lora),
+            "--application-server-id",
+            "00e2e00000000019",
+            "--app-key-stdin",
+        ],
         &format!("{key}\n"),
     );
     let id = s(&made["id"]).to_owned();
-    let move_args = ["bindings", "lora", "update", &id, "--device-id", &natural_id(&lora), "--application-server-id", "00e2e0000000001a"];
+    let move_args = [
+        "bindings",
+        "lora",
+        "update",
+        &id,
+        "--device-id",
+        &natural_id(&lora),
+        "--application-server-id",
+        "00e2e0000000001a",
+    ];
     let moved = env.run(&move_args);
     if alt() {
         // The service never sends the key back (A-61 (alt)), so there is none to keep: refused,
@@ -447,7 +636,10 @@ fn lora_and_http_secrets_come_from_stdin_or_the_environment_and_updates_keep_the
             assert!(err.contains(part), "{part} not in {err}");
         }
         let held = env.held(BindingKind::Lora, &id);
-        assert_eq!((held.application_server_id.as_deref(), held.app_key.as_deref()), (Some("00e2e00000000019"), Some(key)));
+        assert_eq!(
+            (held.application_server_id.as_deref(), held.app_key.as_deref()),
+            (Some("00e2e00000000019"), Some(key))
+        );
         // Given again, the update is made and the key is the one sent.
         let moved = env.json_with_stdin(&[&move_args[..], &["--app-key-stdin"]].concat(), &format!("{key}\n"));
         assert_eq!(moved["applicationServerId"], "00e2e0000000001a");
@@ -460,22 +652,53 @@ fn lora_and_http_secrets_come_from_stdin_or_the_environment_and_updates_keep_the
         let got = env.json(&["bindings", "lora", "get", &id]);
         assert_eq!((s(&got["applicationServerId"]), s(&got["appKey"])), ("00e2e0000000001a", key));
     }
-    let bad = env.cmd(&["bindings", "lora", "update", &id, "--device-id", &natural_id(&lora), "--application-server-id", "00e2e0000000001a"]).env("DCS_APP_KEY", "xyz").output().unwrap();
+    let bad = env
+        .cmd(&[
+            "bindings",
+            "lora",
+            "update",
+            &id,
+            "--device-id",
+            &natural_id(&lora),
+            "--application-server-id",
+            "00e2e0000000001a",
+        ])
+        .env("DCS_APP_KEY", "xyz")
+        .output()
+        .unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("appKey"), "{}", stderr(&bad));
 
     let http = free("http");
-    let made = env.json(&["bindings", "http", "create", "--device-id", &natural_id(&http), "--type", "http-senml", "--generate-secret"]);
+    let made = env.json(&[
+        "bindings",
+        "http",
+        "create",
+        "--device-id",
+        &natural_id(&http),
+        "--type",
+        "http-senml",
+        "--generate-secret",
+    ]);
     let secret = s(&made["sharedSecret"]).to_owned();
     assert_eq!(dcs_api::model::validate::shared_secret(&secret), Ok(()));
     let id = s(&made["id"]).to_owned();
     let retype = ["bindings", "http", "update", &id, "--device-id", &natural_id(&http), "--type", "http-streamline"];
     if alt() {
-        assert_eq!(env.held(BindingKind::Http, &id).shared_secret.as_deref(), Some(secret.as_str()), "the generated secret is the one sent");
+        assert_eq!(
+            env.held(BindingKind::Http, &id).shared_secret.as_deref(),
+            Some(secret.as_str()),
+            "the generated secret is the one sent"
+        );
         let refused = env.run(&retype);
         assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
         let err = stderr(&refused);
-        for part in ["sharedSecret: the service did not send the stored shared secret back", "--shared-secret-stdin", "DCS_SHARED_SECRET", "--generate-secret"] {
+        for part in [
+            "sharedSecret: the service did not send the stored shared secret back",
+            "--shared-secret-stdin",
+            "DCS_SHARED_SECRET",
+            "--generate-secret",
+        ] {
             assert!(err.contains(part), "{part} not in {err}");
         }
         assert_eq!(env.held(BindingKind::Http, &id).http_type.as_deref(), Some("http-senml"), "nothing was sent");
@@ -484,7 +707,10 @@ fn lora_and_http_secrets_come_from_stdin_or_the_environment_and_updates_keep_the
         let retyped: Value = serde_json::from_slice(&retyped.stdout).unwrap();
         assert_eq!(retyped["type"], "http-streamline");
         let held = env.held(BindingKind::Http, &id);
-        assert_eq!((held.http_type.as_deref(), held.shared_secret.as_deref()), (Some("http-streamline"), Some(secret.as_str())));
+        assert_eq!(
+            (held.http_type.as_deref(), held.shared_secret.as_deref()),
+            (Some("http-streamline"), Some(secret.as_str()))
+        );
     } else {
         let retyped = env.json(&retype);
         assert_eq!((s(&retyped["type"]), s(&retyped["sharedSecret"])), ("http-streamline", secret.as_str()));
@@ -559,12 +785,16 @@ fn customer_and_x_client_id_exclude_each_other() {
 fn downlink_and_binding_lists_are_written_as_csv_with_devices_named_and_no_secret() {
     let env = Env::start(9);
     let dir = tempfile::tempdir().unwrap();
-    let names: std::collections::HashMap<String, String> =
-        env.devices().into_iter().flat_map(|d| [(d.network_id(), d.name.clone()), (d.id.to_string(), d.name)]).collect();
+    let names: std::collections::HashMap<String, String> = env
+        .devices()
+        .into_iter()
+        .flat_map(|d| [(d.network_id(), d.name.clone()), (d.id.to_string(), d.name)])
+        .collect();
 
     // Every page (3 a page here) of the LoRa downlinks the filter gives, devices named.
     let path = dir.path().join("lora.csv");
-    let wrote = env.json(&["downlinks", "lora", "list", "--status", "DONE", "--limit", "3", "--csv", path.to_str().unwrap()]);
+    let wrote =
+        env.json(&["downlinks", "lora", "list", "--status", "DONE", "--limit", "3", "--csv", path.to_str().unwrap()]);
     let listed = env.json(&["downlinks", "lora", "list", "--status", "DONE"]);
     let listed = listed.as_array().unwrap();
     assert!(listed.len() > 3, "more than one page");

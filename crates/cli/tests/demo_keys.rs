@@ -46,7 +46,10 @@ fn demo_key_lists_every_key_and_keeps_the_resellers_at_the_top_level() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with(&format!("client id: sim-reseller\nsecret:    {secret}\n")), "{text}");
     for k in keys {
-        let line = text.lines().find(|l| l.starts_with(&format!("{} ", s(&k["clientId"])))).unwrap_or_else(|| panic!("{k}: {text}"));
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{} ", s(&k["clientId"]))))
+            .unwrap_or_else(|| panic!("{k}: {text}"));
         assert!(line.contains(s(&k["clientName"])) && line.contains(s(&k["clientSecret"])), "{line}");
     }
 }

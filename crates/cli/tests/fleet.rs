@@ -16,12 +16,14 @@ struct Env {
     config: std::path::PathBuf,
 }
 
-
 impl Env {
     /// `dcs sim` with `devices` devices per client, its simulated devices `speed` times as fast
     /// as real time, and an empty data folder for the fleet database.
     fn start(seed: u64, devices: u32, speed: f64) -> Env {
-        let sim = Sim::start(&run_config(), &["--seed", &seed.to_string(), "--devices-per-client", &devices.to_string(), "--speed", &speed.to_string()]);
+        let sim = Sim::start(
+            &run_config(),
+            &["--seed", &seed.to_string(), "--devices-per-client", &devices.to_string(), "--speed", &speed.to_string()],
+        );
         let key = dcs().args(["sim", "demo-key", "--seed", &seed.to_string(), "--json"]).output().unwrap();
         let key: Value = serde_json::from_slice(&key.stdout).unwrap();
         let data = tempfile::tempdir().unwrap();
@@ -47,7 +49,8 @@ impl Env {
     fn json(&self, args: &[&str]) -> Value {
         let out = self.cmd(args).arg("--json").output().unwrap();
         assert!(out.status.success(), "dcs {args:?}: {}", stderr(&out));
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("dcs {args:?}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("dcs {args:?}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
     }
 
     fn run(&self, args: &[&str]) -> Output {
@@ -60,7 +63,15 @@ impl Env {
         let m = modules.as_array().unwrap().iter().max_by_key(|m| m["devices"].as_u64().unwrap()).unwrap();
         let id = s(&m["moduleId"]).to_owned();
         let o = self.json(&["fleet", "overview", &id]);
-        let running = |v: &str| o["byVersion"].as_array().unwrap().iter().find(|c| c["key"] == v).map(|c| c["count"].as_u64().unwrap()).unwrap_or(0);
+        let running = |v: &str| {
+            o["byVersion"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["key"] == v)
+                .map(|c| c["count"].as_u64().unwrap())
+                .unwrap_or(0)
+        };
         let version = o["packages"]
             .as_array()
             .unwrap()
@@ -97,7 +108,8 @@ fn a_scan_holds_what_the_service_lists_and_the_table_filters_and_exports() {
     assert_eq!(modules.iter().map(|m| n(&m["devices"])).sum::<u64>() as usize, service.len());
     let m = modules.iter().max_by_key(|m| n(&m["failed"])).unwrap();
     let module = s(&m["moduleId"]);
-    let failed_by_service = service.iter().filter(|x| x["moduleId"] == m["moduleId"] && x["firmwareUpdateStatus"] == "FAILED").count();
+    let failed_by_service =
+        service.iter().filter(|x| x["moduleId"] == m["moduleId"] && x["firmwareUpdateStatus"] == "FAILED").count();
     assert!(failed_by_service > 0, "the demo data has failures");
     assert_eq!(n(&m["failed"]) as usize, failed_by_service);
 
@@ -137,7 +149,11 @@ fn a_scan_holds_what_the_service_lists_and_the_table_filters_and_exports() {
     assert!(text.status.success(), "{}", stderr(&text));
     let text = String::from_utf8_lossy(&text.stdout).into_owned();
     if alt() {
-        assert_eq!((&again["kind"], &again["mode"]["modifiedSince"]), (&Value::from("full"), &Value::from("ignored")), "{again}");
+        assert_eq!(
+            (&again["kind"], &again["mode"]["modifiedSince"]),
+            (&Value::from("full"), &Value::from("ignored")),
+            "{again}"
+        );
         assert!(text.contains("refresh mode: full scans: this service ignores modifiedSince"), "{text}");
     } else {
         assert_eq!(again["kind"], "incremental");
@@ -173,7 +189,19 @@ fn a_rollout_started_with_yes_is_watched_to_completion() {
     let env = Env::start(32, 60, 3000.0);
     env.json(&["fleet", "scan", "--full"]);
     let (module, version) = env.pick();
-    let plan = ["--module", &module, "--version", &version, "--all", "--waves", "10,50,100", "--success", "50", "--error", "100"];
+    let plan = [
+        "--module",
+        &module,
+        "--version",
+        &version,
+        "--all",
+        "--waves",
+        "10,50,100",
+        "--success",
+        "50",
+        "--error",
+        "100",
+    ];
 
     let preview = env.json(&[&["rollout", "preview"][..], &plan].concat());
     assert!(preview["problems"].as_array().unwrap().is_empty(), "{preview}");
@@ -184,7 +212,11 @@ fn a_rollout_started_with_yes_is_watched_to_completion() {
     // Without --yes and no terminal to ask on: refused, naming who it acts for; nothing started.
     let refused = env.run(&[&["rollout", "start", "--allow-downgrade"][..], &plan].concat());
     assert!(!refused.status.success());
-    assert!(stderr(&refused).contains("without --yes") && stderr(&refused).contains("your own environment"), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("without --yes") && stderr(&refused).contains("your own environment"),
+        "{}",
+        stderr(&refused)
+    );
     assert!(env.json(&["rollout", "list"]).as_array().unwrap().is_empty());
 
     // The picked version may be older than what some devices run: allowed explicitly.
@@ -208,7 +240,18 @@ fn a_rollout_started_with_yes_is_watched_to_completion() {
     assert!(n(&total["succeeded"]) * 100 >= n(&total["size"]) * 50, "{total}");
     assert!(view["waves"].as_array().unwrap().iter().all(|w| w["started"] == true && w["set"] == w["size"]));
     // The service agrees: the rollout's devices have the target, and the updated ones run it.
-    let on_service = env.json(&["firmware", "states", "list", "--all", "--limit", "1000", "--module-id", &module, "--target-firmware-version", &version]);
+    let on_service = env.json(&[
+        "firmware",
+        "states",
+        "list",
+        "--all",
+        "--limit",
+        "1000",
+        "--module-id",
+        &module,
+        "--target-firmware-version",
+        &version,
+    ]);
     let on_service = on_service.as_array().unwrap();
     assert!(on_service.len() as u64 >= n(&total["size"]), "{} of {}", on_service.len(), total);
     let running = on_service.iter().filter(|x| x["currentFirmwareVersion"] == version.as_str()).count() as u64;
@@ -225,12 +268,29 @@ fn a_rollout_pauses_resumes_and_aborts_with_its_targets_reset() {
     let (module, version) = env.pick();
     let list = env.data.path().join("devices.txt");
     let rows = env.json(&["fleet", "devices", "--module", &module, "--limit", "5000"]);
-    let ids: Vec<&str> = rows["rows"].as_array().unwrap().iter().filter(|r| r["current"] != version.as_str() && r["target"] != version.as_str()).map(|r| s(&r["deviceId"])).take(10).collect();
+    let ids: Vec<&str> = rows["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["current"] != version.as_str() && r["target"] != version.as_str())
+        .map(|r| s(&r["deviceId"]))
+        .take(10)
+        .collect();
     assert_eq!(ids.len(), 10);
     std::fs::write(&list, ids.join("\n")).unwrap();
     let started = env.json(&[
-        "rollout", "start", "--yes", "--allow-downgrade", "--module", &module, "--version", &version, "--device-list", list.to_str().unwrap(),
-        "--waves", "50,100",
+        "rollout",
+        "start",
+        "--yes",
+        "--allow-downgrade",
+        "--module",
+        &module,
+        "--version",
+        &version,
+        "--device-list",
+        list.to_str().unwrap(),
+        "--waves",
+        "50,100",
     ]);
     let id = s(&started["id"]).to_owned();
     assert_eq!(n(&started["total"]["size"]), 10);
@@ -250,7 +310,11 @@ fn a_rollout_pauses_resumes_and_aborts_with_its_targets_reset() {
 
     // At real-time speed the first wave is still updating: abort resets those targets.
     let refused = env.run(&["rollout", "abort", &id, "--reset"]);
-    assert!(!refused.status.success() && stderr(&refused).contains("resetting the targets of 5 devices"), "{}", stderr(&refused));
+    assert!(
+        !refused.status.success() && stderr(&refused).contains("resetting the targets of 5 devices"),
+        "{}",
+        stderr(&refused)
+    );
     let aborted = env.json(&["rollout", "abort", &id, "--reset", "--yes"]);
     assert_eq!(aborted["state"], "aborted");
     let states = env.json(&["firmware", "states", "list", "--all", "--limit", "1000", "--module-id", &module]);
@@ -276,8 +340,13 @@ fn a_downgrade_is_named_in_the_preview_and_started_only_when_allowed() {
         .find_map(|m| {
             let id = s(&m["moduleId"]).to_owned();
             let o = env.json(&["fleet", "overview", &id]);
-            let running: Vec<(String, u64)> =
-                o["byVersion"].as_array().unwrap().iter().filter(|c| c["key"] != "none").map(|c| (s(&c["key"]).to_owned(), n(&c["count"]))).collect();
+            let running: Vec<(String, u64)> = o["byVersion"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c["key"] != "none")
+                .map(|c| (s(&c["key"]).to_owned(), n(&c["count"])))
+                .collect();
             let newest = running.iter().map(|(v, _)| v.clone()).max_by(|a, b| compare_versions(a, b))?;
             let old = o["packages"]
                 .as_array()
@@ -297,7 +366,9 @@ fn a_downgrade_is_named_in_the_preview_and_started_only_when_allowed() {
     let out = env.run(&[&["rollout", "preview"][..], &plan].concat());
     assert!(out.status.success(), "{}", stderr(&out));
     let warning = stderr(&out);
-    let want = format!("warning: {old} is a DOWNGRADE: {newest_devices} of the chosen devices would go back from {newest} to {old}");
+    let want = format!(
+        "warning: {old} is a DOWNGRADE: {newest_devices} of the chosen devices would go back from {newest} to {old}"
+    );
     assert!(warning.contains(&want), "want {want:?} in {warning}");
     assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("{old} (downgrade)")));
     let preview = env.json(&[&["rollout", "preview"][..], &plan].concat());
@@ -338,7 +409,8 @@ fn plans_are_refused_naming_the_field() {
     env.json(&["fleet", "scan", "--full"]);
     let (module, version) = env.pick();
     let refuse = |args: &[&str], field: &str| {
-        let out = env.run(&[&["rollout", "start", "--yes", "--module", &module, "--version", &version][..], args].concat());
+        let out =
+            env.run(&[&["rollout", "start", "--yes", "--module", &module, "--version", &version][..], args].concat());
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).contains(&format!("{field}:")), "{args:?} should name {field}: {}", stderr(&out));
         stderr(&out)
@@ -359,7 +431,8 @@ fn plans_are_refused_naming_the_field() {
     assert!(stderr(&out).contains("version: the module has no package with version 9.9.9"), "{}", stderr(&out));
     // Nothing was started by any of them.
     assert!(env.json(&["rollout", "list"]).as_array().unwrap().is_empty());
-    let preview = env.run(&["rollout", "preview", "--module", &module, "--version", &version, "--all", "--waves", "50,10"]);
+    let preview =
+        env.run(&["rollout", "preview", "--module", &module, "--version", &version, "--all", "--waves", "50,10"]);
     assert_eq!(preview.status.code(), Some(2));
 }
 

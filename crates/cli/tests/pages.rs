@@ -30,7 +30,8 @@ fn against(url: &str, secret: &str, args: &[&str]) -> Output {
 
 fn json_of(o: &Output) -> Value {
     assert!(o.status.success(), "{}", stderr(o));
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&o.stdout)))
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&o.stdout)))
 }
 
 #[test]
@@ -166,7 +167,10 @@ fn hand_made() -> (String, Shared, tokio::runtime::Runtime) {
     let seen = Shared::default();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let app = Router::new()
-        .route("/api/v3/idp/oidc/token", post(|| async { Json(json!({"access_token": "t", "token_type": "Bearer", "expires_in": 3600})) }))
+        .route(
+            "/api/v3/idp/oidc/token",
+            post(|| async { Json(json!({"access_token": "t", "token_type": "Bearer", "expires_in": 3600})) }),
+        )
         .route("/firmware/states", get(states))
         .route("/firmware/modules/{id}", get(module))
         .route("/firmware/packages", get(packages).post(create_package))
@@ -188,14 +192,29 @@ fn a_service_that_ignores_state_filters_is_caught_and_the_states_are_filtered_he
     assert_eq!(kept.as_array().unwrap().len(), 1, "only the state matching both filters, across both pages: {kept}");
     assert_eq!(kept[0]["deviceId"], "00000000-0000-4000-8000-000000000003");
     let note = stderr(&out);
-    assert!(note.contains("ignored the filters moduleId, firmwareUpdateStatus") && note.contains("filtered here"), "{note}");
+    assert!(
+        note.contains("ignored the filters moduleId, firmwareUpdateStatus") && note.contains("filtered here"),
+        "{note}"
+    );
     let asked = seen.lock().unwrap().queries.first().cloned().unwrap();
     assert!(asked.contains(&format!("moduleId={MODULE}")), "the opt-in filters were sent: {asked}");
 
     // --filter-here sends only the documented clientId.
     seen.lock().unwrap().queries.clear();
     let owner = "0f4c2a1e-7d0b-4c55-9a8e-3b1d2c4e5f60";
-    let out = run(&["--json", "firmware", "states", "list", "--module-id", MODULE, "--client-id-filter", owner, "--filter-here", "--limit", "2"]);
+    let out = run(&[
+        "--json",
+        "firmware",
+        "states",
+        "list",
+        "--module-id",
+        MODULE,
+        "--client-id-filter",
+        owner,
+        "--filter-here",
+        "--limit",
+        "2",
+    ]);
     let page = json_of(&out);
     assert_eq!(page["items"].as_array().unwrap().len(), 1);
     assert!(stderr(&out).contains("filtered here, not on the service: moduleId"), "{}", stderr(&out));
@@ -232,7 +251,17 @@ fn every_field_a_refusal_names_is_printed_on_its_own_line() {
     let out = against(
         &url,
         "secret",
-        &["firmware", "packages", "create", "--device-specification-id", SPEC, "--module-id", MODULE, "--firmware-version", "1.4.0"],
+        &[
+            "firmware",
+            "packages",
+            "create",
+            "--device-specification-id",
+            SPEC,
+            "--module-id",
+            MODULE,
+            "--firmware-version",
+            "1.4.0",
+        ],
     );
     assert_eq!(out.status.code(), Some(8), "{}", stderr(&out));
     let lines: Vec<String> = stderr(&out).lines().map(str::to_owned).collect();
@@ -245,8 +274,19 @@ fn the_beta_actuator_downlink_sends_senml_records_and_prints_the_answer_as_it_ca
     let (url, seen, _rt) = hand_made();
     let run = |args: &[&str]| against(&url, "secret", args);
     let sent = run(&[
-        "downlinks", "beta", "send", "--device", "deveui:70B3D57ED0000001", "--port", "5", "--hex", "0a0b", "--hex", "ff",
-        "--external-reference", "batch-7",
+        "downlinks",
+        "beta",
+        "send",
+        "--device",
+        "deveui:70B3D57ED0000001",
+        "--port",
+        "5",
+        "--hex",
+        "0a0b",
+        "--hex",
+        "ff",
+        "--external-reference",
+        "batch-7",
     ]);
     assert!(sent.status.success(), "{}", stderr(&sent));
     assert!(stderr(&sent).contains("deprecated"), "{}", stderr(&sent));
@@ -265,7 +305,23 @@ fn the_beta_actuator_downlink_sends_senml_records_and_prints_the_answer_as_it_ca
         (vec!["--device", "imei:350000000000001", "--port", "5", "--hex", "00"], "device"),
         (vec!["--device", "deveui:70b3d57ed0000001", "--port", "5", "--hex", "0g"], "hex"),
         (vec!["--device", "deveui:70b3d57ed0000001", "--port", "-1", "--hex", "00"], "port"),
-        (vec!["--device", "deveui:70b3d57ed0000001", "--device", "deveui:70b3d57ed0000002", "--port", "5", "--hex", "00", "--hex", "01", "--hex", "02"], "device"),
+        (
+            vec![
+                "--device",
+                "deveui:70b3d57ed0000001",
+                "--device",
+                "deveui:70b3d57ed0000002",
+                "--port",
+                "5",
+                "--hex",
+                "00",
+                "--hex",
+                "01",
+                "--hex",
+                "02",
+            ],
+            "device",
+        ),
     ] {
         let mut all = vec!["downlinks", "beta", "send"];
         all.extend(args);
@@ -279,12 +335,17 @@ fn the_beta_actuator_downlink_sends_senml_records_and_prints_the_answer_as_it_ca
 #[test]
 fn the_beta_actuator_downlink_reaches_the_simulator() {
     let sim = Sim::start(&run_config(), &["--seed", "31", "--devices-per-client", "20"]);
-    let local = dcs_sim::Simulator::new(dcs_sim::SimOptions { seed: 31, devices_per_client: 20, ..Default::default() }).unwrap();
+    let local = dcs_sim::Simulator::new(dcs_sim::SimOptions { seed: 31, devices_per_client: 20, ..Default::default() })
+        .unwrap();
     let owner = local.demo_key().client_id;
     let devices = local.store().beta_devices(owner, None, "id", true, 0, 10_000).unwrap().0;
     let eui = devices.iter().find_map(|d| d.deveui.clone()).expect("a LoRa device");
     let device = format!("deveui:{eui}");
-    let out = against(&sim.url, &demo_secret(), &["--json", "downlinks", "beta", "send", "--device", &device, "--port", "3", "--hex", "01"]);
+    let out = against(
+        &sim.url,
+        &demo_secret(),
+        &["--json", "downlinks", "beta", "send", "--device", &device, "--port", "3", "--hex", "01"],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(!answer.is_null(), "the simulator's answer, as it came: {answer}");

@@ -30,8 +30,14 @@ impl Env {
         let sim = Sim::start(&config, &["--seed", &seed.to_string(), "--devices-per-client", "10"]);
         let local = Simulator::new(SimOptions { seed, devices_per_client: 1, ..Default::default() }).unwrap();
         let reseller = local.demo_key().client_id;
-        let mut customers: Vec<(Uuid, String)> =
-            local.store().clients().unwrap().into_iter().filter(|c| c.reseller_id == Some(reseller)).map(|c| (c.id, c.name)).collect();
+        let mut customers: Vec<(Uuid, String)> = local
+            .store()
+            .clients()
+            .unwrap()
+            .into_iter()
+            .filter(|c| c.reseller_id == Some(reseller))
+            .map(|c| (c.id, c.name))
+            .collect();
         customers.sort_by(|a, b| a.1.cmp(&b.1));
         assert!(customers.len() >= 2, "the demo reseller has customers");
         Env { sim, _dir: dir, config, secret: local.demo_key().secret.clone(), customers }
@@ -47,7 +53,8 @@ impl Env {
 
     /// Runs with `stdin` as standard input.
     fn run_with_input(&self, args: &[&str], stdin: &str) -> Output {
-        let mut child = self.dcs().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child =
+            self.dcs().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
         child.wait_with_output().unwrap()
     }
@@ -111,7 +118,10 @@ fn a_profile_keeps_its_secret_in_the_keychain_only_and_removing_it_removes_both(
     assert!(list.status.success(), "{}", stderr(&list));
     let row = stdout(&list).lines().find(|l| l.contains(&p)).map(str::to_owned).expect("listed");
     assert!(row.contains(&env.sim.url) && row.contains("sim-reseller") && row.ends_with("keychain"), "{row}");
-    assert!(stdout(&list).lines().any(|l| l.starts_with('*') && l.contains("simulator")), "the built-in default is marked");
+    assert!(
+        stdout(&list).lines().any(|l| l.starts_with('*') && l.contains("simulator")),
+        "the built-in default is marked"
+    );
     let listed = env.json(&["profile", "list"]);
     let mine = listed.as_array().unwrap().iter().find(|v| v["name"] == p.as_str()).unwrap();
     assert_eq!((mine["secret"].as_str(), mine["customers"].as_array().unwrap().len()), (Some("keychain"), 1));
@@ -132,7 +142,11 @@ fn a_profile_keeps_its_secret_in_the_keychain_only_and_removing_it_removes_both(
     // Without --yes and no terminal: refused, naming what would go; nothing goes.
     let refused = env.run(&["profile", "remove", &p]);
     assert!(!refused.status.success());
-    assert!(stderr(&refused).contains(&format!("profile `{p}`")) && stderr(&refused).contains("keychain"), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains(&format!("profile `{p}`")) && stderr(&refused).contains("keychain"),
+        "{}",
+        stderr(&refused)
+    );
     assert!(keychain(&p).is_some() && env.config_text().unwrap().contains(&p));
 
     let removed = env.run(&["profile", "remove", &p, "--yes"]);
@@ -156,7 +170,10 @@ fn profile_test_says_what_the_token_holds_or_why_not() {
     }
     assert!(!text.contains("eyJ"), "never the token: {text}");
     let json = env.json(&["profile", "test", &p]);
-    assert_eq!((json["ok"].as_bool(), json["tokenType"].as_str(), json["expiresIn"].as_u64()), (Some(true), Some("Bearer"), Some(3600)));
+    assert_eq!(
+        (json["ok"].as_bool(), json["tokenType"].as_str(), json["expiresIn"].as_u64()),
+        (Some(true), Some("Bearer"), Some(3600))
+    );
     assert!(json["scopes"].as_array().unwrap().iter().any(|s| s == "firmware.read"), "{json}");
 
     // A wrong secret, stored in the keychain: the identity platform's refusal, exit code 3.
@@ -172,7 +189,8 @@ fn profile_test_says_what_the_token_holds_or_why_not() {
     // DCS_CLIENT_SECRET overrides the keychain's, for tests and for commands.
     let fixed = env.dcs().args(["profile", "test", &p]).env("DCS_CLIENT_SECRET", &env.secret).output().unwrap();
     assert!(fixed.status.success(), "{}", stderr(&fixed));
-    let cmd = env.dcs().args(["--profile", &p, "auth", "check"]).env("DCS_CLIENT_SECRET", &env.secret).output().unwrap();
+    let cmd =
+        env.dcs().args(["--profile", &p, "auth", "check"]).env("DCS_CLIENT_SECRET", &env.secret).output().unwrap();
     assert!(cmd.status.success(), "{}", stderr(&cmd));
     assert_eq!(env.run(&["--profile", &p, "auth", "check"]).status.code(), Some(3));
     env.run(&["profile", "remove", &p, "--yes"]);
@@ -192,7 +210,11 @@ fn bad_values_name_the_field_and_change_neither_the_config_nor_the_keychain() {
         (bad_url.clone(), vec!["--base-url".into(), "ftp://dcs.example".into()], "baseUrl:"),
         ("bad name".into(), vec![], "name:"),
         (name("badcustomer"), vec!["--customer".into(), "Northwind".into()], "customers[0]:"),
-        (name("twice"), vec!["--customer".into(), dup(&first), "--customer".into(), dup(&first.to_uppercase())], "customers[1].label:"),
+        (
+            name("twice"),
+            vec!["--customer".into(), dup(&first), "--customer".into(), dup(&first.to_uppercase())],
+            "customers[1].label:",
+        ),
         (p.clone(), vec![], "exists already"),
     ];
     for (profile, extra, field) in cases {
@@ -210,12 +232,17 @@ fn bad_values_name_the_field_and_change_neither_the_config_nor_the_keychain() {
     }
 
     // Edits too: all or nothing, the secret included.
-    let bad = env.run_with_input(&["profile", "edit", &p, "--base-url", "not a url", "--set-secret"], "some-other-secret\n");
+    let bad =
+        env.run_with_input(&["profile", "edit", &p, "--base-url", "not a url", "--set-secret"], "some-other-secret\n");
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
     assert!(stderr(&bad).contains("baseUrl:"), "{}", stderr(&bad));
     let bad = env.run(&["profile", "edit", &p, "--add-customer", "Nobody=42", "--remove-customer", "Nobody"]);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
-    assert!(stderr(&bad).contains("removeCustomer[0]:") && stderr(&bad).contains("addCustomer[0]:"), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("removeCustomer[0]:") && stderr(&bad).contains("addCustomer[0]:"),
+        "{}",
+        stderr(&bad)
+    );
     assert_eq!(env.config_text().unwrap(), before);
     assert_eq!(keychain(&p).as_deref(), Some(env.secret.as_str()));
 
@@ -226,12 +253,32 @@ fn bad_values_name_the_field_and_change_neither_the_config_nor_the_keychain() {
     assert_eq!(keychain(&bad_url), None);
 
     // A good edit changes only what is given.
-    let edited = env.json(&["profile", "edit", &p, "--add-customer", &format!("{first}={first_id}"), "--deprecated-sub-customer-mode"]);
-    assert_eq!((edited["baseUrl"].as_str(), edited["clientId"].as_str()), (Some(env.sim.url.as_str()), Some("sim-reseller")));
+    let edited = env.json(&[
+        "profile",
+        "edit",
+        &p,
+        "--add-customer",
+        &format!("{first}={first_id}"),
+        "--deprecated-sub-customer-mode",
+    ]);
+    assert_eq!(
+        (edited["baseUrl"].as_str(), edited["clientId"].as_str()),
+        (Some(env.sim.url.as_str()), Some("sim-reseller"))
+    );
     assert_eq!(edited["customers"][0]["id"], first_id.to_string());
     assert_eq!(edited["deprecatedSubCustomerMode"], true);
-    let back = env.json(&["profile", "edit", &p, "--remove-customer", &first.to_lowercase(), "--no-deprecated-sub-customer-mode"]);
-    assert_eq!((back["customers"].as_array().unwrap().len(), back["deprecatedSubCustomerMode"].as_bool()), (0, Some(false)));
+    let back = env.json(&[
+        "profile",
+        "edit",
+        &p,
+        "--remove-customer",
+        &first.to_lowercase(),
+        "--no-deprecated-sub-customer-mode",
+    ]);
+    assert_eq!(
+        (back["customers"].as_array().unwrap().len(), back["deprecatedSubCustomerMode"].as_bool()),
+        (0, Some(false))
+    );
     env.run(&["profile", "remove", &p, "--yes"]);
 }
 
@@ -267,21 +314,36 @@ fn a_package_lands_at_the_customer_only(env: &Env, p: &str) {
     let (first, first_id) = env.customer(0);
     let (other, _) = env.customer(1);
     let as_first = ["--profile", p, "--customer", first.as_str()];
-    let with = |who: &[&str], args: &[&str]| -> Vec<String> { who.iter().chain(args).map(|s| (*s).to_owned()).collect() };
+    let with =
+        |who: &[&str], args: &[&str]| -> Vec<String> { who.iter().chain(args).map(|s| (*s).to_owned()).collect() };
     let run = |args: Vec<String>| env.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let json = |args: Vec<String>| env.json(&args.iter().map(String::as_str).collect::<Vec<_>>());
 
     let modules = json(with(&as_first, &["firmware", "modules", "list"]));
     let m = &modules[0];
     let version = format!("4.{}.0", std::process::id() % 1000);
-    let create = ["firmware", "packages", "create", "--device-specification-id", s(&m["deviceSpecificationId"]), "--module-id", s(&m["id"])];
+    let create = [
+        "firmware",
+        "packages",
+        "create",
+        "--device-specification-id",
+        s(&m["deviceSpecificationId"]),
+        "--module-id",
+        s(&m["id"]),
+    ];
     let made = json(with(&as_first, &[&create[..], &["--firmware-version", &version]].concat()));
     let id = s(&made["id"]).to_owned();
 
     // Visible to that customer, by label or UUID; not to the reseller itself nor another customer.
     assert!(run(with(&as_first, &["firmware", "packages", "get", &id])).status.success());
-    assert!(run(with(&["--profile", p, "--customer", &first_id.to_string()], &["firmware", "packages", "get", &id])).status.success());
-    assert_eq!(run(with(&["--profile", p], &["firmware", "packages", "get", &id])).status.code(), Some(5), "not visible as yourself");
+    assert!(run(with(&["--profile", p, "--customer", &first_id.to_string()], &["firmware", "packages", "get", &id]))
+        .status
+        .success());
+    assert_eq!(
+        run(with(&["--profile", p], &["firmware", "packages", "get", &id])).status.code(),
+        Some(5),
+        "not visible as yourself"
+    );
     let as_other = run(with(&["--profile", p, "--customer", &other], &["firmware", "packages", "get", &id]));
     assert_eq!(as_other.status.code(), Some(5), "not visible as another customer");
 
@@ -326,7 +388,17 @@ fn the_deprecated_mode_switches_context_then_sends_x_client_id() {
     assert_eq!(env.json(&["profile", "show", &p])["deprecatedSubCustomerMode"], true);
     let (_, first_id) = env.customer(0);
     // x-client-id alone, without the context switch: the service refuses it.
-    let ad_hoc = ["--base-url", &env.sim.url, "--client-id", "sim-reseller", "--x-client-id", &first_id.to_string(), "firmware", "modules", "list"];
+    let ad_hoc = [
+        "--base-url",
+        &env.sim.url,
+        "--client-id",
+        "sim-reseller",
+        "--x-client-id",
+        &first_id.to_string(),
+        "firmware",
+        "modules",
+        "list",
+    ];
     let before = env.dcs().args(ad_hoc).env("DCS_CLIENT_SECRET", &env.secret).output().unwrap();
     assert_eq!(before.status.code(), Some(4), "{}", stderr(&before));
 
@@ -356,7 +428,17 @@ fn profile_use_changes_what_a_bare_command_talks_to() {
     assert_ne!(bare_modules(), in_process, "another data set than the in-process simulator's (seed 1)");
     let m = &bare_modules()[0];
     let spec = s(&m["deviceSpecificationId"]);
-    let made = env.json(&["firmware", "packages", "create", "--device-specification-id", spec, "--module-id", s(&m["id"]), "--firmware-version", &marker]);
+    let made = env.json(&[
+        "firmware",
+        "packages",
+        "create",
+        "--device-specification-id",
+        spec,
+        "--module-id",
+        s(&m["id"]),
+        "--firmware-version",
+        &marker,
+    ]);
     let id = s(&made["id"]).to_owned();
     assert!(env.run(&["--profile", &p, "firmware", "packages", "get", &id]).status.success());
     // --profile simulator still picks the built-in one, with its labelled customers.
@@ -378,12 +460,18 @@ fn profile_use_changes_what_a_bare_command_talks_to() {
 fn the_built_in_simulator_knows_its_customers_by_label() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.toml");
-    let out = bare(&config).args(["--customer", "northwind utilities", "firmware", "modules", "list", "--json"]).output().unwrap();
+    let out = bare(&config)
+        .args(["--customer", "northwind utilities", "firmware", "modules", "list", "--json"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!serde_json::from_slice::<Value>(&out.stdout).unwrap().as_array().unwrap().is_empty());
     let shown = bare(&config).args(["profile", "show", "simulator", "--json"]).output().unwrap();
     let v: Value = serde_json::from_slice(&shown.stdout).unwrap();
-    assert_eq!((v["builtIn"].as_bool(), v["default"].as_bool(), v["secret"].as_str()), (Some(true), Some(true), Some("built-in")));
+    assert_eq!(
+        (v["builtIn"].as_bool(), v["default"].as_bool(), v["secret"].as_str()),
+        (Some(true), Some(true), Some("built-in"))
+    );
     assert!(v["customers"].as_array().unwrap().iter().any(|c| c["label"] == "Northwind Utilities"), "{v}");
     assert!(!config.exists(), "reading writes nothing");
 }
@@ -395,7 +483,19 @@ fn the_set_target_operation_is_set_checked_shown_tested_and_removed() {
     let base = ["--base-url", env.sim.url.as_str(), "--client-id", "sim-reseller", "--no-secret"];
     // Every broken part named at once, and nothing stored.
     let bad = env.run(
-        &[&["profile", "add", &p][..], &base, &["--set-target-method", "DELETE", "--set-target-path", "https://elsewhere.example/{deviceId}", "--set-target-body", r#"{"v": "{version}"}"#]].concat(),
+        &[
+            &["profile", "add", &p][..],
+            &base,
+            &[
+                "--set-target-method",
+                "DELETE",
+                "--set-target-path",
+                "https://elsewhere.example/{deviceId}",
+                "--set-target-body",
+                r#"{"v": "{version}"}"#,
+            ],
+        ]
+        .concat(),
     );
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
     let err = stderr(&bad);
@@ -410,8 +510,25 @@ fn the_set_target_operation_is_set_checked_shown_tested_and_removed() {
     assert!(stdout(&env.run(&["profile", "show", &p])).contains("none: rollouts are unavailable"));
     // The running simulator variant's operation (A-38), the method given in lower case.
     let [_, _, _, path, _, body] = common::sim_set_target();
-    let member = serde_json::from_str::<Value>(&body.replace("{version}", "1")).unwrap().as_object().unwrap().keys().next().unwrap().clone();
-    let edited = env.run(&["profile", "edit", &p, "--set-target-method", "put", "--set-target-path", path, "--set-target-body", body]);
+    let member = serde_json::from_str::<Value>(&body.replace("{version}", "1"))
+        .unwrap()
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let edited = env.run(&[
+        "profile",
+        "edit",
+        &p,
+        "--set-target-method",
+        "put",
+        "--set-target-path",
+        path,
+        "--set-target-body",
+        body,
+    ]);
     assert!(edited.status.success(), "{}", stderr(&edited));
     let shown = env.json(&["profile", "show", &p]);
     assert_eq!(shown["setTarget"]["method"], "PUT");

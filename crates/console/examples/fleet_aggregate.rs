@@ -22,9 +22,8 @@ fn main() {
     }
     let reps: usize = args.get(4).and_then(|r| r.parse().ok()).unwrap_or(5).max(1);
     let db = FleetDb::open(Path::new(&args[1])).expect("the fleet database opens");
-    let scope = db
-        .scope(&ScopeKey { profile: args[2].clone(), base_url: args[3].clone(), customer: None })
-        .expect("the scope");
+    let scope =
+        db.scope(&ScopeKey { profile: args[2].clone(), base_url: args[3].clone(), customer: None }).expect("the scope");
     let states = db.scope_info(scope).expect("scope info").states;
     assert!(states > 0, "the scope holds no states: scan it first (same profile name and base URL)");
 
@@ -35,7 +34,8 @@ fn main() {
         let t = Instant::now();
         let modules = query::modules(&db, scope).expect("modules");
         modules_ms.push(t.elapsed().as_secs_f64() * 1000.0);
-        let biggest = modules.iter().max_by_key(|m| (m.devices, m.module_id.clone())).expect("a module").module_id.clone();
+        let biggest =
+            modules.iter().max_by_key(|m| (m.devices, m.module_id.clone())).expect("a module").module_id.clone();
         let t = Instant::now();
         let overview = query::overview(&db, scope, &biggest, &Default::default()).expect("overview");
         overview_ms.push(t.elapsed().as_secs_f64() * 1000.0);

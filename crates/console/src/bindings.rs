@@ -10,8 +10,8 @@
 
 use dcs_api::bindings::{BindingFilter, BindingSpec, Http, KindBindings, Lora, Mqtt};
 use dcs_api::model::{
-    secrets, BindingKind, HttpBinding, HttpBindingRequest, HttpBindingType, LoraBinding, LoraBindingRequest, MqttBinding,
-    MqttBindingRequest, Timestamp,
+    secrets, BindingKind, HttpBinding, HttpBindingRequest, HttpBindingType, LoraBinding, LoraBindingRequest,
+    MqttBinding, MqttBindingRequest, Timestamp,
 };
 use dcs_api::{Client, Error};
 use serde::{Deserialize, Serialize};
@@ -292,7 +292,9 @@ fn optional(s: Option<&str>) -> Option<String> {
 pub fn filter(kind: BindingKind, req: &BindingPageRequest) -> Result<BindingFilter, FieldError> {
     let client_id = match optional(req.client_id.as_deref()) {
         None => None,
-        Some(s) => Some(Uuid::parse_str(&s).map_err(|_| FieldError { field: "clientId".into(), rule: "must be a UUID".into() })?),
+        Some(s) => Some(
+            Uuid::parse_str(&s).map_err(|_| FieldError { field: "clientId".into(), rule: "must be a UUID".into() })?,
+        ),
     };
     let binding_type = optional(req.binding_type.as_deref()).map(|t| HttpBindingType::from(t.as_str()));
     let username = optional(req.username.as_deref());
@@ -391,7 +393,11 @@ pub async fn sync_lora(client: &Client, id: Uuid) -> Result<BindingView, Error> 
 
 /// Deletes each binding of `kind` in `ids`, one after the other; each has its outcome (a
 /// refusal does not stop the others).
-pub async fn delete_many(client: &Client, kind: BindingKind, ids: &[Uuid]) -> Result<Vec<crate::bulk::ItemOutcome>, FieldError> {
+pub async fn delete_many(
+    client: &Client,
+    kind: BindingKind,
+    ids: &[Uuid],
+) -> Result<Vec<crate::bulk::ItemOutcome>, FieldError> {
     crate::bulk::check_items(ids)?;
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
@@ -402,8 +408,22 @@ pub async fn delete_many(client: &Client, kind: BindingKind, ids: &[Uuid]) -> Re
 
 /// The columns of a binding list's CSV: never a secret, only whether one is stored.
 pub const CSV_HEADER: [&str; 16] = [
-    "id", "kind", "deviceId", "deviceName", "imei", "devEui", "applicationServerId", "status", "type", "username",
-    "secretStored", "createdAt", "createdBy", "modifiedAt", "modifiedBy", "deviceDescription",
+    "id",
+    "kind",
+    "deviceId",
+    "deviceName",
+    "imei",
+    "devEui",
+    "applicationServerId",
+    "status",
+    "type",
+    "username",
+    "secretStored",
+    "createdAt",
+    "createdBy",
+    "modifiedAt",
+    "modifiedBy",
+    "deviceDescription",
 ];
 
 /// One binding as a CSV row, its device named by `device`. A [`BindingView`] carries no secret.
@@ -557,7 +577,9 @@ mod tests {
         assert_eq!(v.created_at.as_deref(), Some("2026-01-05T08:00:00Z"));
         let json = serde_json::to_string(&v).unwrap();
         assert!(!json.contains("8899aabb"), "{json}");
-        assert!(!format!("{:?}", draft(BindingKind::Mqtt, Some("Secret-Password-1234567890"))).contains("Secret-Password"));
+        assert!(
+            !format!("{:?}", draft(BindingKind::Mqtt, Some("Secret-Password-1234567890"))).contains("Secret-Password")
+        );
         let masked = LoraBinding { app_key: None, ..b };
         assert!(!Lora::view(&masked).has_secret);
     }

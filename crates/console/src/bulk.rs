@@ -33,7 +33,10 @@ impl ItemOutcome {
 /// Checks the number of items of a bulk action: 1 to [`MAX_ITEMS`], none twice.
 pub fn check_items<T: PartialEq>(items: &[T]) -> Result<(), FieldError> {
     if items.is_empty() || items.len() > MAX_ITEMS {
-        return Err(FieldError { field: "items".into(), rule: format!("must name 1 to {MAX_ITEMS} items ({} given)", items.len()) });
+        return Err(FieldError {
+            field: "items".into(),
+            rule: format!("must name 1 to {MAX_ITEMS} items ({} given)", items.len()),
+        });
     }
     for (i, item) in items.iter().enumerate() {
         if items[..i].contains(item) {
@@ -51,7 +54,10 @@ mod tests {
     fn a_bulk_action_takes_one_to_the_most_items_each_once() {
         assert!(check_items(&[1, 2, 3]).is_ok());
         assert_eq!(check_items::<u8>(&[]).unwrap_err().field, "items");
-        assert_eq!(check_items(&vec![0u32; 0].into_iter().chain(0..=MAX_ITEMS as u32).collect::<Vec<_>>()).unwrap_err().field, "items");
+        assert_eq!(
+            check_items(&vec![0u32; 0].into_iter().chain(0..=MAX_ITEMS as u32).collect::<Vec<_>>()).unwrap_err().field,
+            "items"
+        );
         assert_eq!(check_items(&[1, 2, 1]).unwrap_err().field, "items[2]");
     }
 }

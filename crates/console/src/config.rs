@@ -86,7 +86,11 @@ impl Config {
 
     /// Removes a profile; the default falls back to the simulator when it was the default.
     pub fn remove(&mut self, name: &str) -> Result<Profile, ConfigError> {
-        let i = self.profiles.iter().position(|p| p.name == name).ok_or_else(|| ConfigError::UnknownProfile(name.into()))?;
+        let i = self
+            .profiles
+            .iter()
+            .position(|p| p.name == name)
+            .ok_or_else(|| ConfigError::UnknownProfile(name.into()))?;
         if self.default_profile.as_deref() == Some(name) {
             self.default_profile = None;
         }
@@ -138,7 +142,8 @@ impl ConfigStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
             Err(source) => return Err(ConfigError::Read { path: display, source }),
         };
-        let config: Config = toml::from_str(&text).map_err(|e| ConfigError::Parse { path: display.clone(), reason: e.to_string() })?;
+        let config: Config =
+            toml::from_str(&text).map_err(|e| ConfigError::Parse { path: display.clone(), reason: e.to_string() })?;
         for p in &config.profiles {
             if let Some(e) = p.check().into_iter().next() {
                 return Err(ConfigError::Parse { path: display, reason: format!("profile `{}`: {e}", p.name) });
@@ -234,7 +239,8 @@ mod tests {
     fn a_hand_broken_file_is_reported_with_its_path() {
         let dir = tempfile::tempdir().unwrap();
         let store = ConfigStore::at(dir.path().join("config.toml"));
-        std::fs::write(store.path(), "[[profile]]\nname = \"a b\"\nbaseUrl = \"https://x\"\nclientId = \"k\"\n").unwrap();
+        std::fs::write(store.path(), "[[profile]]\nname = \"a b\"\nbaseUrl = \"https://x\"\nclientId = \"k\"\n")
+            .unwrap();
         let e = store.load().unwrap_err().to_string();
         assert!(e.contains("config.toml") && e.contains("name:"), "{e}");
         std::fs::write(store.path(), "this is = = not toml").unwrap();

@@ -183,8 +183,15 @@ impl Directory {
                 dev_eui: d.dev_eui.clone(),
             };
         }
-        let mut out =
-            DeviceLabel { id: id.to_owned(), known: false, uuid: None, name: None, description: None, imei: None, dev_eui: None };
+        let mut out = DeviceLabel {
+            id: id.to_owned(),
+            known: false,
+            uuid: None,
+            name: None,
+            description: None,
+            imei: None,
+            dev_eui: None,
+        };
         match DeviceId::parse(id.trim()) {
             Ok(DeviceId::Uuid(u) | DeviceId::DvnUuid { uuid: u, .. }) => out.uuid = Some(u),
             Ok(DeviceId::Imei { digits, .. }) => out.imei = Some(digits),
@@ -219,7 +226,10 @@ impl Directory {
 /// [`MAX_ID_LEN`], no control characters. (An id in no known form is answered as unknown.)
 pub fn check_ids(ids: &[String]) -> Result<(), FieldError> {
     if ids.len() > MAX_IDS {
-        return Err(FieldError { field: "ids".into(), rule: format!("at most {MAX_IDS} ids at a time ({} given)", ids.len()) });
+        return Err(FieldError {
+            field: "ids".into(),
+            rule: format!("at most {MAX_IDS} ids at a time ({} given)", ids.len()),
+        });
     }
     for (i, id) in ids.iter().enumerate() {
         if id.trim().is_empty() || id.len() > MAX_ID_LEN || id.chars().any(char::is_control) {

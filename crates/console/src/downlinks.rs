@@ -20,7 +20,9 @@ use dcs_api::downlinks::{
     ConnectionDownlinkFilter, ConnectionKind, DownlinkFilter, DownlinkMethod, NewConnectionDownlink, NewDownlink,
     ACTUATOR_SORT_FIELDS, CONNECTION_SORT_FIELDS,
 };
-use dcs_api::model::downlinks::{ActuatorDownlink, ConnectionDownlink, ConnectionDownlinkStatus, DownlinkStatus, FailureReason};
+use dcs_api::model::downlinks::{
+    ActuatorDownlink, ConnectionDownlink, ConnectionDownlinkStatus, DownlinkStatus, FailureReason,
+};
 use dcs_api::model::duration::{parse_duration, parse_feedback_timeout};
 use dcs_api::model::timestamp::format_millis;
 use dcs_api::model::{DeviceId, Timestamp};
@@ -225,7 +227,9 @@ impl CancelAdvice {
         } else {
             (
                 CancelState::Unknown,
-                format!("This console does not know the status {status}; the service decides whether it can be cancelled."),
+                format!(
+                    "This console does not know the status {status}; the service decides whether it can be cancelled."
+                ),
                 "Forced asks the service to stop it even if it is already being sent.".to_owned(),
             )
         };
@@ -661,8 +665,11 @@ impl MethodDraft {
             MethodVariant::SetProperty => {
                 let value = match self.value_type {
                     ValueType::Number => {
-                        let n: serde_json::Number =
-                            self.value.trim().parse().map_err(|_| field("method.value", "must be a number, e.g. 60 or 2.5"))?;
+                        let n: serde_json::Number = self
+                            .value
+                            .trim()
+                            .parse()
+                            .map_err(|_| field("method.value", "must be a number, e.g. 60 or 2.5"))?;
                         Value::Number(n)
                     }
                     ValueType::Boolean => match self.value.trim() {
@@ -738,7 +745,9 @@ impl ActuatorDraft {
         let m = &body["method"];
         let device = spoken_id(m["deviceId"].as_str().unwrap_or("the device named in the method"));
         let mut out = vec![match self.method.variant {
-            MethodVariant::SetProperty => format!("Sets property {} to {} on device {device}.", m["property"], m["value"]),
+            MethodVariant::SetProperty => {
+                format!("Sets property {} to {} on device {device}.", m["property"], m["value"])
+            }
             MethodVariant::InvokeCommand => {
                 let n = m["parameters"].as_object().map_or(0, Map::len);
                 format!("Invokes command {} with {n} parameter{} on device {device}.", m["command"], plural(n))
@@ -752,7 +761,9 @@ impl ActuatorDraft {
                 let port = m.get("port").map(|p| format!(" on LoRa port {p}")).unwrap_or_default();
                 format!("Sends a payload of {bytes} byte{}{port} to device {device}.", plural(bytes))
             }
-            MethodVariant::Raw => format!("Sends the method as written (type {}).", m.get("type").unwrap_or(&Value::Null)),
+            MethodVariant::Raw => {
+                format!("Sends the method as written (type {}).", m.get("type").unwrap_or(&Value::Null))
+            }
         }];
         out.push("The encoder configured for the device translates it into the device's own format.".into());
         out.extend(common_effect(body, "the service's default (1 hour in the simulator)"));
@@ -797,7 +808,11 @@ fn pretty(v: &Value) -> String {
 fn common_effect(body: &Value, default_timeout: &str) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(n) = body.get("retryLimit").and_then(Value::as_u64) {
-        out.push(if n == 0 { "No retries.".to_owned() } else { format!("Retried up to {n} time{}.", plural(n as usize)) });
+        out.push(if n == 0 {
+            "No retries.".to_owned()
+        } else {
+            format!("Retried up to {n} time{}.", plural(n as usize))
+        });
     }
     match body.get("feedbackTimeout").and_then(Value::as_str) {
         Some(t) => out.push(format!("The service waits {} ({t}) for feedback before giving up.", humanize(t))),
@@ -846,7 +861,11 @@ impl ConnectionDraft {
                 _ => NewConnectionDownlink::sms_text(device, timeout, &self.text),
             },
             ConnectionKind::Http => match self.mode {
-                PayloadMode::Hex => NewConnectionDownlink::http_payload(device, timeout, &hex_bytes("message.payload", &self.payload_hex)?),
+                PayloadMode::Hex => NewConnectionDownlink::http_payload(
+                    device,
+                    timeout,
+                    &hex_bytes("message.payload", &self.payload_hex)?,
+                ),
                 _ => NewConnectionDownlink::http_senml(device, timeout, json_array("message.senml", &self.senml)?),
             },
             ConnectionKind::DigitalMatter => {
@@ -881,7 +900,10 @@ impl ConnectionDraft {
             errors.push(e);
         }
         match optional(&self.feedback_timeout) {
-            None => errors.push(field("feedbackTimeout", "is required on connection-specific downlinks, e.g. PT1H (at least PT10M)")),
+            None => errors.push(field(
+                "feedbackTimeout",
+                "is required on connection-specific downlinks, e.g. PT1H (at least PT10M)",
+            )),
             Some(t) => {
                 if let Err(e) = parse_feedback_timeout(t) {
                     errors.push(field("feedbackTimeout", e.to_string()));
@@ -902,12 +924,25 @@ impl ConnectionDraft {
             DownlinkKind::Lora => {
                 let bytes = s("payloadHex").len() / 2;
                 let port = body.get("fPort").map(|p| p.to_string()).unwrap_or_else(|| "1 (the default)".into());
-                let ack = if body["confirmed"] == Value::Bool(false) { "unconfirmed" } else { "confirmed (the device must acknowledge it)" };
-                format!("Sends the LoRa payload {} ({bytes} byte{}) on FPort {port}, {ack}, to device {device}.", s("payloadHex"), plural(bytes))
+                let ack = if body["confirmed"] == Value::Bool(false) {
+                    "unconfirmed"
+                } else {
+                    "confirmed (the device must acknowledge it)"
+                };
+                format!(
+                    "Sends the LoRa payload {} ({bytes} byte{}) on FPort {port}, {ack}, to device {device}.",
+                    s("payloadHex"),
+                    plural(bytes)
+                )
             }
             DownlinkKind::Mqtt => {
                 let qos = body.get("qos").map(|q| q.to_string()).unwrap_or_else(|| "1 (the default)".into());
-                format!("Publishes {} character{} to topic {} with QoS {qos} for device {device}.", s("payload").chars().count(), plural(s("payload").chars().count()), s("topic"))
+                format!(
+                    "Publishes {} character{} to topic {} with QoS {qos} for device {device}.",
+                    s("payload").chars().count(),
+                    plural(s("payload").chars().count()),
+                    s("topic")
+                )
             }
             DownlinkKind::Sms if body.get("text").is_some() => {
                 format!("Sends the text message \"{}\" by SMS to device {device}.", s("text"))
@@ -923,7 +958,12 @@ impl ConnectionDraft {
             _ => {
                 let names: Vec<&str> = body
                     .as_object()
-                    .map(|o| o.keys().map(String::as_str).filter(|k| !matches!(*k, "deviceId" | "feedbackTimeout" | "dryRun" | "retryLimit")).collect())
+                    .map(|o| {
+                        o.keys()
+                            .map(String::as_str)
+                            .filter(|k| !matches!(*k, "deviceId" | "feedbackTimeout" | "dryRun" | "retryLimit"))
+                            .collect()
+                    })
                     .unwrap_or_default();
                 let list = if names.is_empty() { "no further fields".to_owned() } else { names.join(", ") };
                 format!("Sends a Digital Matter downlink with {list} to device {device}.")
@@ -990,7 +1030,12 @@ pub fn check_device_id(input: &str, kind: Option<&str>) -> DeviceIdCheck {
         None => None,
         Some(k) => match ConnectionKind::parse(k) {
             Some(c) => Some(c),
-            None => return DeviceIdCheck { error: Some(field("kind", format!("unknown kind `{k}`"))), ..Default::default() },
+            None => {
+                return DeviceIdCheck {
+                    error: Some(field("kind", format!("unknown kind `{k}`"))),
+                    ..Default::default()
+                }
+            }
         },
     };
     if let Some(c) = connection {
@@ -1000,11 +1045,19 @@ pub fn check_device_id(input: &str, kind: Option<&str>) -> DeviceIdCheck {
         // On SMS a plain string, sent (and matched) exactly as given (section 1).
         if c == ConnectionKind::Sms {
             let form = DeviceId::parse(input).map(|id| describe_device_id(&id)).unwrap_or("a plain string (SMS)");
-            return DeviceIdCheck { normalized: Some(input.trim().to_owned()), form: Some(form.to_owned()), error: None };
+            return DeviceIdCheck {
+                normalized: Some(input.trim().to_owned()),
+                form: Some(form.to_owned()),
+                error: None,
+            };
         }
     }
     match DeviceId::parse(input) {
-        Ok(id) => DeviceIdCheck { normalized: Some(id.to_string()), form: Some(describe_device_id(&id).to_owned()), error: None },
+        Ok(id) => DeviceIdCheck {
+            normalized: Some(id.to_string()),
+            form: Some(describe_device_id(&id).to_owned()),
+            error: None,
+        },
         Err(e) => err(e.to_string()),
     }
 }
@@ -1060,10 +1113,18 @@ impl DownlinkPageRequest {
     pub fn actuator_filter(&self) -> Result<DownlinkFilter, FieldError> {
         for (name, v) in [("deviceId", &self.device_id), ("status", &self.status)] {
             if Self::text(v).is_some() {
-                return Err(field(name, "is a filter of the connection-specific lists; search actuator downlinks with q"));
+                return Err(field(
+                    name,
+                    "is a filter of the connection-specific lists; search actuator downlinks with q",
+                ));
             }
         }
-        Ok(DownlinkFilter { q: Self::text(&self.q), time: self.time()?, sort: Self::text(&self.sort), limit: self.limit })
+        Ok(DownlinkFilter {
+            q: Self::text(&self.q),
+            time: self.time()?,
+            sort: Self::text(&self.sort),
+            limit: self.limit,
+        })
     }
 
     pub fn connection_filter(&self) -> Result<ConnectionDownlinkFilter, FieldError> {
@@ -1101,7 +1162,10 @@ pub async fn list(client: &Client, req: &DownlinkPageRequest) -> Result<Downlink
                 Some(link) => downlinks.page_at(&page_link(link)?).await?,
                 None => downlinks.page(&req.actuator_filter()?).await?,
             };
-            Ok(DownlinkPage { items: page.items.into_iter().map(actuator_view).collect(), next: next.map(String::from) })
+            Ok(DownlinkPage {
+                items: page.items.into_iter().map(actuator_view).collect(),
+                next: next.map(String::from),
+            })
         }
         Some(c) => {
             let area = downlinks.connection(c);
@@ -1193,8 +1257,22 @@ pub const MAX_EXPORT_ROWS: u32 = 1_000_000;
 
 /// The columns of a downlink list's CSV.
 pub const CSV_HEADER: [&str; 16] = [
-    "id", "kind", "status", "deviceId", "deviceName", "deviceUuid", "imei", "devEui", "externalReference", "failureReason",
-    "retryCount", "retryLimit", "dryRun", "feedbackTimeout", "createdAt", "modifiedAt",
+    "id",
+    "kind",
+    "status",
+    "deviceId",
+    "deviceName",
+    "deviceUuid",
+    "imei",
+    "devEui",
+    "externalReference",
+    "failureReason",
+    "retryCount",
+    "retryLimit",
+    "dryRun",
+    "feedbackTimeout",
+    "createdAt",
+    "modifiedAt",
 ];
 
 /// One downlink as a CSV row, its device named by `device`.
@@ -1235,7 +1313,10 @@ pub async fn export_csv(
         let page = list(client, &req).await?;
         for d in &page.items {
             if file.rows() >= MAX_EXPORT_ROWS {
-                return Err(Error::InvalidInput { field: "filters".into(), rule: format!("match more than {MAX_EXPORT_ROWS} downlinks; narrow them") });
+                return Err(Error::InvalidInput {
+                    field: "filters".into(),
+                    rule: format!("match more than {MAX_EXPORT_ROWS} downlinks; narrow them"),
+                });
             }
             file.row(csv_row(d, &names.label(&d.device)))?;
         }
@@ -1299,7 +1380,11 @@ mod tests {
             json!({"method": {"type": "setProperty", "deviceId": "IMEI:350000000000001", "property": "reportingInterval", "value": 60},
                    "retryLimit": 2, "feedbackTimeout": "PT15M", "externalReference": "ref-1", "dryRun": false})
         );
-        assert!(p.effect[0].contains("reportingInterval") && p.effect.iter().any(|s| s.contains("15 min")), "{:?}", p.effect);
+        assert!(
+            p.effect[0].contains("reportingInterval") && p.effect.iter().any(|s| s.contains("15 min")),
+            "{:?}",
+            p.effect
+        );
     }
 
     #[test]
@@ -1391,7 +1476,13 @@ mod tests {
 
         // On SMS the deviceId is a plain string (section 1): the simulator's UUID rule (A-25) is
         // its own to answer.
-        let sms = ConnectionDraft { kind: DownlinkKind::Sms, device_id: "imei:350000000000001".into(), text: "hi".into(), feedback_timeout: "PT1H".into(), ..Default::default() };
+        let sms = ConnectionDraft {
+            kind: DownlinkKind::Sms,
+            device_id: "imei:350000000000001".into(),
+            text: "hi".into(),
+            feedback_timeout: "PT1H".into(),
+            ..Default::default()
+        };
         assert!(fields(&sms.preview()).is_empty(), "{:?}", sms.preview().errors);
         let sms = ConnectionDraft { device_id: "  ".into(), ..sms };
         assert_eq!(fields(&sms.preview()), ["deviceId"]);
@@ -1409,10 +1500,24 @@ mod tests {
         assert_eq!(body["message"], json!({"payload": "Zm9v"}));
         assert!(http.preview().effect.last().unwrap().contains("disrupt"));
 
-        let mqtt = ConnectionDraft { kind: DownlinkKind::Mqtt, device_id: "imei:350000000000001".into(), feedback_timeout: "PT1H".into(), topic: "a/#".into(), payload: "x".into(), retry_limit: "3".into(), ..Default::default() };
+        let mqtt = ConnectionDraft {
+            kind: DownlinkKind::Mqtt,
+            device_id: "imei:350000000000001".into(),
+            feedback_timeout: "PT1H".into(),
+            topic: "a/#".into(),
+            payload: "x".into(),
+            retry_limit: "3".into(),
+            ..Default::default()
+        };
         assert_eq!(fields(&mqtt.preview()), ["topic"], "retryLimit is not offered on MQTT, so not sent");
 
-        let dm = ConnectionDraft { kind: DownlinkKind::Digitalmatter, device_id: "imei:350000000000001".into(), feedback_timeout: "PT1H".into(), fields: r#"{"deviceId": "x"}"#.into(), ..Default::default() };
+        let dm = ConnectionDraft {
+            kind: DownlinkKind::Digitalmatter,
+            device_id: "imei:350000000000001".into(),
+            feedback_timeout: "PT1H".into(),
+            fields: r#"{"deviceId": "x"}"#.into(),
+            ..Default::default()
+        };
         assert_eq!(fields(&dm.preview()), ["deviceId"], "the builder's own fields are refused among the extra ones");
 
         let actuator = ConnectionDraft { kind: DownlinkKind::Actuator, ..Default::default() };
@@ -1440,7 +1545,9 @@ mod tests {
     /// (A-29, flipped by the alt variant): the advice names both, never one as a fact.
     #[test]
     fn cancel_advice_does_not_promise_a_409() {
-        for (status, is_final, state) in [("DELIVERED", true, CancelState::Final), ("EXECUTING", false, CancelState::Executing)] {
+        for (status, is_final, state) in
+            [("DELIVERED", true, CancelState::Final), ("EXECUTING", false, CancelState::Executing)]
+        {
             let a = CancelAdvice::new(DownlinkKind::Actuator, status, is_final);
             assert_eq!(a.state, state);
             let accepted = [format!("accepting and leaving it {status}"), format!("accepts and leaves it {status}")];
@@ -1496,11 +1603,18 @@ mod tests {
         assert!(!before.is_final, "keep polling before createdAt + feedbackTimeout");
         let after = DownlinkView::actuator_at(&d, raw.clone(), datetime!(2026-01-05 08:15:00 UTC));
         assert!(after.is_final, "stop polling once the deadline has passed");
-        assert_eq!((after.outcome, after.cancel.state), (Outcome::Unknown, CancelState::Unknown), "the service still decides a cancellation");
+        assert_eq!(
+            (after.outcome, after.cancel.state),
+            (Outcome::Unknown, CancelState::Unknown),
+            "the service still decides a cancellation"
+        );
 
         let raw = json!({"id": "dm-7", "deviceId": "imei:350000000000001", "status": "PARKED", "createdAt": "2026-01-05T08:00:00"});
         let c: ConnectionDownlink = serde_json::from_value(raw.clone()).unwrap();
-        assert!(!DownlinkView::connection_at(DownlinkKind::Digitalmatter, &c, raw.clone(), datetime!(2026-01-05 08:59 UTC)).is_final);
+        assert!(
+            !DownlinkView::connection_at(DownlinkKind::Digitalmatter, &c, raw.clone(), datetime!(2026-01-05 08:59 UTC))
+                .is_final
+        );
         let v = DownlinkView::connection_at(DownlinkKind::Digitalmatter, &c, raw, datetime!(2026-01-05 09:00 UTC));
         assert!(v.is_final, "no feedbackTimeout: one hour");
         assert_eq!(v.id, "dm-7");
@@ -1568,10 +1682,14 @@ mod tests {
         };
         let a = req(DownlinkKind::Actuator);
         assert_eq!(a.actuator_filter().unwrap().time.created_since, Some(datetime!(2026-01-05 00:00 UTC)));
-        assert_eq!(DownlinkPageRequest { status: Some("DONE".into()), ..a.clone() }.actuator_filter().unwrap_err().field, "status");
+        assert_eq!(
+            DownlinkPageRequest { status: Some("DONE".into()), ..a.clone() }.actuator_filter().unwrap_err().field,
+            "status"
+        );
         let c = DownlinkPageRequest { q: Some("ref".into()), ..req(DownlinkKind::Lora) };
         assert_eq!(c.connection_filter().unwrap_err().field, "q");
-        let c = DownlinkPageRequest { status: Some(" EXECUTING ".into()), q: Some("".into()), ..req(DownlinkKind::Sms) };
+        let c =
+            DownlinkPageRequest { status: Some(" EXECUTING ".into()), q: Some("".into()), ..req(DownlinkKind::Sms) };
         assert_eq!(c.connection_filter().unwrap().status, Some(ConnectionDownlinkStatus::Executing));
     }
 

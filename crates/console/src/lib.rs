@@ -8,8 +8,8 @@ pub mod bulk;
 pub mod config;
 pub mod csv_file;
 pub mod devices;
-mod field_error;
 pub mod downlinks;
+mod field_error;
 pub mod filters;
 pub mod fleet;
 pub mod keychain;
@@ -21,8 +21,8 @@ pub mod simulator;
 pub mod transfers;
 
 pub use config::{Config, ConfigError, ConfigStore};
-pub use keychain::{Keychain, KeychainError};
 pub use field_error::FieldError;
+pub use keychain::{Keychain, KeychainError};
 pub use profile::{Customer, CustomerDraft, Profile, ProfileDraft, SIMULATOR_PROFILE};
 pub use session::{Acting, SessionError};
 

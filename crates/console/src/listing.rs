@@ -123,8 +123,7 @@ pub struct CheckedStates {
 
 /// Checks `items`, the answer to [`state_request`]`(filter, on_service)`, against `filter`.
 pub fn check_states(filter: &StateFilter, on_service: bool, items: Vec<FirmwareState>) -> CheckedStates {
-    let sent: Vec<&'static str> =
-        if on_service { undocumented_state_filters(filter) } else { Vec::new() };
+    let sent: Vec<&'static str> = if on_service { undocumented_state_filters(filter) } else { Vec::new() };
     let mut ignored: Vec<&'static str> = Vec::new();
     let mut kept = Vec::with_capacity(items.len());
     for s in items {
@@ -139,8 +138,19 @@ pub fn check_states(filter: &StateFilter, on_service: bool, items: Vec<FirmwareS
         }
     }
     // In the order of the filters, not of the items that gave them away.
-    let order = ["clientId", "moduleId", "deviceId", "deviceSpecificationId", "firmwareUpdateStatus", "currentFirmwareVersion",
-        "targetFirmwareVersion", "createdBefore", "createdSince", "modifiedBefore", "modifiedSince"];
+    let order = [
+        "clientId",
+        "moduleId",
+        "deviceId",
+        "deviceSpecificationId",
+        "firmwareUpdateStatus",
+        "currentFirmwareVersion",
+        "targetFirmwareVersion",
+        "createdBefore",
+        "createdSince",
+        "modifiedBefore",
+        "modifiedSince",
+    ];
     ignored.sort_by_key(|f| order.iter().position(|o| o == f));
     let local = if on_service { Vec::new() } else { undocumented_state_filters(filter) };
     CheckedStates { items: kept, ignored, local }
@@ -213,12 +223,20 @@ mod tests {
     #[test]
     fn an_answer_with_items_that_do_not_match_says_the_filter_was_ignored() {
         let (m, other) = (Uuid::from_u128(2), Uuid::from_u128(3));
-        let f = StateFilter { module_id: Some(m), firmware_update_status: Some(UpdateStatus::from("FAILED")), ..Default::default() };
+        let f = StateFilter {
+            module_id: Some(m),
+            firmware_update_status: Some(UpdateStatus::from("FAILED")),
+            ..Default::default()
+        };
         let honoured = check_states(&f, true, vec![state(m, "FAILED", serde_json::json!({}))]);
         assert_eq!((honoured.items.len(), honoured.ignored.len()), (1, 0));
         assert_eq!(describe_check(&honoured), None);
 
-        let answer = vec![state(m, "FAILED", serde_json::json!({})), state(other, "FAILED", serde_json::json!({})), state(m, "PENDING", serde_json::json!({}))];
+        let answer = vec![
+            state(m, "FAILED", serde_json::json!({})),
+            state(other, "FAILED", serde_json::json!({})),
+            state(m, "PENDING", serde_json::json!({})),
+        ];
         let ignored = check_states(&f, true, answer.clone());
         assert_eq!(ignored.items.len(), 1);
         assert_eq!(ignored.ignored, vec!["moduleId", "firmwareUpdateStatus"]);
@@ -234,7 +252,11 @@ mod tests {
     fn times_and_devices_are_checked_only_where_the_item_shows_them() {
         let m = Uuid::from_u128(2);
         let since = OffsetDateTime::parse("2024-05-01T00:00:00Z", &Rfc3339).unwrap();
-        let f = StateFilter { modified_since: Some(since), device_id: Some("imei:350000000000001".into()), ..Default::default() };
+        let f = StateFilter {
+            modified_since: Some(since),
+            device_id: Some("imei:350000000000001".into()),
+            ..Default::default()
+        };
         let old = state(m, "FAILED", serde_json::json!({"modifiedAt": "2024-04-01T00:00:00Z"}));
         let new = state(m, "FAILED", serde_json::json!({"modifiedAt": "2024-06-01T00:00:00Z"}));
         let bare = state(m, "FAILED", serde_json::json!({}));

@@ -101,12 +101,21 @@ impl Profile {
             if label.is_empty() {
                 errors.push(FieldError::new(format!("customers[{i}].label"), "is required"));
             } else if label.chars().count() > MAX_LABEL {
-                errors.push(FieldError::new(format!("customers[{i}].label"), format!("must be at most {MAX_LABEL} characters")));
+                errors.push(FieldError::new(
+                    format!("customers[{i}].label"),
+                    format!("must be at most {MAX_LABEL} characters"),
+                ));
             } else if self.customers[..i].iter().any(|o| o.label.trim().eq_ignore_ascii_case(label)) {
-                errors.push(FieldError::new(format!("customers[{i}].label"), "is already used by another customer of this profile"));
+                errors.push(FieldError::new(
+                    format!("customers[{i}].label"),
+                    "is already used by another customer of this profile",
+                ));
             }
             if c.id.is_nil() {
-                errors.push(FieldError::new(format!("customers[{i}].id"), "must be the customer's UUID, not the nil UUID"));
+                errors.push(FieldError::new(
+                    format!("customers[{i}].id"),
+                    "must be the customer's UUID, not the nil UUID",
+                ));
             } else if self.customers[..i].iter().any(|o| o.id == c.id) {
                 errors.push(FieldError::new(format!("customers[{i}].id"), "is listed twice"));
             }
@@ -132,7 +141,11 @@ impl Profile {
                 if known.is_empty() {
                     format!("must be a customer UUID (profile `{}` lists no customers by label)", self.name)
                 } else {
-                    format!("must be a customer UUID or one of the labels of profile `{}`: {}", self.name, known.join(", "))
+                    format!(
+                        "must be a customer UUID or one of the labels of profile `{}`: {}",
+                        self.name,
+                        known.join(", ")
+                    )
                 },
             )
         })
@@ -170,12 +183,14 @@ impl Profile {
     /// Where this profile sends its API key's secret: the origins (scheme, host, port) of its
     /// auth URL (the base URL when it has none) and of its base URL, as text.
     pub fn secret_origins(&self) -> Vec<String> {
-        let origin = |u: &str| url::Url::parse(u).map(|u| u.origin().ascii_serialization()).unwrap_or_else(|_| u.to_owned());
-        let mut origins: Vec<String> = [self.auth_url.as_deref().or(self.base_url.as_deref()), self.base_url.as_deref()]
-            .into_iter()
-            .flatten()
-            .map(origin)
-            .collect();
+        let origin =
+            |u: &str| url::Url::parse(u).map(|u| u.origin().ascii_serialization()).unwrap_or_else(|_| u.to_owned());
+        let mut origins: Vec<String> =
+            [self.auth_url.as_deref().or(self.base_url.as_deref()), self.base_url.as_deref()]
+                .into_iter()
+                .flatten()
+                .map(origin)
+                .collect();
         origins.dedup();
         origins
     }
@@ -250,7 +265,11 @@ impl ProfileDraft {
             auth_url: p.auth_url.clone().unwrap_or_default(),
             client_id: p.client_id.clone(),
             audience: p.audience.clone(),
-            customers: p.customers.iter().map(|c| CustomerDraft { id: c.id.to_string(), label: c.label.clone() }).collect(),
+            customers: p
+                .customers
+                .iter()
+                .map(|c| CustomerDraft { id: c.id.to_string(), label: c.label.clone() })
+                .collect(),
             deprecated_sub_customer_mode: p.deprecated_sub_customer_mode,
             set_target: SetTargetDraft::of(p.set_target.as_ref()),
         }
@@ -341,7 +360,10 @@ mod tests {
             moved.auth_url = auth.map(Into::into);
             let e = moved.may_use_secret_of(Some(&stored)).unwrap_err();
             assert_eq!(e.field, "secret");
-            assert!(e.rule.contains("type the API key's secret again") && e.rule.contains("https://auth.example.com"), "{e:?}");
+            assert!(
+                e.rule.contains("type the API key's secret again") && e.rule.contains("https://auth.example.com"),
+                "{e:?}"
+            );
         }
         // No stored profile of that name: nothing may be taken from the keychain.
         let mut renamed = stored.clone();
@@ -400,7 +422,8 @@ mod tests {
     fn the_set_target_operation_is_checked_with_the_other_fields() {
         let mut p = prod();
         p.client_id = "".into();
-        p.set_target = Some(SetTarget { method: "GET".into(), path: "/x/{deviceId}".into(), body: "{\"v\": {version}}".into() });
+        p.set_target =
+            Some(SetTarget { method: "GET".into(), path: "/x/{deviceId}".into(), body: "{\"v\": {version}}".into() });
         let fields: Vec<String> = p.check().into_iter().map(|e| e.field).collect();
         assert_eq!(fields, ["clientId", "setTarget.method"]);
         let mut draft = ProfileDraft::of(&prod());

@@ -62,7 +62,12 @@ pub fn stored_secret(profile: &str) -> Result<Secret, SessionError> {
 /// The client configuration of `profile` at `base_url` (the profile's own, or the running
 /// simulator's for the built-in one), acting as `acting`: the security-context header, or in
 /// the deprecated mode `x-client-id`.
-pub fn client_config(profile: &Profile, base_url: &str, secret: Secret, acting: &Acting) -> Result<ClientConfig, dcs_api::Error> {
+pub fn client_config(
+    profile: &Profile,
+    base_url: &str,
+    secret: Secret,
+    acting: &Acting,
+) -> Result<ClientConfig, dcs_api::Error> {
     let auth_url = profile.auth_url.as_deref().unwrap_or(base_url);
     let mut config = ClientConfig::new(base_url, auth_url, &profile.client_id, secret)?;
     config.audience = profile.audience.clone();
@@ -76,7 +81,12 @@ pub fn client_config(profile: &Profile, base_url: &str, secret: Secret, acting: 
 
 /// A client for `profile` acting as `acting`. In the deprecated sub-customer mode the context
 /// switch (needed once per key and customer) is made first, with the key's own context.
-pub async fn connect(profile: &Profile, base_url: &str, secret: Secret, acting: &Acting) -> Result<Client, SessionError> {
+pub async fn connect(
+    profile: &Profile,
+    base_url: &str,
+    secret: Secret,
+    acting: &Acting,
+) -> Result<Client, SessionError> {
     let config = client_config(profile, base_url, secret, acting)?;
     if let (true, Some(customer)) = (profile.deprecated_sub_customer_mode, acting.customer_id()) {
         let mut own = config.clone();

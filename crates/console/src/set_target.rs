@@ -112,15 +112,22 @@ impl SetTarget {
         let path = split(&self.path, false);
         match (&path, self.path.as_str()) {
             (_, "") => errors.push(err("path", "is required".into())),
-            (_, p) if p.chars().count() > MAX_PATH => errors.push(err("path", format!("must be at most {MAX_PATH} characters"))),
+            (_, p) if p.chars().count() > MAX_PATH => {
+                errors.push(err("path", format!("must be at most {MAX_PATH} characters")))
+            }
             (Err(rule), _) => errors.push(err("path", rule.clone())),
             (Ok(pieces), p) => errors.extend(check_path(p, pieces).err().map(|r| err("path", r))),
         }
         let path_ok = !errors.iter().any(|e| e.field == "setTarget.path");
         let body = split(&self.body, true);
         match (&body, self.body.trim()) {
-            (_, "") => errors.push(err("body", "is required (a JSON document such as {\"targetFirmwareVersion\": {version}})".into())),
-            (_, b) if b.chars().count() > MAX_BODY => errors.push(err("body", format!("must be at most {MAX_BODY} characters"))),
+            (_, "") => errors.push(err(
+                "body",
+                "is required (a JSON document such as {\"targetFirmwareVersion\": {version}})".into(),
+            )),
+            (_, b) if b.chars().count() > MAX_BODY => {
+                errors.push(err("body", format!("must be at most {MAX_BODY} characters")))
+            }
             (Err(rule), _) => errors.push(err("body", rule.clone())),
             (Ok(pieces), _) => errors.extend(check_body(pieces).err().map(|r| err("body", r))),
         }
@@ -238,7 +245,10 @@ fn split(template: &str, json: bool) -> Result<Vec<Piece<'_>>, String> {
                 continue;
             }
             if !json || in_string {
-                return Err(format!("has a `{{` that does not open a placeholder such as {{deviceId}} (the known ones are {})", known()));
+                return Err(format!(
+                    "has a `{{` that does not open a placeholder such as {{deviceId}} (the known ones are {})",
+                    known()
+                ));
             }
         } else if b == b'}' && (!json || in_string) {
             return Err("has a `}` that does not close a placeholder".into());
@@ -253,7 +263,9 @@ fn split(template: &str, json: bool) -> Result<Vec<Piece<'_>>, String> {
 
 fn check_path(path: &str, pieces: &[Piece<'_>]) -> Result<(), String> {
     if !path.starts_with('/') {
-        return Err("must start with `/` (it is relative to the base URL, e.g. /firmware/states/{deviceId}/{moduleId})".into());
+        return Err(
+            "must start with `/` (it is relative to the base URL, e.g. /firmware/states/{deviceId}/{moduleId})".into(),
+        );
     }
     if path.starts_with("//") || path.contains("://") || path.contains('\\') {
         return Err("must be a path under the base URL, without a scheme or host".into());
@@ -264,7 +276,10 @@ fn check_path(path: &str, pieces: &[Piece<'_>]) -> Result<(), String> {
     if path.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err("must not contain spaces or control characters".into());
     }
-    if path.split('/').any(|s| matches!(s.to_ascii_lowercase().as_str(), "." | ".." | "%2e" | "%2e%2e" | ".%2e" | "%2e.")) {
+    if path
+        .split('/')
+        .any(|s| matches!(s.to_ascii_lowercase().as_str(), "." | ".." | "%2e" | "%2e%2e" | ".%2e" | "%2e."))
+    {
         return Err("must not contain `.` or `..` segments".into());
     }
     for piece in pieces {
@@ -354,12 +369,8 @@ pub async fn send(
     package: Option<Uuid>,
 ) -> Result<SetTargetAnswer, dcs_api::Error> {
     let (device, module, package) = (device.to_string(), module.to_string(), package.map(|p| p.to_string()));
-    let request = op.request(Values {
-        device_id: &device,
-        module_id: &module,
-        version,
-        package_id: package.as_deref(),
-    })?;
+    let request =
+        op.request(Values { device_id: &device, module_id: &module, version, package_id: package.as_deref() })?;
     client.firmware().send_set_target(&request).await
 }
 
@@ -398,14 +409,19 @@ pub struct TestReport {
 /// `module`, sends the operation with the version the device runs now as its target (a no-op),
 /// and reads the state again. Refused (before any request is sent) when the device has an
 /// update under way, since a new target would replace it.
-pub async fn test_on_device(client: &Client, op: &SetTarget, device: Uuid, module: Uuid) -> Result<TestReport, dcs_api::Error> {
+pub async fn test_on_device(
+    client: &Client,
+    op: &SetTarget,
+    device: Uuid,
+    module: Uuid,
+) -> Result<TestReport, dcs_api::Error> {
     let invalid = |field: &str, rule: String| dcs_api::Error::InvalidInput { field: field.into(), rule };
     if let Some(e) = op.check().into_iter().next() {
         return Err(e.into());
     }
-    let before = state_of(client, device, module)
-        .await?
-        .ok_or_else(|| invalid("deviceId", format!("the service lists no firmware state of module {module} on device {device}")))?;
+    let before = state_of(client, device, module).await?.ok_or_else(|| {
+        invalid("deviceId", format!("the service lists no firmware state of module {module} on device {device}"))
+    })?;
     let Some(current) = before.current_firmware_version.clone() else {
         return Err(invalid("deviceId", "the device reports no current version of this module, so there is no version to set without changing anything; pick another device".into()));
     };
@@ -417,13 +433,17 @@ pub async fn test_on_device(client: &Client, op: &SetTarget, device: Uuid, modul
     }
     let package = if op.uses_package() {
         Some(package_of(client, module, &current).await?.ok_or_else(|| {
-            invalid("setTarget.body", format!("the body names {{packageId}}, and the service lists no package {current} of module {module}"))
+            invalid(
+                "setTarget.body",
+                format!("the body names {{packageId}}, and the service lists no package {current} of module {module}"),
+            )
         })?)
     } else {
         None
     };
     let (d, m, p) = (device.to_string(), module.to_string(), package.map(|p| p.to_string()));
-    let request = op.request(Values { device_id: &d, module_id: &m, version: Some(&current), package_id: p.as_deref() })?;
+    let request =
+        op.request(Values { device_id: &d, module_id: &m, version: Some(&current), package_id: p.as_deref() })?;
     let answer = client.firmware().send_set_target(&request).await?;
     let after = state_of(client, device, module).await?;
     Ok(TestReport {
@@ -437,9 +457,17 @@ pub async fn test_on_device(client: &Client, op: &SetTarget, device: Uuid, modul
 
 /// The state of `module` on `device`, asked with the listing's filters and matched here too (a
 /// service that does not filter is read page by page).
-async fn state_of(client: &Client, device: Uuid, module: Uuid) -> Result<Option<dcs_api::model::FirmwareState>, dcs_api::Error> {
+async fn state_of(
+    client: &Client,
+    device: Uuid,
+    module: Uuid,
+) -> Result<Option<dcs_api::model::FirmwareState>, dcs_api::Error> {
     use futures::TryStreamExt;
-    let filter = dcs_api::firmware::StateFilter { device_id: Some(device.to_string()), module_id: Some(module), ..Default::default() };
+    let filter = dcs_api::firmware::StateFilter {
+        device_id: Some(device.to_string()),
+        module_id: Some(module),
+        ..Default::default()
+    };
     let mut states = std::pin::pin!(client.firmware().states(&filter)?);
     while let Some(s) = states.try_next().await? {
         if s.device_id == device && s.module_id == module {
@@ -530,7 +558,11 @@ mod tests {
         ] {
             assert_eq!(fields(&op("PUT", path, body)), ["setTarget.body"], "{body:?} accepted");
         }
-        let nested = op("PATCH", path, r#"{"target": {"version": {version}, "package": {packageId}, "note": "for {deviceId} \"{moduleId}\""}}"#);
+        let nested = op(
+            "PATCH",
+            path,
+            r#"{"target": {"version": {version}, "package": {packageId}, "note": "for {deviceId} \"{moduleId}\""}}"#,
+        );
         assert_eq!(nested.check(), vec![]);
         assert!(nested.uses_package());
     }
@@ -550,7 +582,11 @@ mod tests {
             assert_eq!(r.body["device"], json!(format!("dev-{device}")), "{hostile:?}");
             assert_eq!(r.body.as_object().unwrap().len(), 3, "{hostile:?} added a member: {}", r.body);
             let segment = r.path.trim_start_matches("/devices/").split('/').next().unwrap();
-            assert!(segment.chars().all(|c| c.is_ascii_alphanumeric() || "-._~%".contains(c)), "{hostile:?}: {}", r.path);
+            assert!(
+                segment.chars().all(|c| c.is_ascii_alphanumeric() || "-._~%".contains(c)),
+                "{hostile:?}: {}",
+                r.path
+            );
             assert_eq!(r.path.matches('/').count(), 5, "{hostile:?} made a segment: {}", r.path);
             let url = r.url("https://h.example/api").unwrap();
             assert_eq!((url.host_str(), url.path().starts_with("/api/devices/")), (Some("h.example"), true), "{url}");
@@ -568,7 +604,11 @@ mod tests {
     #[test]
     fn a_blank_draft_is_no_setting_and_a_typed_one_is_kept_as_typed() {
         assert_eq!(SetTargetDraft { method: "PUT".into(), ..Default::default() }.parse(), None);
-        let d = SetTargetDraft { method: " patch ".into(), path: " /x/{deviceId} ".into(), body: "{\"v\": {version}}".into() };
+        let d = SetTargetDraft {
+            method: " patch ".into(),
+            path: " /x/{deviceId} ".into(),
+            body: "{\"v\": {version}}".into(),
+        };
         let s = d.parse().unwrap();
         assert_eq!((s.method.as_str(), s.path.as_str()), ("PATCH", "/x/{deviceId}"));
         assert_eq!(SetTargetDraft::of(Some(&s)).parse(), Some(s));

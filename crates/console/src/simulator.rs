@@ -29,7 +29,10 @@ pub enum EmbedError {
 impl Embedded {
     /// The simulated clock now and its speed, for countdowns against the simulator's times.
     pub fn clock(&self) -> crate::downlinks::ServiceClock {
-        crate::downlinks::ServiceClock { now: dcs_api::model::timestamp::format_millis(self.sim.now()), rate: self.sim.speed() }
+        crate::downlinks::ServiceClock {
+            now: dcs_api::model::timestamp::format_millis(self.sim.now()),
+            rate: self.sim.speed(),
+        }
     }
 }
 
@@ -43,16 +46,15 @@ pub async fn start(mut opts: SimOptions) -> Result<Embedded, EmbedError> {
     let scratch = match opts.data {
         Some(_) => None,
         None => {
-            let dir = tempfile::Builder::new().prefix("dcs-sim.").tempdir().map_err(|e| EmbedError::Start(e.to_string()))?;
+            let dir =
+                tempfile::Builder::new().prefix("dcs-sim.").tempdir().map_err(|e| EmbedError::Start(e.to_string()))?;
             opts.data = Some(dir.path().join("simulator.sqlite"));
             Some(dir)
         }
     };
     let sim = Simulator::new(opts).map_err(|e| EmbedError::Start(e.to_string()))?;
-    let running = sim
-        .spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
-        .await
-        .map_err(|e| EmbedError::Start(e.to_string()))?;
+    let running =
+        sim.spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.map_err(|e| EmbedError::Start(e.to_string()))?;
     let key = sim.demo_key();
     let base = running.base_url();
     let config = ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret.clone()))?;
@@ -65,11 +67,14 @@ pub async fn start(mut opts: SimOptions) -> Result<Embedded, EmbedError> {
 /// The built-in profile of the simulator with `seed`: the demo reseller's key and its customers
 /// with their names. Known without starting the simulator.
 pub fn builtin_profile(seed: u64) -> Profile {
-    let customers =
-        dcs_sim::seed::demo_customers(seed).into_iter().map(|(id, name)| Customer { id, label: name.to_owned() }).collect();
+    let customers = dcs_sim::seed::demo_customers(seed)
+        .into_iter()
+        .map(|(id, name)| Customer { id, label: name.to_owned() })
+        .collect();
     let mut profile = Profile::simulator(&dcs_sim::seed::demo_reseller_key(seed).key_id, customers);
     // The variant the built-in simulator plays (`DCS_SIM_VARIANT`, see `variant_from_env`).
-    profile.set_target = Some(crate::set_target::SetTarget::simulator_for(dcs_sim::Variant::from_env().unwrap_or_default()));
+    profile.set_target =
+        Some(crate::set_target::SetTarget::simulator_for(dcs_sim::Variant::from_env().unwrap_or_default()));
     profile
 }
 

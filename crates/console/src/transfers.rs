@@ -384,13 +384,18 @@ impl Transfers {
 
     /// SHA-256 and size of a local file, read in chunks. The first event (sent before the file
     /// is read) carries the job id.
-    pub async fn hash(&self, path: &Path, on_progress: impl Fn(TransferProgress) + Send + Sync + 'static) -> Result<HashResult, Error> {
+    pub async fn hash(
+        &self,
+        path: &Path,
+        on_progress: impl Fn(TransferProgress) + Send + Sync + 'static,
+    ) -> Result<HashResult, Error> {
         let job = self.register(JobKind::Hash);
         let reporter = job.reporter(Arc::new(on_progress));
         // Taken before reading: a change while it is read shows as a later modification time.
         let before = tokio::fs::metadata(path).await.ok();
         reporter.report(Phase::Hashing, 0, before.as_ref().map_or(0, |m| m.len()));
-        let (sha256, size) = files::sha256_file(path, &job.transfer().with_progress(reporter.phase(Phase::Hashing))).await?;
+        let (sha256, size) =
+            files::sha256_file(path, &job.transfer().with_progress(reporter.phase(Phase::Hashing))).await?;
         reporter.finish();
         if let Some(meta) = before.filter(|m| m.len() == size) {
             let known = KnownChecksum { sha256: sha256.clone(), size, modified: meta.modified().ok() };
@@ -516,7 +521,8 @@ impl Transfers {
         file: FileKind,
         on_progress: impl Fn(TransferProgress) + Send + Sync + 'static,
     ) -> Result<HashResult, Error> {
-        let dir = tempfile::tempdir().map_err(|e| Error::LocalFile { path: std::env::temp_dir().display().to_string(), source: e })?;
+        let dir = tempfile::tempdir()
+            .map_err(|e| Error::LocalFile { path: std::env::temp_dir().display().to_string(), source: e })?;
         let got = self.download(client, package, file, &dir.path().join("file"), on_progress).await?;
         Ok(HashResult { sha256: got.sha256, size: got.size, file_name: got.file_name.unwrap_or_default() })
     }
@@ -525,7 +531,8 @@ impl Transfers {
 /// A package's release notes as text, for display: refused when bigger than `cap` bytes (the
 /// download stops as soon as that shows) or when not UTF-8. Goes through a temporary file.
 pub async fn read_release_notes(client: &Client, package: Uuid, cap: u64) -> Result<ReleaseNotesText, Error> {
-    let dir = tempfile::tempdir().map_err(|e| Error::LocalFile { path: std::env::temp_dir().display().to_string(), source: e })?;
+    let dir = tempfile::tempdir()
+        .map_err(|e| Error::LocalFile { path: std::env::temp_dir().display().to_string(), source: e })?;
     let target: PathBuf = dir.path().join("release-notes");
     // Stopped as soon as the announced size or the bytes received pass the cap.
     let cancel = CancellationToken::new();
@@ -545,10 +552,14 @@ pub async fn read_release_notes(client: &Client, package: Uuid, cap: u64) -> Res
         ),
     };
     let got = match client.firmware().download_release_notes(package, &target, &transfer).await {
-        Err(Error::Cancelled { .. }) if over.load(Ordering::Relaxed) > 0 => return Err(too_big(over.load(Ordering::Relaxed))),
+        Err(Error::Cancelled { .. }) if over.load(Ordering::Relaxed) > 0 => {
+            return Err(too_big(over.load(Ordering::Relaxed)))
+        }
         other => other?,
     };
-    let bytes = tokio::fs::read(&target).await.map_err(|e| Error::LocalFile { path: target.display().to_string(), source: e })?;
+    let bytes = tokio::fs::read(&target)
+        .await
+        .map_err(|e| Error::LocalFile { path: target.display().to_string(), source: e })?;
     let text = String::from_utf8(bytes).map_err(|_| Error::InvalidInput {
         field: "releaseNotes".into(),
         rule: format!(
@@ -587,7 +598,11 @@ mod tests {
         }
         assert!((rate - 10e6).abs() < 0.1e6, "{rate}");
         // The window keeps a bounded number of samples whatever the report rate.
-        assert!(m.samples.len() <= (RATE_WINDOW.as_millis() / SAMPLE_EVERY.as_millis()) as usize + 2, "{}", m.samples.len());
+        assert!(
+            m.samples.len() <= (RATE_WINDOW.as_millis() / SAMPLE_EVERY.as_millis()) as usize + 2,
+            "{}",
+            m.samples.len()
+        );
         // A stall shows as a falling rate, not the last burst's.
         let stalled = m.sample(ms(t0, 3000 + 1200 + 900), done);
         assert!(stalled < rate / 2.0, "{stalled} vs {rate}");
@@ -623,7 +638,11 @@ mod tests {
             assert!(phase.windows(2).all(|w| w[0].done < w[1].done), "monotonic within a phase");
             assert_eq!(phase[0].done, 0, "each phase starts at 0");
             let last = phase.last().unwrap();
-            assert_eq!((last.done, last.total, last.eta_seconds), (total, total, Some(0.0)), "and ends at its total once");
+            assert_eq!(
+                (last.done, last.total, last.eta_seconds),
+                (total, total, Some(0.0)),
+                "and ends at its total once"
+            );
         }
         assert!(events.iter().all(|e| e.job == 7 && e.kind == JobKind::UploadFirmware));
         let mid = uploading.iter().find(|e| e.done >= total / 2).unwrap();

@@ -85,5 +85,8 @@ async fn an_edit_sends_back_the_members_this_version_does_not_know() {
     let err = bindings::update(&client, id, &bad).await.unwrap_err();
     assert!(err.to_string().starts_with("deviceId:"), "{err}");
     assert!(puts.lock().unwrap().is_empty());
-    assert_eq!(bindings::get(&client, BindingKind::Http, id).await.unwrap().created_at.as_deref(), Some("2026-01-02T03:04:05Z"));
+    assert_eq!(
+        bindings::get(&client, BindingKind::Http, id).await.unwrap().created_at.as_deref(),
+        Some("2026-01-02T03:04:05Z")
+    );
 }

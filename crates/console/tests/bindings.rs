@@ -32,7 +32,8 @@ async fn env() -> Env {
         deprecated_sub_customer_mode: false,
         set_target: None,
     };
-    let client = session::connect(&profile, &running.base_url(), Secret::new(key.secret), &Acting::Yourself).await.unwrap();
+    let client =
+        session::connect(&profile, &running.base_url(), Secret::new(key.secret), &Acting::Yourself).await.unwrap();
     Env { sim, running, client }
 }
 
@@ -93,17 +94,21 @@ async fn mqtt_update_keeps_the_stored_password_unless_one_is_typed() {
     assert!(!serde_json::to_string(&page).unwrap().contains(&first));
 
     // Edit without a password: the stored one stays.
-    let kept = bindings::update(&env.client, made.id, &draft(BindingKind::Mqtt, &dev.id.to_string(), None)).await.unwrap();
+    let kept =
+        bindings::update(&env.client, made.id, &draft(BindingKind::Mqtt, &dev.id.to_string(), None)).await.unwrap();
     assert_eq!(kept.id, made.id);
     assert_eq!(bindings::reveal(&env.client, BindingKind::Mqtt, made.id).await.unwrap(), first);
 
     // A typed one replaces it.
     let second = bindings::generate_secret(BindingKind::Mqtt).unwrap();
-    bindings::update(&env.client, made.id, &draft(BindingKind::Mqtt, &dev.id.to_string(), Some(&second))).await.unwrap();
+    bindings::update(&env.client, made.id, &draft(BindingKind::Mqtt, &dev.id.to_string(), Some(&second)))
+        .await
+        .unwrap();
     assert_eq!(bindings::reveal(&env.client, BindingKind::Mqtt, made.id).await.unwrap(), second);
 
     // A weak one is refused before any request, naming the field.
-    let weak = bindings::update(&env.client, made.id, &draft(BindingKind::Mqtt, &dev.id.to_string(), Some("weak"))).await;
+    let weak =
+        bindings::update(&env.client, made.id, &draft(BindingKind::Mqtt, &dev.id.to_string(), Some("weak"))).await;
     match weak {
         Err(dcs_api::Error::InvalidInput { field, .. }) => assert_eq!(field, "password"),
         other => panic!("{other:?}"),
@@ -145,10 +150,12 @@ async fn http_bindings_keep_their_secret_and_the_service_names_a_device_of_anoth
     let dev = env.unbound(BindingKind::Http).await;
     let lora = env.unbound(BindingKind::Lora).await;
     let secret = bindings::generate_secret(BindingKind::Http).unwrap();
-    let wrong = bindings::create(&env.client, &draft(BindingKind::Http, &natural_id(&lora), Some(&secret))).await.unwrap_err();
+    let wrong =
+        bindings::create(&env.client, &draft(BindingKind::Http, &natural_id(&lora), Some(&secret))).await.unwrap_err();
     assert_eq!(wrong.problem().and_then(|p| p.invalid_params.first()).map(|p| p.name.as_str()), Some("deviceId"));
 
-    let made = bindings::create(&env.client, &draft(BindingKind::Http, &natural_id(&dev), Some(&secret))).await.unwrap();
+    let made =
+        bindings::create(&env.client, &draft(BindingKind::Http, &natural_id(&dev), Some(&secret))).await.unwrap();
     assert_eq!(made.binding_type.as_deref(), Some("http-streamline"));
     let mut d = draft(BindingKind::Http, &made.device_id, None);
     d.binding_type = Some("http-senml".into());
@@ -156,7 +163,11 @@ async fn http_bindings_keep_their_secret_and_the_service_names_a_device_of_anoth
     assert_eq!(edited.binding_type.as_deref(), Some("http-senml"));
     assert_eq!(bindings::reveal(&env.client, BindingKind::Http, made.id).await.unwrap(), secret);
 
-    let req = BindingPageRequest { binding_type: Some("http-senml".into()), sort: Some("-modifiedAt".into()), ..Default::default() };
+    let req = BindingPageRequest {
+        binding_type: Some("http-senml".into()),
+        sort: Some("-modifiedAt".into()),
+        ..Default::default()
+    };
     let page = bindings::page(&env.client, BindingKind::Http, &req).await.unwrap();
     assert_eq!(page.items.first().map(|b| b.id), Some(made.id), "newest change first");
     assert!(page.items.iter().all(|b| b.binding_type.as_deref() == Some("http-senml")));

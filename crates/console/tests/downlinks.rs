@@ -86,22 +86,29 @@ async fn a_dry_run_is_watched_until_delivered() {
     let sent = downlinks::send_actuator(&env.client, &draft).await.unwrap();
     assert_eq!(sent.status, "PENDING");
     assert_eq!(sent.body["method"]["deviceId"], dev.as_str());
-    assert_eq!((sent.retry_limit, sent.feedback_timeout.as_deref(), sent.dry_run), (Some(1), Some("PT15M"), Some(true)));
+    assert_eq!(
+        (sent.retry_limit, sent.feedback_timeout.as_deref(), sent.dry_run),
+        (Some(1), Some("PT15M"), Some(true))
+    );
     assert!(sent.deadline.is_some());
 
     let watch = Watch::new();
     let last = watch_until_final(&env.client, &watch, &sent).await;
     assert_eq!((last.status.as_str(), last.outcome), ("DELIVERED", Outcome::Delivered), "a dry run succeeds (A-33)");
     assert_eq!(last.cancel.state, CancelState::Final);
-    let seen: Vec<String> = watch.observed("t", DownlinkKind::Actuator, &sent.id).into_iter().map(|o| o.status).collect();
+    let seen: Vec<String> =
+        watch.observed("t", DownlinkKind::Actuator, &sent.id).into_iter().map(|o| o.status).collect();
     assert_eq!(seen.first().map(String::as_str), Some("PENDING"));
     assert_eq!(seen.last().map(String::as_str), Some("DELIVERED"));
     assert!(seen.windows(2).all(|w| w[0] != w[1]), "each change once: {seen:?}");
 
     // Found by its reference, and by nothing else.
-    let found = downlinks::list(&env.client, &DownlinkPageRequest { q: Some("console-test-1".into()), ..page(DownlinkKind::Actuator) })
-        .await
-        .unwrap();
+    let found = downlinks::list(
+        &env.client,
+        &DownlinkPageRequest { q: Some("console-test-1".into()), ..page(DownlinkKind::Actuator) },
+    )
+    .await
+    .unwrap();
     assert_eq!(found.items.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(), [sent.id.as_str()]);
 
     // Cancelling a final downlink: the service's 409, in its words.
@@ -125,15 +132,22 @@ async fn a_lora_dry_run_ends_done_without_a_reason() {
     let sent = downlinks::send_connection(&env.client, &draft).await.unwrap();
     assert_eq!((sent.kind, sent.body["fPort"].as_u64(), sent.dry_run), (DownlinkKind::Lora, Some(2), Some(true)));
     let last = watch_until_final(&env.client, &Watch::new(), &sent).await;
-    assert_eq!((last.status.as_str(), last.outcome, last.failure_reason.as_deref()), ("DONE", Outcome::Delivered, None));
+    assert_eq!(
+        (last.status.as_str(), last.outcome, last.failure_reason.as_deref()),
+        ("DONE", Outcome::Delivered, None)
+    );
 
-    let done = downlinks::list(&env.client, &DownlinkPageRequest { status: Some("DONE".into()), ..page(DownlinkKind::Lora) })
-        .await
-        .unwrap();
+    let done =
+        downlinks::list(&env.client, &DownlinkPageRequest { status: Some("DONE".into()), ..page(DownlinkKind::Lora) })
+            .await
+            .unwrap();
     assert!(done.items.iter().all(|d| d.status == "DONE") && done.items.iter().any(|d| d.id == sent.id));
-    let bad = downlinks::list(&env.client, &DownlinkPageRequest { sort: Some("payloadHex".into()), ..page(DownlinkKind::Lora) })
-        .await
-        .unwrap_err();
+    let bad = downlinks::list(
+        &env.client,
+        &DownlinkPageRequest { sort: Some("payloadHex".into()), ..page(DownlinkKind::Lora) },
+    )
+    .await
+    .unwrap_err();
     // The client checks only the sort syntax; the service (the simulator, A-36) refuses the field.
     assert_eq!(bad.code(), ErrorCode::BadRequest, "{bad}");
     assert!(bad.problem().unwrap().invalid_params.iter().any(|p| p.name == "sort"), "{bad}");
@@ -160,10 +174,13 @@ async fn cancellation_follows_the_status() {
     assert_eq!(watch_until_final(&env.client, &watch, queued).await.status, "CANCELLED");
 
     // The connection kinds end DONE with the reason CANCELLED.
-    let mqtt = downlinks::list(&env.client, &DownlinkPageRequest { status: Some("PENDING".into()), ..page(DownlinkKind::Mqtt) })
-        .await
-        .unwrap()
-        .items;
+    let mqtt = downlinks::list(
+        &env.client,
+        &DownlinkPageRequest { status: Some("PENDING".into()), ..page(DownlinkKind::Mqtt) },
+    )
+    .await
+    .unwrap()
+    .items;
     let pending = mqtt.first().expect("a seeded pending MQTT downlink");
     downlinks::cancel(&env.client, DownlinkKind::Mqtt, &pending.id, false).await.unwrap();
     let done = watch_until_final(&env.client, &watch, pending).await;

@@ -30,46 +30,20 @@ struct Env {
 }
 
 async fn env(devices: u32, speed: f64) -> Env {
-    let sim = Simulator::new(SimOptions {
-        devices_per_client: devices,
-        speed,
-        ..Default::default()
-    })
-    .unwrap();
-    let running = sim
-        .spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
-        .await
-        .unwrap();
+    let sim = Simulator::new(SimOptions { devices_per_client: devices, speed, ..Default::default() }).unwrap();
+    let running = sim.spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.unwrap();
     let key = sim.demo_key();
     let base = running.base_url();
-    let client =
-        Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret)).unwrap())
-            .unwrap();
+    let client = Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret)).unwrap()).unwrap();
     let db = FleetDb::in_memory().unwrap();
-    let scope = db
-        .scope(&ScopeKey {
-            profile: "sim".into(),
-            base_url: base,
-            customer: None,
-        })
-        .unwrap();
-    Env {
-        sim,
-        _running: running,
-        client,
-        db,
-        scope,
-        op: SetTarget::simulator(),
-    }
+    let scope = db.scope(&ScopeKey { profile: "sim".into(), base_url: base, customer: None }).unwrap();
+    Env { sim, _running: running, client, db, scope, op: SetTarget::simulator() }
 }
 
 async fn all_states(client: &Client) -> Vec<FirmwareState> {
     client
         .firmware()
-        .states(&StateFilter {
-            limit: Some(1000),
-            ..Default::default()
-        })
+        .states(&StateFilter { limit: Some(1000), ..Default::default() })
         .unwrap()
         .try_collect()
         .await
@@ -77,123 +51,65 @@ async fn all_states(client: &Client) -> Vec<FirmwareState> {
 }
 
 async fn refresh(e: &Env, kind: ScanKind) -> scan::ScanReport {
-    scan::refresh(
-        &e.client,
-        &e.db,
-        e.scope,
-        kind,
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await
-    .unwrap()
+    scan::refresh(&e.client, &e.db, e.scope, kind, &CancellationToken::new(), |_| {}).await.unwrap()
 }
 
 #[tokio::test]
 async fn a_full_scan_holds_what_the_service_lists_and_a_refresh_reads_only_changes() {
     let e = env(400, 1.0).await;
     let seen = std::sync::Mutex::new(Vec::new());
-    let report = scan::refresh(
-        &e.client,
-        &e.db,
-        e.scope,
-        ScanKind::Incremental,
-        &CancellationToken::new(),
-        |p| seen.lock().unwrap().push(p.states),
-    )
+    let report = scan::refresh(&e.client, &e.db, e.scope, ScanKind::Incremental, &CancellationToken::new(), |p| {
+        seen.lock().unwrap().push(p.states)
+    })
     .await
     .unwrap();
     // No watermark yet: an incremental refresh becomes a full scan.
     assert_eq!(report.kind, ScanKind::Full);
     let service = all_states(&e.client).await;
     assert_eq!(report.states as usize, service.len());
-    assert_eq!(
-        e.db.scope_info(e.scope).unwrap().states as usize,
-        service.len()
-    );
+    assert_eq!(e.db.scope_info(e.scope).unwrap().states as usize, service.len());
     // Progress after every page, rising, ending at the total.
     let seen = seen.into_inner().unwrap();
     assert_eq!(seen.len() as u32, report.pages);
     assert!(seen.windows(2).all(|w| w[0] < w[1]) && *seen.last().unwrap() == report.states);
-    assert!(
-        report.pages > 1,
-        "several pages of {} states",
-        scan::PAGE_SIZE
-    );
+    assert!(report.pages > 1, "several pages of {} states", scan::PAGE_SIZE);
 
     // The summaries count what the service lists.
     let modules = query::modules(&e.db, e.scope).unwrap();
-    assert_eq!(
-        modules.iter().map(|m| m.devices as usize).sum::<usize>(),
-        service.len()
-    );
+    assert_eq!(modules.iter().map(|m| m.devices as usize).sum::<usize>(), service.len());
     let module = &modules[0];
     let mut by_status: BTreeMap<String, u32> = BTreeMap::new();
-    for s in service
-        .iter()
-        .filter(|s| s.module_id.to_string() == module.module_id)
-    {
-        let key = s
-            .firmware_update_status
-            .as_ref()
-            .map(|x| x.as_str().to_owned())
-            .unwrap_or_else(|| "none".into());
+    for s in service.iter().filter(|s| s.module_id.to_string() == module.module_id) {
+        let key = s.firmware_update_status.as_ref().map(|x| x.as_str().to_owned()).unwrap_or_else(|| "none".into());
         *by_status.entry(key).or_default() += 1;
     }
     let overview = query::overview(&e.db, e.scope, &module.module_id, &Default::default()).unwrap();
-    let shown: BTreeMap<String, u32> = overview
-        .by_status
-        .iter()
-        .map(|c| (c.key.clone(), c.count))
-        .collect();
+    let shown: BTreeMap<String, u32> = overview.by_status.iter().map(|c| (c.key.clone(), c.count)).collect();
     assert_eq!(shown, by_status);
     let drift = service
         .iter()
         .filter(|s| s.module_id.to_string() == module.module_id)
-        .filter(|s| {
-            s.target_firmware_version.is_some()
-                && s.current_firmware_version != s.target_firmware_version
-        })
+        .filter(|s| s.target_firmware_version.is_some() && s.current_firmware_version != s.target_firmware_version)
         .count();
     assert_eq!(module.drift as usize, drift);
-    assert!(
-        !overview.packages.is_empty() && module.spec_name.is_some(),
-        "catalogue read: {module:?}"
-    );
+    assert!(!overview.packages.is_empty() && module.spec_name.is_some(), "catalogue read: {module:?}");
 
     // One target set: the next refresh reads a handful of states, not the fleet.
-    let device = service
-        .iter()
-        .find(|s| s.module_id.to_string() == module.module_id)
-        .unwrap();
+    let device = service.iter().find(|s| s.module_id.to_string() == module.module_id).unwrap();
     let version = overview.packages[0].version.clone();
-    set_target::send(
-        &e.client,
-        &e.op,
-        &DeviceId::Uuid(device.device_id),
-        device.module_id,
-        Some(&version),
-        None,
-    )
-    .await
-    .unwrap();
+    set_target::send(&e.client, &e.op, &DeviceId::Uuid(device.device_id), device.module_id, Some(&version), None)
+        .await
+        .unwrap();
     let inc = refresh(&e, ScanKind::Incremental).await;
     assert_eq!(inc.kind, ScanKind::Incremental);
-    assert!(
-        inc.states >= 1 && (inc.states as usize) < service.len() / 4,
-        "read {} of {}",
-        inc.states,
-        service.len()
-    );
+    assert!(inc.states >= 1 && (inc.states as usize) < service.len() / 4, "read {} of {}", inc.states, service.len());
     assert!(inc.changed >= 1);
     let q = DeviceQuery {
         module_id: Some(module.module_id.clone()),
         device: Some(device.device_id.to_string()),
         ..Default::default()
     };
-    let m = query::resolve_device(&e.client, &device.device_id.to_string())
-        .await
-        .unwrap();
+    let m = query::resolve_device(&e.client, &device.device_id.to_string()).await.unwrap();
     let row = &query::rows(&e.db, e.scope, &q, Some(&m), 0, 10).unwrap()[0];
     assert_eq!(row.target.as_deref(), Some(version.as_str()));
 
@@ -218,9 +134,7 @@ async fn a_cancelled_scan_keeps_the_watermark() {
     let before = e.db.scope_info(e.scope).unwrap();
     let cancel = CancellationToken::new();
     cancel.cancel();
-    let err = scan::refresh(&e.client, &e.db, e.scope, ScanKind::Full, &cancel, |_| {})
-        .await
-        .unwrap_err();
+    let err = scan::refresh(&e.client, &e.db, e.scope, ScanKind::Full, &cancel, |_| {}).await.unwrap_err();
     assert!(matches!(err, FleetError::Cancelled), "{err}");
     let after = e.db.scope_info(e.scope).unwrap();
     assert_eq!(
@@ -233,45 +147,23 @@ async fn a_cancelled_scan_keeps_the_watermark() {
 async fn the_device_table_filters_sorts_pages_and_exports() {
     let e = env(300, 1.0).await;
     refresh(&e, ScanKind::Full).await;
-    let module = query::modules(&e.db, e.scope)
-        .unwrap()
-        .into_iter()
-        .max_by_key(|m| m.failed)
-        .unwrap();
-    let base = DeviceQuery {
-        module_id: Some(module.module_id.clone()),
-        ..Default::default()
-    };
-    let failed = DeviceQuery {
-        status: Some("FAILED".into()),
-        sort: Some("-statusAt".into()),
-        ..base.clone()
-    };
+    let module = query::modules(&e.db, e.scope).unwrap().into_iter().max_by_key(|m| m.failed).unwrap();
+    let base = DeviceQuery { module_id: Some(module.module_id.clone()), ..Default::default() };
+    let failed = DeviceQuery { status: Some("FAILED".into()), sort: Some("-statusAt".into()), ..base.clone() };
     let n = query::count(&e.db, e.scope, &failed, None).unwrap();
     assert_eq!(n, module.failed);
     let rows = query::rows(&e.db, e.scope, &failed, None, 0, 1000).unwrap();
     assert_eq!(rows.len() as u32, n);
-    assert!(rows
-        .iter()
-        .all(|r| r.status.as_deref() == Some("FAILED") && r.details.is_some()));
-    assert!(
-        rows.windows(2).all(|w| w[0].status_at >= w[1].status_at),
-        "newest first"
-    );
+    assert!(rows.iter().all(|r| r.status.as_deref() == Some("FAILED") && r.details.is_some()));
+    assert!(rows.windows(2).all(|w| w[0].status_at >= w[1].status_at), "newest first");
     // Windows of the same order join up to the whole.
     let all = query::rows(&e.db, e.scope, &base, None, 0, 5000).unwrap();
     let mut joined = query::rows(&e.db, e.scope, &base, None, 0, 7).unwrap();
     joined.extend(query::rows(&e.db, e.scope, &base, None, 7, 5000).unwrap());
     assert_eq!(all, joined);
     // "none": devices that never had a target.
-    let none = DeviceQuery {
-        status: Some("none".into()),
-        ..base.clone()
-    };
-    assert!(query::rows(&e.db, e.scope, &none, None, 0, 100)
-        .unwrap()
-        .iter()
-        .all(|r| r.status.is_none()));
+    let none = DeviceQuery { status: Some("none".into()), ..base.clone() };
+    assert!(query::rows(&e.db, e.scope, &none, None, 0, 100).unwrap().iter().all(|r| r.status.is_none()));
     // A device by its IMEI or DevEUI: the service says which UUID it is.
     let device = e
         .sim
@@ -282,85 +174,32 @@ async fn the_device_table_filters_sorts_pages_and_exports() {
         .into_iter()
         .find(|d| d.imei.is_some())
         .unwrap();
-    let m = query::resolve_device(&e.client, &format!("urn:dev:imei:{}", device.imei.unwrap()))
-        .await
-        .unwrap();
+    let m = query::resolve_device(&e.client, &format!("urn:dev:imei:{}", device.imei.unwrap())).await.unwrap();
     assert_eq!(m, query::DeviceMatch::Exact(device.id));
-    let prefix = query::resolve_device(&e.client, &device.id.to_string()[..6])
-        .await
-        .unwrap();
-    let by_prefix = query::rows(
-        &e.db,
-        e.scope,
-        &DeviceQuery::default(),
-        Some(&prefix),
-        0,
-        100,
-    )
-    .unwrap();
-    assert!(by_prefix
-        .iter()
-        .any(|r| r.device_id == device.id.to_string()));
-    assert!(by_prefix
-        .iter()
-        .all(|r| r.device_id.starts_with(&device.id.to_string()[..6])));
-    let bad = query::resolve_device(&e.client, "imei:12")
-        .await
-        .unwrap_err();
+    let prefix = query::resolve_device(&e.client, &device.id.to_string()[..6]).await.unwrap();
+    let by_prefix = query::rows(&e.db, e.scope, &DeviceQuery::default(), Some(&prefix), 0, 100).unwrap();
+    assert!(by_prefix.iter().any(|r| r.device_id == device.id.to_string()));
+    assert!(by_prefix.iter().all(|r| r.device_id.starts_with(&device.id.to_string()[..6])));
+    let bad = query::resolve_device(&e.client, "imei:12").await.unwrap_err();
     assert!(bad.to_string().starts_with("device: "), "{bad}");
-    let bad_sort = query::rows(
-        &e.db,
-        e.scope,
-        &DeviceQuery {
-            sort: Some("colour".into()),
-            ..Default::default()
-        },
-        None,
-        0,
-        1,
-    );
-    assert!(bad_sort
-        .unwrap_err()
-        .to_string()
-        .starts_with("sort: must be one of"));
+    let bad_sort =
+        query::rows(&e.db, e.scope, &DeviceQuery { sort: Some("colour".into()), ..Default::default() }, None, 0, 1);
+    assert!(bad_sort.unwrap_err().to_string().starts_with("sort: must be one of"));
 
     // CSV: a header and one line per selected row; "all except" leaves the excluded out.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("failed.csv");
-    let written = query::write_csv(
-        &e.db,
-        e.scope,
-        &failed,
-        None,
-        None,
-        &Default::default(),
-        &path,
-    )
-    .unwrap();
+    let written = query::write_csv(&e.db, e.scope, &failed, None, None, &Default::default(), &path).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(written, n);
     assert_eq!(text.lines().count() as u32, n + 1);
     // Written beside the target and renamed: nothing else is left in the folder.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     assert!(text.starts_with("deviceId,moduleId,module,"));
-    let except = Selection {
-        all: true,
-        keys: vec![rows[0].key.clone()],
-    };
-    let written = query::write_csv(
-        &e.db,
-        e.scope,
-        &failed,
-        None,
-        Some(&except),
-        &Default::default(),
-        &path,
-    )
-    .unwrap();
+    let except = Selection { all: true, keys: vec![rows[0].key.clone()] };
+    let written = query::write_csv(&e.db, e.scope, &failed, None, Some(&except), &Default::default(), &path).unwrap();
     assert_eq!(written, n - 1);
-    assert!(!std::fs::read_to_string(&path)
-        .unwrap()
-        .contains(&rows[0].device_id));
+    assert!(!std::fs::read_to_string(&path).unwrap().contains(&rows[0].device_id));
 }
 
 #[tokio::test]
@@ -374,10 +213,7 @@ async fn history_keeps_a_point_per_change() {
     let device: uuid::Uuid = query::rows(
         &e.db,
         e.scope,
-        &DeviceQuery {
-            module_id: Some(module.module_id.clone()),
-            ..Default::default()
-        },
+        &DeviceQuery { module_id: Some(module.module_id.clone()), ..Default::default() },
         None,
         0,
         1,
@@ -386,9 +222,7 @@ async fn history_keeps_a_point_per_change() {
         .device_id
         .parse()
         .unwrap();
-    let version = query::packages(&e.db, e.scope, &module.module_id).unwrap()[0]
-        .version
-        .clone();
+    let version = query::packages(&e.db, e.scope, &module.module_id).unwrap()[0].version.clone();
     let set = set_target::send(
         &e.client,
         &e.op,
@@ -401,11 +235,7 @@ async fn history_keeps_a_point_per_change() {
     .unwrap()
     .state()
     .unwrap();
-    assert_eq!(
-        set.firmware_update_status.as_ref().map(|s| s.as_str()),
-        Some("PENDING"),
-        "{set:?}"
-    );
+    assert_eq!(set.firmware_update_status.as_ref().map(|s| s.as_str()), Some("PENDING"), "{set:?}");
     refresh(&e, ScanKind::Incremental).await;
     query::snapshot(&e.db, e.scope, 3_000).unwrap();
     let points = query::history(&e.db, e.scope, &module.module_id, None, 500).unwrap();
@@ -417,24 +247,11 @@ async fn history_keeps_a_point_per_change() {
 
 /// A module with many devices and a version few of them run.
 fn pick(e: &Env) -> (String, String) {
-    let module = query::modules(&e.db, e.scope)
-        .unwrap()
-        .into_iter()
-        .max_by_key(|m| m.devices)
-        .unwrap();
+    let module = query::modules(&e.db, e.scope).unwrap().into_iter().max_by_key(|m| m.devices).unwrap();
     let overview = query::overview(&e.db, e.scope, &module.module_id, &Default::default()).unwrap();
-    let running: BTreeMap<String, u32> = overview
-        .by_version
-        .iter()
-        .map(|c| (c.key.clone(), c.count))
-        .collect();
-    let version = overview
-        .packages
-        .iter()
-        .min_by_key(|p| running.get(&p.version).copied().unwrap_or(0))
-        .unwrap()
-        .version
-        .clone();
+    let running: BTreeMap<String, u32> = overview.by_version.iter().map(|c| (c.key.clone(), c.count)).collect();
+    let version =
+        overview.packages.iter().min_by_key(|p| running.get(&p.version).copied().unwrap_or(0)).unwrap().version.clone();
     (module.module_id, version)
 }
 
@@ -465,9 +282,7 @@ async fn a_rollout_moves_wave_by_wave_to_completion() {
     // A low success threshold: which devices fail is drawn by the simulator (about 1 in 14), and
     // the first wave is a handful of devices in a shuffled order.
     let p = plan(&module, &version, &[20.0, 60.0, 100.0], 10.0, 100.0);
-    let (preview, devices) = rollout::preview(&e.client, &e.db, e.scope, &p)
-        .await
-        .unwrap();
+    let (preview, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
     assert!(preview.problems.is_empty(), "{:?}", preview.problems);
     assert_eq!(preview.wave_sizes.iter().sum::<u32>(), preview.devices);
     assert_eq!(preview.wave_sizes.len(), 3);
@@ -484,41 +299,20 @@ async fn a_rollout_moves_wave_by_wave_to_completion() {
         if outcome == StepOutcome::Completed || matches!(outcome, StepOutcome::Paused { .. }) {
             break;
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(90),
-            "not complete after 90 s: {outcomes:?}"
-        );
+        assert!(started.elapsed() < Duration::from_secs(90), "not complete after 90 s: {outcomes:?}");
         tokio::time::sleep(Duration::from_millis(200)).await;
         refresh(&e, ScanKind::Incremental).await;
     }
     let view = rollout::get(&e.db, &id).unwrap();
-    assert_eq!(
-        outcomes.last(),
-        Some(&StepOutcome::Completed),
-        "{outcomes:?} {:?}",
-        view.events
-    );
+    assert_eq!(outcomes.last(), Some(&StepOutcome::Completed), "{outcomes:?} {:?}", view.events);
     let starts: Vec<u32> = outcomes
         .iter()
-        .filter_map(|o| {
-            if let StepOutcome::WaveStarted { wave, .. } = o {
-                Some(*wave)
-            } else {
-                None
-            }
-        })
+        .filter_map(|o| if let StepOutcome::WaveStarted { wave, .. } = o { Some(*wave) } else { None })
         .collect();
     assert_eq!(starts, vec![0, 1, 2]);
     assert_eq!(view.state, RolloutState::Completed);
-    assert!(view
-        .waves
-        .iter()
-        .all(|w| w.started && w.set == w.size && w.updating == 0));
-    assert!(
-        view.total.succeeded * 100 >= view.total.size * 60,
-        "{:?}",
-        view.total
-    );
+    assert!(view.waves.iter().all(|w| w.started && w.set == w.size && w.updating == 0));
+    assert!(view.total.succeeded * 100 >= view.total.size * 60, "{:?}", view.total);
     // The service agrees: every device of the rollout has the target.
     for d in &devices {
         let (page, _) = e
@@ -531,15 +325,9 @@ async fn a_rollout_moves_wave_by_wave_to_completion() {
             })
             .await
             .unwrap();
-        assert_eq!(
-            page.items[0].target_firmware_version.as_deref(),
-            Some(version.as_str())
-        );
+        assert_eq!(page.items[0].target_firmware_version.as_deref(), Some(version.as_str()));
     }
-    assert!(view
-        .events
-        .iter()
-        .any(|ev| ev.message.starts_with("Wave 3 started")));
+    assert!(view.events.iter().any(|ev| ev.message.starts_with("Wave 3 started")));
     assert!(view.events[0].message.starts_with("Completed:"));
 }
 
@@ -549,24 +337,16 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
     refresh(&e, ScanKind::Full).await;
     let (module, version) = pick(&e);
     let p = plan(&module, &version, &[20.0, 100.0], 90.0, 10.0);
-    let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &p)
-        .await
-        .unwrap();
+    let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
     let id = rollout::create(&e.db, e.scope, &p, &devices).unwrap();
-    let StepOutcome::WaveStarted {
-        wave: 0,
-        set,
-        refused: 0,
-    } = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap()
+    let StepOutcome::WaveStarted { wave: 0, set, refused: 0 } =
+        rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap()
     else {
         panic!("the first wave should start")
     };
     assert!(set > 0);
     // Nothing final yet at 1x: waiting.
-    assert_eq!(
-        rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap(),
-        StepOutcome::Waiting
-    );
+    assert_eq!(rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap(), StepOutcome::Waiting);
 
     // The first wave's devices fail (as a refresh would bring it): the error threshold pauses.
     let module_id: uuid::Uuid = module.parse().unwrap();
@@ -574,11 +354,7 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
     let wave0: Vec<query::DeviceRow> = query::rows(
         &e.db,
         e.scope,
-        &DeviceQuery {
-            module_id: Some(module.clone()),
-            target: Some(version.clone()),
-            ..Default::default()
-        },
+        &DeviceQuery { module_id: Some(module.clone()), target: Some(version.clone()), ..Default::default() },
         None,
         0,
         5000,
@@ -603,38 +379,25 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
         })
         .collect();
     dcs_console::fleet::scan::write_page(&e.db, e.scope, &failed).unwrap();
-    let StepOutcome::Paused { reason } = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap()
-    else {
+    let StepOutcome::Paused { reason } = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap() else {
         panic!("should pause")
     };
     assert!(reason.starts_with("error threshold passed"), "{reason}");
-    assert_eq!(
-        rollout::get(&e.db, &id).unwrap().state,
-        RolloutState::Paused
-    );
+    assert_eq!(rollout::get(&e.db, &id).unwrap().state, RolloutState::Paused);
     // Paused: a step does nothing.
-    assert_eq!(
-        rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap(),
-        StepOutcome::Waiting
-    );
+    assert_eq!(rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap(), StepOutcome::Waiting);
     // Resumed with a higher error threshold: the wave is over and short of the success threshold.
     let bad = rollout::resume(&e.db, &id, Some(0.0), None).unwrap_err();
     assert!(bad.to_string().starts_with("successThreshold:"), "{bad}");
     rollout::resume(&e.db, &id, None, Some(100.0)).unwrap();
-    let StepOutcome::Paused { reason } = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap()
-    else {
+    let StepOutcome::Paused { reason } = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap() else {
         panic!("should pause")
     };
-    assert!(
-        reason.contains("below the 90% success threshold"),
-        "{reason}"
-    );
+    assert!(reason.contains("below the 90% success threshold"), "{reason}");
 
     // A second rollout, aborted while its first wave updates: the service cancels those updates.
     let other = plan(&module, &version, &[50.0, 100.0], 90.0, 100.0);
-    let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &other)
-        .await
-        .unwrap();
+    let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &other).await.unwrap();
     let id2 = rollout::create(&e.db, e.scope, &other, &devices).unwrap();
     rollout::advance(&e.client, Some(&e.op), &e.db, &id2).await.unwrap();
     let unfinished = rollout::unfinished(&e.db, &id2).unwrap();
@@ -653,17 +416,8 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
         .await
         .unwrap();
     assert_eq!(page.items[0].target_firmware_version, None);
-    assert_eq!(
-        page.items[0]
-            .firmware_update_status
-            .as_ref()
-            .map(|s| s.as_str()),
-        Some("CANCELLED")
-    );
-    assert!(
-        rollout::abort(&e.client, Some(&e.op), &e.db, &id2, true).await.is_err(),
-        "aborted once only"
-    );
+    assert_eq!(page.items[0].firmware_update_status.as_ref().map(|s| s.as_str()), Some("CANCELLED"));
+    assert!(rollout::abort(&e.client, Some(&e.op), &e.db, &id2, true).await.is_err(), "aborted once only");
 }
 
 #[tokio::test]
@@ -672,57 +426,27 @@ async fn plans_are_checked_field_by_field() {
     refresh(&e, ScanKind::Full).await;
     let (module, version) = pick(&e);
     let mut p = plan(&module, "9.9.9", &[50.0, 40.0], 0.0, 150.0);
-    p.devices = DeviceChoice::List {
-        text: format!("imei:12, {}\nnot-a-device", uuid::Uuid::new_v4()),
-    };
-    let (preview, _) = rollout::preview(&e.client, &e.db, e.scope, &p)
-        .await
-        .unwrap();
+    p.devices = DeviceChoice::List { text: format!("imei:12, {}\nnot-a-device", uuid::Uuid::new_v4()) };
+    let (preview, _) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
     let fields: Vec<&str> = preview.problems.iter().map(|p| p.field.as_str()).collect();
     assert_eq!(
         fields,
-        vec![
-            "version",
-            "waves",
-            "errorThreshold",
-            "successThreshold",
-            "devices"
-        ],
+        vec!["version", "waves", "errorThreshold", "successThreshold", "devices"],
         "{:?}",
         preview.problems
     );
     let devices_rule = &preview.problems[4].rule;
-    assert!(
-        devices_rule.contains("#1 `imei:12`") && devices_rule.contains("#3 `not-a-device`"),
-        "{devices_rule}"
-    );
-    assert!(
-        devices_rule.contains("no state of this module"),
-        "{devices_rule}"
-    );
-    let order: Vec<usize> = ["#1 ", "#2 ", "#3 "]
-        .iter()
-        .map(|k| devices_rule.find(k).unwrap())
-        .collect();
-    assert!(
-        order.windows(2).all(|w| w[0] < w[1]),
-        "in the pasted order: {devices_rule}"
-    );
+    assert!(devices_rule.contains("#1 `imei:12`") && devices_rule.contains("#3 `not-a-device`"), "{devices_rule}");
+    assert!(devices_rule.contains("no state of this module"), "{devices_rule}");
+    let order: Vec<usize> = ["#1 ", "#2 ", "#3 "].iter().map(|k| devices_rule.find(k).unwrap()).collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "in the pasted order: {devices_rule}");
 
     // A pasted list of mixed forms of real devices is fine.
-    let store_devices = e
-        .sim
-        .store()
-        .beta_devices(e.sim.demo_key().client_id, None, "id", true, 0, 100_000)
-        .unwrap()
-        .0;
+    let store_devices = e.sim.store().beta_devices(e.sim.demo_key().client_id, None, "id", true, 0, 100_000).unwrap().0;
     let rows = query::rows(
         &e.db,
         e.scope,
-        &DeviceQuery {
-            module_id: Some(module.clone()),
-            ..Default::default()
-        },
+        &DeviceQuery { module_id: Some(module.clone()), ..Default::default() },
         None,
         0,
         5000,
@@ -730,11 +454,7 @@ async fn plans_are_checked_field_by_field() {
     .unwrap();
     let mut forms = Vec::new();
     let mut chosen_currents: std::collections::BTreeMap<String, u32> = Default::default();
-    for d in store_devices
-        .iter()
-        .filter(|d| rows.iter().any(|r| r.device_id == d.id.to_string()))
-        .take(3)
-    {
+    for d in store_devices.iter().filter(|d| rows.iter().any(|r| r.device_id == d.id.to_string())).take(3) {
         let row = rows.iter().find(|r| r.device_id == d.id.to_string()).unwrap();
         if let Some(c) = &row.current {
             *chosen_currents.entry(c.clone()).or_default() += 1;
@@ -746,24 +466,17 @@ async fn plans_are_checked_field_by_field() {
         });
     }
     let good = RolloutPlan {
-        devices: DeviceChoice::List {
-            text: forms.join("\n"),
-        },
+        devices: DeviceChoice::List { text: forms.join("\n") },
         ..plan(&module, &version, &[100.0], 50.0, 50.0)
     };
-    let (preview, devices) = rollout::preview(&e.client, &e.db, e.scope, &good)
-        .await
-        .unwrap();
+    let (preview, devices) = rollout::preview(&e.client, &e.db, e.scope, &good).await.unwrap();
     assert!(preview.problems.is_empty(), "{:?}", preview.problems);
     assert_eq!(preview.devices + preview.already_on_version, 3);
     assert_eq!(devices.len() as u32, preview.devices);
     // The current versions of exactly the chosen devices, most first: what the app compares
     // the target with to call it a downgrade.
-    let running: std::collections::BTreeMap<String, u32> = preview
-        .running
-        .iter()
-        .map(|r| (r.version.clone(), r.devices))
-        .collect();
+    let running: std::collections::BTreeMap<String, u32> =
+        preview.running.iter().map(|r| (r.version.clone(), r.devices)).collect();
     assert_eq!(running, chosen_currents);
     assert!(preview.running.windows(2).all(|w| w[0].devices >= w[1].devices));
 }
@@ -844,7 +557,11 @@ type Seen = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
 
 /// The simulator's routes behind `twists`, served on a free port, with a client, a fleet
 /// database in `dir` and its scope. Nothing moves the simulated devices: only what a test sets.
-async fn twisted(devices: u32, twists: &'static [Twist], dir: &std::path::Path) -> (Simulator, Client, FleetDb, Scope, Seen) {
+async fn twisted(
+    devices: u32,
+    twists: &'static [Twist],
+    dir: &std::path::Path,
+) -> (Simulator, Client, FleetDb, Scope, Seen) {
     use axum::extract::Request;
     use axum::middleware::Next;
     use axum::response::IntoResponse;
@@ -856,9 +573,8 @@ async fn twisted(devices: u32, twists: &'static [Twist], dir: &std::path::Path) 
         async move {
             let path = req.uri().path().to_owned();
             if path == "/firmware/states" {
-                let pairs: Vec<(String, String)> = url::form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes())
-                    .into_owned()
-                    .collect();
+                let pairs: Vec<(String, String)> =
+                    url::form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes()).into_owned().collect();
                 log.lock().unwrap().push(format!("{path}?{}", req.uri().query().unwrap_or("")));
                 let refuse = |name: &str| {
                     (
@@ -875,7 +591,9 @@ async fn twisted(devices: u32, twists: &'static [Twist], dir: &std::path::Path) 
                 for t in twists {
                     match t {
                         Twist::IgnoreSince => keep.retain(|(k, _)| k != "modifiedSince"),
-                        Twist::RefuseSince if pairs.iter().any(|(k, _)| k == "modifiedSince") => return refuse("modifiedSince"),
+                        Twist::RefuseSince if pairs.iter().any(|(k, _)| k == "modifiedSince") => {
+                            return refuse("modifiedSince")
+                        }
                         Twist::IgnoreSort => keep.retain(|(k, _)| k != "sort"),
                         Twist::RefuseSort if pairs.iter().any(|(k, v)| k == "sort" && v.contains("modifiedAt")) => {
                             return refuse("sort")
@@ -915,9 +633,16 @@ async fn set_one_target(client: &Client, db: &FleetDb, scope: Scope) -> (uuid::U
         .into_iter()
         .find(|s| s.module_id.to_string() == module.module_id && s.target_firmware_version.as_deref() != Some(&version))
         .unwrap();
-    set_target::send(client, &SetTarget::simulator(), &DeviceId::Uuid(state.device_id), state.module_id, Some(&version), None)
-        .await
-        .unwrap();
+    set_target::send(
+        client,
+        &SetTarget::simulator(),
+        &DeviceId::Uuid(state.device_id),
+        state.module_id,
+        Some(&version),
+        None,
+    )
+    .await
+    .unwrap();
     (state.device_id, state.module_id, version)
 }
 
@@ -964,11 +689,7 @@ async fn an_ignored_modified_since_is_detected_and_refreshes_become_full_scans_t
         assert_eq!(first.kind, ScanKind::Full, "went on as a full scan");
         assert_eq!(first.mode.modified_since, Support::Ignored);
         assert!(!first.mode.incremental);
-        assert!(
-            first.mode.text.starts_with("full scans: this service ignores modifiedSince"),
-            "{}",
-            first.mode.text
-        );
+        assert!(first.mode.text.starts_with("full scans: this service ignores modifiedSince"), "{}", first.mode.text);
         // The one state changed is reported and held; every state is held once.
         assert_eq!(first.changed, 1, "{first:?}");
         assert_eq!(target_held(&db, scope, device, module), Some(version));
@@ -979,7 +700,10 @@ async fn an_ignored_modified_since_is_detected_and_refreshes_become_full_scans_t
         let gone = FirmwareState { device_id: uuid::Uuid::new_v4(), ..service[0].clone() };
         scan::write_page(&db, scope, std::slice::from_ref(&gone)).unwrap();
         let next = refresh_in(&client, &db, scope, ScanKind::Incremental).await;
-        assert_eq!((next.kind, next.states as usize, next.changed, next.removed), (ScanKind::Full, service.len(), 0, 1));
+        assert_eq!(
+            (next.kind, next.states as usize, next.changed, next.removed),
+            (ScanKind::Full, service.len(), 0, 1)
+        );
         assert_eq!(db.scope_info(scope).unwrap().states as usize, service.len());
         scope
     };
@@ -1041,7 +765,9 @@ async fn an_ignored_sort_is_detected_and_the_watermark_comes_from_the_states_rea
     assert!(full.mode.text.contains("ignores sort=-modifiedAt"), "{}", full.mode.text);
     // The watermark is the latest state time read (less the scan's duration), as an instant.
     let latest = all_states(&client).await.iter().filter_map(scan::modified_at).max().unwrap();
-    let watermark = time::OffsetDateTime::parse(full.watermark.as_deref().unwrap(), &time::format_description::well_known::Rfc3339).unwrap();
+    let watermark =
+        time::OffsetDateTime::parse(full.watermark.as_deref().unwrap(), &time::format_description::well_known::Rfc3339)
+            .unwrap();
     assert!(watermark <= latest && latest - watermark < time::Duration::seconds(60), "{watermark} vs {latest}");
     let (device, module, version) = set_one_target(&client, &db, scope).await;
     let inc = refresh_in(&client, &db, scope, ScanKind::Incremental).await;
@@ -1053,7 +779,9 @@ async fn an_ignored_sort_is_detected_and_the_watermark_comes_from_the_states_rea
 #[tokio::test]
 async fn the_alt_simulator_is_refreshed_with_full_scans() {
     // The alt variant ignores modifiedSince and refuses sort=-modifiedAt (A-41 (alt)).
-    let sim = Simulator::new(SimOptions { devices_per_client: 60, variant: dcs_sim::Variant::Alt, ..Default::default() }).unwrap();
+    let sim =
+        Simulator::new(SimOptions { devices_per_client: 60, variant: dcs_sim::Variant::Alt, ..Default::default() })
+            .unwrap();
     let running = sim.spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.unwrap();
     let base = running.base_url();
     let key = sim.demo_key();
@@ -1083,7 +811,10 @@ fn a_database_made_before_the_support_columns_gets_them() {
     let db = FleetDb::open(&path).unwrap();
     let scope = db.scope(&ScopeKey { profile: "p".into(), base_url: "b".into(), customer: None }).unwrap();
     let mode = scan::mode(&db, scope).unwrap();
-    assert_eq!((mode.modified_since, mode.modified_at_sort, mode.incremental), (Support::Unknown, Support::Unknown, true));
+    assert_eq!(
+        (mode.modified_since, mode.modified_at_sort, mode.incremental),
+        (Support::Unknown, Support::Unknown, true)
+    );
     assert!(db.scope_info(scope).unwrap().watermark.is_some(), "the old row is kept");
 }
 

@@ -70,12 +70,16 @@ async fn health_counts_equal_the_services_states() {
         states.iter().filter(|s| s.firmware_update_status.as_ref().map(|x| x.as_str()) == Some("FAILED")).collect();
     assert!(!failed.is_empty(), "the demo data has failed updates");
     assert_eq!(health.failures.iter().map(|f| f.count as usize).sum::<usize>(), failed.len());
-    let reasons: BTreeSet<String> =
-        failed.iter().map(|s| s.firmware_update_status_details.clone().unwrap_or_else(|| "(no details given)".into())).collect();
+    let reasons: BTreeSet<String> = failed
+        .iter()
+        .map(|s| s.firmware_update_status_details.clone().unwrap_or_else(|| "(no details given)".into()))
+        .collect();
     assert_eq!(health.failures.iter().map(|f| f.details.clone()).collect::<BTreeSet<_>>(), reasons);
     assert!(health.failures.windows(2).all(|w| w[0].latest >= w[1].latest), "latest first");
     for f in &health.failures {
-        let of_reason = |s: &&&FirmwareState| s.firmware_update_status_details.as_deref().unwrap_or("(no details given)") == f.details;
+        let of_reason = |s: &&&FirmwareState| {
+            s.firmware_update_status_details.as_deref().unwrap_or("(no details given)") == f.details
+        };
         let mods: BTreeSet<_> = failed.iter().filter(of_reason).map(|s| s.module_id.to_string()).collect();
         assert_eq!(f.modules as usize, mods.len());
         assert!(mods.contains(&f.module_id));
@@ -87,7 +91,8 @@ async fn health_counts_equal_the_services_states() {
 #[tokio::test]
 async fn an_empty_scope_is_all_zero() {
     let db = FleetDb::in_memory().unwrap();
-    let scope = db.scope(&ScopeKey { profile: "p".into(), base_url: "http://127.0.0.1:1".into(), customer: None }).unwrap();
+    let scope =
+        db.scope(&ScopeKey { profile: "p".into(), base_url: "http://127.0.0.1:1".into(), customer: None }).unwrap();
     let h = query::health(&db, scope, 8).unwrap();
     assert_eq!((h.states, h.devices, h.modules, h.drift), (0, 0, 0, 0));
     assert!(h.by_status.is_empty() && h.failures.is_empty());
@@ -117,12 +122,17 @@ async fn each_started_wave_is_a_mark_with_its_time() {
     let marks = query::wave_starts(&db, scope, &module.module_id, None).unwrap();
     assert_eq!(marks.len(), 1, "{marks:?}");
     let view = rollout::get(&db, &id).unwrap();
-    assert_eq!((marks[0].wave, marks[0].rollout_id.as_str(), marks[0].version.as_str()), (1, id.as_str(), version.as_str()));
+    assert_eq!(
+        (marks[0].wave, marks[0].rollout_id.as_str(), marks[0].version.as_str()),
+        (1, id.as_str(), version.as_str())
+    );
     assert_eq!(marks[0].devices, view.waves[0].set);
     let at = time::OffsetDateTime::parse(&marks[0].at, &time::format_description::well_known::Rfc3339).unwrap();
     assert!((at.unix_timestamp_nanos() / 1_000_000) as i64 >= before - 1000);
     // Marks before the window are left out; another module has none.
-    assert!(query::wave_starts(&db, scope, &module.module_id, Some(dcs_console::fleet::now_ms() + 60_000)).unwrap().is_empty());
+    assert!(query::wave_starts(&db, scope, &module.module_id, Some(dcs_console::fleet::now_ms() + 60_000))
+        .unwrap()
+        .is_empty());
     let other = query::modules(&db, scope).unwrap().into_iter().find(|m| m.module_id != module.module_id).unwrap();
     assert!(query::wave_starts(&db, scope, &other.module_id, None).unwrap().is_empty());
 }

@@ -73,7 +73,11 @@ async fn a_device_is_named_by_any_of_its_ids_and_an_unknown_one_stays_an_id() {
         assert!(by_uuid.known && by_uuid.name.as_deref() == Some(row.name.as_str()), "{by_uuid:?}");
         let urn = row.network_id();
         let by_urn = dir.label(&urn);
-        assert_eq!((by_urn.known, by_urn.uuid, by_urn.name.as_deref()), (true, Some(row.id), Some(row.name.as_str())), "{urn}");
+        assert_eq!(
+            (by_urn.known, by_urn.uuid, by_urn.name.as_deref()),
+            (true, Some(row.id), Some(row.name.as_str())),
+            "{urn}"
+        );
         assert_eq!(by_urn.imei, row.imei);
         assert_eq!(by_urn.dev_eui, row.deveui);
     }
@@ -127,8 +131,9 @@ async fn a_bulk_cancellation_reports_each_downlink_and_a_refusal_stops_nothing()
         }
     }
     // Bounded and checked before anything is sent.
-    let too_many: Vec<CancelItem> =
-        (0..=dcs_console::bulk::MAX_ITEMS).map(|i| CancelItem { kind: DownlinkKind::Lora, id: format!("{i}"), forced: false }).collect();
+    let too_many: Vec<CancelItem> = (0..=dcs_console::bulk::MAX_ITEMS)
+        .map(|i| CancelItem { kind: DownlinkKind::Lora, id: format!("{i}"), forced: false })
+        .collect();
     assert_eq!(downlinks::cancel_many(&e.client, &too_many).await.unwrap_err().field, "items");
     let twice = vec![items[0].clone(), items[0].clone()];
     assert_eq!(downlinks::cancel_many(&e.client, &twice).await.unwrap_err().field, "items[1]");
@@ -143,7 +148,8 @@ async fn the_downlink_csv_holds_every_page_the_filters_give_with_devices_named()
     let mut req = request(DownlinkKind::Lora, 3);
     req.status = Some("DONE".into());
     let n = downlinks::export_csv(&e.client, &req, &dir, &path).await.unwrap();
-    let expected: Vec<_> = all_downlinks(&e.client, DownlinkKind::Lora).await.into_iter().filter(|d| d.status == "DONE").collect();
+    let expected: Vec<_> =
+        all_downlinks(&e.client, DownlinkKind::Lora).await.into_iter().filter(|d| d.status == "DONE").collect();
     assert!(expected.len() > 3, "more than one page");
     assert_eq!(n as usize, expected.len());
     let mut r = csv::Reader::from_path(&path).unwrap();
@@ -175,7 +181,9 @@ async fn the_binding_csv_names_devices_and_holds_no_secret_and_a_bulk_delete_rep
             let mut out = Vec::new();
             let mut link = Some(format!("{}/{kind}/bindings?limit=100", e._running.base_url().trim_end_matches('/')));
             while let Some(l) = link.take() {
-                let page = dcs_api::paging::fetch_page::<serde_json::Value>(&e.client, url::Url::parse(&l).unwrap()).await.unwrap();
+                let page = dcs_api::paging::fetch_page::<serde_json::Value>(&e.client, url::Url::parse(&l).unwrap())
+                    .await
+                    .unwrap();
                 out.extend(page.0.items);
                 link = page.1.map(|u| u.to_string());
             }
@@ -196,12 +204,18 @@ async fn the_binding_csv_names_devices_and_holds_no_secret_and_a_bulk_delete_rep
     }
 
     // Bulk delete: two real ones and one unknown; the unknown is refused, the others are gone.
-    let page = bindings::page(&e.client, BindingKind::Mqtt, &BindingPageRequest { limit: Some(2), ..Default::default() }).await.unwrap();
+    let page =
+        bindings::page(&e.client, BindingKind::Mqtt, &BindingPageRequest { limit: Some(2), ..Default::default() })
+            .await
+            .unwrap();
     let mut ids: Vec<uuid::Uuid> = page.items.iter().map(|b| b.id).collect();
     let unknown = uuid::Uuid::new_v4();
     ids.insert(1, unknown);
     let outcomes = bindings::delete_many(&e.client, BindingKind::Mqtt, &ids).await.unwrap();
-    assert_eq!(outcomes.iter().map(|o| (o.id.clone(), o.done)).collect::<Vec<_>>(), ids.iter().map(|i| (i.to_string(), *i != unknown)).collect::<Vec<_>>());
+    assert_eq!(
+        outcomes.iter().map(|o| (o.id.clone(), o.done)).collect::<Vec<_>>(),
+        ids.iter().map(|i| (i.to_string(), *i != unknown)).collect::<Vec<_>>()
+    );
     assert!(outcomes[1].error.as_deref().is_some_and(|m| m.contains("404")), "{:?}", outcomes[1]);
     for b in &page.items {
         assert!(bindings::get(&e.client, BindingKind::Mqtt, b.id).await.is_err(), "deleted");

@@ -47,7 +47,12 @@ fn no_client_code_calls_the_simulators_own_endpoints() {
         }
         for (i, line) in checked_text(file).lines().enumerate() {
             if line.contains("_sim/") {
-                offenders.push(format!("{}:{}: {}", file.strip_prefix(&root).unwrap_or(file).display(), i + 1, line.trim()));
+                offenders.push(format!(
+                    "{}:{}: {}",
+                    file.strip_prefix(&root).unwrap_or(file).display(),
+                    i + 1,
+                    line.trim()
+                ));
             }
         }
     }

@@ -101,7 +101,8 @@ async fn a_customer_the_key_is_not_reseller_of_is_refused_in_words() {
 
     let deprecated = env.profile(true);
     let stranger = Customer { id: uuid::Uuid::from_u128(42), label: String::new() };
-    let refused = session::connect(&deprecated, &env.running.base_url(), env.secret(), &Acting::Customer(stranger)).await;
+    let refused =
+        session::connect(&deprecated, &env.running.base_url(), env.secret(), &Acting::Customer(stranger)).await;
     assert!(matches!(refused, Err(SessionError::Api(_)) | Err(SessionError::SwitchRefused(_))), "{:?}", refused.err());
 }
 

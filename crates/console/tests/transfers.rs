@@ -38,7 +38,8 @@ async fn env() -> Env {
 impl Env {
     async fn package(&self, version: &str) -> FirmwarePackage {
         let owner = self.sim.demo_key().client_id;
-        let module = self.sim.store().list_modules(&ModuleQuery { owner, limit: 10, ..Default::default() }).unwrap().remove(0);
+        let module =
+            self.sim.store().list_modules(&ModuleQuery { owner, limit: 10, ..Default::default() }).unwrap().remove(0);
         let new = NewPackage::new(module.device_specification_id, module.id, version);
         self.client.firmware().create_package(&new).await.unwrap()
     }
@@ -124,7 +125,10 @@ async fn hashing_reports_progress_up_to_the_size_and_matches_sha2() {
 
     let events = events.lock().unwrap().clone();
     let first = &events[0];
-    assert_eq!((first.kind, first.phase, first.done, first.total), (JobKind::Hash, Phase::Hashing, 0, bytes.len() as u64));
+    assert_eq!(
+        (first.kind, first.phase, first.done, first.total),
+        (JobKind::Hash, Phase::Hashing, 0, bytes.len() as u64)
+    );
     assert!(events.iter().all(|e| e.job == first.job));
     assert_eq!(check_phases(&events, bytes.len() as u64), [Phase::Hashing]);
     // The job is gone once done: nothing to cancel.
@@ -147,7 +151,10 @@ async fn a_multi_megabyte_firmware_file_lands_byte_for_byte_and_comes_back() {
     let jobs = Transfers::new();
 
     let (events, sink) = recorder();
-    let attrs = jobs.upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), None, sink).await.unwrap();
+    let attrs = jobs
+        .upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), None, sink)
+        .await
+        .unwrap();
     assert_eq!(attrs.name, "fw-77.1.0.bin");
     assert_eq!(attrs.file_type.as_deref(), Some("FIRMWARE"));
     assert_eq!(env.stored(package.id, StoredKind::Firmware).unwrap(), bytes, "the service holds the same bytes");
@@ -181,14 +188,17 @@ async fn a_second_firmware_file_is_refused_before_anything_is_read_or_sent() {
     let path = env.dir.path().join("fw-77.2.0.bin");
     let bytes = write_random_file(&path, 200_000);
     let jobs = Transfers::new();
-    jobs.upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), None, |_| {}).await.unwrap();
+    jobs.upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), None, |_| {})
+        .await
+        .unwrap();
 
     // The second names a file that does not exist: refused for the package's state, not the
     // file's, so it was refused before the file was opened (let alone sent).
     let (events, sink) = recorder();
     let options = UploadOptions { file_name: Some("fw-other.bin".into()), ..Default::default() };
     let missing = env.dir.path().join("not-there.bin");
-    let err = jobs.upload(&env.client, package.id, FileKind::Firmware, &missing, &options, None, sink).await.unwrap_err();
+    let err =
+        jobs.upload(&env.client, package.id, FileKind::Firmware, &missing, &options, None, sink).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::Conflict, "{err}");
     assert!(err.to_string().contains("uploaded once and never replaced"), "{err}");
     assert!(err.to_string().contains("fw-77.2.0.bin"), "names the file the package has: {err}");
@@ -251,19 +261,28 @@ async fn release_notes_replace_the_previous_ones_and_read_back_as_text() {
     let jobs = Transfers::new();
     let notes = env.dir.path().join("notes.md");
 
-    let err = transfers::read_release_notes(&env.client, package.id, transfers::RELEASE_NOTES_DISPLAY_CAP).await.unwrap_err();
+    let err =
+        transfers::read_release_notes(&env.client, package.id, transfers::RELEASE_NOTES_DISPLAY_CAP).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::NotFound, "none yet: {err}");
 
     std::fs::write(&notes, "# 77.4.0\n\nFirst notes.\n").unwrap();
     let (events, sink) = recorder();
-    jobs.upload(&env.client, package.id, FileKind::ReleaseNotes, &notes, &UploadOptions::default(), None, sink).await.unwrap();
+    jobs.upload(&env.client, package.id, FileKind::ReleaseNotes, &notes, &UploadOptions::default(), None, sink)
+        .await
+        .unwrap();
     assert!(events.lock().unwrap().iter().all(|e| e.kind == JobKind::UploadReleaseNotes));
     std::fs::write(&notes, "# 77.4.0\n\nSecond notes, ünïcode.\n").unwrap();
-    let options = UploadOptions { file_name: Some("RELEASE-77.4.0.md".into()), content_type: Some("text/markdown".into()), ..Default::default() };
-    let attrs = jobs.upload(&env.client, package.id, FileKind::ReleaseNotes, &notes, &options, None, |_| {}).await.unwrap();
+    let options = UploadOptions {
+        file_name: Some("RELEASE-77.4.0.md".into()),
+        content_type: Some("text/markdown".into()),
+        ..Default::default()
+    };
+    let attrs =
+        jobs.upload(&env.client, package.id, FileKind::ReleaseNotes, &notes, &options, None, |_| {}).await.unwrap();
     assert_eq!((attrs.name.as_str(), attrs.content_type.as_str()), ("RELEASE-77.4.0.md", "text/markdown"));
 
-    let read = transfers::read_release_notes(&env.client, package.id, transfers::RELEASE_NOTES_DISPLAY_CAP).await.unwrap();
+    let read =
+        transfers::read_release_notes(&env.client, package.id, transfers::RELEASE_NOTES_DISPLAY_CAP).await.unwrap();
     assert_eq!(read.text, "# 77.4.0\n\nSecond notes, ünïcode.\n");
     assert_eq!(read.file_name.as_deref(), Some("RELEASE-77.4.0.md"));
     assert_eq!(read.content_type.as_deref(), Some("text/markdown"));
@@ -282,13 +301,17 @@ async fn release_notes_replace_the_previous_ones_and_read_back_as_text() {
     // Not text: refused for display (it can still be downloaded).
     let pdf = env.dir.path().join("notes.pdf");
     std::fs::write(&pdf, [0x25, 0x50, 0x44, 0x46, 0xff, 0xfe, 0x00, 0x80]).unwrap();
-    jobs.upload(&env.client, package.id, FileKind::ReleaseNotes, &pdf, &UploadOptions::default(), None, |_| {}).await.unwrap();
-    let err = transfers::read_release_notes(&env.client, package.id, transfers::RELEASE_NOTES_DISPLAY_CAP).await.unwrap_err();
+    jobs.upload(&env.client, package.id, FileKind::ReleaseNotes, &pdf, &UploadOptions::default(), None, |_| {})
+        .await
+        .unwrap();
+    let err =
+        transfers::read_release_notes(&env.client, package.id, transfers::RELEASE_NOTES_DISPLAY_CAP).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidInput);
     assert!(err.to_string().contains("not UTF-8 text (content type application/pdf)"), "{err}");
 
     env.client.firmware().delete_release_notes(package.id).await.unwrap();
-    let err = transfers::read_release_notes(&env.client, package.id, transfers::RELEASE_NOTES_DISPLAY_CAP).await.unwrap_err();
+    let err =
+        transfers::read_release_notes(&env.client, package.id, transfers::RELEASE_NOTES_DISPLAY_CAP).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::NotFound);
 }
 
@@ -299,7 +322,9 @@ async fn a_cancelled_download_leaves_no_file() {
     let path = env.dir.path().join("fw-77.5.0.bin");
     write_random_file(&path, 3 * 1024 * 1024);
     let jobs = Transfers::new();
-    jobs.upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), None, |_| {}).await.unwrap();
+    jobs.upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), None, |_| {})
+        .await
+        .unwrap();
 
     // Cancelled by id as soon as bytes arrive (from the progress sink, as a second caller would).
     let target = env.dir.path().join("half.bin");
@@ -350,7 +375,10 @@ impl Opens {
         let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
         assert!(fd >= 0, "inotify_init1");
         let name = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
-        assert!(unsafe { libc::inotify_add_watch(fd, name.as_ptr(), libc::IN_OPEN | libc::IN_CLOSE) } >= 0, "inotify_add_watch");
+        assert!(
+            unsafe { libc::inotify_add_watch(fd, name.as_ptr(), libc::IN_OPEN | libc::IN_CLOSE) } >= 0,
+            "inotify_add_watch"
+        );
         Opens { fd }
     }
 
@@ -397,9 +425,17 @@ async fn a_file_hashed_before_is_read_once_when_uploaded_with_that_checksum() {
     // With the checksum the user was shown: opened once, no checksum phase at all.
     let package = env.package("78.1.0").await;
     let (events, sink) = recorder();
-    jobs.upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), Some(&hashed.sha256), sink)
-        .await
-        .unwrap();
+    jobs.upload(
+        &env.client,
+        package.id,
+        FileKind::Firmware,
+        &path,
+        &UploadOptions::default(),
+        Some(&hashed.sha256),
+        sink,
+    )
+    .await
+    .unwrap();
     assert_eq!(opens.take(), 1, "read once, while sending");
     let events = events.lock().unwrap().clone();
     assert_eq!(check_phases(&events, size as u64), [Phase::Uploading], "{events:?}");
@@ -408,13 +444,18 @@ async fn a_file_hashed_before_is_read_once_when_uploaded_with_that_checksum() {
     // What the service holds, told afresh (it does not say): the same size and SHA-256, and no
     // file left behind.
     let remote = jobs.checksum_remote(&env.client, package.id, FileKind::Firmware, |_| {}).await.unwrap();
-    assert_eq!((remote.sha256.as_str(), remote.size, remote.file_name.as_str()), (hashed.sha256.as_str(), size as u64, "fw-78.1.0.bin"));
+    assert_eq!(
+        (remote.sha256.as_str(), remote.size, remote.file_name.as_str()),
+        (hashed.sha256.as_str(), size as u64, "fw-78.1.0.bin")
+    );
     assert!(jobs.running().is_empty());
 
     // Control: without it the same file is opened twice (hashed, then sent), so the count above
     // is not an accident of the watch.
     let other = env.package("78.1.1").await;
-    jobs.upload(&env.client, other.id, FileKind::Firmware, &path, &UploadOptions::default(), None, |_| {}).await.unwrap();
+    jobs.upload(&env.client, other.id, FileKind::Firmware, &path, &UploadOptions::default(), None, |_| {})
+        .await
+        .unwrap();
     assert_eq!(opens.take(), 2);
 
     // A job registry that never hashed it (the app restarted): hashed again, held to what the
@@ -422,7 +463,8 @@ async fn a_file_hashed_before_is_read_once_when_uploaded_with_that_checksum() {
     let fresh = Transfers::new();
     let third = env.package("78.1.2").await;
     let (events, sink) = recorder();
-    fresh.upload(&env.client, third.id, FileKind::Firmware, &path, &UploadOptions::default(), Some(&hashed.sha256), sink)
+    fresh
+        .upload(&env.client, third.id, FileKind::Firmware, &path, &UploadOptions::default(), Some(&hashed.sha256), sink)
         .await
         .unwrap();
     assert_eq!(check_phases(&events.lock().unwrap(), size as u64), [Phase::Hashing, Phase::Uploading]);
@@ -462,7 +504,15 @@ async fn a_file_changed_since_it_was_hashed_is_refused_and_nothing_is_stored() {
     let package = env.package("78.2.0").await;
     let (events, sink) = recorder();
     let err = jobs
-        .upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), Some(&hashed.sha256), sink)
+        .upload(
+            &env.client,
+            package.id,
+            FileKind::Firmware,
+            &path,
+            &UploadOptions::default(),
+            Some(&hashed.sha256),
+            sink,
+        )
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
@@ -476,7 +526,15 @@ async fn a_file_changed_since_it_was_hashed_is_refused_and_nothing_is_stored() {
     std::fs::File::options().write(true).open(&path).unwrap().set_modified(modified).unwrap();
     assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), modified);
     let err = jobs
-        .upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), Some(&hashed.sha256), |_| {})
+        .upload(
+            &env.client,
+            package.id,
+            FileKind::Firmware,
+            &path,
+            &UploadOptions::default(),
+            Some(&hashed.sha256),
+            |_| {},
+        )
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
@@ -485,7 +543,15 @@ async fn a_file_changed_since_it_was_hashed_is_refused_and_nothing_is_stored() {
 
     // A registry that never hashed it: hashed now and refused, the new SHA-256 named.
     let err = Transfers::new()
-        .upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), Some(&hashed.sha256), |_| {})
+        .upload(
+            &env.client,
+            package.id,
+            FileKind::Firmware,
+            &path,
+            &UploadOptions::default(),
+            Some(&hashed.sha256),
+            |_| {},
+        )
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
@@ -494,8 +560,16 @@ async fn a_file_changed_since_it_was_hashed_is_refused_and_nothing_is_stored() {
 
     // Hashed again, it goes up as it is now.
     let again = jobs.hash(&path, |_| {}).await.unwrap();
-    jobs.upload(&env.client, package.id, FileKind::Firmware, &path, &UploadOptions::default(), Some(&again.sha256), |_| {})
-        .await
-        .unwrap();
+    jobs.upload(
+        &env.client,
+        package.id,
+        FileKind::Firmware,
+        &path,
+        &UploadOptions::default(),
+        Some(&again.sha256),
+        |_| {},
+    )
+    .await
+    .unwrap();
     assert_eq!(env.stored(package.id, StoredKind::Firmware).unwrap(), after);
 }

@@ -173,7 +173,13 @@ pub struct BetaDevicePage {
 
 impl BetaDevicePage {
     /// Builds a page with the paging fields derived from the total, the page and its size.
-    pub fn new(content: Vec<BetaDevice>, total_elements: u64, number: u64, size: u64, sort: Vec<BetaSortOrder>) -> Self {
+    pub fn new(
+        content: Vec<BetaDevice>,
+        total_elements: u64,
+        number: u64,
+        size: u64,
+        sort: Vec<BetaSortOrder>,
+    ) -> Self {
         let total_pages = if size == 0 { 0 } else { total_elements.div_ceil(size) };
         BetaDevicePage {
             number_of_elements: content.len() as u64,
@@ -252,7 +258,9 @@ mod tests {
             vec![BetaSortOrder::new("name", false)],
         );
         let v = serde_json::to_value(&page).unwrap();
-        for key in ["content", "last", "first", "totalPages", "totalElements", "numberOfElements", "size", "number", "sort"] {
+        for key in
+            ["content", "last", "first", "totalPages", "totalElements", "numberOfElements", "size", "number", "sort"]
+        {
             assert!(v.get(key).is_some(), "missing {key}");
         }
         assert!(v["content"][0].get("deviceSpecificationUUID").is_some());
@@ -280,7 +288,8 @@ mod tests {
         assert_eq!(p.extra["pageable"], json!({"offset": 0}));
         assert_eq!(p.content[0].extra["tags"], json!(["a"]));
         assert_eq!(p.content[0].name, "");
-        let p: BetaDevicePage = serde_json::from_value(json!({"sort": [{"property": "name", "direction": "ASC"}], "last": true})).unwrap();
+        let p: BetaDevicePage =
+            serde_json::from_value(json!({"sort": [{"property": "name", "direction": "ASC"}], "last": true})).unwrap();
         assert_eq!(p.sort.orders()[0].direction, SortDirection::Asc);
         assert!(p.is_last());
     }

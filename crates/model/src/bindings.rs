@@ -318,7 +318,11 @@ mod tests {
         assert_eq!(h.shared_secret, None, "a masked secret still parses");
         assert_eq!(serde_json::to_value(&h).unwrap()["type"], "http-senml");
 
-        let m = MqttBindingRequest { device_id: "x".into(), password: "Secret-Password-1234567890".into(), extra: Map::new() };
+        let m = MqttBindingRequest {
+            device_id: "x".into(),
+            password: "Secret-Password-1234567890".into(),
+            extra: Map::new(),
+        };
         assert!(!format!("{m:?}").contains("Secret"));
         assert_eq!(serde_json::to_string(&BindingKind::Mqtt).unwrap(), "\"mqtt\"");
         assert_eq!(BindingKind::Lora.path(), "/lora/bindings");

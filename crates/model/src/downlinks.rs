@@ -96,7 +96,9 @@ impl FailureReason {
             Self::Evicted => "dropped from the device's queue to make room for newer downlinks",
             Self::FeedbackTimeout => "no feedback from the device before the feedback timeout",
             Self::NotAcknowledgedByDevice => "the device did not acknowledge it, retries used up",
-            Self::FailedToTransmitToDevice | Self::FailureToTransmitToDevice => "the network could not transmit it to the device",
+            Self::FailedToTransmitToDevice | Self::FailureToTransmitToDevice => {
+                "the network could not transmit it to the device"
+            }
             Self::FailedToEnqueueForTransmission | Self::FailureToEnqueueForTransmission => {
                 "the network refused to queue it for transmission"
             }
@@ -299,7 +301,10 @@ mod tests {
         explained::<DownlinkStatus>(DownlinkStatus::KNOWN, DownlinkStatus::explain);
         explained::<ConnectionDownlinkStatus>(ConnectionDownlinkStatus::KNOWN, ConnectionDownlinkStatus::explain);
         explained::<FailureReason>(FailureReason::KNOWN, FailureReason::explain);
-        assert_eq!(FailureReason::from("FAILURE_TO_TRANSMIT_TO_DEVICE").explain(), FailureReason::FailedToTransmitToDevice.explain());
+        assert_eq!(
+            FailureReason::from("FAILURE_TO_TRANSMIT_TO_DEVICE").explain(),
+            FailureReason::FailedToTransmitToDevice.explain()
+        );
     }
 
     #[test]
@@ -366,7 +371,10 @@ mod tests {
             "createdAt": "2026-01-25T10:00:00Z", "feedbackTimeout": "PT30M"
         });
         let d: ActuatorDownlink = serde_json::from_value(raw).unwrap();
-        assert!(!d.is_final_at(datetime!(2026-01-25 10:29:59 UTC)), "before createdAt + feedbackTimeout: keep watching");
+        assert!(
+            !d.is_final_at(datetime!(2026-01-25 10:29:59 UTC)),
+            "before createdAt + feedbackTimeout: keep watching"
+        );
         assert!(d.is_final_at(datetime!(2026-01-25 10:30:00 UTC)), "at the deadline: final");
         // Without a feedbackTimeout the default of one hour applies.
         let d = ActuatorDownlink { feedback_timeout: None, ..d };

@@ -138,8 +138,14 @@ mod tests {
         );
         assert!(matches!(DeviceId::parse(&format!("dvnuuid:{U}")).unwrap(), DeviceId::DvnUuid { urn: false, .. }));
         assert!(matches!(DeviceId::parse("urn:dev:imei:123456789012345:").unwrap(), DeviceId::Imei { urn: true, .. }));
-        assert!(matches!(DeviceId::parse("URN:DEV:DEVEUI:70b3d57ed0001234").unwrap(), DeviceId::DevEui { urn: true, .. }));
-        assert!(matches!(DeviceId::parse(&format!("urn:dev:dvnuuid:{U}:")).unwrap(), DeviceId::DvnUuid { urn: true, .. }));
+        assert!(matches!(
+            DeviceId::parse("URN:DEV:DEVEUI:70b3d57ed0001234").unwrap(),
+            DeviceId::DevEui { urn: true, .. }
+        ));
+        assert!(matches!(
+            DeviceId::parse(&format!("urn:dev:dvnuuid:{U}:")).unwrap(),
+            DeviceId::DvnUuid { urn: true, .. }
+        ));
     }
 
     #[test]
@@ -163,7 +169,13 @@ mod tests {
 
     #[test]
     fn urns_have_the_trailing_colon_shape() {
-        assert_eq!(DeviceId::parse("deveui:70B3D57ED0001234").unwrap().urn().unwrap(), "urn:dev:deveui:70b3d57ed0001234:");
-        assert_eq!(DeviceId::parse("urn:dev:imei:123456789012345").unwrap().to_string(), "urn:dev:imei:123456789012345:");
+        assert_eq!(
+            DeviceId::parse("deveui:70B3D57ED0001234").unwrap().urn().unwrap(),
+            "urn:dev:deveui:70b3d57ed0001234:"
+        );
+        assert_eq!(
+            DeviceId::parse("urn:dev:imei:123456789012345").unwrap().to_string(),
+            "urn:dev:imei:123456789012345:"
+        );
     }
 }

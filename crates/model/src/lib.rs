@@ -17,8 +17,8 @@ pub mod problem;
 pub mod secrets;
 pub mod sort;
 pub mod timestamp;
-pub mod validate;
 pub mod token;
+pub mod validate;
 
 pub use beta::{BetaDevice, BetaDevicePage, BetaSort, BetaSortOrder, ContextSwitch};
 pub use bindings::{

@@ -42,7 +42,9 @@ pub(crate) fn wrap(state: Arc<SimState>, inner: Router) -> Router {
 /// A-61 (alt): secrets are never returned, so a full-replacement `PUT` without one keeps the
 /// stored one.
 pub(crate) fn keep_secrets(body: &mut Map<String, Value>, current: &BindingRow) {
-    for (name, stored) in [("appKey", &current.app_key), ("password", &current.password), ("sharedSecret", &current.shared_secret)] {
+    for (name, stored) in
+        [("appKey", &current.app_key), ("password", &current.password), ("sharedSecret", &current.shared_secret)]
+    {
         if let (None | Some(Value::Null), Some(stored)) = (body.get(name), stored) {
             body.insert(name.to_owned(), Value::String(stored.clone()));
         }
@@ -92,7 +94,8 @@ async fn rewrite(State(state): State<Arc<SimState>>, mut req: Request, next: Nex
         if method != Method::PUT {
             return ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "this path does not accept that method").render(&uri);
         }
-        let inner = format!("/firmware/states/{device}/{module}{}", uri.query().map(|q| format!("?{q}")).unwrap_or_default());
+        let inner =
+            format!("/firmware/states/{device}/{module}{}", uri.query().map(|q| format!("?{q}")).unwrap_or_default());
         let (mut parts, body) = req.into_parts();
         let bytes = match axum::body::to_bytes(body, BODY_LIMIT).await {
             Ok(b) => b,
@@ -144,7 +147,8 @@ async fn rewrite(State(state): State<Arc<SimState>>, mut req: Request, next: Nex
     if status == StatusCode::UNAUTHORIZED {
         return unauthorized(had_auth);
     }
-    let is_downlink = matches!(segments.as_slice(), ["", "downlinks", _]) || matches!(segments.as_slice(), ["", _, "downlinks", _]);
+    let is_downlink =
+        matches!(segments.as_slice(), ["", "downlinks", _]) || matches!(segments.as_slice(), ["", _, "downlinks", _]);
     if method == Method::DELETE && is_downlink && status == StatusCode::CONFLICT {
         // A-29 (alt): every cancellation is accepted; one that cannot apply (a final or an
         // executing downlink without `forced`) changes nothing, as its status shows afterwards.
@@ -169,7 +173,8 @@ async fn rewrite(State(state): State<Arc<SimState>>, mut req: Request, next: Nex
             }
             top.insert("_links".to_owned(), json!({ "self": { "href": list_path } }));
         } else {
-            let href = self_href.or_else(|| top.get("id").and_then(Value::as_str).map(|id| format!("{list_path}/{id}")));
+            let href =
+                self_href.or_else(|| top.get("id").and_then(Value::as_str).map(|id| format!("{list_path}/{id}")));
             resource(top, area, now, &tenant, href);
         }
         timestamps(v);
@@ -223,8 +228,13 @@ fn resource(m: &mut Map<String, Value>, area: Area, now: OffsetDateTime, tenant:
             {
                 m.insert("firmwareUpdateStatus".to_owned(), Value::String("QUEUED".to_owned()));
             }
-            if let (Some(d), Some(mo)) = (m.get("deviceId").and_then(Value::as_str), m.get("moduleId").and_then(Value::as_str)) {
-                links.insert("target".to_owned(), json!({ "href": format!("/firmware/devices/{d}/modules/{mo}/target") }));
+            if let (Some(d), Some(mo)) =
+                (m.get("deviceId").and_then(Value::as_str), m.get("moduleId").and_then(Value::as_str))
+            {
+                links.insert(
+                    "target".to_owned(),
+                    json!({ "href": format!("/firmware/devices/{d}/modules/{mo}/target") }),
+                );
             }
         }
         Area::Bindings { lora } => {
@@ -236,7 +246,8 @@ fn resource(m: &mut Map<String, Value>, area: Area, now: OffsetDateTime, tenant:
             }
         }
         Area::ActuatorDownlinks => {
-            if m.get("status").and_then(Value::as_str) == Some("PENDING") && younger_than(m, "createdAt", ACCEPTED_FOR) {
+            if m.get("status").and_then(Value::as_str) == Some("PENDING") && younger_than(m, "createdAt", ACCEPTED_FOR)
+            {
                 m.insert("status".to_owned(), Value::String("ACCEPTED".to_owned()));
             }
         }
@@ -391,10 +402,8 @@ fn unauthorized(had_auth: bool) -> Response {
     let body = serde_json::to_vec(&json!({ "status": 401, "title": "Unauthorized" })).unwrap_or_default();
     let mut out = (StatusCode::UNAUTHORIZED, body).into_response();
     out.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(dcs_model::problem::PROBLEM_JSON));
-    out.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static("Bearer realm=\"dcs\", error=\"invalid_token\""),
-    );
+    out.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"dcs\", error=\"invalid_token\""));
     out
 }
 

@@ -13,9 +13,9 @@ use time::Duration;
 use crate::seed::FAILURES;
 use crate::store::downlinks::{DownlinkChange, DownlinkRow};
 use crate::store::firmware::AppliedStep;
-use time::OffsetDateTime;
 use crate::store::StoreError;
 use crate::SimState;
+use time::OffsetDateTime;
 
 /// Real time between two passes.
 const TICK: StdDuration = StdDuration::from_millis(250);
@@ -45,7 +45,9 @@ pub(crate) fn step(state: &SimState) -> Result<usize, StoreError> {
         .into_iter()
         .map(|d| {
             let mut rng = ChaCha8Rng::seed_from_u64(
-                seed ^ (d.device_id.as_u128() as u64) ^ (d.module_id.as_u128() >> 64) as u64 ^ (d.attempts as u64) << 56,
+                seed ^ (d.device_id.as_u128() as u64)
+                    ^ (d.module_id.as_u128() >> 64) as u64
+                    ^ (d.attempts as u64) << 56,
             );
             rng.set_stream(match d.status.as_str() {
                 "PENDING" => 1u64,
@@ -68,14 +70,15 @@ pub(crate) fn step(state: &SimState) -> Result<usize, StoreError> {
             };
             match d.status.as_str() {
                 // The device wakes up, learns of its target and starts downloading.
-                "PENDING" => AppliedStep { status: "DOWNLOADING", next_step_at: Some(now + secs(60, 600, &mut rng)), ..base },
-                "DOWNLOADING" if rng.gen_bool(fail_rate / 2.0) => AppliedStep {
-                    status: "FAILED",
-                    details: Some(FAILURES[0].to_owned()),
-                    attempt: 1,
-                    ..base
-                },
-                "DOWNLOADING" => AppliedStep { status: "INSTALLING", next_step_at: Some(now + secs(30, 180, &mut rng)), ..base },
+                "PENDING" => {
+                    AppliedStep { status: "DOWNLOADING", next_step_at: Some(now + secs(60, 600, &mut rng)), ..base }
+                }
+                "DOWNLOADING" if rng.gen_bool(fail_rate / 2.0) => {
+                    AppliedStep { status: "FAILED", details: Some(FAILURES[0].to_owned()), attempt: 1, ..base }
+                }
+                "DOWNLOADING" => {
+                    AppliedStep { status: "INSTALLING", next_step_at: Some(now + secs(30, 180, &mut rng)), ..base }
+                }
                 _ if rng.gen_bool(fail_rate) => AppliedStep {
                     status: "FAILED",
                     details: Some(FAILURES[rng.gen_range(1..FAILURES.len())].to_owned()),
@@ -205,7 +208,14 @@ fn advance(seed: u64, d: &DownlinkRow, now: OffsetDateTime) -> DownlinkChange {
             if rng.gen_bool(success) {
                 done(&mut c, None);
             } else if rng.gen_bool(0.1) {
-                done(&mut c, Some(if d.kind == "lora" { "FAILED_TO_TRANSMIT_TO_DEVICE" } else { "FAILURE_TO_TRANSMIT_TO_DEVICE" }));
+                done(
+                    &mut c,
+                    Some(if d.kind == "lora" {
+                        "FAILED_TO_TRANSMIT_TO_DEVICE"
+                    } else {
+                        "FAILURE_TO_TRANSMIT_TO_DEVICE"
+                    }),
+                );
             } else if d.retry_count < d.retry_limit {
                 c.retry_count += 1;
                 c.next_step_at = later(20, 60, &mut rng);
@@ -213,7 +223,9 @@ fn advance(seed: u64, d: &DownlinkRow, now: OffsetDateTime) -> DownlinkChange {
                 done(&mut c, Some(if d.kind == "lora" { "NOT_ACKNOWLEDGED_BY_DEVICE" } else { "FEEDBACK_TIMEOUT" }));
             }
         }
-        ("mqtt", _) if !rng.gen_bool(success) && rng.gen_bool(0.5) => done(&mut c, Some("FAILED_TO_TRANSMIT_TO_DEVICE")),
+        ("mqtt", _) if !rng.gen_bool(success) && rng.gen_bool(0.5) => {
+            done(&mut c, Some("FAILED_TO_TRANSMIT_TO_DEVICE"))
+        }
         // No delivery this time: nothing more happens until the deadline.
         (_, _) if !rng.gen_bool(success) => c.next_step_at = wait_deadline,
         (_, _) => done(&mut c, None),

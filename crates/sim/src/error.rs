@@ -58,11 +58,7 @@ impl ApiError {
     }
 
     fn into_problem(self, instance: &Uri) -> Problem {
-        let mut p = Problem::new(
-            self.status.as_u16(),
-            self.status.canonical_reason().unwrap_or("Error"),
-            self.detail,
-        );
+        let mut p = Problem::new(self.status.as_u16(), self.status.canonical_reason().unwrap_or("Error"), self.detail);
         p.instance = Some(instance.path().to_owned());
         p.invalid_params = self.invalid_params;
         p

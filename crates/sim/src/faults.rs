@@ -66,7 +66,8 @@ impl RequestFaults {
         let mut f = RequestFaults::default();
         for part in header.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (key, value) = part.split_once('=').map(|(k, v)| (k.trim(), Some(v.trim()))).unwrap_or((part, None));
-            let num = |v: Option<&str>| v.and_then(|v| v.parse::<u64>().ok()).ok_or(format!("`{key}` needs a whole number"));
+            let num =
+                |v: Option<&str>| v.and_then(|v| v.parse::<u64>().ok()).ok_or(format!("`{key}` needs a whole number"));
             match key {
                 "latency" => f.latency = Some(Duration::from_millis(num(value)?)),
                 "status" => {
@@ -143,7 +144,11 @@ fn server_error(rng: &mut impl Rng) -> ApiError {
 }
 
 /// The middleware: applies the run's faults and the request's directives.
-pub(crate) async fn inject(State(state): State<std::sync::Arc<crate::SimState>>, mut req: Request, next: Next) -> Response {
+pub(crate) async fn inject(
+    State(state): State<std::sync::Arc<crate::SimState>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let directives = match req.headers().get(FAULT_HEADER).map(|v| v.to_str().map(RequestFaults::parse)) {
         None => RequestFaults::default(),
         Some(Ok(Ok(f))) => f,
@@ -176,7 +181,8 @@ pub(crate) async fn inject(State(state): State<std::sync::Arc<crate::SimState>>,
     }
     if let Some(limit) = run.rate_limit {
         if let Err(wait) = state.faults.admit(limit) {
-            let mut err = ApiError::new(StatusCode::TOO_MANY_REQUESTS, format!("rate limit of {limit} requests per second hit"));
+            let mut err =
+                ApiError::new(StatusCode::TOO_MANY_REQUESTS, format!("rate limit of {limit} requests per second hit"));
             err.retry_after = Some(wait);
             return err.into_response();
         }
@@ -194,7 +200,8 @@ mod tests {
 
     #[test]
     fn parses_directives_and_refuses_unknown_ones() {
-        let f = RequestFaults::parse("latency=20, status=429, retry-after=3, drop, error-rate=0.5, token-lifetime=2").unwrap();
+        let f = RequestFaults::parse("latency=20, status=429, retry-after=3, drop, error-rate=0.5, token-lifetime=2")
+            .unwrap();
         assert_eq!(f.latency, Some(Duration::from_millis(20)));
         assert_eq!((f.status, f.retry_after, f.drop, f.token_lifetime), (Some(429), Some(3), true, Some(2)));
         assert!(RequestFaults::parse("explode").is_err());

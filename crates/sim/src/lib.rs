@@ -12,8 +12,8 @@ mod auth;
 pub mod clock;
 mod engine;
 mod error;
-mod limits;
 pub mod faults;
+mod limits;
 mod paging;
 mod routes;
 pub mod seed;
@@ -118,7 +118,11 @@ impl Simulator {
             Some(existing) => {
                 let existing: u64 = existing.parse().unwrap_or(opts.seed);
                 if existing != opts.seed {
-                    tracing::warn!(existing, requested = opts.seed, "the data file was seeded with another seed; keeping its data");
+                    tracing::warn!(
+                        existing,
+                        requested = opts.seed,
+                        "the data file was seeded with another seed; keeping its data"
+                    );
                 }
                 opts.seed = existing;
             }
@@ -136,7 +140,9 @@ impl Simulator {
         // clock runs fast): go on from the latest of them, so that nothing moves back in time.
         let wall = time::OffsetDateTime::now_utc();
         let clock = match store.latest_change()? {
-            Some(latest) if latest >= wall => clock::SimClock::starting_at(opts.speed, latest + time::Duration::seconds(1)),
+            Some(latest) if latest >= wall => {
+                clock::SimClock::starting_at(opts.speed, latest + time::Duration::seconds(1))
+            }
             _ => clock::SimClock::new(opts.speed),
         };
         let faults = faults::FaultState::new(opts.faults.clone());

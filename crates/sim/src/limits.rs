@@ -38,7 +38,8 @@ pub async fn enforce(req: Request, next: Next) -> Response {
         .render(&uri);
     }
     let res = next.run(req).await;
-    let problem = res.headers().get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"application/problem+json"));
+    let problem =
+        res.headers().get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"application/problem+json"));
     if res.status() == StatusCode::PAYLOAD_TOO_LARGE && !problem {
         return ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,

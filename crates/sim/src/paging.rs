@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use axum::http::request::Parts;
 use axum::http::header;
+use axum::http::request::Parts;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use dcs_model::SortSpec;
@@ -46,7 +46,8 @@ impl Cursor {
     }
 
     pub fn decode(s: &str) -> Result<Cursor, ApiError> {
-        let bad = || ApiError::invalid("cursor", "is not a cursor issued by this service; follow the `next` or `prev` link");
+        let bad =
+            || ApiError::invalid("cursor", "is not a cursor issued by this service; follow the `next` or `prev` link");
         let bytes = URL_SAFE_NO_PAD.decode(s).map_err(|_| bad())?;
         serde_json::from_slice(&bytes).map_err(|_| bad())
     }
@@ -120,14 +121,13 @@ impl PageRequest {
             }
             None => {
                 let max = q.max_limit();
-                let limit = match q.one("limit")? {
-                    None => DEFAULT_LIMIT,
-                    Some(v) => v
-                        .parse::<u64>()
-                        .ok()
-                        .filter(|n| (1..=max).contains(n))
-                        .ok_or_else(|| ApiError::invalid("limit", format!("must be a whole number from 1 to {max}")))?,
-                };
+                let limit =
+                    match q.one("limit")? {
+                        None => DEFAULT_LIMIT,
+                        Some(v) => v.parse::<u64>().ok().filter(|n| (1..=max).contains(n)).ok_or_else(|| {
+                            ApiError::invalid("limit", format!("must be a whole number from 1 to {max}"))
+                        })?,
+                    };
                 let sort = q.one("sort")?.unwrap_or("").to_owned();
                 let mut f = BTreeMap::new();
                 for name in filters {
@@ -158,9 +158,7 @@ impl PageRequest {
 
     /// A filter that must be a UUID.
     pub fn uuid_filter(&self, name: &str) -> Result<Option<Uuid>, ApiError> {
-        self.filter(name)
-            .map(|v| Uuid::parse_str(v).map_err(|_| ApiError::invalid(name, "must be a UUID")))
-            .transpose()
+        self.filter(name).map(|v| Uuid::parse_str(v).map_err(|_| ApiError::invalid(name, "must be a UUID"))).transpose()
     }
 
     /// A filter that must be an RFC 3339 date-time, in the store's timestamp form.
@@ -170,7 +168,9 @@ impl PageRequest {
                 time::OffsetDateTime::parse(v, &time::format_description::well_known::Rfc3339)
                     // `9999-12-31T23:59:59-01:00` is valid RFC 3339 but past the last instant
                     // the store's UTC form can hold: it stands for "after everything".
-                    .map(|t| t.checked_to_offset(time::UtcOffset::UTC).unwrap_or(time::PrimitiveDateTime::MAX.assume_utc()))
+                    .map(|t| {
+                        t.checked_to_offset(time::UtcOffset::UTC).unwrap_or(time::PrimitiveDateTime::MAX.assume_utc())
+                    })
                     .map(crate::store::ts)
                     .map_err(|_| ApiError::invalid(name, "must be an RFC 3339 date-time, e.g. 2026-01-05T08:00:00Z"))
             })
@@ -198,7 +198,11 @@ impl PageRequest {
 
     /// The store window: order, offset, and one row more than the page to see if more follow.
     pub fn window(&self, columns: &[(&'static str, &'static str)]) -> crate::store::query::Window {
-        crate::store::query::Window { order_by: self.order_by(columns), offset: self.cursor.offset, limit: self.cursor.limit + 1 }
+        crate::store::query::Window {
+            order_by: self.order_by(columns),
+            offset: self.cursor.offset,
+            limit: self.cursor.limit + 1,
+        }
     }
 
     /// Turns the rows of [`PageRequest::window`] into a page with its links.
@@ -238,7 +242,8 @@ mod tests {
 
     #[test]
     fn cursor_round_trips_and_rejects_garbage() {
-        let c = Cursor { offset: 100, limit: 50, sort: "-name".into(), filters: [("moduleId".into(), "x".into())].into() };
+        let c =
+            Cursor { offset: 100, limit: 50, sort: "-name".into(), filters: [("moduleId".into(), "x".into())].into() };
         assert_eq!(Cursor::decode(&c.encode()).unwrap(), c);
         assert!(Cursor::decode("not-a-cursor!").is_err());
         assert!(Cursor::decode(&URL_SAFE_NO_PAD.encode(b"{\"x\":1}")).is_err());
@@ -253,7 +258,9 @@ mod tests {
             let c = Cursor { offset, limit, sort: String::new(), filters: BTreeMap::new() }.encode();
             PageRequest::from_params(&QueryParams::from_query(Some(&format!("cursor={c}"))), &[], &[])
         };
-        for (offset, limit) in [(0, 0), (0, u64::MAX), (0, 1_000_000), (0, MAX_LIMIT + 1), (u64::MAX, 10), (MAX_OFFSET + 1, 10)] {
+        for (offset, limit) in
+            [(0, 0), (0, u64::MAX), (0, 1_000_000), (0, MAX_LIMIT + 1), (u64::MAX, 10), (MAX_OFFSET + 1, 10)]
+        {
             let e = forged(offset, limit).unwrap_err();
             assert_eq!(e.invalid_params[0].name, "cursor", "{offset} {limit}");
         }
@@ -273,7 +280,8 @@ mod tests {
         let twice = PageRequest::from_params(&QueryParams::from_query(Some("limit=1&limit=2")), &[], &[]).unwrap_err();
         assert!(twice.detail.contains("at most once"));
 
-        let pr = PageRequest::from_params(&QueryParams::from_query(Some("limit=10&sort=-name")), &[], &["name"]).unwrap();
+        let pr =
+            PageRequest::from_params(&QueryParams::from_query(Some("limit=10&sort=-name")), &[], &["name"]).unwrap();
         let (next, prev) = pr.links("http://h", "/p", true);
         assert!(prev.is_none());
         let next = next.unwrap();

@@ -61,7 +61,10 @@ fn connections(spec: &str) -> &'static [&'static str] {
 /// Device specifications per client kind, each with the modules it carries.
 const SPECS: &[(&str, &[(&str, &str)])] = &[
     ("Asset Tracker T1", &[("Main MCU", "mcu_fw"), ("Cellular Modem", "modem_fw"), ("GNSS Receiver", "gnss_fw")]),
-    ("LoRa Water Meter WM-3", &[("Main MCU", "mcu_fw"), ("LoRa Radio", "lora_radio_fw"), ("Bootloader", "boot_version")]),
+    (
+        "LoRa Water Meter WM-3",
+        &[("Main MCU", "mcu_fw"), ("LoRa Radio", "lora_radio_fw"), ("Bootloader", "boot_version")],
+    ),
     ("Smart Gateway G2", &[("Application Processor", "ap-firmware"), ("Sensor Hub", "sensor_hub_fw")]),
     ("Cold-Chain Logger C5", &[("Main MCU", "mcu_fw"), ("BLE Beacon", "ble_fw"), ("Temperature Probe", "probe_fw")]),
 ];
@@ -93,7 +96,8 @@ pub fn reseller_id(seed: u64) -> Uuid {
 /// The demo reseller's API key: every scope, the service and the firmware authorization.
 pub fn demo_reseller_key(seed: u64) -> DemoKey {
     let mut rng = rng_for(seed, 2);
-    let secret: String = (0..32).map(|_| char::from(b"abcdefghjkmnpqrstuvwxyz23456789"[rng.gen_range(0..31)])).collect();
+    let secret: String =
+        (0..32).map(|_| char::from(b"abcdefghjkmnpqrstuvwxyz23456789"[rng.gen_range(0..31)])).collect();
     DemoKey { key_id: "sim-reseller".to_owned(), secret, client_id: reseller_id(seed) }
 }
 
@@ -154,13 +158,17 @@ fn key_rows(seed: u64) -> Vec<ApiKeyRow> {
         firmware_authorized: true,
         customer_management: false,
     };
-    let mut out = vec![ApiKeyRow { customer_management: true, ..row(demo.key_id.clone(), demo.secret.clone(), demo.client_id) }];
+    let mut out =
+        vec![ApiKeyRow { customer_management: true, ..row(demo.key_id.clone(), demo.secret.clone(), demo.client_id) }];
     for ((id, _), suffix) in demo_customers(seed).into_iter().zip(CUSTOMER_KEYS) {
         out.push(row(format!("sim-{suffix}"), format!("{}-{suffix}", demo.secret), id));
     }
     // With the add-on, yet the customer of nobody: acting for anyone is refused as not its
     // customer, the reseller check rather than the add-on's.
-    let unrelated = ApiKeyRow { customer_management: true, ..row(format!("sim-{UNRELATED_KEY}"), format!("{}-{UNRELATED_KEY}", demo.secret), unrelated_customer(seed).0) };
+    let unrelated = ApiKeyRow {
+        customer_management: true,
+        ..row(format!("sim-{UNRELATED_KEY}"), format!("{}-{UNRELATED_KEY}", demo.secret), unrelated_customer(seed).0)
+    };
     out.push(unrelated);
     // Keys that show the identity platform's and the service's refusals (sections 5.2 to 5.4).
     let reseller = |suffix: &str| row(format!("sim-{suffix}"), format!("{}-{suffix}", demo.secret), demo.client_id);
@@ -278,10 +286,28 @@ fn seed_client(
                 let slug = attr.replace('_', "-");
                 let mut image = vec![0u8; rng.gen_range(2048..8192)];
                 rng.fill_bytes(&mut image);
-                insert::inline_file(tx, pkg, "firmware", &format!("{slug}-{version}.bin"), "application/octet-stream", &image, at, &author)?;
+                insert::inline_file(
+                    tx,
+                    pkg,
+                    "firmware",
+                    &format!("{slug}-{version}.bin"),
+                    "application/octet-stream",
+                    &image,
+                    at,
+                    &author,
+                )?;
                 if i % 2 == 0 || i + 1 == versions.len() {
                     let notes = release_notes(module_name, spec_name, version, i);
-                    insert::inline_file(tx, pkg, "release-notes", &format!("{slug}-{version}-notes.md"), "text/markdown", notes.as_bytes(), at, &author)?;
+                    insert::inline_file(
+                        tx,
+                        pkg,
+                        "release-notes",
+                        &format!("{slug}-{version}-notes.md"),
+                        "text/markdown",
+                        notes.as_bytes(),
+                        at,
+                        &author,
+                    )?;
                 }
             }
             mods.push((module_id, versions));
@@ -338,7 +364,17 @@ fn seed_client(
             };
             insert::state(
                 tx,
-                &SeedState { device: &device, module: *module_id, current, target, status, details, created, modified, next_step_at: next },
+                &SeedState {
+                    device: &device,
+                    module: *module_id,
+                    current,
+                    target,
+                    status,
+                    details,
+                    created,
+                    modified,
+                    next_step_at: next,
+                },
             )?;
         }
     }
@@ -353,7 +389,8 @@ fn seed_bindings(
     clients: &[ClientRow],
     devices: &[(DeviceRow, OffsetDateTime)],
 ) -> Result<(), StoreError> {
-    let authors: Vec<(Uuid, String)> = clients.iter().map(|c| (c.id, format!("principal/{}", uuid_from(rng)))).collect();
+    let authors: Vec<(Uuid, String)> =
+        clients.iter().map(|c| (c.id, format!("principal/{}", uuid_from(rng)))).collect();
     for (device, device_created) in devices {
         if !rng.gen_bool(0.6) {
             continue;
@@ -361,7 +398,11 @@ fn seed_bindings(
         let Some(kind) = dcs_model::BindingKind::ALL.into_iter().find(|k| k.as_str() == device.connection) else {
             continue;
         };
-        let author = authors.iter().find(|(c, _)| *c == device.client_id).map(|(_, a)| a.as_str()).unwrap_or("principal/unknown");
+        let author = authors
+            .iter()
+            .find(|(c, _)| *c == device.client_id)
+            .map(|(_, a)| a.as_str())
+            .unwrap_or("principal/unknown");
         let created = *device_created + Duration::minutes(rng.gen_range(10..60 * 24 * 20));
         let mut b = BindingRow::new(kind, device.client_id, device.id, created, author);
         b.id = uuid_from(rng);
@@ -418,15 +459,35 @@ fn seed_downlinks(
     use crate::store::downlinks::DownlinkRow;
     use serde_json::json;
     const ACTUATOR: &[(&str, Option<&str>)] = &[
-        ("DELIVERED", None), ("DELIVERED", None), ("DELIVERED", None), ("FAILED", Some("NOT_ACKNOWLEDGED_BY_DEVICE")),
-        ("FAILED", Some("FEEDBACK_TIMEOUT")), ("CANCELLED", Some("CANCELLED")), ("PENDING", None), ("EXECUTING", None),
-        ("SENT_TO_CARRIER", None), ("RETRY", None),
+        ("DELIVERED", None),
+        ("DELIVERED", None),
+        ("DELIVERED", None),
+        ("FAILED", Some("NOT_ACKNOWLEDGED_BY_DEVICE")),
+        ("FAILED", Some("FEEDBACK_TIMEOUT")),
+        ("CANCELLED", Some("CANCELLED")),
+        ("PENDING", None),
+        ("EXECUTING", None),
+        ("SENT_TO_CARRIER", None),
+        ("RETRY", None),
     ];
     let connection_outcomes = |kind: &str| -> Vec<(&'static str, Option<&'static str>)> {
         let reasons: &[&'static str] = match kind {
             "http" => &["CANCELLED", "TIMEOUT", "EVICTED"],
-            "lora" => &["CANCELLED", "FEEDBACK_TIMEOUT", "NOT_ACKNOWLEDGED_BY_DEVICE", "FAILED_TO_TRANSMIT_TO_DEVICE", "FAILED_TO_ENQUEUE_FOR_TRANSMISSION", "EVICTED"],
-            "sms" => &["CANCELLED", "FAILURE_TO_TRANSMIT_TO_DEVICE", "FAILURE_TO_ENQUEUE_FOR_TRANSMISSION", "FEEDBACK_TIMEOUT", "EVICTED"],
+            "lora" => &[
+                "CANCELLED",
+                "FEEDBACK_TIMEOUT",
+                "NOT_ACKNOWLEDGED_BY_DEVICE",
+                "FAILED_TO_TRANSMIT_TO_DEVICE",
+                "FAILED_TO_ENQUEUE_FOR_TRANSMISSION",
+                "EVICTED",
+            ],
+            "sms" => &[
+                "CANCELLED",
+                "FAILURE_TO_TRANSMIT_TO_DEVICE",
+                "FAILURE_TO_ENQUEUE_FOR_TRANSMISSION",
+                "FEEDBACK_TIMEOUT",
+                "EVICTED",
+            ],
             _ => &["CANCELLED", "FEEDBACK_TIMEOUT", "FAILED_TO_TRANSMIT_TO_DEVICE"],
         };
         let mut v = vec![("DONE", None), ("DONE", None), ("PENDING", None), ("EXECUTING", None)];
@@ -434,11 +495,26 @@ fn seed_downlinks(
         v
     };
     let mut when = EPOCH + Duration::days(20);
-    let mut push = |tx: &rusqlite::Transaction<'_>, rng: &mut ChaCha8Rng, kind: &str, device: &DeviceRow, status: &str, reason: Option<&str>, body: serde_json::Value, reference: Option<String>, message: Option<serde_json::Value>| -> Result<(), StoreError> {
+    let mut push = |tx: &rusqlite::Transaction<'_>,
+                    rng: &mut ChaCha8Rng,
+                    kind: &str,
+                    device: &DeviceRow,
+                    status: &str,
+                    reason: Option<&str>,
+                    body: serde_json::Value,
+                    reference: Option<String>,
+                    message: Option<serde_json::Value>|
+     -> Result<(), StoreError> {
         when += Duration::minutes(rng.gen_range(5..300));
         let retry_limit = if matches!(kind, "actuator" | "lora" | "sms") { rng.gen_range(0..=3) } else { 0 };
         let retry_limit = if status == "RETRY" { retry_limit.max(1) } else { retry_limit };
-        let retry_count = if status == "RETRY" { 1 } else if reason == Some("NOT_ACKNOWLEDGED_BY_DEVICE") { retry_limit } else { 0 };
+        let retry_count = if status == "RETRY" {
+            1
+        } else if reason == Some("NOT_ACKNOWLEDGED_BY_DEVICE") {
+            retry_limit
+        } else {
+            0
+        };
         let row = DownlinkRow {
             id: uuid_from(rng),
             kind: kind.to_owned(),
@@ -468,7 +544,17 @@ fn seed_downlinks(
         let interval = [300, 600, 900, 3600][i % 4];
         let method = json!({"type": "setProperty", "deviceId": device.network_id(), "property": "reportingInterval", "value": interval});
         let message = json!([{"bn": device.network_id(), "n": "reportingInterval", "v": interval}]);
-        push(tx, rng, "actuator", device, status, *reason, json!({"method": method}), Some(format!("job-{:04}", i + 1)), Some(message))?;
+        push(
+            tx,
+            rng,
+            "actuator",
+            device,
+            status,
+            *reason,
+            json!({"method": method}),
+            Some(format!("job-{:04}", i + 1)),
+            Some(message),
+        )?;
     }
     for kind in ["http", "lora", "mqtt", "sms"] {
         let candidates: Vec<&DeviceRow> = devices.iter().filter(|d| d.connection == kind).collect();
@@ -480,7 +566,9 @@ fn seed_downlinks(
             let body = match kind {
                 "http" => json!({"message": {"senml": [{"n": "led", "vb": true}]}}),
                 "lora" => json!({"payloadHex": format!("01{:02x}", i), "fPort": 10, "confirmed": true}),
-                "mqtt" => json!({"topic": format!("devices/{}/commands", device.name), "payload": "{\"reboot\":true}", "qos": 1}),
+                "mqtt" => {
+                    json!({"topic": format!("devices/{}/commands", device.name), "payload": "{\"reboot\":true}", "qos": 1})
+                }
                 _ => json!({"text": format!("CFG INTERVAL {}", 60 * (i + 1))}),
             };
             push(tx, rng, kind, device, status, reason, body, None, None)?;

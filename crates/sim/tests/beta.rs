@@ -23,7 +23,8 @@ async fn env() -> Env {
 impl Env {
     /// A GET with the demo token, the beta Accept header and any extra headers.
     async fn beta(&self, path: &str, extra: &[(&str, &str)]) -> (StatusCode, HeaderMap, Value) {
-        let mut req = self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).header("Accept", DEVICE_V1);
+        let mut req =
+            self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).header("Accept", DEVICE_V1);
         for (k, v) in extra {
             req = req.header(*k, *v);
         }
@@ -66,7 +67,14 @@ impl Env {
 
     fn customers(&self) -> Vec<Uuid> {
         let reseller = self.sim.demo_key().client_id;
-        self.sim.store().clients().unwrap().into_iter().filter(|c| c.reseller_id == Some(reseller)).map(|c| c.id).collect()
+        self.sim
+            .store()
+            .clients()
+            .unwrap()
+            .into_iter()
+            .filter(|c| c.reseller_id == Some(reseller))
+            .map(|c| c.id)
+            .collect()
     }
 }
 
@@ -176,7 +184,6 @@ async fn search_is_a_case_sensitive_partial_match_on_name_description_and_barcod
     assert_eq!((none["first"].as_bool(), none["last"].as_bool()), (Some(true), Some(true)));
 }
 
-
 #[tokio::test]
 async fn sorting_by_each_field_both_ways() {
     let e = env().await;
@@ -247,7 +254,8 @@ async fn the_beta_accept_header_is_required() {
             (status, res.json::<Value>().await.unwrap())
         }
     };
-    for accept in [None, Some("application/json"), Some("*/*"), Some("application/vnd.service.device.v2.response+json")] {
+    for accept in [None, Some("application/json"), Some("*/*"), Some("application/vnd.service.device.v2.response+json")]
+    {
         let (status, body) = send(accept).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{accept:?}");
         assert_eq!(body["invalidParams"][0]["name"], "Accept");
@@ -265,7 +273,9 @@ async fn the_beta_accept_header_is_required() {
 
 #[tokio::test]
 async fn bad_tokens_are_302s_to_the_token_endpoint_on_beta_paths_only() {
-    let e = env_with(SimOptions { devices_per_client: 10, token_lifetime: Duration::from_secs(1), ..Default::default() }).await;
+    let e =
+        env_with(SimOptions { devices_per_client: 10, token_lifetime: Duration::from_secs(1), ..Default::default() })
+            .await;
     let customer = e.customers()[0];
     let beta_paths = ["/api/devices".to_owned(), format!("/api/v1/lifecycle/clients/{customer}/context-switch")];
     // A token of another simulator (another seed); `_e2` keeps that simulator running.
@@ -273,7 +283,8 @@ async fn bad_tokens_are_302s_to_the_token_endpoint_on_beta_paths_only() {
     let other = _e2.token.clone();
 
     let get = |path: &str, auth: Option<String>| {
-        let mut req = e.http.get(format!("{}{path}", e.base)).header("Accept", DEVICE_V1).header("Accept", "application/json");
+        let mut req =
+            e.http.get(format!("{}{path}", e.base)).header("Accept", DEVICE_V1).header("Accept", "application/json");
         if let Some(a) = auth {
             req = req.header("Authorization", a);
         }
@@ -421,7 +432,8 @@ async fn x_client_id_misuse_is_refused() {
     let context = format!("client:uuid:{customer}");
 
     // Both headers, on the beta and the new API.
-    let (status, _, body) = e.beta("/api/devices", &[("x-client-id", &customer), ("Service-Security-Context", &context)]).await;
+    let (status, _, body) =
+        e.beta("/api/devices", &[("x-client-id", &customer), ("Service-Security-Context", &context)]).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(body["invalidParams"][0]["name"], "x-client-id");
     let (status, body) = e.modules(&[("x-client-id", &customer), ("Service-Security-Context", &context)]).await;

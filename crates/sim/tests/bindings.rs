@@ -18,7 +18,6 @@ async fn env() -> Env {
     env_with(SimOptions { devices_per_client: 40, ..Default::default() }).await
 }
 
-
 impl Env {
     /// A request in the caller's own environment (`ctx` None) or a customer's.
     async fn call(&self, ctx: Option<Uuid>, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
@@ -62,7 +61,13 @@ impl Env {
     }
 
     /// Devices of `connection` in one environment without a binding, matching `pred`.
-    async fn unbound_in(&self, ctx: Option<Uuid>, client: Uuid, connection: &str, pred: impl Fn(&DeviceRow) -> bool) -> Vec<DeviceRow> {
+    async fn unbound_in(
+        &self,
+        ctx: Option<Uuid>,
+        client: Uuid,
+        connection: &str,
+        pred: impl Fn(&DeviceRow) -> bool,
+    ) -> Vec<DeviceRow> {
         let mut out = Vec::new();
         for d in self.devices(client, connection).into_iter().filter(|d| pred(d)) {
             let (status, page) = self.get(ctx, &format!("/{connection}/bindings?deviceId={}", d.id)).await;
@@ -75,7 +80,12 @@ impl Env {
     }
 
     /// An environment holding at least `n` unbound devices of `connection` matching `pred`.
-    async fn pick(&self, connection: &str, n: usize, pred: impl Fn(&DeviceRow) -> bool + Copy) -> (Option<Uuid>, Vec<DeviceRow>) {
+    async fn pick(
+        &self,
+        connection: &str,
+        n: usize,
+        pred: impl Fn(&DeviceRow) -> bool + Copy,
+    ) -> (Option<Uuid>, Vec<DeviceRow>) {
         for (ctx, client) in self.environments() {
             let found = self.unbound_in(ctx, client, connection, pred).await;
             if found.len() >= n {
@@ -151,10 +161,24 @@ async fn lora_bindings_lifecycle_and_refusals() {
     assert_eq!((status, field(&p)), (StatusCode::BAD_REQUEST, "modifiedSince"));
 
     // 409: a second binding of the device, an application server id used elsewhere.
-    let (status, p) = e.send(ctx, Method::POST, "/lora/bindings", json!({"deviceId": eui_id, "applicationServerId": "ffffffffffff0001", "appKey": APP_KEY})).await;
+    let (status, p) = e
+        .send(
+            ctx,
+            Method::POST,
+            "/lora/bindings",
+            json!({"deviceId": eui_id, "applicationServerId": "ffffffffffff0001", "appKey": APP_KEY}),
+        )
+        .await;
     assert_eq!(status, StatusCode::CONFLICT, "{p}");
     let taken = seeded[0]["applicationServerId"].as_str().unwrap();
-    let (status, p) = e.send(ctx, Method::PUT, &format!("/lora/bindings/{id}"), json!({"deviceId": eui_id, "applicationServerId": taken.to_uppercase(), "appKey": APP_KEY})).await;
+    let (status, p) = e
+        .send(
+            ctx,
+            Method::PUT,
+            &format!("/lora/bindings/{id}"),
+            json!({"deviceId": eui_id, "applicationServerId": taken.to_uppercase(), "appKey": APP_KEY}),
+        )
+        .await;
     assert_eq!(status, StatusCode::CONFLICT, "{p}");
     assert!(p["detail"].as_str().unwrap().contains("applicationServerId"));
 
@@ -162,17 +186,37 @@ async fn lora_bindings_lifecycle_and_refusals() {
     let http_device = e.devices(ctx.unwrap_or(e.reseller()), "http").into_iter().next();
     let mut cases = vec![
         (json!({"applicationServerId": "a1b2c3d4e5f60719", "appKey": APP_KEY}), "deviceId", "required"),
-        (json!({"deviceId": "deveui:xyz", "applicationServerId": "a1b2c3d4e5f60719", "appKey": APP_KEY}), "deviceId", "16 hex"),
-        (json!({"deviceId": Uuid::new_v4(), "applicationServerId": "a1b2c3d4e5f60719", "appKey": APP_KEY}), "deviceId", "environment"),
+        (
+            json!({"deviceId": "deveui:xyz", "applicationServerId": "a1b2c3d4e5f60719", "appKey": APP_KEY}),
+            "deviceId",
+            "16 hex",
+        ),
+        (
+            json!({"deviceId": Uuid::new_v4(), "applicationServerId": "a1b2c3d4e5f60719", "appKey": APP_KEY}),
+            "deviceId",
+            "environment",
+        ),
         (json!({"deviceId": 42, "applicationServerId": "a1b2c3d4e5f60719", "appKey": APP_KEY}), "deviceId", "string"),
-        (json!({"deviceId": eui_id, "applicationServerId": "a1b2c3d4e5f6071", "appKey": APP_KEY}), "applicationServerId", "16 hex"),
+        (
+            json!({"deviceId": eui_id, "applicationServerId": "a1b2c3d4e5f6071", "appKey": APP_KEY}),
+            "applicationServerId",
+            "16 hex",
+        ),
         (json!({"deviceId": eui_id, "appKey": APP_KEY}), "applicationServerId", "required"),
-        (json!({"deviceId": eui_id, "applicationServerId": "a1b2c3d4e5f60719", "appKey": "zz112233445566778899aabbccddeeff"}), "appKey", "32 hex"),
+        (
+            json!({"deviceId": eui_id, "applicationServerId": "a1b2c3d4e5f60719", "appKey": "zz112233445566778899aabbccddeeff"}),
+            "appKey",
+            "32 hex",
+        ),
         (json!({"deviceId": eui_id, "applicationServerId": "a1b2c3d4e5f60719"}), "appKey", "required"),
         (json!(["not", "an", "object"]), "body", "JSON object"),
     ];
     if let Some(d) = http_device {
-        cases.push((json!({"deviceId": d.id, "applicationServerId": "a1b2c3d4e5f60719", "appKey": APP_KEY}), "deviceId", "lora device"));
+        cases.push((
+            json!({"deviceId": d.id, "applicationServerId": "a1b2c3d4e5f60719", "appKey": APP_KEY}),
+            "deviceId",
+            "lora device",
+        ));
     }
     for (body, name, rule) in cases {
         let (status, p) = e.send(ctx, Method::PUT, &format!("/lora/bindings/{id}"), body.clone()).await;
@@ -198,7 +242,14 @@ async fn lora_bindings_lifecycle_and_refusals() {
         let (status, p) = e.call(ctx, method.clone(), "/lora/bindings/not-a-uuid", None).await;
         assert_eq!((status, field(&p)), (StatusCode::BAD_REQUEST, "bindingId"), "{method}");
     }
-    let (status, _) = e.send(ctx, Method::PUT, &format!("/lora/bindings/{unknown}"), json!({"deviceId": eui_id, "applicationServerId": "a1b2c3d4e5f60718", "appKey": APP_KEY})).await;
+    let (status, _) = e
+        .send(
+            ctx,
+            Method::PUT,
+            &format!("/lora/bindings/{unknown}"),
+            json!({"deviceId": eui_id, "applicationServerId": "a1b2c3d4e5f60718", "appKey": APP_KEY}),
+        )
+        .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, p) = e.get(ctx, &format!("/lora/bindings/{id}?sync=maybe")).await;
     assert_eq!((status, field(&p)), (StatusCode::BAD_REQUEST, "sync"));
@@ -229,7 +280,14 @@ async fn http_bindings_lifecycle_type_filter_and_refusals() {
     assert!(!seeded.is_empty());
 
     let secret = "s3cr3t-Shared.Key~0123";
-    let (status, created) = e.send(ctx, Method::POST, "/http/bindings", json!({"deviceId": imei_urn, "type": "http-senml", "sharedSecret": secret})).await;
+    let (status, created) = e
+        .send(
+            ctx,
+            Method::POST,
+            "/http/bindings",
+            json!({"deviceId": imei_urn, "type": "http-senml", "sharedSecret": secret}),
+        )
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     let id = created["id"].as_str().unwrap().to_owned();
     assert_eq!(created["deviceId"], device.id.to_string());
@@ -248,7 +306,8 @@ async fn http_bindings_lifecycle_type_filter_and_refusals() {
     assert_eq!(senml.len() + streamline.len(), seeded.len() + 1);
     let (status, p) = e.get(ctx, "/http/bindings?type=http-json").await;
     assert_eq!((status, field(&p)), (StatusCode::BAD_REQUEST, "type"));
-    let (_, by_device) = e.get(ctx, &format!("/http/bindings?deviceId=imei:{}&type=http-senml", device.imei.as_deref().unwrap())).await;
+    let (_, by_device) =
+        e.get(ctx, &format!("/http/bindings?deviceId=imei:{}&type=http-senml", device.imei.as_deref().unwrap())).await;
     assert_eq!(by_device["items"].as_array().unwrap().len(), 1);
 
     for (body, name) in [
@@ -263,10 +322,24 @@ async fn http_bindings_lifecycle_type_filter_and_refusals() {
         let (status, p) = e.send(ctx, Method::PUT, &format!("/http/bindings/{id}"), body.clone()).await;
         assert_eq!((status, field(&p)), (StatusCode::BAD_REQUEST, name), "{body}: {p}");
     }
-    let (status, p) = e.send(ctx, Method::POST, "/http/bindings", json!({"deviceId": device.id, "type": "http-streamline", "sharedSecret": secret})).await;
+    let (status, p) = e
+        .send(
+            ctx,
+            Method::POST,
+            "/http/bindings",
+            json!({"deviceId": device.id, "type": "http-streamline", "sharedSecret": secret}),
+        )
+        .await;
     assert_eq!(status, StatusCode::CONFLICT, "{p}");
 
-    let (status, put) = e.send(ctx, Method::PUT, &format!("/http/bindings/{id}"), json!({"deviceId": device.id, "type": "http-streamline", "sharedSecret": "another-secret-0123456789"})).await;
+    let (status, put) = e
+        .send(
+            ctx,
+            Method::PUT,
+            &format!("/http/bindings/{id}"),
+            json!({"deviceId": device.id, "type": "http-streamline", "sharedSecret": "another-secret-0123456789"}),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{put}");
     assert_eq!(put["type"], "http-streamline");
     assert_eq!(put["sharedSecret"], "another-secret-0123456789");
@@ -295,7 +368,14 @@ async fn mqtt_bindings_get_the_device_urn_as_username() {
     assert!(seeded.iter().all(|b| dcs_model::validate::mqtt_password(b["password"].as_str().unwrap()).is_ok()));
 
     let password = "Very-Secret-Password-2026!";
-    let (status, created) = e.send(ctx, Method::POST, "/mqtt/bindings", json!({"deviceId": format!("imei:{imei}"), "password": password, "username": "chosen-by-me"})).await;
+    let (status, created) = e
+        .send(
+            ctx,
+            Method::POST,
+            "/mqtt/bindings",
+            json!({"deviceId": format!("imei:{imei}"), "password": password, "username": "chosen-by-me"}),
+        )
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     let id = created["id"].as_str().unwrap().to_owned();
     assert_eq!(created["username"], urn.as_str(), "the username is the system's");
@@ -308,8 +388,11 @@ async fn mqtt_bindings_get_the_device_urn_as_username() {
     let (_, prefix) = e.get(ctx, &format!("/mqtt/bindings?username={}", urlencode(&urn[..urn.len() - 1]))).await;
     assert!(prefix["items"].as_array().unwrap().is_empty(), "username matches exactly");
 
-    for (pw, rule) in [("short1!A", "24"), ("alllowercaseandlongenough1!", "upper-case"), ("NoSpecialCharactersHere123", "special")] {
-        let (status, p) = e.send(ctx, Method::POST, "/mqtt/bindings", json!({"deviceId": device.id, "password": pw})).await;
+    for (pw, rule) in
+        [("short1!A", "24"), ("alllowercaseandlongenough1!", "upper-case"), ("NoSpecialCharactersHere123", "special")]
+    {
+        let (status, p) =
+            e.send(ctx, Method::POST, "/mqtt/bindings", json!({"deviceId": device.id, "password": pw})).await;
         assert_eq!((status, field(&p)), (StatusCode::BAD_REQUEST, "password"), "{p}");
         assert!(p["invalidParams"][0]["reason"].as_str().unwrap().contains(rule), "{p}");
     }
@@ -318,12 +401,20 @@ async fn mqtt_bindings_get_the_device_urn_as_username() {
     let (status, _) = e.send(ctx, Method::POST, "/mqtt/bindings", json!({"deviceId": urn, "password": password})).await;
     assert_eq!(status, StatusCode::CONFLICT);
 
-    let (status, put) = e.send(ctx, Method::PUT, &format!("/mqtt/bindings/{id}"), json!({"deviceId": device.id, "password": "Another-Secret-Password-99", "username": "ignored"})).await;
+    let (status, put) = e
+        .send(
+            ctx,
+            Method::PUT,
+            &format!("/mqtt/bindings/{id}"),
+            json!({"deviceId": device.id, "password": "Another-Secret-Password-99", "username": "ignored"}),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{put}");
     assert_eq!(put["password"], "Another-Secret-Password-99");
     assert_eq!(put["username"], urn.as_str());
 
-    let (status, p) = e.send(ctx, Method::PUT, "/mqtt/bindings/42", json!({"deviceId": device.id, "password": password})).await;
+    let (status, p) =
+        e.send(ctx, Method::PUT, "/mqtt/bindings/42", json!({"deviceId": device.id, "password": password})).await;
     assert_eq!((status, field(&p)), (StatusCode::BAD_REQUEST, "bindingId"));
     let (status, _) = e.call(ctx, Method::DELETE, &format!("/mqtt/bindings/{id}"), None).await;
     assert_eq!(status, StatusCode::NO_CONTENT);
@@ -345,7 +436,8 @@ async fn lora_sync_activates_a_binding_once_its_device_has_joined() {
 
     let mut ids = Vec::new();
     for (i, d) in joining.iter().take(1).chain(never.iter().take(1)).enumerate() {
-        let body = json!({"deviceId": d.id, "applicationServerId": format!("5e5e5e5e5e5e5e{i:02x}"), "appKey": APP_KEY});
+        let body =
+            json!({"deviceId": d.id, "applicationServerId": format!("5e5e5e5e5e5e5e{i:02x}"), "appKey": APP_KEY});
         let (status, b) = e.send(ctx, Method::POST, "/lora/bindings", body).await;
         assert_eq!(status, StatusCode::CREATED, "{b}");
         ids.push(b["id"].as_str().unwrap().to_owned());
@@ -373,7 +465,14 @@ async fn lora_sync_activates_a_binding_once_its_device_has_joined() {
     }
 
     // The same keys again (in upper case): the status stays.
-    let (status, same) = e.send(ctx, Method::PUT, &format!("/lora/bindings/{joiner}"), json!({"deviceId": joining[0].id, "applicationServerId": "5E5E5E5E5E5E5E00", "appKey": APP_KEY})).await;
+    let (status, same) = e
+        .send(
+            ctx,
+            Method::PUT,
+            &format!("/lora/bindings/{joiner}"),
+            json!({"deviceId": joining[0].id, "applicationServerId": "5E5E5E5E5E5E5E00", "appKey": APP_KEY}),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{same}");
     assert_eq!(same["status"], "ACTIVE", "{same}");
     // New keys: the device has to join again.
@@ -393,10 +492,13 @@ async fn a_reseller_and_its_customers_never_see_each_others_bindings() {
     let theirs = e.unbound_in(Some(customer), customer, "mqtt", |_| true).await;
     assert!(!own.is_empty() && !theirs.is_empty(), "both have unbound mqtt devices");
 
-    let (status, mine) = e.send(None, Method::POST, "/mqtt/bindings", json!({"deviceId": own[0].id, "password": password})).await;
+    let (status, mine) =
+        e.send(None, Method::POST, "/mqtt/bindings", json!({"deviceId": own[0].id, "password": password})).await;
     assert_eq!(status, StatusCode::CREATED, "{mine}");
     let mine = mine["id"].as_str().unwrap().to_owned();
-    let (status, cust) = e.send(Some(customer), Method::POST, "/mqtt/bindings", json!({"deviceId": theirs[0].id, "password": password})).await;
+    let (status, cust) = e
+        .send(Some(customer), Method::POST, "/mqtt/bindings", json!({"deviceId": theirs[0].id, "password": password}))
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{cust}");
     let cust = cust["id"].as_str().unwrap().to_owned();
 
@@ -406,7 +508,14 @@ async fn a_reseller_and_its_customers_never_see_each_others_bindings() {
         assert_eq!(status, StatusCode::OK);
         let (status, _) = e.get(ctx, &format!("/mqtt/bindings/{hidden}")).await;
         assert_eq!(status, StatusCode::NOT_FOUND);
-        let (status, _) = e.send(ctx, Method::PUT, &format!("/mqtt/bindings/{hidden}"), json!({"deviceId": own[0].id, "password": password})).await;
+        let (status, _) = e
+            .send(
+                ctx,
+                Method::PUT,
+                &format!("/mqtt/bindings/{hidden}"),
+                json!({"deviceId": own[0].id, "password": password}),
+            )
+            .await;
         assert_eq!(status, StatusCode::NOT_FOUND);
         let (status, _) = e.call(ctx, Method::DELETE, &format!("/mqtt/bindings/{hidden}"), None).await;
         assert_eq!(status, StatusCode::NOT_FOUND);
@@ -428,13 +537,23 @@ async fn a_reseller_and_its_customers_never_see_each_others_bindings() {
             let (status, page) = e.get(ctx, &format!("/{kind}/bindings?limit=1000")).await;
             assert_eq!(status, StatusCode::OK);
             for b in page["items"].as_array().unwrap() {
-                assert!(seen.insert(b["id"].as_str().unwrap().to_owned()), "{kind} binding listed in two environments: {b}");
+                assert!(
+                    seen.insert(b["id"].as_str().unwrap().to_owned()),
+                    "{kind} binding listed in two environments: {b}"
+                );
             }
         }
     }
 
     // A device of another environment cannot be bound, whichever form names it.
-    let (status, p) = e.send(Some(customer), Method::POST, "/mqtt/bindings", json!({"deviceId": format!("imei:{}", own[0].imei.as_deref().unwrap()), "password": password})).await;
+    let (status, p) = e
+        .send(
+            Some(customer),
+            Method::POST,
+            "/mqtt/bindings",
+            json!({"deviceId": format!("imei:{}", own[0].imei.as_deref().unwrap()), "password": password}),
+        )
+        .await;
     assert_eq!((status, field(&p)), (StatusCode::BAD_REQUEST, "deviceId"), "{p}");
     let (_, filtered) = e.get(Some(customer), &format!("/mqtt/bindings?deviceId={}", own[0].id)).await;
     assert!(filtered["items"].as_array().unwrap().is_empty());
@@ -457,7 +576,14 @@ async fn reset_restores_the_seeded_bindings() {
     let e = env().await;
     let (ctx, devices) = e.pick("mqtt", 1, |_| true).await;
     let (_, before) = e.get(ctx, "/mqtt/bindings?limit=1000").await;
-    let (status, b) = e.send(ctx, Method::POST, "/mqtt/bindings", json!({"deviceId": devices[0].id, "password": "Reset-Test-Password-12345"})).await;
+    let (status, b) = e
+        .send(
+            ctx,
+            Method::POST,
+            "/mqtt/bindings",
+            json!({"deviceId": devices[0].id, "password": "Reset-Test-Password-12345"}),
+        )
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{b}");
     e.sim.reset().unwrap();
     let (_, after) = e.get(ctx, "/mqtt/bindings?limit=1000").await;

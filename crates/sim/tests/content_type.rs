@@ -14,7 +14,8 @@ async fn env() -> Env {
 }
 
 /// The `Content-Type` values each check is tried with: `None` sends no header.
-const REFUSED: &[Option<&str>] = &[None, Some("text/plain"), Some("application/x-www-form-urlencoded"), Some("application/jsonx")];
+const REFUSED: &[Option<&str>] =
+    &[None, Some("text/plain"), Some("application/x-www-form-urlencoded"), Some("application/jsonx")];
 const ACCEPTED: &[&str] = &["application/json", "application/json; charset=utf-8", "Application/JSON;charset=UTF-8"];
 
 async fn refused_naming_content_type(res: reqwest::Response, what: &str) {
@@ -59,7 +60,15 @@ async fn the_context_switch_needs_a_json_content_type_though_it_has_no_body() {
     }
     assert_eq!(e.sim.store().context_switch_grants().unwrap(), 0, "a refused switch grants nothing");
     for ct in ACCEPTED {
-        let res = e.http.get(&url).bearer_auth(&e.token).header("Accept", "application/json").header("Content-Type", *ct).send().await.unwrap();
+        let res = e
+            .http
+            .get(&url)
+            .bearer_auth(&e.token)
+            .header("Accept", "application/json")
+            .header("Content-Type", *ct)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(res.status(), StatusCode::OK, "context switch with {ct}");
     }
 }
@@ -83,7 +92,16 @@ async fn the_beta_actuator_post_needs_a_json_content_type() {
     }
     assert_eq!(count(&e).await, before, "a refused request creates nothing");
     for ct in ACCEPTED {
-        let res = e.http.post(&url).bearer_auth(&e.token).header("Accept", MEDIA).header("Content-Type", *ct).body(body.clone()).send().await.unwrap();
+        let res = e
+            .http
+            .post(&url)
+            .bearer_auth(&e.token)
+            .header("Accept", MEDIA)
+            .header("Content-Type", *ct)
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
         assert_eq!(res.status(), StatusCode::CREATED, "beta actuator with {ct}");
     }
     assert_eq!(count(&e).await, before + ACCEPTED.len());

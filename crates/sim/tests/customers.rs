@@ -46,10 +46,11 @@ impl Env {
         } else {
             format!("{}{path}{sep}limit=1000", self.base)
         };
-        let mut req = self.http.get(url).bearer_auth(token).header(
-            "Accept",
-            "application/json, application/vnd.service.device.v1.response+json",
-        );
+        let mut req = self
+            .http
+            .get(url)
+            .bearer_auth(token)
+            .header("Accept", "application/json, application/vnd.service.device.v1.response+json");
         if let Some(c) = ctx {
             req = req.header("Service-Security-Context", format!("client:uuid:{c}"));
         }
@@ -117,7 +118,10 @@ async fn each_customer_key_sees_its_own_data_and_none_of_anothers() {
             assert_eq!(own, via_reseller, "{name} {path}");
             // ...and never without it.
             let reseller_own = e.seen(&reseller_token, path, None).await;
-            assert!(own.is_disjoint(&reseller_own), "{name} {path}: the reseller's own data shows only with the header");
+            assert!(
+                own.is_disjoint(&reseller_own),
+                "{name} {path}: the reseller's own data shows only with the header"
+            );
             everything.push((name.to_owned(), path, own));
         }
         // The seeded data gives every customer something in the main lists.
@@ -205,7 +209,10 @@ async fn a_key_without_the_customer_management_add_on_cannot_act_for_customers()
 
     // Its own environment works as for the reseller's main key.
     let reseller_token = e.token_of(reseller).await;
-    assert_eq!(e.seen(&token, "/firmware/modules", None).await, e.seen(&reseller_token, "/firmware/modules", None).await);
+    assert_eq!(
+        e.seen(&token, "/firmware/modules", None).await,
+        e.seen(&reseller_token, "/firmware/modules", None).await
+    );
 
     // Acting for its own customer is refused, naming the add-on; the main key may.
     for path in ["/firmware/modules", "/downlinks", "/api/devices"] {
@@ -239,7 +246,8 @@ async fn every_listed_demo_key_is_a_key_of_the_simulator() {
     let mut ids = BTreeSet::new();
     for k in &keys {
         assert!(ids.insert(k.key.key_id.clone()), "{} listed twice", k.key.key_id);
-        let client = e.sim.store().client(k.key.client_id).unwrap().unwrap_or_else(|| panic!("{}: no client", k.key.key_id));
+        let client =
+            e.sim.store().client(k.key.client_id).unwrap().unwrap_or_else(|| panic!("{}: no client", k.key.key_id));
         assert_eq!(client.name, k.client_name, "{}", k.key.key_id);
         let res = e
             .http

@@ -53,8 +53,13 @@ async fn actuator_downlinks_check_each_field_and_run_to_a_final_status() {
         json!({"type": "senml", "deviceId": d, "records": [{"n": "led", "vb": true}]}),
         json!({"type": "payloadHex", "deviceId": d, "payloadHex": "01AF", "port": 10}),
     ] {
-        let (status, created) =
-            e.call(Method::POST, "/downlinks", Some(json!({"method": method, "retryLimit": 2, "feedbackTimeout": "PT15M"}))).await;
+        let (status, created) = e
+            .call(
+                Method::POST,
+                "/downlinks",
+                Some(json!({"method": method, "retryLimit": 2, "feedbackTimeout": "PT15M"})),
+            )
+            .await;
         assert_eq!(status, StatusCode::CREATED, "{created}");
         assert_eq!(created["networkId"], d.as_str());
         assert_eq!(created["status"], "PENDING");
@@ -74,10 +79,22 @@ async fn actuator_downlinks_check_each_field_and_run_to_a_final_status() {
         (json!({"method": {"type": "setProperty", "deviceId": d}}), "method.property"),
         (json!({"method": {"type": "payloadHex", "deviceId": d, "payloadHex": "ABC"}}), "method.payloadHex"),
         (json!({"method": {"type": "senml", "deviceId": d, "records": []}}), "method.records"),
-        (json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "feedbackTimeout": "PT9M"}), "feedbackTimeout"),
-        (json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "feedbackTimeout": "10 minutes"}), "feedbackTimeout"),
-        (json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "retryLimit": 11}), "retryLimit"),
-        (json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "dryRun": "yes"}), "dryRun"),
+        (
+            json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "feedbackTimeout": "PT9M"}),
+            "feedbackTimeout",
+        ),
+        (
+            json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "feedbackTimeout": "10 minutes"}),
+            "feedbackTimeout",
+        ),
+        (
+            json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "retryLimit": 11}),
+            "retryLimit",
+        ),
+        (
+            json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "dryRun": "yes"}),
+            "dryRun",
+        ),
     ] {
         let (status, p) = e.call(Method::POST, "/downlinks", Some(body)).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{p}");
@@ -94,7 +111,11 @@ async fn actuator_downlinks_check_each_field_and_run_to_a_final_status() {
     let (_, by_part) = e.call(Method::GET, &format!("/downlinks?q={}&limit=1000", &d[d.len() - 9..]), None).await;
     assert!(!by_part["items"].as_array().unwrap().is_empty());
     assert!(by_part["items"].as_array().unwrap().iter().all(|x| x["networkId"] == d.as_str()));
-    assert_eq!(e.call(Method::GET, "/downlinks?q=order-7", None).await.1["items"].as_array().unwrap().len(), 0, "the reference matches exactly");
+    assert_eq!(
+        e.call(Method::GET, "/downlinks?q=order-7", None).await.1["items"].as_array().unwrap().len(),
+        0,
+        "the reference matches exactly"
+    );
     // ...and by part of the message text (a string holding the SenML array).
     let body = json!({"method": {"type": "setProperty", "deviceId": d, "property": "brightnessLevelQ", "value": 3}});
     assert_eq!(e.call(Method::POST, "/downlinks", Some(body)).await.0, StatusCode::CREATED);
@@ -104,7 +125,15 @@ async fn actuator_downlinks_check_each_field_and_run_to_a_final_status() {
     assert!(items[0]["message"].as_str().unwrap().contains("\"n\":\"brightnessLevelQ\""), "{by_message}");
 
     // A dry run is delivered without the device.
-    let (_, dry) = e.call(Method::POST, "/downlinks", Some(json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "dryRun": true}))).await;
+    let (_, dry) = e
+        .call(
+            Method::POST,
+            "/downlinks",
+            Some(
+                json!({"method": {"type": "setProperty", "deviceId": d, "property": "x", "value": 1}, "dryRun": true}),
+            ),
+        )
+        .await;
     let done = e.until(&format!("/downlinks/{}", dry["id"].as_str().unwrap()), &["DELIVERED", "FAILED"]).await;
     assert_eq!(done["status"], "DELIVERED");
     assert_eq!(e.call(Method::GET, "/downlinks/not-a-known-id", None).await.0, StatusCode::NOT_FOUND);
@@ -115,18 +144,29 @@ async fn cancellation_needs_forced_once_a_downlink_is_on_its_way() {
     // Slow clock: steps happen only when the test says.
     let e = env(0.001).await;
     let d = e.device("mqtt").network_id();
-    let (_, created) = e.call(Method::POST, "/downlinks", Some(json!({"method": {"type": "invokeCommand", "deviceId": d, "command": "reboot"}}))).await;
+    let (_, created) = e
+        .call(
+            Method::POST,
+            "/downlinks",
+            Some(json!({"method": {"type": "invokeCommand", "deviceId": d, "command": "reboot"}})),
+        )
+        .await;
     let path = format!("/downlinks/{}", created["id"].as_str().unwrap());
     assert_eq!(e.call(Method::DELETE, &format!("{path}?forced=maybe"), None).await.0, StatusCode::BAD_REQUEST);
     assert_eq!(e.call(Method::DELETE, &path, None).await.0, StatusCode::ACCEPTED);
     e.sim.step().unwrap();
     let (_, after) = e.call(Method::GET, &path, None).await;
     assert_eq!(after["status"], "CANCELLED");
-    assert_eq!(e.call(Method::DELETE, &path, None).await.0, StatusCode::CONFLICT, "final downlinks cannot be cancelled");
+    assert_eq!(
+        e.call(Method::DELETE, &path, None).await.0,
+        StatusCode::CONFLICT,
+        "final downlinks cannot be cancelled"
+    );
 
     // A seeded downlink already executing: refused without forced, cancelled with it.
     let (_, list) = e.call(Method::GET, "/downlinks?limit=1000", None).await;
-    let executing = list["items"].as_array().unwrap().iter().find(|x| x["status"] == "SENT_TO_CARRIER").unwrap().clone();
+    let executing =
+        list["items"].as_array().unwrap().iter().find(|x| x["status"] == "SENT_TO_CARRIER").unwrap().clone();
     let path = format!("/downlinks/{}", executing["id"].as_str().unwrap());
     let (status, p) = e.call(Method::DELETE, &path, None).await;
     assert_eq!(status, StatusCode::CONFLICT);
@@ -144,10 +184,19 @@ async fn connection_specific_downlinks_per_kind() {
     let sms = e.device("sms");
     let http = e.device("http");
     let cases = [
-        ("lora", json!({"deviceId": format!("deveui:{}", lora.deveui.clone().unwrap()), "feedbackTimeout": "PT10M", "payloadHex": "0102", "fPort": 5, "retryLimit": 3})),
-        ("mqtt", json!({"deviceId": mqtt.network_id(), "feedbackTimeout": "PT10M", "topic": "cmd/led", "payload": "on", "dryRun": true})),
+        (
+            "lora",
+            json!({"deviceId": format!("deveui:{}", lora.deveui.clone().unwrap()), "feedbackTimeout": "PT10M", "payloadHex": "0102", "fPort": 5, "retryLimit": 3}),
+        ),
+        (
+            "mqtt",
+            json!({"deviceId": mqtt.network_id(), "feedbackTimeout": "PT10M", "topic": "cmd/led", "payload": "on", "dryRun": true}),
+        ),
         ("sms", json!({"deviceId": sms.id.to_string(), "feedbackTimeout": "PT1H", "text": "PING"})),
-        ("http", json!({"deviceId": http.id.to_string(), "feedbackTimeout": "PT10M", "message": {"senml": [{"n": "led", "vb": true}]}})),
+        (
+            "http",
+            json!({"deviceId": http.id.to_string(), "feedbackTimeout": "PT10M", "message": {"senml": [{"n": "led", "vb": true}]}}),
+        ),
     ];
     for (kind, body) in cases {
         let (status, created) = e.call(Method::POST, &format!("/{kind}/downlinks"), Some(body.clone())).await;
@@ -162,7 +211,13 @@ async fn connection_specific_downlinks_per_kind() {
             assert!(done.get("lastFailureReason").is_none(), "a dry run succeeds: {done}");
         }
         // The list filters by device in any id form and by status.
-        let (status, listed) = e.call(Method::GET, &format!("/{kind}/downlinks?deviceId={}&status=DONE&limit=1000", url(&body["deviceId"])), None).await;
+        let (status, listed) = e
+            .call(
+                Method::GET,
+                &format!("/{kind}/downlinks?deviceId={}&status=DONE&limit=1000", url(&body["deviceId"])),
+                None,
+            )
+            .await;
         assert_eq!(status, StatusCode::OK, "{listed}");
         assert!(listed["items"].as_array().unwrap().iter().any(|x| x["id"] == created["id"]));
     }
@@ -171,10 +226,22 @@ async fn connection_specific_downlinks_per_kind() {
     for (kind, body, field) in [
         ("lora", json!({"deviceId": lora.network_id(), "payloadHex": "01"}), "feedbackTimeout"),
         ("lora", json!({"deviceId": lora.network_id(), "feedbackTimeout": "PT10M", "payloadHex": "0"}), "payloadHex"),
-        ("lora", json!({"deviceId": lora.network_id(), "feedbackTimeout": "PT10M", "payloadHex": "01", "fPort": 0}), "fPort"),
+        (
+            "lora",
+            json!({"deviceId": lora.network_id(), "feedbackTimeout": "PT10M", "payloadHex": "01", "fPort": 0}),
+            "fPort",
+        ),
         ("lora", json!({"deviceId": mqtt.network_id(), "feedbackTimeout": "PT10M", "payloadHex": "01"}), "deviceId"),
-        ("mqtt", json!({"deviceId": mqtt.network_id(), "feedbackTimeout": "PT10M", "topic": "a/#", "payload": "x"}), "topic"),
-        ("sms", json!({"deviceId": format!("urn:dev:imei:{}:", sms.imei.clone().unwrap()), "feedbackTimeout": "PT10M", "text": "x"}), "deviceId"),
+        (
+            "mqtt",
+            json!({"deviceId": mqtt.network_id(), "feedbackTimeout": "PT10M", "topic": "a/#", "payload": "x"}),
+            "topic",
+        ),
+        (
+            "sms",
+            json!({"deviceId": format!("urn:dev:imei:{}:", sms.imei.clone().unwrap()), "feedbackTimeout": "PT10M", "text": "x"}),
+            "deviceId",
+        ),
         ("http", json!({"deviceId": http.id.to_string(), "feedbackTimeout": "PT10M", "message": {}}), "message"),
     ] {
         let (status, p) = e.call(Method::POST, &format!("/{kind}/downlinks"), Some(body)).await;
@@ -182,7 +249,11 @@ async fn connection_specific_downlinks_per_kind() {
         assert_eq!(p["invalidParams"][0]["name"], field, "{kind}: {p}");
     }
     assert_eq!(e.call(Method::GET, "/lora/downlinks?status=BUSY", None).await.0, StatusCode::BAD_REQUEST);
-    assert_eq!(e.call(Method::GET, "/mqtt/downlinks?status=BUSY", None).await.0, StatusCode::OK, "a free string on mqtt");
+    assert_eq!(
+        e.call(Method::GET, "/mqtt/downlinks?status=BUSY", None).await.0,
+        StatusCode::OK,
+        "a free string on mqtt"
+    );
     assert_eq!(e.call(Method::GET, "/lora/downlinks/not-a-uuid", None).await.0, StatusCode::BAD_REQUEST);
 }
 
@@ -203,7 +274,8 @@ async fn a_full_queue_evicts_the_oldest_and_seeded_data_has_every_status() {
     }
     // The queue holds ten waiting downlinks; the oldest ones were evicted to make room.
     let dev = url(&json!(lora.network_id()));
-    let (_, pending) = e.call(Method::GET, &format!("/lora/downlinks?deviceId={dev}&status=PENDING&limit=1000"), None).await;
+    let (_, pending) =
+        e.call(Method::GET, &format!("/lora/downlinks?deviceId={dev}&status=PENDING&limit=1000"), None).await;
     let pending: Vec<&str> = pending["items"].as_array().unwrap().iter().map(|x| x["id"].as_str().unwrap()).collect();
     assert_eq!(pending.len(), 10);
     assert!(pending.contains(&ids[10].as_str()), "the newest is queued");
@@ -236,7 +308,8 @@ async fn a_full_queue_evicts_the_oldest_and_seeded_data_has_every_status() {
     }
     for kind in ["http", "lora", "mqtt", "sms"] {
         let (_, page) = e.call(Method::GET, &format!("/{kind}/downlinks?status=DONE&limit=1000"), None).await;
-        let reasons: Vec<&str> = page["items"].as_array().unwrap().iter().filter_map(|x| x["lastFailureReason"].as_str()).collect();
+        let reasons: Vec<&str> =
+            page["items"].as_array().unwrap().iter().filter_map(|x| x["lastFailureReason"].as_str()).collect();
         assert!(reasons.contains(&"CANCELLED"), "{kind}: {reasons:?}");
     }
 }
@@ -255,7 +328,9 @@ async fn the_beta_actuator_endpoint_takes_senml_records() {
             .send()
     };
     const MEDIA: &str = "application/vnd.service.actuator.v1.response+json";
-    let res = post("?port=10&externalReference=beta-1", MEDIA, json!([{"bn": urn, "n": "payloadHex", "vs": "0A0B"}])).await.unwrap();
+    let res = post("?port=10&externalReference=beta-1", MEDIA, json!([{"bn": urn, "n": "payloadHex", "vs": "0A0B"}]))
+        .await
+        .unwrap();
     assert_eq!(res.status(), StatusCode::CREATED);
     assert_eq!(res.headers()["content-type"], MEDIA);
     let created: Value = res.json().await.unwrap();
@@ -280,7 +355,9 @@ async fn the_beta_actuator_endpoint_takes_senml_records() {
         let p: Value = res.json().await.unwrap();
         assert_eq!(p["invalidParams"][0]["name"], field, "{p}");
     }
-    let res = post("?port=10&externalReference=beta-1", MEDIA, json!([{"bn": urn, "n": "payloadHex", "vs": "0A"}])).await.unwrap();
+    let res = post("?port=10&externalReference=beta-1", MEDIA, json!([{"bn": urn, "n": "payloadHex", "vs": "0A"}]))
+        .await
+        .unwrap();
     assert_eq!(res.status(), StatusCode::CONFLICT);
 }
 
@@ -305,8 +382,9 @@ async fn a_feedback_timeout_past_year_9999_is_accepted_not_a_crash() {
 
     let lora = e.device("lora");
     let method = json!({"type": "payloadHex", "deviceId": lora.id.to_string(), "payloadHex": "01"});
-    let (status, d) =
-        e.call(Method::POST, "/downlinks", Some(json!({"method": method, "feedbackTimeout": "P999999999999DT23H"}))).await;
+    let (status, d) = e
+        .call(Method::POST, "/downlinks", Some(json!({"method": method, "feedbackTimeout": "P999999999999DT23H"})))
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{d}");
 }
 

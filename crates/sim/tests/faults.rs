@@ -103,10 +103,15 @@ async fn per_run_faults_and_control_endpoints() {
     assert_eq!(http.get(&url).bearer_auth(&token).send().await.unwrap().status(), StatusCode::OK);
 
     // Clock speed, and a reset that brings back the seed.
-    let res: Value = http.put(format!("{base}/_sim/clock")).json(&json!({"speed": 120})).send().await.unwrap().json().await.unwrap();
+    let res: Value =
+        http.put(format!("{base}/_sim/clock")).json(&json!({"speed": 120})).send().await.unwrap().json().await.unwrap();
     assert_eq!(res["speed"], 120.0);
-    assert_eq!(http.put(format!("{base}/_sim/clock")).json(&json!({"speed": 0})).send().await.unwrap().status(), StatusCode::BAD_REQUEST);
-    let module: Value = http.get(format!("{url}?limit=1")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
+    assert_eq!(
+        http.put(format!("{base}/_sim/clock")).json(&json!({"speed": 0})).send().await.unwrap().status(),
+        StatusCode::BAD_REQUEST
+    );
+    let module: Value =
+        http.get(format!("{url}?limit=1")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
     let m = &module["items"][0];
     let created = http
         .post(format!("{base}/firmware/packages"))

@@ -22,13 +22,27 @@ impl Env {
         (status, res.json().await.unwrap_or(Value::Null))
     }
     async fn send(&self, method: reqwest::Method, path: &str, body: Value) -> (StatusCode, Value) {
-        let res =
-            self.http.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token).json(&body).send().await.unwrap();
+        let res = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
         let status = res.status();
         (status, res.json().await.unwrap_or(Value::Null))
     }
-    async fn upload(&self, package: &str, kind: &str, name: &str, bytes: Vec<u8>, checksum: Option<String>) -> (StatusCode, Value) {
-        let mut form = Form::new().part("file", Part::bytes(bytes).file_name(name.to_owned()).mime_str("application/octet-stream").unwrap());
+    async fn upload(
+        &self,
+        package: &str,
+        kind: &str,
+        name: &str,
+        bytes: Vec<u8>,
+        checksum: Option<String>,
+    ) -> (StatusCode, Value) {
+        let mut form = Form::new()
+            .part("file", Part::bytes(bytes).file_name(name.to_owned()).mime_str("application/octet-stream").unwrap());
         if let Some(c) = checksum {
             form = form.text("checksum", c);
         }
@@ -83,11 +97,17 @@ async fn package_lifecycle_with_the_single_file_rules() {
     }
 
     // Only the description changes; the fixed fields are refused if changed.
-    let (status, updated) =
-        e.send(reqwest::Method::PUT, &format!("/firmware/packages/{id}"), json!({"description": "Released to the field", "firmwareVersion": "9.9.9"})).await;
+    let (status, updated) = e
+        .send(
+            reqwest::Method::PUT,
+            &format!("/firmware/packages/{id}"),
+            json!({"description": "Released to the field", "firmwareVersion": "9.9.9"}),
+        )
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{updated}");
     assert_eq!(updated["description"], "Released to the field");
-    let (status, p) = e.send(reqwest::Method::PUT, &format!("/firmware/packages/{id}"), json!({"firmwareVersion": "10.0"})).await;
+    let (status, p) =
+        e.send(reqwest::Method::PUT, &format!("/firmware/packages/{id}"), json!({"firmwareVersion": "10.0"})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(p["invalidParams"][0]["name"], "firmwareVersion");
 
@@ -97,7 +117,12 @@ async fn package_lifecycle_with_the_single_file_rules() {
     assert_eq!(got["_embedded"]["deviceSpecification"]["id"], module["deviceSpecificationId"]);
     let (status, _) = e.get(&format!("/firmware/packages/{id}?embed=colour")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let (_, listed) = e.get(&format!("/firmware/packages?moduleId={}&embed=module,deviceSpecification&limit=1000", module["id"].as_str().unwrap())).await;
+    let (_, listed) = e
+        .get(&format!(
+            "/firmware/packages?moduleId={}&embed=module,deviceSpecification&limit=1000",
+            module["id"].as_str().unwrap()
+        ))
+        .await;
     let items = listed["items"].as_array().unwrap();
     assert!(items.iter().any(|p| p["id"] == id.as_str()));
     assert!(items.iter().all(|p| p["moduleId"] == module["id"] && p["_embedded"]["module"]["id"] == module["id"]));
@@ -110,14 +135,21 @@ async fn package_lifecycle_with_the_single_file_rules() {
     assert_eq!(e.get(&format!("/firmware/packages/{id}")).await.1.get("firmwareFileName"), None, "nothing stored");
     assert_eq!(std::fs::read_dir(e.sim.store().files_dir()).unwrap().count(), 0, "no partial file left");
 
-    let (status, attrs) = e.upload(&id, "firmware-file", "fw-9.9.9.bin", image.clone(), Some(sha(&image).to_uppercase())).await;
+    let (status, attrs) =
+        e.upload(&id, "firmware-file", "fw-9.9.9.bin", image.clone(), Some(sha(&image).to_uppercase())).await;
     assert_eq!(status, StatusCode::OK, "{attrs}");
     assert_eq!(attrs["name"], "fw-9.9.9.bin");
     assert_eq!(attrs["fileType"], "FIRMWARE");
     assert_eq!(attrs["firmwarePackageId"], id.as_str());
     let (status, _) = e.upload(&id, "firmware-file", "other.bin", vec![1, 2, 3], None).await;
     assert_eq!(status, StatusCode::CONFLICT, "a firmware file is uploaded once");
-    let res = e.http.get(format!("{}/firmware/packages/{id}/firmware-file", e.base)).bearer_auth(&e.token).send().await.unwrap();
+    let res = e
+        .http
+        .get(format!("{}/firmware/packages/{id}/firmware-file", e.base))
+        .bearer_auth(&e.token)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), StatusCode::OK);
     assert!(res.headers()["content-disposition"].to_str().unwrap().contains("fw-9.9.9.bin"));
     assert_eq!(res.bytes().await.unwrap().to_vec(), image);
@@ -129,13 +161,25 @@ async fn package_lifecycle_with_the_single_file_rules() {
     assert_eq!(status, StatusCode::OK);
     let (status, _) = e.upload(&id, "release-notes-file", "notes-v2.md", b"# two".to_vec(), Some(sha(b"# two"))).await;
     assert_eq!(status, StatusCode::OK);
-    let notes = e.http.get(format!("{}/firmware/packages/{id}/release-notes-file", e.base)).bearer_auth(&e.token).send().await.unwrap();
+    let notes = e
+        .http
+        .get(format!("{}/firmware/packages/{id}/release-notes-file", e.base))
+        .bearer_auth(&e.token)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(notes.bytes().await.unwrap().as_ref(), b"# two");
     assert_eq!(e.get(&format!("/firmware/packages/{id}")).await.1["releaseNotesFileName"], "notes-v2.md");
     assert_eq!(std::fs::read_dir(e.sim.store().files_dir()).unwrap().count(), 2, "the replaced notes were removed");
     let del = |p: String| e.http.delete(format!("{}{p}", e.base)).bearer_auth(&e.token).send();
-    assert_eq!(del(format!("/firmware/packages/{id}/release-notes-file")).await.unwrap().status(), StatusCode::NO_CONTENT);
-    assert_eq!(del(format!("/firmware/packages/{id}/release-notes-file")).await.unwrap().status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        del(format!("/firmware/packages/{id}/release-notes-file")).await.unwrap().status(),
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        del(format!("/firmware/packages/{id}/release-notes-file")).await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
 
     // Deleting the package removes it and its stored file.
     assert_eq!(del(format!("/firmware/packages/{id}")).await.unwrap().status(), StatusCode::NO_CONTENT);
@@ -175,7 +219,8 @@ async fn states_filter_by_any_device_id_form_and_updates_run_to_an_end() {
     assert_eq!(status, StatusCode::OK);
     let states = page["items"].as_array().unwrap().clone();
     assert!(states.len() >= 40, "every device has a state per module");
-    let statuses: std::collections::HashSet<&str> = states.iter().filter_map(|s| s["firmwareUpdateStatus"].as_str()).collect();
+    let statuses: std::collections::HashSet<&str> =
+        states.iter().filter_map(|s| s["firmwareUpdateStatus"].as_str()).collect();
     assert!(statuses.contains("SUCCEEDED") && statuses.contains("FAILED"), "{statuses:?}");
 
     // Filters: module, status, and the device in another id form.
@@ -183,7 +228,11 @@ async fn states_filter_by_any_device_id_form_and_updates_run_to_an_end() {
     let (_, by_module) = e.get(&format!("/firmware/states?moduleId={module}&limit=1000")).await;
     assert!(by_module["items"].as_array().unwrap().iter().all(|s| s["moduleId"] == module));
     let (_, failed) = e.get("/firmware/states?firmwareUpdateStatus=FAILED&limit=1000").await;
-    assert!(failed["items"].as_array().unwrap().iter().all(|s| s["firmwareUpdateStatus"] == "FAILED" && s["firmwareUpdateStatusDetails"].is_string()));
+    assert!(failed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["firmwareUpdateStatus"] == "FAILED" && s["firmwareUpdateStatusDetails"].is_string()));
     let owner = e.sim.demo_key().client_id;
     let device_id: uuid::Uuid = states[0]["deviceId"].as_str().unwrap().parse().unwrap();
     let device = e.sim.store().find_device(owner, &dcs_model::DeviceId::Uuid(device_id)).unwrap().unwrap();
@@ -239,10 +288,10 @@ async fn states_filter_by_any_device_id_form_and_updates_run_to_an_end() {
     let (status, reset) = e.send(reqwest::Method::PUT, &path, json!({"targetFirmwareVersion": null})).await;
     assert_eq!(status, StatusCode::OK);
     assert!(reset.get("targetFirmwareVersion").is_none(), "{reset}");
-    let (status, _) = e.send(reqwest::Method::PUT, &format!("/firmware/states/{}/{module}", uuid::Uuid::new_v4()), json!({})).await;
+    let (status, _) =
+        e.send(reqwest::Method::PUT, &format!("/firmware/states/{}/{module}", uuid::Uuid::new_v4()), json!({})).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
-
 
 #[tokio::test]
 async fn a_data_file_keeps_everything_across_restarts_and_reset_restores_the_seed() {
@@ -265,7 +314,16 @@ async fn a_data_file_keeps_everything_across_restarts_and_reset_restores_the_see
     let (status, p) = e.get(&format!("/firmware/packages/{id}")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(p["firmwareFileName"], "keep.bin");
-    let bytes = e.http.get(format!("{}/firmware/packages/{id}/firmware-file", e.base)).bearer_auth(&e.token).send().await.unwrap().bytes().await.unwrap();
+    let bytes = e
+        .http
+        .get(format!("{}/firmware/packages/{id}/firmware-file", e.base))
+        .bearer_auth(&e.token)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
     assert_eq!(bytes.to_vec(), vec![42; 1000]);
 
     e.sim.reset().unwrap();
@@ -298,9 +356,13 @@ async fn writes_for_a_customer_land_there_and_nowhere_else() {
     let customer = e.sim.store().clients().unwrap().into_iter().find(|c| c.reseller_id == Some(reseller)).unwrap().id;
     let ctx = format!("client:uuid:{customer}");
     let as_customer = |method: reqwest::Method, path: &str| {
-        e.http.request(method, format!("{}{path}", e.base)).bearer_auth(&e.token).header("Service-Security-Context", ctx.clone())
+        e.http
+            .request(method, format!("{}{path}", e.base))
+            .bearer_auth(&e.token)
+            .header("Service-Security-Context", ctx.clone())
     };
-    let module: Value = as_customer(reqwest::Method::GET, "/firmware/modules?limit=1").send().await.unwrap().json().await.unwrap();
+    let module: Value =
+        as_customer(reqwest::Method::GET, "/firmware/modules?limit=1").send().await.unwrap().json().await.unwrap();
     let m = &module["items"][0];
     assert_eq!(m["clientId"], customer.to_string());
     let res = as_customer(reqwest::Method::POST, "/firmware/packages")
@@ -315,9 +377,11 @@ async fn writes_for_a_customer_land_there_and_nowhere_else() {
 
     // The reseller itself, and another customer, see nothing of it and cannot change it.
     assert_eq!(e.get(&format!("/firmware/packages/{id}")).await.0, StatusCode::NOT_FOUND);
-    let (status, _) = e.send(reqwest::Method::PUT, &format!("/firmware/packages/{id}"), json!({"description": "x"})).await;
+    let (status, _) =
+        e.send(reqwest::Method::PUT, &format!("/firmware/packages/{id}"), json!({"description": "x"})).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let other = e.sim.store().clients().unwrap().into_iter().filter(|c| c.reseller_id == Some(reseller)).nth(1).unwrap().id;
+    let other =
+        e.sim.store().clients().unwrap().into_iter().filter(|c| c.reseller_id == Some(reseller)).nth(1).unwrap().id;
     let res = e
         .http
         .get(format!("{}/firmware/packages/{id}", e.base))
@@ -337,10 +401,20 @@ async fn writes_for_a_customer_land_there_and_nowhere_else() {
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
 
     // A customer's device cannot be targeted from the reseller's own environment.
-    let state: Value = as_customer(reqwest::Method::GET, "/firmware/states?limit=1").send().await.unwrap().json().await.unwrap();
+    let state: Value =
+        as_customer(reqwest::Method::GET, "/firmware/states?limit=1").send().await.unwrap().json().await.unwrap();
     let s = &state["items"][0];
     let path = format!("/firmware/states/{}/{}", s["deviceId"].as_str().unwrap(), s["moduleId"].as_str().unwrap());
-    assert_eq!(e.send(reqwest::Method::PUT, &path, json!({"targetFirmwareVersion": null})).await.0, StatusCode::NOT_FOUND);
-    let (status, _) = e.send(reqwest::Method::POST, "/downlinks", json!({"method": {"type": "invokeCommand", "deviceId": s["deviceId"], "command": "reboot"}})).await;
+    assert_eq!(
+        e.send(reqwest::Method::PUT, &path, json!({"targetFirmwareVersion": null})).await.0,
+        StatusCode::NOT_FOUND
+    );
+    let (status, _) = e
+        .send(
+            reqwest::Method::POST,
+            "/downlinks",
+            json!({"method": {"type": "invokeCommand", "deviceId": s["deviceId"], "command": "reboot"}}),
+        )
+        .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "the device is not in the reseller's environment");
 }

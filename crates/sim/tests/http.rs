@@ -51,7 +51,8 @@ async fn token_exchange_refuses_bad_requests_with_the_platforms_messages() {
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_eq!(body["detail"], "Feature user does not exist anymore");
 
-    let (status, body) = problem(token_for(&http, &base, "sim-no-service", &format!("{}-no-service", key.secret)).await).await;
+    let (status, body) =
+        problem(token_for(&http, &base, "sim-no-service", &format!("{}-no-service", key.secret)).await).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_eq!(body["detail"], "Feature service does not exist anymore");
 
@@ -83,7 +84,8 @@ async fn modules_page_through_opaque_cursors_with_next_and_prev() {
         .json()
         .await
         .unwrap();
-    let all_names: Vec<String> = all["items"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap().to_owned()).collect();
+    let all_names: Vec<String> =
+        all["items"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap().to_owned()).collect();
     assert!(all_names.len() >= 4, "the demo reseller has modules");
     assert!(all.get("next").is_none() && all.get("prev").is_none());
     let mut sorted = all_names.clone();
@@ -108,8 +110,15 @@ async fn modules_page_through_opaque_cursors_with_next_and_prev() {
     assert_eq!(pages, all_names.len().div_ceil(2));
 
     // Descending sort reverses the order.
-    let desc: Value =
-        http.get(format!("{base}/firmware/modules?limit=1000&sort=-name")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
+    let desc: Value = http
+        .get(format!("{base}/firmware/modules?limit=1000&sort=-name"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let desc_names: Vec<&str> = desc["items"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
     assert_eq!(desc_names, all_names.iter().rev().map(String::as_str).collect::<Vec<_>>());
 }
@@ -178,7 +187,8 @@ async fn a_key_without_firmware_authorization_gets_403() {
     let body: Value =
         token_for(&http, &base, "sim-no-firmware", &format!("{}-no-firmware", key.secret)).await.json().await.unwrap();
     let token = body["access_token"].as_str().unwrap();
-    let (status, body) = problem(http.get(format!("{base}/firmware/modules")).bearer_auth(token).send().await.unwrap()).await;
+    let (status, body) =
+        problem(http.get(format!("{base}/firmware/modules")).bearer_auth(token).send().await.unwrap()).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert!(body["detail"].as_str().unwrap().contains("firmware authorization"));
 }
@@ -229,11 +239,23 @@ async fn reseller_context_switches_data_and_is_checked() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(body["invalidParams"][0]["name"], "Service-Security-Context");
 
-    let res = http.get(&url).bearer_auth(&token).header("Service-Security-Context", format!("customer:{customer}")).send().await.unwrap();
+    let res = http
+        .get(&url)
+        .bearer_auth(&token)
+        .header("Service-Security-Context", format!("customer:{customer}"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(problem(res).await.0, StatusCode::BAD_REQUEST);
 
     let stranger = uuid::Uuid::new_v4();
-    let res = http.get(&url).bearer_auth(&token).header("Service-Security-Context", format!("client:uuid:{stranger}")).send().await.unwrap();
+    let res = http
+        .get(&url)
+        .bearer_auth(&token)
+        .header("Service-Security-Context", format!("client:uuid:{stranger}"))
+        .send()
+        .await
+        .unwrap();
     let (status, body) = problem(res).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert!(body["detail"].as_str().unwrap().contains("reseller"));
@@ -246,9 +268,7 @@ async fn the_same_seed_gives_the_same_data_and_another_seed_other_data() {
     let c = Simulator::new(SimOptions { seed: 42, ..Default::default() }).unwrap();
     let list = |s: &Simulator| {
         let owner = s.demo_key().client_id;
-        s.store()
-            .list_modules(&dcs_sim::store::ModuleQuery { owner, limit: 1000, ..Default::default() })
-            .unwrap()
+        s.store().list_modules(&dcs_sim::store::ModuleQuery { owner, limit: 1000, ..Default::default() }).unwrap()
     };
     assert_eq!(list(&a), list(&b));
     assert_eq!(a.demo_key(), b.demo_key());
@@ -291,9 +311,18 @@ async fn a_key_without_a_scope_gets_403_naming_it() {
     let (sim, running, http) = start(SimOptions { devices_per_client: 10, ..Default::default() }).await;
     let base = running.base_url();
     let key = sim.demo_key();
-    let body: Value = token_for(&http, &base, "sim-read-only", &format!("{}-read-only", key.secret)).await.json().await.unwrap();
+    let body: Value =
+        token_for(&http, &base, "sim-read-only", &format!("{}-read-only", key.secret)).await.json().await.unwrap();
     let token = body["access_token"].as_str().unwrap();
-    let modules: Value = http.get(format!("{base}/firmware/modules?limit=1")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+    let modules: Value = http
+        .get(format!("{base}/firmware/modules?limit=1"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let m = &modules["items"][0];
     let res = http
         .post(format!("{base}/firmware/packages"))
@@ -322,7 +351,13 @@ async fn oversized_requests_are_refused_as_problem_documents() {
     assert_eq!(status, StatusCode::URI_TOO_LONG);
     assert!(body["detail"].as_str().unwrap().contains("8192"), "{body}");
 
-    let res = http.get(format!("{base}/firmware/modules")).bearer_auth(&token).header("x-padding", "b".repeat(100_000)).send().await.unwrap();
+    let res = http
+        .get(format!("{base}/firmware/modules"))
+        .bearer_auth(&token)
+        .header("x-padding", "b".repeat(100_000))
+        .send()
+        .await
+        .unwrap();
     let (status, body) = problem(res).await;
     assert_eq!(status, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
     assert!(body["detail"].as_str().unwrap().contains("65536"), "{body}");

@@ -49,11 +49,8 @@ async fn every_documented_path_is_served() {
         .collect();
     assert!(paths.len() >= 20, "{paths:?}");
     for path in paths {
-        let concrete: String = path
-            .split('/')
-            .map(|seg| if seg.starts_with('{') { NIL } else { seg })
-            .collect::<Vec<_>>()
-            .join("/");
+        let concrete: String =
+            path.split('/').map(|seg| if seg.starts_with('{') { NIL } else { seg }).collect::<Vec<_>>().join("/");
         // A path whose only operation is a PUT or POST answers 405 to an OPTIONS-less GET:
         // either way, it is a route, not the fallback.
         let res = http.get(format!("{base}{concrete}")).send().await.unwrap();

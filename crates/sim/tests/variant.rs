@@ -82,7 +82,10 @@ async fn sim_info_names_the_variant_and_the_control_endpoints_are_unchanged() {
 async fn next_and_prev_links_are_relative_in_alt_absolute_in_reference() {
     let reference = env(Variant::Reference).await;
     let page = reference.get("/firmware/states?limit=2").await;
-    assert!(page["next"].as_str().unwrap().starts_with(&format!("{}/firmware/states?cursor=", reference.base)), "{page}");
+    assert!(
+        page["next"].as_str().unwrap().starts_with(&format!("{}/firmware/states?cursor=", reference.base)),
+        "{page}"
+    );
 
     let alt = env(Variant::Alt).await;
     let page = alt.get("/firmware/states?limit=2").await;
@@ -100,7 +103,10 @@ async fn next_and_prev_links_are_relative_in_alt_absolute_in_reference() {
 async fn the_largest_page_is_100_in_alt_and_1000_in_reference() {
     let reference = env(Variant::Reference).await;
     for limit in [101, 1000] {
-        assert_eq!(reference.call(Method::GET, &format!("/firmware/states?limit={limit}"), None).await.status, StatusCode::OK);
+        assert_eq!(
+            reference.call(Method::GET, &format!("/firmware/states?limit={limit}"), None).await.status,
+            StatusCode::OK
+        );
     }
     assert_eq!(reference.call(Method::GET, "/firmware/states?limit=1001", None).await.status, StatusCode::BAD_REQUEST);
 
@@ -108,7 +114,12 @@ async fn the_largest_page_is_100_in_alt_and_1000_in_reference() {
     let page = alt.get("/firmware/states?limit=100").await;
     assert_eq!(items(&page).len(), 100, "a full page of 100");
     assert!(page["next"].is_string());
-    for path in ["/firmware/states?limit=101", "/firmware/modules?limit=1000", "/lora/bindings?limit=500", "/downlinks?limit=101"] {
+    for path in [
+        "/firmware/states?limit=101",
+        "/firmware/modules?limit=1000",
+        "/lora/bindings?limit=500",
+        "/downlinks?limit=101",
+    ] {
         let a = alt.call(Method::GET, path, None).await;
         assert_eq!(a.status, StatusCode::BAD_REQUEST, "{path}: {}", a.text);
         let p = a.json();
@@ -136,9 +147,15 @@ async fn downlink_with(e: &Env, list: &str, status: &str) -> String {
 async fn every_cancellation_is_202_in_alt_and_the_status_tells_the_outcome() {
     let reference = env(Variant::Reference).await;
     let delivered = downlink_with(&reference, "/downlinks", "DELIVERED").await;
-    assert_eq!(reference.call(Method::DELETE, &format!("/downlinks/{delivered}"), None).await.status, StatusCode::CONFLICT);
+    assert_eq!(
+        reference.call(Method::DELETE, &format!("/downlinks/{delivered}"), None).await.status,
+        StatusCode::CONFLICT
+    );
     let executing = downlink_with(&reference, "/lora/downlinks", "EXECUTING").await;
-    assert_eq!(reference.call(Method::DELETE, &format!("/lora/downlinks/{executing}"), None).await.status, StatusCode::CONFLICT);
+    assert_eq!(
+        reference.call(Method::DELETE, &format!("/lora/downlinks/{executing}"), None).await.status,
+        StatusCode::CONFLICT
+    );
 
     let alt = env(Variant::Alt).await;
     // A final one: accepted, and stays as it was.
@@ -158,7 +175,10 @@ async fn every_cancellation_is_202_in_alt_and_the_status_tells_the_outcome() {
         assert_eq!(alt.call(Method::DELETE, &format!("{list}/{id}"), None).await.status, StatusCode::ACCEPTED);
         alt.step().await;
         assert_eq!(alt.get(&format!("{list}/{id}")).await["status"], "EXECUTING", "{list}: not forced, not cancelled");
-        assert_eq!(alt.call(Method::DELETE, &format!("{list}/{id}?forced=true"), None).await.status, StatusCode::ACCEPTED);
+        assert_eq!(
+            alt.call(Method::DELETE, &format!("{list}/{id}?forced=true"), None).await.status,
+            StatusCode::ACCEPTED
+        );
         alt.step().await;
         let after = alt.get(&format!("{list}/{id}")).await;
         assert_eq!(after["status"], cancelled, "{list}: {after}");
@@ -205,12 +225,17 @@ async fn optional_members_are_left_out_in_alt() {
     }
 
     // Bindings: no secrets, no createdBy/modifiedBy, LoRa `status` only once it is not INVENTORY.
-    for (path, secret) in [("/lora/bindings", "appKey"), ("/mqtt/bindings", "password"), ("/http/bindings", "sharedSecret")] {
+    for (path, secret) in
+        [("/lora/bindings", "appKey"), ("/mqtt/bindings", "password"), ("/http/bindings", "sharedSecret")]
+    {
         let b = &items(&reference.get(&format!("{path}?limit=1")).await)[0];
         assert!(b[secret].is_string() && b["createdBy"].is_string(), "reference {path}: {b}");
         let page = alt.get(&format!("{path}?limit=100")).await;
         for b in items(&page) {
-            assert!(b.get(secret).is_none() && b.get("createdBy").is_none() && b.get("modifiedBy").is_none(), "alt {path}: {b}");
+            assert!(
+                b.get(secret).is_none() && b.get("createdBy").is_none() && b.get("modifiedBy").is_none(),
+                "alt {path}: {b}"
+            );
             assert!(b["id"].is_string() && b["deviceId"].is_string());
         }
         let one = alt.get(&format!("{path}/{}", items(&page)[0]["id"].as_str().unwrap())).await;
@@ -249,11 +274,23 @@ async fn a_binding_put_without_its_secret_keeps_the_stored_one_in_alt() {
                 assert!(a.json().get("password").is_none());
                 assert_eq!(stored(&e), before, "the stored password is kept");
                 // A new one given is checked and stored.
-                let weak = e.call(Method::PUT, &format!("/mqtt/bindings/{id}"), Some(json!({"deviceId": b["deviceId"], "password": "short"}))).await;
+                let weak = e
+                    .call(
+                        Method::PUT,
+                        &format!("/mqtt/bindings/{id}"),
+                        Some(json!({"deviceId": b["deviceId"], "password": "short"})),
+                    )
+                    .await;
                 assert_eq!(weak.status, StatusCode::BAD_REQUEST);
                 assert_eq!(weak.json()["invalidParams"][0]["name"], "password");
                 let new = "Another-Password-0123456789";
-                let a = e.call(Method::PUT, &format!("/mqtt/bindings/{id}"), Some(json!({"deviceId": b["deviceId"], "password": new}))).await;
+                let a = e
+                    .call(
+                        Method::PUT,
+                        &format!("/mqtt/bindings/{id}"),
+                        Some(json!({"deviceId": b["deviceId"], "password": new})),
+                    )
+                    .await;
                 assert_eq!(a.status, StatusCode::OK, "{}", a.text);
                 assert_eq!(stored(&e).as_deref(), Some(new));
             }
@@ -276,11 +313,18 @@ async fn alt_answers_carry_extra_members() {
     let tenant = module["tenantId"].as_str().unwrap();
     assert!(uuid::Uuid::parse_str(tenant).is_ok());
     let one = alt.get(&format!("/firmware/modules/{id}")).await;
-    assert_eq!((one["tenantId"].as_str(), one["_links"]["self"]["href"].as_str()), (Some(tenant), Some(format!("/firmware/modules/{id}").as_str())));
+    assert_eq!(
+        (one["tenantId"].as_str(), one["_links"]["self"]["href"].as_str()),
+        (Some(tenant), Some(format!("/firmware/modules/{id}").as_str()))
+    );
     let state = &items(&alt.get("/firmware/states?limit=1").await)[0];
     assert_eq!(
         state["_links"]["target"]["href"],
-        format!("/firmware/devices/{}/modules/{}/target", state["deviceId"].as_str().unwrap(), state["moduleId"].as_str().unwrap())
+        format!(
+            "/firmware/devices/{}/modules/{}/target",
+            state["deviceId"].as_str().unwrap(),
+            state["moduleId"].as_str().unwrap()
+        )
     );
     for path in ["/downlinks?limit=1", "/lora/downlinks?limit=1", "/lora/bindings?limit=1"] {
         let item = &items(&alt.get(path).await)[0];
@@ -304,7 +348,8 @@ async fn alt_answers_carry_extra_members() {
 /// The first module of the first state and the oldest version of that module (with its file).
 async fn target_for(e: &Env) -> (String, String, String) {
     let state = &items(&e.get("/firmware/states?limit=1&firmwareUpdateStatus=SUCCEEDED").await)[0];
-    let (device, module) = (state["deviceId"].as_str().unwrap().to_owned(), state["moduleId"].as_str().unwrap().to_owned());
+    let (device, module) =
+        (state["deviceId"].as_str().unwrap().to_owned(), state["moduleId"].as_str().unwrap().to_owned());
     let packages = items(&e.get(&format!("/firmware/packages?moduleId={module}&limit=100")).await);
     let version = packages
         .iter()
@@ -320,12 +365,24 @@ async fn target_for(e: &Env) -> (String, String, String) {
 async fn alt_shows_queued_before_pending_and_accepted_before_pending() {
     let reference = env(Variant::Reference).await;
     let (device, module, version) = target_for(&reference).await;
-    let a = reference.call(Method::PUT, &format!("/firmware/states/{device}/{module}"), Some(json!({"targetFirmwareVersion": version}))).await;
+    let a = reference
+        .call(
+            Method::PUT,
+            &format!("/firmware/states/{device}/{module}"),
+            Some(json!({"targetFirmwareVersion": version})),
+        )
+        .await;
     assert_eq!(a.json()["firmwareUpdateStatus"], "PENDING", "{}", a.text);
 
     let alt = env(Variant::Alt).await;
     let (device, module, version) = target_for(&alt).await;
-    let a = alt.call(Method::PUT, &format!("/firmware/devices/{device}/modules/{module}/target"), Some(json!({"version": version}))).await;
+    let a = alt
+        .call(
+            Method::PUT,
+            &format!("/firmware/devices/{device}/modules/{module}/target"),
+            Some(json!({"version": version})),
+        )
+        .await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.text);
     assert_eq!(a.json()["firmwareUpdateStatus"], "QUEUED", "A-37 (alt): {}", a.text);
     // Five simulated seconds later (the device is told 10 to 120 s after), it is PENDING.
@@ -354,7 +411,11 @@ async fn alt_shows_queued_before_pending_and_accepted_before_pending() {
 
 fn is_offset_form(t: &str) -> bool {
     let b = t.as_bytes();
-    t.len() == 25 && t.ends_with("+00:00") && b[10] == b'T' && b[19] == b'+' && time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).is_ok()
+    t.len() == 25
+        && t.ends_with("+00:00")
+        && b[10] == b'T'
+        && b[19] == b'+'
+        && time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).is_ok()
 }
 
 #[tokio::test]
@@ -367,7 +428,10 @@ async fn alt_timestamps_have_an_offset_and_no_fraction() {
     let alt = env(Variant::Alt).await;
     for (path, fields) in [
         ("/firmware/modules?limit=5", &["createdAt", "modifiedAt"][..]),
-        ("/firmware/states?limit=5&firmwareUpdateStatus=SUCCEEDED", &["firmwareUpdateStatusModifiedAt", "targetFirmwareVersionModifiedAt"][..]),
+        (
+            "/firmware/states?limit=5&firmwareUpdateStatus=SUCCEEDED",
+            &["firmwareUpdateStatusModifiedAt", "targetFirmwareVersionModifiedAt"][..],
+        ),
         ("/downlinks?limit=5", &["createdAt", "modifiedAt"][..]),
         ("/lora/bindings?limit=5", &["createdAt", "modifiedAt"][..]),
     ] {
@@ -386,13 +450,21 @@ async fn alt_timestamps_have_an_offset_and_no_fraction() {
 async fn the_beta_api_redirects_a_bad_token_to_an_absolute_login_page_in_alt() {
     for variant in [Variant::Reference, Variant::Alt] {
         let e = env(variant).await;
-        let a = answer(e.http.get(format!("{}/api/devices?page=1", e.base)).header("Accept", "application/vnd.service.device.v1+json")).await;
+        let a = answer(
+            e.http
+                .get(format!("{}/api/devices?page=1", e.base))
+                .header("Accept", "application/vnd.service.device.v1+json"),
+        )
+        .await;
         assert_eq!(a.status, StatusCode::FOUND, "{}", a.text);
         match variant {
             Variant::Reference => assert_eq!(a.header("location"), "/api/v3/idp/oidc/token"),
             Variant::Alt => {
                 let host = e.base.strip_prefix("http://").unwrap();
-                assert_eq!(a.header("location"), format!("http://{host}/idp/login?redirect_uri=%2Fapi%2Fdevices%3Fpage%3D1"));
+                assert_eq!(
+                    a.header("location"),
+                    format!("http://{host}/idp/login?redirect_uri=%2Fapi%2Fdevices%3Fpage%3D1")
+                );
                 assert_eq!(a.text, "");
             }
         }
@@ -418,10 +490,15 @@ async fn alt_token_errors_are_oauth_json() {
             }
             Variant::Alt => {
                 assert_eq!(a.header("content-type"), "application/json");
-                assert_eq!(v, json!({"error": "invalid_client", "error_description": "Feature user does not exist anymore"}));
+                assert_eq!(
+                    v,
+                    json!({"error": "invalid_client", "error_description": "Feature user does not exist anymore"})
+                );
             }
         }
-        let a = answer(e.http.post(format!("{}/api/v3/idp/oidc/token", e.base)).json(&json!({"grant_type": "password"}))).await;
+        let a =
+            answer(e.http.post(format!("{}/api/v3/idp/oidc/token", e.base)).json(&json!({"grant_type": "password"})))
+                .await;
         assert_eq!(a.status, StatusCode::BAD_REQUEST);
         if variant == Variant::Alt {
             assert_eq!(a.json()["error"], "invalid_request", "{}", a.text);
@@ -434,7 +511,8 @@ async fn the_alt_context_switch_answers_204_and_grants_the_customer() {
     for variant in [Variant::Reference, Variant::Alt] {
         let e = env(variant).await;
         let reseller = e.sim.demo_key().client_id;
-        let customer = e.sim.store().clients().unwrap().into_iter().find(|c| c.reseller_id == Some(reseller)).unwrap().id;
+        let customer =
+            e.sim.store().clients().unwrap().into_iter().find(|c| c.reseller_id == Some(reseller)).unwrap().id;
         let a = answer(
             e.http
                 .get(format!("{}/api/v1/lifecycle/clients/{customer}/context-switch", e.base))
@@ -451,7 +529,13 @@ async fn the_alt_context_switch_answers_204_and_grants_the_customer() {
             Variant::Alt => assert_eq!((a.status, a.text.as_str()), (StatusCode::NO_CONTENT, "")),
         }
         // The grant holds: the deprecated sub-customer mode now acts for the customer.
-        let a = answer(e.http.get(format!("{}/firmware/modules", e.base)).bearer_auth(&e.token).header("x-client-id", customer.to_string())).await;
+        let a = answer(
+            e.http
+                .get(format!("{}/firmware/modules", e.base))
+                .bearer_auth(&e.token)
+                .header("x-client-id", customer.to_string()),
+        )
+        .await;
         assert_eq!(a.status, StatusCode::OK, "{variant}: {}", a.text);
     }
 }
@@ -501,12 +585,24 @@ async fn alt_firmware_states_have_no_modified_since_nor_modified_at_sort() {
 async fn alt_sets_a_target_at_another_place_with_another_body() {
     let reference = env(Variant::Reference).await;
     let (device, module, _) = target_for(&reference).await;
-    let a = reference.call(Method::PUT, &format!("/firmware/devices/{device}/modules/{module}/target"), Some(json!({"version": "1.0.0"}))).await;
+    let a = reference
+        .call(
+            Method::PUT,
+            &format!("/firmware/devices/{device}/modules/{module}/target"),
+            Some(json!({"version": "1.0.0"})),
+        )
+        .await;
     assert_eq!(a.status, StatusCode::NOT_FOUND);
 
     let alt = env(Variant::Alt).await;
     let (device, module, version) = target_for(&alt).await;
-    let a = alt.call(Method::PUT, &format!("/firmware/states/{device}/{module}"), Some(json!({"targetFirmwareVersion": version}))).await;
+    let a = alt
+        .call(
+            Method::PUT,
+            &format!("/firmware/states/{device}/{module}"),
+            Some(json!({"targetFirmwareVersion": version})),
+        )
+        .await;
     assert_eq!(a.status, StatusCode::NOT_FOUND, "the reference's place does not exist in alt");
     let path = format!("/firmware/devices/{device}/modules/{module}/target");
     let a = alt.call(Method::PUT, &path, Some(json!({"version": "99.0.0"}))).await;
@@ -524,7 +620,13 @@ async fn alt_sets_a_target_at_another_place_with_another_body() {
     let a = alt.call(Method::PUT, &path, Some(json!({"version": null}))).await;
     assert_eq!(a.status, StatusCode::OK);
     assert!(a.json().get("targetFirmwareVersion").is_none(), "{}", a.text);
-    let a = alt.call(Method::PUT, &format!("/firmware/devices/{}/modules/{module}/target", uuid::Uuid::new_v4()), Some(json!({"version": version}))).await;
+    let a = alt
+        .call(
+            Method::PUT,
+            &format!("/firmware/devices/{}/modules/{module}/target", uuid::Uuid::new_v4()),
+            Some(json!({"version": version})),
+        )
+        .await;
     assert_eq!(a.status, StatusCode::NOT_FOUND);
     let a = alt.call(Method::PUT, &path, Some(json!(["not", "an", "object"]))).await;
     assert_eq!(a.status, StatusCode::BAD_REQUEST);

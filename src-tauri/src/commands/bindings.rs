@@ -55,7 +55,11 @@ pub fn generate_binding_secret(kind: BindingKind) -> Result<String, CommandError
 /// The stored secret of one binding: asked for only when the operator clicks Reveal.
 #[tauri::command]
 #[specta::specta]
-pub async fn reveal_binding_secret(state: State<'_, AppState>, kind: BindingKind, id: Uuid) -> Result<String, CommandError> {
+pub async fn reveal_binding_secret(
+    state: State<'_, AppState>,
+    kind: BindingKind,
+    id: Uuid,
+) -> Result<String, CommandError> {
     let session = state.session().await;
     let secret = bindings::reveal(&session.client, kind, id).await.map_err(|e| session.err(e))?;
     tracing::info!(%kind, binding = %id, acting = %session.acting.describe(), "binding secret revealed");
@@ -148,7 +152,10 @@ pub struct DeleteBindings {
 /// does not stop the others).
 #[tauri::command]
 #[specta::specta]
-pub async fn delete_bindings(state: State<'_, AppState>, request: DeleteBindings) -> Result<Vec<ItemOutcome>, CommandError> {
+pub async fn delete_bindings(
+    state: State<'_, AppState>,
+    request: DeleteBindings,
+) -> Result<Vec<ItemOutcome>, CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
     let outcomes = bindings::delete_many(&session.client, request.kind, &request.ids).await?;
@@ -187,11 +194,13 @@ pub struct SyncLoraBinding {
 
 #[tauri::command]
 #[specta::specta]
-pub async fn sync_lora_binding(state: State<'_, AppState>, request: SyncLoraBinding) -> Result<BindingView, CommandError> {
+pub async fn sync_lora_binding(
+    state: State<'_, AppState>,
+    request: SyncLoraBinding,
+) -> Result<BindingView, CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
     let synced = bindings::sync_lora(&session.client, request.id).await.map_err(|e| session.err(e))?;
     tracing::info!(binding = %synced.id, status = ?synced.status, acting = %session.acting.describe(), "LoRa binding synced");
     Ok(synced)
 }
-

@@ -48,7 +48,10 @@ pub async fn list_devices(state: State<'_, AppState>, request: DevicePageRequest
     let session = state.session().await;
     let search = request.search.as_deref().map(str::trim).unwrap_or_default().to_owned();
     if search.chars().count() > MAX_SEARCH || search.chars().any(char::is_control) {
-        return Err(CommandError::invalid("search", format!("must be at most {MAX_SEARCH} characters without control characters")));
+        return Err(CommandError::invalid(
+            "search",
+            format!("must be at most {MAX_SEARCH} characters without control characters"),
+        ));
     }
     let size = request.page_size.unwrap_or(20).clamp(1, 200);
     let page_no = request.page.unwrap_or(0).min(1_000_000);
@@ -70,11 +73,7 @@ pub async fn list_devices(state: State<'_, AppState>, request: DevicePageRequest
         page: u32::try_from(page.number).unwrap_or(u32::MAX),
         last: page.last || page.content.is_empty(),
         total: u32::try_from(page.total_elements).unwrap_or(u32::MAX),
-        items: page
-            .content
-            .into_iter()
-            .map(DeviceEntry::from)
-            .collect(),
+        items: page.content.into_iter().map(DeviceEntry::from).collect(),
         case_sensitive: true,
     })
 }

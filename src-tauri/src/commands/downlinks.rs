@@ -4,8 +4,8 @@
 
 use dcs_console::bulk::ItemOutcome;
 use dcs_console::downlinks::{
-    self, ActuatorDraft, CancelItem, ConnectionDraft, DownlinkDetail, DownlinkKind, DownlinkPage, DownlinkPageRequest, DownlinkPreview,
-    DownlinkView, KindInfo,
+    self, ActuatorDraft, CancelItem, ConnectionDraft, DownlinkDetail, DownlinkKind, DownlinkPage, DownlinkPageRequest,
+    DownlinkPreview, DownlinkView, KindInfo,
 };
 use serde::Deserialize;
 use tauri::State;
@@ -38,7 +38,10 @@ pub fn preview_connection_downlink(draft: ConnectionDraft) -> DownlinkPreview {
 /// One page of a kind's downlinks; every downlink shown is recorded as seen.
 #[tauri::command]
 #[specta::specta]
-pub async fn list_downlinks(state: State<'_, AppState>, request: DownlinkPageRequest) -> Result<DownlinkPage, CommandError> {
+pub async fn list_downlinks(
+    state: State<'_, AppState>,
+    request: DownlinkPageRequest,
+) -> Result<DownlinkPage, CommandError> {
     let session = state.session().await;
     let page = downlinks::list(&session.client, &request).await.map_err(|e| session.err(e))?;
     let scope = session.scope();
@@ -53,7 +56,11 @@ pub async fn list_downlinks(state: State<'_, AppState>, request: DownlinkPageReq
 /// service's clock for counting down to its feedback deadline.
 #[tauri::command]
 #[specta::specta]
-pub async fn get_downlink(state: State<'_, AppState>, kind: DownlinkKind, id: String) -> Result<DownlinkDetail, CommandError> {
+pub async fn get_downlink(
+    state: State<'_, AppState>,
+    kind: DownlinkKind,
+    id: String,
+) -> Result<DownlinkDetail, CommandError> {
     let session = state.session().await;
     let downlink = downlinks::get(&session.client, kind, &id).await.map_err(|e| session.err(e))?;
     let observed = state.downlinks.observe(&session.scope(), &downlink, time_now());
@@ -139,7 +146,10 @@ pub struct CancelDownlinks {
 /// outcome (a refusal does not stop the others).
 #[tauri::command]
 #[specta::specta]
-pub async fn cancel_downlinks(state: State<'_, AppState>, request: CancelDownlinks) -> Result<Vec<ItemOutcome>, CommandError> {
+pub async fn cancel_downlinks(
+    state: State<'_, AppState>,
+    request: CancelDownlinks,
+) -> Result<Vec<ItemOutcome>, CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
     let outcomes = downlinks::cancel_many(&session.client, &request.items).await?;
@@ -196,7 +206,10 @@ fn check_beta(draft: &BetaDownlinkDraft) -> Result<BetaRequest, Vec<dcs_console:
     let device = match DeviceId::parse(draft.device.trim()) {
         Ok(id @ DeviceId::DevEui { .. }) => Some(id),
         Ok(_) => {
-            errors.push(FieldError { field: "device".into(), rule: "must be a LoRa device given by its DevEUI (deveui:<16 hex>)".into() });
+            errors.push(FieldError {
+                field: "device".into(),
+                rule: "must be a LoRa device given by its DevEUI (deveui:<16 hex>)".into(),
+            });
             None
         }
         Err(e) => {
@@ -223,12 +236,17 @@ fn check_beta(draft: &BetaDownlinkDraft) -> Result<BetaRequest, Vec<dcs_console:
     }
     for (i, p) in payloads.iter().enumerate() {
         if !p.len().is_multiple_of(2) || !p.bytes().all(|b| b.is_ascii_hexdigit()) {
-            errors.push(FieldError { field: "payloads".into(), rule: format!("payload {} must be an even number of hex characters", i + 1) });
+            errors.push(FieldError {
+                field: "payloads".into(),
+                rule: format!("payload {} must be an even number of hex characters", i + 1),
+            });
             break;
         }
     }
     match (device, port) {
-        (Some(d), Some(p)) if errors.is_empty() => Ok((payloads.iter().map(|h| (d.clone(), (*h).to_owned())).collect(), p)),
+        (Some(d), Some(p)) if errors.is_empty() => {
+            Ok((payloads.iter().map(|h| (d.clone(), (*h).to_owned())).collect(), p))
+        }
         _ => Err(errors),
     }
 }
@@ -256,7 +274,10 @@ pub struct SendBetaDownlink {
 
 #[tauri::command]
 #[specta::specta]
-pub async fn send_beta_downlink(state: State<'_, AppState>, request: SendBetaDownlink) -> Result<BetaDownlinkAnswer, CommandError> {
+pub async fn send_beta_downlink(
+    state: State<'_, AppState>,
+    request: SendBetaDownlink,
+) -> Result<BetaDownlinkAnswer, CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
     let (payloads, port) = check_beta(&request.draft).map_err(|errors| {
@@ -319,7 +340,8 @@ mod tests {
     fn a_beta_draft_is_checked_by_the_references_rules_naming_each_field() {
         let (pairs, port) = check_beta(&draft("deveui:70b3d57ed0000001", "5", &["0a0b", " ", "ff"])).unwrap();
         assert_eq!((pairs.len(), port), (2, 5));
-        let fields = |d: BetaDownlinkDraft| check_beta(&d).unwrap_err().into_iter().map(|e| e.field).collect::<Vec<_>>();
+        let fields =
+            |d: BetaDownlinkDraft| check_beta(&d).unwrap_err().into_iter().map(|e| e.field).collect::<Vec<_>>();
         assert_eq!(fields(draft("imei:350000000000001", "x", &["0g"])), vec!["device", "port", "payloads"]);
         assert_eq!(fields(draft("deveui:70b3d57ed0000001", "-1", &[])), vec!["port", "payloads"]);
     }

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use dcs_api::firmware::{Embed, ModuleFilter, NewPackage, PackageFilter};
 use dcs_api::model::{validate, FirmwareModule, FirmwarePackage};
-use futures::TryStreamExt;
 use dcs_console::FieldError;
+use futures::TryStreamExt;
 use serde::{Deserialize, Serialize};
 use tauri::State;
 use uuid::Uuid;
@@ -61,7 +61,10 @@ pub struct PackagePage {
 
 #[tauri::command]
 #[specta::specta]
-pub async fn list_packages(state: State<'_, AppState>, request: PackagePageRequest) -> Result<PackagePage, CommandError> {
+pub async fn list_packages(
+    state: State<'_, AppState>,
+    request: PackagePageRequest,
+) -> Result<PackagePage, CommandError> {
     let session = state.session().await;
     let firmware = session.client.firmware();
     let (page, next) = match &request.next {
@@ -196,7 +199,10 @@ pub fn check_package(request: CreatePackage) -> Vec<FieldError> {
 
 #[tauri::command]
 #[specta::specta]
-pub async fn create_package(state: State<'_, AppState>, request: CreatePackage) -> Result<FirmwarePackage, CommandError> {
+pub async fn create_package(
+    state: State<'_, AppState>,
+    request: CreatePackage,
+) -> Result<FirmwarePackage, CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
     let created = session.client.firmware().create_package(&request.new_package()).await.map_err(|e| session.err(e))?;
@@ -315,7 +321,10 @@ pub struct StatePage {
 
 #[tauri::command]
 #[specta::specta]
-pub async fn list_module_states(state: State<'_, AppState>, request: ModuleStatesRequest) -> Result<StatePage, CommandError> {
+pub async fn list_module_states(
+    state: State<'_, AppState>,
+    request: ModuleStatesRequest,
+) -> Result<StatePage, CommandError> {
     use dcs_console::listing;
     let session = state.session().await;
     let firmware = session.client.firmware();

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use dcs_console::fleet::query::{
-    self, CustomerSummary, DeviceQuery, DeviceRow, FleetHealth, HistoryPoint, ModuleOverview, ModuleSummary, Names, Selection, WaveStart,
+    self, CustomerSummary, DeviceQuery, DeviceRow, FleetHealth, HistoryPoint, ModuleOverview, ModuleSummary, Names,
+    Selection, WaveStart,
 };
 use dcs_console::fleet::rollout::{self, PlanPreview, RolloutPlan, RolloutView};
 use dcs_console::fleet::scan::ScanKind;
@@ -125,7 +126,9 @@ pub async fn fleet_scan(state: State<'_, AppState>, full: bool) -> Result<FleetS
     let kind = if full { ScanKind::Full } else { ScanKind::Incremental };
     let (bg_fleet, bg_session) = (fleet.clone(), session.clone());
     tauri::async_runtime::spawn(async move {
-        if let Err(e) = bg_fleet.refresh(&bg_session.client, bg_session.profile.set_target.as_ref(), scope, kind, true).await {
+        if let Err(e) =
+            bg_fleet.refresh(&bg_session.client, bg_session.profile.set_target.as_ref(), scope, kind, true).await
+        {
             tracing::warn!(error = %e, "fleet scan ended with an error");
         }
     });
@@ -150,7 +153,11 @@ pub async fn fleet_cancel_scan(state: State<'_, AppState>) -> Result<bool, Comma
 /// Sets how often the fleet is refreshed (5 to 3600 s) and whether the timer runs.
 #[tauri::command]
 #[specta::specta]
-pub async fn fleet_set_refresh(state: State<'_, AppState>, interval_seconds: u32, auto: bool) -> Result<FleetStatus, CommandError> {
+pub async fn fleet_set_refresh(
+    state: State<'_, AppState>,
+    interval_seconds: u32,
+    auto: bool,
+) -> Result<FleetStatus, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
     fleet.set_refresh(interval_seconds, auto).map_err(|e| fleet_err(&session, e))?;
     fleet.status(scope).map_err(|e| fleet_err(&session, e))
@@ -176,7 +183,12 @@ pub async fn fleet_count(state: State<'_, AppState>, query: DeviceQuery) -> Resu
 /// A window of the device table.
 #[tauri::command]
 #[specta::specta]
-pub async fn fleet_rows(state: State<'_, AppState>, query: DeviceQuery, offset: u32, limit: u32) -> Result<Vec<DeviceRow>, CommandError> {
+pub async fn fleet_rows(
+    state: State<'_, AppState>,
+    query: DeviceQuery,
+    offset: u32,
+    limit: u32,
+) -> Result<Vec<DeviceRow>, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
     let e = |e| fleet_err(&session, e);
     let device = fleet.device_match(&session.client, scope, query.device.as_deref()).await.map_err(e)?;
@@ -211,7 +223,11 @@ pub async fn fleet_export_csv(
 /// A module's history over the last `hours` (all of it when absent).
 #[tauri::command]
 #[specta::specta]
-pub async fn fleet_history(state: State<'_, AppState>, module_id: String, hours: Option<u32>) -> Result<Vec<HistoryPoint>, CommandError> {
+pub async fn fleet_history(
+    state: State<'_, AppState>,
+    module_id: String,
+    hours: Option<u32>,
+) -> Result<Vec<HistoryPoint>, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
     let since = hours.map(|h| dcs_console::fleet::now_ms() - h as i64 * 3_600_000);
     query::history(fleet.db(), scope, &module_id, since, 600).map_err(|e| fleet_err(&session, e))
@@ -221,7 +237,11 @@ pub async fn fleet_history(state: State<'_, AppState>, module_id: String, hours:
 /// the history timeline.
 #[tauri::command]
 #[specta::specta]
-pub async fn fleet_wave_starts(state: State<'_, AppState>, module_id: String, hours: Option<u32>) -> Result<Vec<WaveStart>, CommandError> {
+pub async fn fleet_wave_starts(
+    state: State<'_, AppState>,
+    module_id: String,
+    hours: Option<u32>,
+) -> Result<Vec<WaveStart>, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
     let since = hours.map(|h| dcs_console::fleet::now_ms() - h as i64 * 3_600_000);
     query::wave_starts(fleet.db(), scope, &module_id, since).map_err(|e| fleet_err(&session, e))
@@ -241,11 +261,15 @@ pub async fn fleet_health(state: State<'_, AppState>) -> Result<FleetHealth, Com
 #[specta::specta]
 pub async fn rollout_preview(state: State<'_, AppState>, plan: RolloutPlan) -> Result<PlanPreview, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
-    let (preview, _) = rollout::preview(&session.client, fleet.db(), scope, &plan).await.map_err(|e| fleet_err(&session, e))?;
+    let (preview, _) =
+        rollout::preview(&session.client, fleet.db(), scope, &plan).await.map_err(|e| fleet_err(&session, e))?;
     Ok(preview)
 }
 
-async fn checked(state: &AppState, acting_for: Option<Uuid>) -> Result<(Arc<Session>, Arc<FleetService>, Scope), CommandError> {
+async fn checked(
+    state: &AppState,
+    acting_for: Option<Uuid>,
+) -> Result<(Arc<Session>, Arc<FleetService>, Scope), CommandError> {
     let (session, fleet, scope) = open(state).await?;
     session.check_acting_for(acting_for)?;
     let a = set_target_availability(&session.profile);
@@ -265,7 +289,11 @@ async fn checked(state: &AppState, acting_for: Option<Uuid>) -> Result<(Arc<Sess
 /// Starts a rollout: checks the plan again, saves it, and starts its first wave.
 #[tauri::command]
 #[specta::specta]
-pub async fn rollout_start(state: State<'_, AppState>, plan: RolloutPlan, acting_for: Option<Uuid>) -> Result<RolloutView, CommandError> {
+pub async fn rollout_start(
+    state: State<'_, AppState>,
+    plan: RolloutPlan,
+    acting_for: Option<Uuid>,
+) -> Result<RolloutView, CommandError> {
     let (session, fleet, scope) = checked(&state, acting_for).await?;
     let e = |e| fleet_err(&session, e);
     let db = fleet.db();
@@ -310,14 +338,21 @@ pub async fn rollout_counts(state: State<'_, AppState>) -> Result<rollout::Rollo
 fn own(fleet: &FleetService, session: &Session, scope: Scope, id: &str) -> Result<(), CommandError> {
     let of = rollout::scope_of(fleet.db(), id).map_err(|e| fleet_err(session, e))?;
     if of != scope {
-        return Err(CommandError::app(AppCode::ContextChanged, "this rollout belongs to another profile or customer; switch to it first"));
+        return Err(CommandError::app(
+            AppCode::ContextChanged,
+            "this rollout belongs to another profile or customer; switch to it first",
+        ));
     }
     Ok(())
 }
 
 #[tauri::command]
 #[specta::specta]
-pub async fn rollout_pause(state: State<'_, AppState>, id: String, acting_for: Option<Uuid>) -> Result<RolloutView, CommandError> {
+pub async fn rollout_pause(
+    state: State<'_, AppState>,
+    id: String,
+    acting_for: Option<Uuid>,
+) -> Result<RolloutView, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
     session.check_acting_for(acting_for)?;
     own(&fleet, &session, scope, &id)?;
@@ -368,7 +403,11 @@ pub async fn rollout_abort(
     session.check_acting_for(acting_for)?;
     own(&fleet, &session, scope, &id)?;
     fleet
-        .exclusive(async { rollout::abort(&session.client, session.profile.set_target.as_ref(), fleet.db(), &id, reset_unfinished).await.map(|(v, _)| v) })
+        .exclusive(async {
+            rollout::abort(&session.client, session.profile.set_target.as_ref(), fleet.db(), &id, reset_unfinished)
+                .await
+                .map(|(v, _)| v)
+        })
         .await
         .map_err(|e| fleet_err(&session, e))
 }

@@ -66,7 +66,11 @@ pub async fn list_profiles(state: State<'_, AppState>) -> Result<ProfileList, Co
         Err(e) => (Default::default(), Some(e.to_string())),
     };
     // Known without starting the simulator for a user who works on another profile.
-    let builtin = if active.simulator() { active.profile.clone() } else { dcs_console::simulator::builtin_profile(state.sim_seed) };
+    let builtin = if active.simulator() {
+        active.profile.clone()
+    } else {
+        dcs_console::simulator::builtin_profile(state.sim_seed)
+    };
     let mut profiles = vec![ProfileSummary {
         draft: ProfileDraft::of(&builtin),
         active: active.simulator(),
@@ -92,9 +96,14 @@ pub async fn list_profiles(state: State<'_, AppState>) -> Result<ProfileList, Co
 /// profile's name must also be free.
 #[tauri::command]
 #[specta::specta]
-pub async fn check_profile(state: State<'_, AppState>, draft: ProfileDraft, is_new: bool) -> Result<Vec<FieldError>, CommandError> {
+pub async fn check_profile(
+    state: State<'_, AppState>,
+    draft: ProfileDraft,
+    is_new: bool,
+) -> Result<Vec<FieldError>, CommandError> {
     let mut errors = draft.parse().err().unwrap_or_default();
-    if is_new && !errors.iter().any(|e| e.field == "name") && state.config.load()?.profile(draft.name.trim()).is_some() {
+    if is_new && !errors.iter().any(|e| e.field == "name") && state.config.load()?.profile(draft.name.trim()).is_some()
+    {
         errors.insert(0, FieldError { field: "name".into(), rule: "is already the name of another profile".into() });
     }
     Ok(errors)
@@ -199,7 +208,11 @@ pub async fn test_profile(state: State<'_, AppState>, request: TestProfile) -> R
 /// name), its base URL and the secret to send: the one typed, or the stored one only when the
 /// form sends it to the origins it was stored for (the page never decides where a stored secret
 /// goes).
-fn form_profile(state: &AppState, draft: &ProfileDraft, secret: Option<String>) -> Result<(Profile, String, Secret), CommandError> {
+fn form_profile(
+    state: &AppState,
+    draft: &ProfileDraft,
+    secret: Option<String>,
+) -> Result<(Profile, String, Secret), CommandError> {
     let profile = draft.parse().or_else(|errors| match errors.into_iter().find(|e| e.field != "name") {
         None => parse(&ProfileDraft { name: "unsaved".into(), ..draft.clone() }),
         Some(e) => Err(CommandError::from(e)),
@@ -250,12 +263,15 @@ pub struct TestSetTarget {
 /// and reports what the service answered. The UI asks first: it is a write.
 #[tauri::command]
 #[specta::specta]
-pub async fn test_set_target(state: State<'_, AppState>, request: TestSetTarget) -> Result<dcs_console::set_target::TestReport, CommandError> {
+pub async fn test_set_target(
+    state: State<'_, AppState>,
+    request: TestSetTarget,
+) -> Result<dcs_console::set_target::TestReport, CommandError> {
     let TestSetTarget { draft, secret, device_id, module_id, customer_id } = request;
     let device = uuid::Uuid::parse_str(device_id.trim())
         .map_err(|_| CommandError::invalid("deviceId", "must be the device's UUID (as firmware states name it)"))?;
-    let module =
-        uuid::Uuid::parse_str(module_id.trim()).map_err(|_| CommandError::invalid("moduleId", "must be the firmware module's UUID"))?;
+    let module = uuid::Uuid::parse_str(module_id.trim())
+        .map_err(|_| CommandError::invalid("moduleId", "must be the firmware module's UUID"))?;
     let (profile, base, secret) = if draft.name == SIMULATOR_PROFILE {
         state.resolve(SIMULATOR_PROFILE).await?
     } else {

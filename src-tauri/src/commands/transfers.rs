@@ -84,7 +84,15 @@ async fn upload(
     };
     state
         .transfers
-        .upload(&session.client, request.package_id, file, &path, &options, request.sha256.as_deref(), forward(on_progress))
+        .upload(
+            &session.client,
+            request.package_id,
+            file,
+            &path,
+            &options,
+            request.sha256.as_deref(),
+            forward(on_progress),
+        )
         .await
         .map_err(|e| session.err(e))
 }
@@ -184,7 +192,10 @@ pub async fn checksum_firmware_file(
 /// or when not UTF-8 text, which can still be downloaded to a file.
 #[tauri::command]
 #[specta::specta]
-pub async fn read_release_notes(state: State<'_, AppState>, package_id: Uuid) -> Result<ReleaseNotesText, CommandError> {
+pub async fn read_release_notes(
+    state: State<'_, AppState>,
+    package_id: Uuid,
+) -> Result<ReleaseNotesText, CommandError> {
     let session = state.session().await;
     transfers::read_release_notes(&session.client, package_id, transfers::RELEASE_NOTES_DISPLAY_CAP)
         .await

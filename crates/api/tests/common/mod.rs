@@ -40,7 +40,8 @@ pub fn as_answered(sim: &Simulator, mut m: dcs_api::model::FirmwareModule) -> dc
         m.client_id = None;
         m.created_by = None;
         m.modified_by = None;
-        m.extra.insert("_links".into(), serde_json::json!({ "self": { "href": format!("/firmware/modules/{}", m.id) } }));
+        m.extra
+            .insert("_links".into(), serde_json::json!({ "self": { "href": format!("/firmware/modules/{}", m.id) } }));
         m.extra.insert("tenantId".into(), sim.tenant_id().into());
     }
     m

@@ -70,9 +70,23 @@ pub fn alt() -> bool {
 /// add` (A-38, A-38 (alt)).
 pub fn sim_set_target() -> [&'static str; 6] {
     if alt() {
-        ["--set-target-method", "PUT", "--set-target-path", "/firmware/devices/{deviceId}/modules/{moduleId}/target", "--set-target-body", r#"{"version": {version}}"#]
+        [
+            "--set-target-method",
+            "PUT",
+            "--set-target-path",
+            "/firmware/devices/{deviceId}/modules/{moduleId}/target",
+            "--set-target-body",
+            r#"{"version": {version}}"#,
+        ]
     } else {
-        ["--set-target-method", "PUT", "--set-target-path", "/firmware/states/{deviceId}/{moduleId}", "--set-target-body", r#"{"targetFirmwareVersion": {version}}"#]
+        [
+            "--set-target-method",
+            "PUT",
+            "--set-target-path",
+            "/firmware/states/{deviceId}/{moduleId}",
+            "--set-target-body",
+            r#"{"targetFirmwareVersion": {version}}"#,
+        ]
     }
 }
 

@@ -42,10 +42,7 @@ pub enum FleetError {
 
 impl FleetError {
     pub fn invalid(field: impl Into<String>, rule: impl Into<String>) -> FleetError {
-        FleetError::Invalid {
-            field: field.into(),
-            rule: rule.into(),
-        }
+        FleetError::Invalid { field: field.into(), rule: rule.into() }
     }
 }
 
@@ -61,12 +58,7 @@ pub struct ScopeKey {
 
 impl ScopeKey {
     fn key(&self) -> String {
-        format!(
-            "{}|{}|{}",
-            self.profile,
-            self.base_url,
-            self.customer.map(|c| c.to_string()).unwrap_or_default()
-        )
+        format!("{}|{}|{}", self.profile, self.base_url, self.customer.map(|c| c.to_string()).unwrap_or_default())
     }
 }
 
@@ -220,10 +212,8 @@ impl FleetDb {
     /// Opens (creating if needed) the database at `path`.
     pub fn open(path: &Path) -> Result<FleetDb> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| FleetError::Open {
-                path: path.display().to_string(),
-                reason: e.to_string(),
-            })?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| FleetError::Open { path: path.display().to_string(), reason: e.to_string() })?;
         }
         // Readable by this user only (SQLite gives its -wal and -shm files the same mode): it
         // holds the customers' fleets.
@@ -237,10 +227,8 @@ impl FleetDb {
                 }
             }
         }
-        let conn = Connection::open(path).map_err(|e| FleetError::Open {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        })?;
+        let conn = Connection::open(path)
+            .map_err(|e| FleetError::Open { path: path.display().to_string(), reason: e.to_string() })?;
         Self::init(conn, Some(path.to_owned()))
     }
 
@@ -259,11 +247,7 @@ impl FleetDb {
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(SCHEMA)?;
         add_missing_columns(&conn)?;
-        Ok(FleetDb {
-            conn: Mutex::new(conn),
-            scopes: Default::default(),
-            path,
-        })
+        Ok(FleetDb { conn: Mutex::new(conn), scopes: Default::default(), path })
     }
 
     /// The default file: `fleet.sqlite` in the console's data folder.
@@ -276,9 +260,7 @@ impl FleetDb {
     }
 
     pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
-        self.conn
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// A setting kept with the fleet (the refresh interval), if set.
@@ -323,17 +305,9 @@ impl FleetDb {
     pub fn scope_key(&self, scope: Scope) -> Result<Option<ScopeKey>> {
         let conn = self.conn();
         let row = conn
-            .query_row(
-                "SELECT profile, base_url, customer FROM scopes WHERE id = ?1",
-                [scope.0],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, Option<String>>(2)?,
-                    ))
-                },
-            )
+            .query_row("SELECT profile, base_url, customer FROM scopes WHERE id = ?1", [scope.0], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?))
+            })
             .optional()?;
         Ok(row.map(|(profile, base_url, customer)| ScopeKey {
             profile,
@@ -343,7 +317,8 @@ impl FleetDb {
     }
 
     pub fn scope_info(&self, scope: Scope) -> Result<ScopeInfo> {
-        let states: i64 = self.conn().query_row("SELECT count(*) FROM states WHERE scope = ?1", [scope.0], |r| r.get(0))?;
+        let states: i64 =
+            self.conn().query_row("SELECT count(*) FROM states WHERE scope = ?1", [scope.0], |r| r.get(0))?;
         self.scope_info_with(scope, states as u32)
     }
 
@@ -369,8 +344,7 @@ pub fn to_ms(t: OffsetDateTime) -> i64 {
 }
 
 pub fn from_ms(ms: i64) -> OffsetDateTime {
-    OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
-        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+    OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000).unwrap_or(OffsetDateTime::UNIX_EPOCH)
 }
 
 pub fn ms_to_text(ms: i64) -> String {

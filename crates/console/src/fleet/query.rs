@@ -132,9 +132,7 @@ fn summaries(db: &FleetDb, scope: Scope, only: Option<&str>) -> Result<Vec<Modul
     )?;
     for m in &mut out {
         if let Some((v, n)) = top
-            .query_row(params![scope.0, m.module_id], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-            })
+            .query_row(params![scope.0, m.module_id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
             .optional()?
         {
             m.top_version = Some(v);
@@ -145,21 +143,10 @@ fn summaries(db: &FleetDb, scope: Scope, only: Option<&str>) -> Result<Vec<Modul
 }
 
 /// The overview of one module.
-pub fn overview(
-    db: &FleetDb,
-    scope: Scope,
-    module_id: &str,
-    names: &Names,
-) -> Result<ModuleOverview> {
-    let module = summaries(db, scope, Some(module_id))?
-        .into_iter()
-        .next()
-        .ok_or_else(|| {
-            FleetError::invalid(
-                "moduleId",
-                format!("no states of module {module_id} are known; scan first"),
-            )
-        })?;
+pub fn overview(db: &FleetDb, scope: Scope, module_id: &str, names: &Names) -> Result<ModuleOverview> {
+    let module = summaries(db, scope, Some(module_id))?.into_iter().next().ok_or_else(|| {
+        FleetError::invalid("moduleId", format!("no states of module {module_id} are known; scan first"))
+    })?;
     let conn = db.conn();
     let counts = |column: &str| -> Result<Vec<Count>> {
         let sql = format!(
@@ -169,11 +156,7 @@ pub fn overview(
         let mut stmt = conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(params![scope.0, module_id], |r| {
             let key: String = r.get(0)?;
-            Ok(Count {
-                label: key.clone(),
-                key,
-                count: r.get::<_, i64>(1)? as u32,
-            })
+            Ok(Count { label: key.clone(), key, count: r.get::<_, i64>(1)? as u32 })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     };
@@ -203,29 +186,15 @@ pub fn overview(
         .collect::<rusqlite::Result<_>>()?;
     drop(stmt);
     let packages = packages_of(&conn, scope, module_id)?;
-    Ok(ModuleOverview {
-        module,
-        by_version,
-        by_status,
-        by_target,
-        by_customer,
-        failures,
-        packages,
-    })
+    Ok(ModuleOverview { module, by_version, by_status, by_target, by_customer, failures, packages })
 }
 
-fn packages_of(
-    conn: &rusqlite::Connection,
-    scope: Scope,
-    module_id: &str,
-) -> Result<Vec<PackageVersion>> {
-    let mut stmt = conn.prepare_cached("SELECT version, has_file FROM packages WHERE scope = ?1 AND module_id = ?2 ORDER BY version")?;
-    let rows = stmt.query_map(params![scope.0, module_id], |r| {
-        Ok(PackageVersion {
-            version: r.get(0)?,
-            has_file: r.get(1)?,
-        })
-    })?;
+fn packages_of(conn: &rusqlite::Connection, scope: Scope, module_id: &str) -> Result<Vec<PackageVersion>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT version, has_file FROM packages WHERE scope = ?1 AND module_id = ?2 ORDER BY version",
+    )?;
+    let rows = stmt
+        .query_map(params![scope.0, module_id], |r| Ok(PackageVersion { version: r.get(0)?, has_file: r.get(1)? }))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -425,11 +394,7 @@ pub const SORT_COLUMNS: &[(&str, &str)] = &[
 ];
 
 /// Where-clause and parameters of a query (with `s` the states table).
-fn where_clause(
-    scope: Scope,
-    q: &DeviceQuery,
-    device: Option<&DeviceMatch>,
-) -> Result<(String, Vec<SqlValue>)> {
+fn where_clause(scope: Scope, q: &DeviceQuery, device: Option<&DeviceMatch>) -> Result<(String, Vec<SqlValue>)> {
     let mut sql = String::from("s.scope = ?");
     let mut args: Vec<SqlValue> = vec![SqlValue::Integer(scope.0)];
     let eq = |sql: &mut String, args: &mut Vec<SqlValue>, column: &str, value: &Option<String>| {
@@ -474,24 +439,12 @@ fn order_clause(sort: Option<&str>) -> Result<String> {
         Some(n) => (n, true),
         None => (sort, false),
     };
-    let column = SORT_COLUMNS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, c)| *c)
-        .ok_or_else(|| {
-            let names: Vec<&str> = SORT_COLUMNS.iter().map(|(n, _)| *n).collect();
-            FleetError::invalid(
-                "sort",
-                format!(
-                    "must be one of {} (with `-` for descending)",
-                    names.join(", ")
-                ),
-            )
-        })?;
+    let column = SORT_COLUMNS.iter().find(|(n, _)| *n == name).map(|(_, c)| *c).ok_or_else(|| {
+        let names: Vec<&str> = SORT_COLUMNS.iter().map(|(n, _)| *n).collect();
+        FleetError::invalid("sort", format!("must be one of {} (with `-` for descending)", names.join(", ")))
+    })?;
     let dir = if desc { "DESC" } else { "ASC" };
-    Ok(format!(
-        "{column} {dir} NULLS LAST, s.device_id, s.module_id"
-    ))
+    Ok(format!("{column} {dir} NULLS LAST, s.device_id, s.module_id"))
 }
 
 /// How the device filter matches.
@@ -512,26 +465,16 @@ pub async fn resolve_device(client: &Client, raw: &str) -> Result<DeviceMatch> {
             if let Some(uuid) = id.as_uuid() {
                 return Ok(DeviceMatch::Exact(uuid));
             }
-            let filter = StateFilter {
-                device_id: Some(raw.to_owned()),
-                limit: Some(1),
-                ..Default::default()
-            };
+            let filter = StateFilter { device_id: Some(raw.to_owned()), limit: Some(1), ..Default::default() };
             let (page, _) = client.firmware().states_page(&filter).await?;
             match page.items.first() {
                 Some(s) => Ok(DeviceMatch::Exact(s.device_id)),
-                None => Err(FleetError::invalid(
-                    "device",
-                    format!("the service knows no device {id}"),
-                )),
+                None => Err(FleetError::invalid("device", format!("the service knows no device {id}"))),
             }
         }
         Err(e) => {
             let lower = raw.to_ascii_lowercase();
-            if lower.len() >= 4
-                && lower.len() < 36
-                && lower.chars().all(|c| c.is_ascii_hexdigit() || c == '-')
-            {
+            if lower.len() >= 4 && lower.len() < 36 && lower.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
                 Ok(DeviceMatch::Prefix(lower))
             } else {
                 Err(FleetError::invalid(
@@ -563,19 +506,11 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DeviceRow> {
 }
 
 /// How many rows match.
-pub fn count(
-    db: &FleetDb,
-    scope: Scope,
-    q: &DeviceQuery,
-    device: Option<&DeviceMatch>,
-) -> Result<u32> {
+pub fn count(db: &FleetDb, scope: Scope, q: &DeviceQuery, device: Option<&DeviceMatch>) -> Result<u32> {
     let (filter, args) = where_clause(scope, q, device)?;
     let conn = db.conn();
-    let n: i64 = conn.query_row(
-        &format!("SELECT count(*) FROM states s WHERE {filter}"),
-        params_from_iter(args),
-        |r| r.get(0),
-    )?;
+    let n: i64 =
+        conn.query_row(&format!("SELECT count(*) FROM states s WHERE {filter}"), params_from_iter(args), |r| r.get(0))?;
     Ok(n as u32)
 }
 
@@ -662,19 +597,8 @@ pub fn write_csv(
     names: &Names,
     path: &Path,
 ) -> Result<u32> {
-    let rows = selected(
-        db,
-        scope,
-        q,
-        device,
-        sel.unwrap_or(&Selection {
-            all: true,
-            keys: Vec::new(),
-        }),
-    )?;
-    let fail = |e: dcs_api::Error| {
-        FleetError::invalid("path", format!("could not write {}: {e}", path.display()))
-    };
+    let rows = selected(db, scope, q, device, sel.unwrap_or(&Selection { all: true, keys: Vec::new() }))?;
+    let fail = |e: dcs_api::Error| FleetError::invalid("path", format!("could not write {}: {e}", path.display()));
     let mut w = crate::csv_file::CsvFile::create(
         path,
         &[
@@ -694,12 +618,7 @@ pub fn write_csv(
     )
     .map_err(fail)?;
     for r in &rows {
-        let customer = r
-            .client_id
-            .as_deref()
-            .and_then(|c| c.parse::<Uuid>().ok())
-            .and_then(|c| names.get(&c))
-            .cloned();
+        let customer = r.client_id.as_deref().and_then(|c| c.parse::<Uuid>().ok()).and_then(|c| names.get(&c)).cloned();
         let o = |v: &Option<String>| v.clone().unwrap_or_default();
         w.row([
             r.device_id.clone(),
@@ -741,19 +660,11 @@ pub fn snapshot(db: &FleetDb, scope: Scope, at: i64) -> Result<u32> {
         let mut stmt = tx.prepare_cached(
             "SELECT module_id, COALESCE(status, 'none'), count(*) FROM states WHERE scope = ?1 GROUP BY 1, 2",
         )?;
-        let rows = stmt.query_map([scope.0], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, i64>(2)?,
-            ))
-        })?;
+        let rows =
+            stmt.query_map([scope.0], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))?;
         for row in rows {
             let (module, status, n) = row?;
-            per_module
-                .entry(module)
-                .or_default()
-                .insert(status, n as u32);
+            per_module.entry(module).or_default().insert(status, n as u32);
         }
     }
     let mut written = 0;
@@ -761,13 +672,13 @@ pub fn snapshot(db: &FleetDb, scope: Scope, at: i64) -> Result<u32> {
         let mut last = tx.prepare_cached(
             "SELECT taken_at, counts FROM snapshots WHERE scope = ?1 AND module_id = ?2 ORDER BY taken_at DESC LIMIT 1",
         )?;
-        let mut insert =
-            tx.prepare_cached("INSERT OR REPLACE INTO snapshots (scope, module_id, taken_at, counts) VALUES (?1, ?2, ?3, ?4)")?;
+        let mut insert = tx.prepare_cached(
+            "INSERT OR REPLACE INTO snapshots (scope, module_id, taken_at, counts) VALUES (?1, ?2, ?3, ?4)",
+        )?;
         for (module, counts) in &per_module {
             let text = serde_json::to_string(counts).expect("counts serialise");
-            let previous: Option<(i64, String)> = last
-                .query_row(params![scope.0, module], |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional()?;
+            let previous: Option<(i64, String)> =
+                last.query_row(params![scope.0, module], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
             let due = match &previous {
                 None => true,
                 Some((taken, old)) => *old != text || at - taken >= SNAPSHOT_HEARTBEAT_MS,

@@ -45,10 +45,7 @@ pub enum DeviceChoice {
     All,
     /// The device table's rows matching a query (the module is the rollout's), optionally only
     /// those selected.
-    Query {
-        query: DeviceQuery,
-        selection: Option<Selection>,
-    },
+    Query { query: DeviceQuery, selection: Option<Selection> },
     /// A pasted list of device ids in any of the seven forms, separated by commas, spaces or lines.
     List { text: String },
 }
@@ -263,13 +260,8 @@ fn running_versions(candidates: &[Candidate]) -> Vec<RunningVersion> {
             *counts.entry(v).or_default() += 1;
         }
     }
-    let mut out: Vec<RunningVersion> = counts
-        .into_iter()
-        .map(|(version, devices)| RunningVersion {
-            version: version.to_owned(),
-            devices,
-        })
-        .collect();
+    let mut out: Vec<RunningVersion> =
+        counts.into_iter().map(|(version, devices)| RunningVersion { version: version.to_owned(), devices }).collect();
     out.sort_by(|a, b| b.devices.cmp(&a.devices).then_with(|| a.version.cmp(&b.version)));
     out
 }
@@ -278,10 +270,7 @@ fn running_versions(candidates: &[Candidate]) -> Vec<RunningVersion> {
 pub fn check_shape(db: &FleetDb, scope: Scope, plan: &RolloutPlan) -> Vec<PlanProblem> {
     let mut problems: Vec<PlanProblem> = Vec::new();
     fn push(problems: &mut Vec<PlanProblem>, field: &str, rule: String) {
-        problems.push(PlanProblem {
-            field: field.into(),
-            rule,
-        });
+        problems.push(PlanProblem { field: field.into(), rule });
     }
     if let Err(rule) = dcs_api::model::validate::firmware_version(&plan.version) {
         push(&mut problems, "version", rule.to_string());
@@ -291,10 +280,7 @@ pub fn check_shape(db: &FleetDb, scope: Scope, plan: &RolloutPlan) -> Vec<PlanPr
                 None => push(
                     &mut problems,
                     "version",
-                    format!(
-                        "the module has no package with version {} (scan again after creating it)",
-                        plan.version
-                    ),
+                    format!("the module has no package with version {} (scan again after creating it)", plan.version),
                 ),
                 Some(p) if !p.has_file => push(
                     &mut problems,
@@ -307,11 +293,7 @@ pub fn check_shape(db: &FleetDb, scope: Scope, plan: &RolloutPlan) -> Vec<PlanPr
         }
     }
     if plan.waves.is_empty() {
-        push(
-            &mut problems,
-            "waves",
-            "give at least one wave (for example 1, 10, 50, 100)".into(),
-        );
+        push(&mut problems, "waves", "give at least one wave (for example 1, 10, 50, 100)".into());
     } else if plan.waves.len() > 20 {
         push(&mut problems, "waves", "at most 20 waves".into());
     } else {
@@ -321,33 +303,19 @@ pub fn check_shape(db: &FleetDb, scope: Scope, plan: &RolloutPlan) -> Vec<PlanPr
                 push(
                     &mut problems,
                     "waves",
-                    format!(
-                        "wave {}: {w}% must be above the wave before ({last}%) and at most 100%",
-                        i + 1
-                    ),
+                    format!("wave {}: {w}% must be above the wave before ({last}%) and at most 100%", i + 1),
                 );
                 break;
             }
             last = *w;
         }
         if last != 100.0 && problems.iter().all(|p| p.field != "waves") {
-            push(
-                &mut problems,
-                "waves",
-                format!("the last wave must reach 100% (it reaches {last}%)"),
-            );
+            push(&mut problems, "waves", format!("the last wave must reach 100% (it reaches {last}%)"));
         }
     }
-    for (field, v) in [
-        ("successThreshold", plan.success_threshold),
-        ("errorThreshold", plan.error_threshold),
-    ] {
+    for (field, v) in [("successThreshold", plan.success_threshold), ("errorThreshold", plan.error_threshold)] {
         if !v.is_finite() || !(0.0..=100.0).contains(&v) {
-            push(
-                &mut problems,
-                field,
-                format!("must be a percentage from 0 to 100, got {v}"),
-            );
+            push(&mut problems, field, format!("must be a percentage from 0 to 100, got {v}"));
         }
     }
     if plan.success_threshold == 0.0 && problems.iter().all(|p| p.field != "successThreshold") {
@@ -373,7 +341,9 @@ pub async fn resolve(
     let module = &plan.module_id;
     let known: HashMap<Uuid, Candidate> = {
         let conn = db.conn();
-        let mut stmt = conn.prepare_cached("SELECT device_id, current, target, status FROM states WHERE scope = ?1 AND module_id = ?2")?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT device_id, current, target, status FROM states WHERE scope = ?1 AND module_id = ?2",
+        )?;
         let rows = stmt.query_map(params![scope.0, module], |r| {
             Ok((
                 r.get::<_, String>(0)?,
@@ -406,10 +376,7 @@ pub async fn resolve(
                 Some(raw) => Some(query::resolve_device(client, raw).await?),
                 None => None,
             };
-            let sel = selection.clone().unwrap_or(Selection {
-                all: true,
-                keys: Vec::new(),
-            });
+            let sel = selection.clone().unwrap_or(Selection { all: true, keys: Vec::new() });
             query::selected(db, scope, &q, device.as_ref(), &sel)?
                 .iter()
                 .filter_map(|r| r.device_id.parse().ok())
@@ -417,10 +384,8 @@ pub async fn resolve(
         }
         DeviceChoice::List { text } => {
             let mut problems = Vec::new();
-            let entries: Vec<&str> = text
-                .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
-                .filter(|s| !s.is_empty())
-                .collect();
+            let entries: Vec<&str> =
+                text.split(|c: char| c.is_whitespace() || c == ',' || c == ';').filter(|s| !s.is_empty()).collect();
             if entries.is_empty() {
                 return Ok(Err(vec![PlanProblem {
                     field: "devices".into(),
@@ -459,53 +424,35 @@ pub async fn resolve(
                     }
                 })
                 .collect();
-            let lookups = stream::iter(jobs)
-                .buffer_unordered(PARALLEL_SETS)
-                .collect::<Vec<_>>()
-                .await;
+            let lookups = stream::iter(jobs).buffer_unordered(PARALLEL_SETS).collect::<Vec<_>>().await;
             let mut ids = Vec::new();
             let mut sorted = lookups;
             sorted.sort_by_key(|(i, _, _)| *i);
             for (i, raw, found) in sorted {
                 match found {
                     Ok(Some(u)) if known.contains_key(&u) => ids.push(u),
-                    Ok(Some(u)) => problems.push((
-                        i,
-                        format!("#{} `{raw}`: device {u} has no state of this module", i + 1),
-                    )),
-                    Ok(None) => problems.push((
-                        i,
-                        format!("#{} `{raw}`: the service knows no such device", i + 1),
-                    )),
+                    Ok(Some(u)) => {
+                        problems.push((i, format!("#{} `{raw}`: device {u} has no state of this module", i + 1)))
+                    }
+                    Ok(None) => problems.push((i, format!("#{} `{raw}`: the service knows no such device", i + 1))),
                     Err(e) => problems.push((i, format!("#{} `{raw}`: {e}", i + 1))),
                 }
             }
             if !problems.is_empty() {
                 problems.sort_by_key(|(i, _)| *i);
                 let n = problems.len();
-                let mut rule = problems
-                    .into_iter()
-                    .take(10)
-                    .map(|(_, m)| m)
-                    .collect::<Vec<_>>()
-                    .join("; ");
+                let mut rule = problems.into_iter().take(10).map(|(_, m)| m).collect::<Vec<_>>().join("; ");
                 if n > 10 {
                     rule.push_str(&format!("; and {} more", n - 10));
                 }
-                return Ok(Err(vec![PlanProblem {
-                    field: "devices".into(),
-                    rule,
-                }]));
+                return Ok(Err(vec![PlanProblem { field: "devices".into(), rule }]));
             }
             ids
         }
     };
     let mut seen = HashSet::new();
-    let out: Vec<Candidate> = ids
-        .into_iter()
-        .filter(|id| seen.insert(*id))
-        .filter_map(|id| known.get(&id).cloned())
-        .collect();
+    let out: Vec<Candidate> =
+        ids.into_iter().filter(|id| seen.insert(*id)).filter_map(|id| known.get(&id).cloned()).collect();
     if out.is_empty() {
         return Ok(Err(vec![PlanProblem {
             field: "devices".into(),
@@ -521,11 +468,7 @@ pub fn wave_sizes(n: usize, waves: &[f64]) -> Vec<u32> {
     let mut sizes = Vec::with_capacity(waves.len());
     let mut taken = 0usize;
     for (i, w) in waves.iter().enumerate() {
-        let end = if i + 1 == waves.len() {
-            n
-        } else {
-            ((w / 100.0) * n as f64).ceil() as usize
-        };
+        let end = if i + 1 == waves.len() { n } else { ((w / 100.0) * n as f64).ceil() as usize };
         let end = end.max(taken + 1).min(n);
         sizes.push((end - taken) as u32);
         taken = end;
@@ -561,17 +504,14 @@ pub async fn preview(
     };
     p.running = running_versions(&candidates);
     p.downgrade = downgrade_of(&plan.version, &p.running);
-    let (on, rest): (Vec<Candidate>, Vec<Candidate>) = candidates
-        .into_iter()
-        .partition(|(_, current, _, _)| current.as_deref() == Some(plan.version.as_str()));
+    let (on, rest): (Vec<Candidate>, Vec<Candidate>) =
+        candidates.into_iter().partition(|(_, current, _, _)| current.as_deref() == Some(plan.version.as_str()));
     p.already_on_version = on.len() as u32;
     p.updating_elsewhere = rest
         .iter()
         .filter(|(_, _, target, status)| {
             target.as_deref().is_some_and(|t| t != plan.version)
-                && status
-                    .as_deref()
-                    .is_some_and(|s| !query::FINAL_STATUSES.contains(&s))
+                && status.as_deref().is_some_and(|s| !query::FINAL_STATUSES.contains(&s))
         })
         .count() as u32;
     p.devices = rest.len() as u32;
@@ -591,11 +531,9 @@ pub async fn preview(
 fn module_name(db: &FleetDb, scope: Scope, module_id: &str) -> Result<String> {
     let conn = db.conn();
     Ok(conn
-        .query_row(
-            "SELECT name FROM modules WHERE scope = ?1 AND module_id = ?2",
-            params![scope.0, module_id],
-            |r| r.get(0),
-        )
+        .query_row("SELECT name FROM modules WHERE scope = ?1 AND module_id = ?2", params![scope.0, module_id], |r| {
+            r.get(0)
+        })
         .optional()?
         .unwrap_or_else(|| module_id.to_owned()))
 }
@@ -632,12 +570,7 @@ impl RolloutState {
 
 /// Saves a previewed plan as a running rollout (no target is set yet: [`advance`] starts the
 /// first wave). Answers its id.
-pub fn create(
-    db: &FleetDb,
-    scope: Scope,
-    plan: &RolloutPlan,
-    devices: &[Candidate],
-) -> Result<String> {
+pub fn create(db: &FleetDb, scope: Scope, plan: &RolloutPlan, devices: &[Candidate]) -> Result<String> {
     let id = Uuid::new_v4().to_string();
     let mut order: Vec<&Candidate> = devices.iter().collect();
     order.shuffle(&mut rand::thread_rng());
@@ -662,7 +595,9 @@ pub fn create(
         ],
     )?;
     {
-        let mut insert = tx.prepare_cached("INSERT INTO rollout_devices (rollout, device_id, wave, previous_target) VALUES (?1, ?2, ?3, ?4)")?;
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO rollout_devices (rollout, device_id, wave, previous_target) VALUES (?1, ?2, ?3, ?4)",
+        )?;
         let mut it = order.iter();
         for (wave, size) in sizes.iter().enumerate() {
             for (device, _, target, _) in it.by_ref().take(*size as usize) {
@@ -687,11 +622,7 @@ pub fn create(
 }
 
 fn waves_text(waves: &[f64]) -> String {
-    waves
-        .iter()
-        .map(|w| format!("{w}%"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    waves.iter().map(|w| format!("{w}%")).collect::<Vec<_>>().join(", ")
 }
 
 fn event(conn: &rusqlite::Connection, rollout: &str, at: i64, message: &str) -> Result<()> {
@@ -849,17 +780,7 @@ fn wave_views(conn: &rusqlite::Connection, scope: Scope, row: &Row) -> Result<Ve
         })
         .collect();
     let rows = stmt.query_map(params![row.id, scope.0, row.module_id, row.version], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            [
-                r.get::<_, i64>(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-            ],
-        ))
+        Ok((r.get::<_, i64>(0)?, [r.get::<_, i64>(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?]))
     })?;
     for r in rows {
         let (wave, [size, set, refused, ok, failed, replaced]) = r?;
@@ -878,12 +799,7 @@ fn wave_views(conn: &rusqlite::Connection, scope: Scope, row: &Row) -> Result<Ve
 }
 
 fn total(waves: &[WaveView]) -> WaveView {
-    let mut t = WaveView {
-        index: 0,
-        percent: 100.0,
-        started: waves.iter().any(|w| w.started),
-        ..Default::default()
-    };
+    let mut t = WaveView { index: 0, percent: 100.0, started: waves.iter().any(|w| w.started), ..Default::default() };
     for w in waves {
         t.size += w.size;
         t.set += w.set;
@@ -898,14 +814,11 @@ fn total(waves: &[WaveView]) -> WaveView {
 
 fn view_of(conn: &rusqlite::Connection, scope: Scope, row: Row) -> Result<RolloutView> {
     let waves = wave_views(conn, scope, &row)?;
-    let mut stmt = conn.prepare_cached("SELECT at, message FROM rollout_events WHERE rollout = ?1 ORDER BY at DESC, rowid DESC LIMIT 100")?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT at, message FROM rollout_events WHERE rollout = ?1 ORDER BY at DESC, rowid DESC LIMIT 100",
+    )?;
     let events = stmt
-        .query_map([&row.id], |r| {
-            Ok(RolloutEvent {
-                at: ms_to_text(r.get(0)?),
-                message: r.get(1)?,
-            })
-        })?
+        .query_map([&row.id], |r| Ok(RolloutEvent { at: ms_to_text(r.get(0)?), message: r.get(1)? }))?
         .collect::<rusqlite::Result<_>>()?;
     let module_name = conn
         .query_row(
@@ -945,8 +858,7 @@ fn view_of(conn: &rusqlite::Connection, scope: Scope, row: Row) -> Result<Rollou
 /// One rollout.
 pub fn get(db: &FleetDb, id: &str) -> Result<RolloutView> {
     let conn = db.conn();
-    let (scope, row) = load(&conn, id)?
-        .ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
+    let (scope, row) = load(&conn, id)?.ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
     view_of(&conn, scope, row)
 }
 
@@ -954,8 +866,7 @@ pub fn get(db: &FleetDb, id: &str) -> Result<RolloutView> {
 pub fn list(db: &FleetDb, scope: Scope) -> Result<Vec<RolloutView>> {
     let ids: Vec<String> = {
         let conn = db.conn();
-        let mut stmt = conn
-            .prepare_cached("SELECT id FROM rollouts WHERE scope = ?1 ORDER BY created_at DESC")?;
+        let mut stmt = conn.prepare_cached("SELECT id FROM rollouts WHERE scope = ?1 ORDER BY created_at DESC")?;
         let rows = stmt.query_map([scope.0], |r| r.get(0))?;
         rows.collect::<rusqlite::Result<_>>()?
     };
@@ -965,8 +876,7 @@ pub fn list(db: &FleetDb, scope: Scope) -> Result<Vec<RolloutView>> {
 /// Scopes with a running rollout (to go on with them after a restart).
 pub fn running_scopes(db: &FleetDb) -> Result<Vec<Scope>> {
     let conn = db.conn();
-    let mut stmt =
-        conn.prepare_cached("SELECT DISTINCT scope FROM rollouts WHERE state = 'running'")?;
+    let mut stmt = conn.prepare_cached("SELECT DISTINCT scope FROM rollouts WHERE state = 'running'")?;
     let rows = stmt.query_map([], |r| Ok(Scope(r.get(0)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
@@ -990,21 +900,11 @@ fn set_state(
 pub fn pause(db: &FleetDb, id: &str) -> Result<RolloutView> {
     {
         let conn = db.conn();
-        let (_, row) = load(&conn, id)?
-            .ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
+        let (_, row) = load(&conn, id)?.ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
         if row.state != RolloutState::Running {
-            return Err(FleetError::Conflict(format!(
-                "the rollout is {}, not running",
-                row.state.as_str()
-            )));
+            return Err(FleetError::Conflict(format!("the rollout is {}, not running", row.state.as_str())));
         }
-        set_state(
-            &conn,
-            id,
-            RolloutState::Paused,
-            Some("paused by the operator"),
-            "Paused by the operator",
-        )?;
+        set_state(&conn, id, RolloutState::Paused, Some("paused by the operator"), "Paused by the operator")?;
     }
     get(db, id)
 }
@@ -1019,23 +919,13 @@ pub fn resume(
 ) -> Result<RolloutView> {
     {
         let conn = db.conn();
-        let (_, row) = load(&conn, id)?
-            .ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
+        let (_, row) = load(&conn, id)?.ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
         if row.state != RolloutState::Paused {
-            return Err(FleetError::Conflict(format!(
-                "the rollout is {}, not paused",
-                row.state.as_str()
-            )));
+            return Err(FleetError::Conflict(format!("the rollout is {}, not paused", row.state.as_str())));
         }
-        for (field, v) in [
-            ("successThreshold", success_threshold),
-            ("errorThreshold", error_threshold),
-        ] {
+        for (field, v) in [("successThreshold", success_threshold), ("errorThreshold", error_threshold)] {
             if let Some(v) = v {
-                if !v.is_finite()
-                    || !(0.0..=100.0).contains(&v)
-                    || (field == "successThreshold" && v == 0.0)
-                {
+                if !v.is_finite() || !(0.0..=100.0).contains(&v) || (field == "successThreshold" && v == 0.0) {
                     return Err(FleetError::invalid(
                         field,
                         format!("must be a percentage above 0 and at most 100, got {v}"),
@@ -1054,13 +944,7 @@ pub fn resume(
         } else {
             String::new()
         };
-        set_state(
-            &conn,
-            id,
-            RolloutState::Running,
-            None,
-            &format!("Resumed by the operator{changed}"),
-        )?;
+        set_state(&conn, id, RolloutState::Running, None, &format!("Resumed by the operator{changed}"))?;
     }
     get(db, id)
 }
@@ -1068,17 +952,14 @@ pub fn resume(
 /// Devices whose update under this rollout has not finished (targets set, still on the way).
 pub fn unfinished(db: &FleetDb, id: &str) -> Result<Vec<Uuid>> {
     let conn = db.conn();
-    let (scope, row) = load(&conn, id)?
-        .ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
+    let (scope, row) = load(&conn, id)?.ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
     let mut stmt = conn.prepare_cached(
         "SELECT d.device_id FROM rollout_devices d
          LEFT JOIN states s ON s.scope = ?2 AND s.module_id = ?3 AND s.device_id = d.device_id
          WHERE d.rollout = ?1 AND d.set_at IS NOT NULL AND s.target IS ?4
            AND (s.status IS NULL OR s.status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED'))",
     )?;
-    let rows = stmt.query_map(params![id, scope.0, row.module_id, row.version], |r| {
-        r.get::<_, String>(0)
-    })?;
+    let rows = stmt.query_map(params![id, scope.0, row.module_id, row.version], |r| r.get::<_, String>(0))?;
     Ok(rows.filter_map(|r| r.ok()?.parse().ok()).collect())
 }
 
@@ -1100,30 +981,19 @@ pub async fn abort(
     };
     let (scope, module_id) = {
         let conn = db.conn();
-        let (scope, row) = load(&conn, id)?
-            .ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
+        let (scope, row) =
+            load(&conn, id)?.ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
         if matches!(row.state, RolloutState::Completed | RolloutState::Aborted) {
-            return Err(FleetError::Conflict(format!(
-                "the rollout is already {}",
-                row.state.as_str()
-            )));
+            return Err(FleetError::Conflict(format!("the rollout is already {}", row.state.as_str())));
         }
         // Stop first, so no step starts a wave while the targets are reset.
-        set_state(
-            &conn,
-            id,
-            RolloutState::Aborted,
-            Some("aborted by the operator"),
-            "Aborted by the operator",
-        )?;
+        set_state(&conn, id, RolloutState::Aborted, Some("aborted by the operator"), "Aborted by the operator")?;
         (scope, row.module_id)
     };
     let mut reset = 0u32;
     if reset_unfinished {
         let devices = unfinished(db, id)?;
-        let module: Uuid = module_id
-            .parse()
-            .map_err(|_| FleetError::invalid("moduleId", "is not a UUID"))?;
+        let module: Uuid = module_id.parse().map_err(|_| FleetError::invalid("moduleId", "is not a UUID"))?;
         let op = op.expect("checked above");
         let results = set_targets(client, op, &devices, module, None, None).await;
         let mut failures = Vec::new();
@@ -1139,8 +1009,7 @@ pub async fn abort(
             }
         }
         let conn = db.conn();
-        let mut message =
-            format!("Reset the targets of {reset} devices whose update had not finished");
+        let mut message = format!("Reset the targets of {reset} devices whose update had not finished");
         if !failures.is_empty() {
             message.push_str(&format!(
                 "; {} could not be reset ({})",
@@ -1183,10 +1052,7 @@ async fn set_targets(
             }
         })
         .collect();
-    stream::iter(jobs)
-        .buffer_unordered(PARALLEL_SETS)
-        .collect()
-        .await
+    stream::iter(jobs).buffer_unordered(PARALLEL_SETS).collect().await
 }
 
 /// What one step did to a rollout.
@@ -1214,8 +1080,8 @@ pub enum StepOutcome {
 pub async fn advance(client: &Client, op: Option<&SetTarget>, db: &FleetDb, id: &str) -> Result<StepOutcome> {
     let (scope, row, waves) = {
         let conn = db.conn();
-        let (scope, row) = load(&conn, id)?
-            .ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
+        let (scope, row) =
+            load(&conn, id)?.ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))?;
         if row.state != RolloutState::Running {
             return Ok(StepOutcome::Waiting);
         }
@@ -1224,13 +1090,7 @@ pub async fn advance(client: &Client, op: Option<&SetTarget>, db: &FleetDb, id: 
     };
     let pause = |reason: String| -> Result<StepOutcome> {
         let conn = db.conn();
-        set_state(
-            &conn,
-            id,
-            RolloutState::Paused,
-            Some(&reason),
-            &format!("Paused: {reason}"),
-        )?;
+        set_state(&conn, id, RolloutState::Paused, Some(&reason), &format!("Paused: {reason}"))?;
         Ok(StepOutcome::Paused { reason })
     };
     if row.current >= 0 {
@@ -1268,13 +1128,7 @@ pub async fn advance(client: &Client, op: Option<&SetTarget>, db: &FleetDb, id: 
                     "{} of {} devices updated to {}, {} failed, {} replaced or cancelled, {} refused",
                     t.succeeded, t.size, row.version, t.failed, t.replaced, t.refused
                 );
-                set_state(
-                    &conn,
-                    id,
-                    RolloutState::Completed,
-                    Some(&reason),
-                    &format!("Completed: {reason}"),
-                )?;
+                set_state(&conn, id, RolloutState::Completed, Some(&reason), &format!("Completed: {reason}"))?;
                 return Ok(StepOutcome::Completed);
             }
             return Ok(StepOutcome::Waiting);
@@ -1284,14 +1138,16 @@ pub async fn advance(client: &Client, op: Option<&SetTarget>, db: &FleetDb, id: 
     let Some(op) = op else {
         return pause(NO_OPERATION.to_owned());
     };
-    let module: Uuid = row
-        .module_id
-        .parse()
-        .map_err(|_| FleetError::invalid("moduleId", "is not a UUID"))?;
+    let module: Uuid = row.module_id.parse().map_err(|_| FleetError::invalid("moduleId", "is not a UUID"))?;
     let package = if op.uses_package() {
         match set_target::package_of(client, module, &row.version).await? {
             Some(p) => Some(p),
-            None => return pause(format!("the service lists no package {} of the module, whose id the set-target operation needs", row.version)),
+            None => {
+                return pause(format!(
+                    "the service lists no package {} of the module, whose id the set-target operation needs",
+                    row.version
+                ))
+            }
         }
     } else {
         None
@@ -1311,19 +1167,15 @@ pub async fn advance(client: &Client, op: Option<&SetTarget>, db: &FleetDb, id: 
     let (mut set, mut refused) = (0u32, 0u32);
     let mut first_refusal = None;
     {
-        let states: Vec<FirmwareState> = results
-            .iter()
-            .filter_map(|(_, r)| r.as_ref().ok().cloned().flatten())
-            .collect();
+        let states: Vec<FirmwareState> =
+            results.iter().filter_map(|(_, r)| r.as_ref().ok().cloned().flatten()).collect();
         super::scan::write_page(db, scope, &states)?;
         let conn = db.conn();
         let now = now_ms();
-        let mut ok = conn.prepare_cached(
-            "UPDATE rollout_devices SET set_at = ?3 WHERE rollout = ?1 AND device_id = ?2",
-        )?;
-        let mut err = conn.prepare_cached(
-            "UPDATE rollout_devices SET error = ?3 WHERE rollout = ?1 AND device_id = ?2",
-        )?;
+        let mut ok =
+            conn.prepare_cached("UPDATE rollout_devices SET set_at = ?3 WHERE rollout = ?1 AND device_id = ?2")?;
+        let mut err =
+            conn.prepare_cached("UPDATE rollout_devices SET error = ?3 WHERE rollout = ?1 AND device_id = ?2")?;
         for (device, result) in &results {
             match result {
                 Ok(_) => {
@@ -1337,21 +1189,13 @@ pub async fn advance(client: &Client, op: Option<&SetTarget>, db: &FleetDb, id: 
                 }
             }
         }
-        let mut message = format!(
-            "Wave {} started: target {} set on {set} devices",
-            next + 1,
-            row.version
-        );
+        let mut message = format!("Wave {} started: target {} set on {set} devices", next + 1, row.version);
         if let Some(why) = &first_refusal {
             message.push_str(&format!("; {refused} refused (first: {why})"));
         }
         event(&conn, id, now, &message)?;
     }
-    Ok(StepOutcome::WaveStarted {
-        wave: next,
-        set,
-        refused,
-    })
+    Ok(StepOutcome::WaveStarted { wave: next, set, refused })
 }
 
 fn pct(part: u32, whole: u32) -> f64 {
@@ -1384,9 +1228,8 @@ pub fn counts(db: &FleetDb, scope: Scope) -> Result<RolloutCounts> {
 /// The running rollouts of a scope.
 pub fn running(db: &FleetDb, scope: Scope) -> Result<Vec<String>> {
     let conn = db.conn();
-    let mut stmt = conn.prepare_cached(
-        "SELECT id FROM rollouts WHERE scope = ?1 AND state = 'running' ORDER BY created_at",
-    )?;
+    let mut stmt =
+        conn.prepare_cached("SELECT id FROM rollouts WHERE scope = ?1 AND state = 'running' ORDER BY created_at")?;
     let rows = stmt.query_map([scope.0], |r| r.get(0))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
@@ -1394,9 +1237,7 @@ pub fn running(db: &FleetDb, scope: Scope) -> Result<Vec<String>> {
 /// The scope a rollout belongs to.
 pub fn scope_of(db: &FleetDb, id: &str) -> Result<Scope> {
     let conn = db.conn();
-    load(&conn, id)?
-        .map(|(s, _)| s)
-        .ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))
+    load(&conn, id)?.map(|(s, _)| s).ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))
 }
 
 #[cfg(test)]
@@ -1463,7 +1304,9 @@ mod tests {
 
     #[test]
     fn a_target_older_than_what_devices_run_is_a_downgrade() {
-        let running = |v: &[(&str, u32)]| v.iter().map(|(v, n)| RunningVersion { version: (*v).into(), devices: *n }).collect::<Vec<_>>();
+        let running = |v: &[(&str, u32)]| {
+            v.iter().map(|(v, n)| RunningVersion { version: (*v).into(), devices: *n }).collect::<Vec<_>>()
+        };
         let fleet = running(&[("1.2.1", 240), ("1.2.0", 30), ("1.1.0", 5)]);
         assert_eq!(
             downgrade_of("1.2.0", &fleet),

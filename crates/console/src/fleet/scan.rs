@@ -181,7 +181,8 @@ impl Known {
                 self.sort.verb()
             )
         } else if self.since == Support::Unknown {
-            "incremental: only states changed since the last refresh are read (not yet checked with this service)".into()
+            "incremental: only states changed since the last refresh are read (not yet checked with this service)"
+                .into()
         } else {
             "incremental: only states changed since the last refresh are read".into()
         };
@@ -277,10 +278,7 @@ pub struct ScanReport {
 
 /// The later of a state's two modification times (it has no `modifiedAt` of its own).
 pub fn modified_at(s: &FirmwareState) -> Option<OffsetDateTime> {
-    match (
-        s.target_firmware_version_modified_at,
-        s.firmware_update_status_modified_at,
-    ) {
+    match (s.target_firmware_version_modified_at, s.firmware_update_status_modified_at) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
     }
@@ -375,11 +373,7 @@ pub async fn refresh(
     if kind == ScanKind::Incremental {
         // Whole seconds: the service may keep no finer times.
         let since = (watermark.unwrap_or_default() - OVERLAP_MS).div_euclid(1000) * 1000;
-        let filter = StateFilter {
-            limit: Some(PAGE_SIZE),
-            modified_since: Some(from_ms(since)),
-            ..Default::default()
-        };
+        let filter = StateFilter { limit: Some(PAGE_SIZE), modified_since: Some(from_ms(since)), ..Default::default() };
         let outcome = run.pages(&filter, ScanKind::Incremental, None, &mut None).await;
         match outcome {
             Ok(Read::Done) => {
@@ -544,10 +538,7 @@ impl<P: Fn(&ScanProgress)> Run<'_, P> {
 }
 
 /// Runs `fut` unless `cancel` fires first.
-async fn cancellable<T>(
-    cancel: &CancellationToken,
-    fut: impl std::future::Future<Output = T>,
-) -> Result<T> {
+async fn cancellable<T>(cancel: &CancellationToken, fut: impl std::future::Future<Output = T>) -> Result<T> {
     tokio::select! {
         biased;
         _ = cancel.cancelled() => Err(FleetError::Cancelled),
@@ -638,18 +629,10 @@ fn blocking<T>(f: impl FnOnce() -> T) -> T {
 /// the device specifications, for the dashboard's labels and the rollout's version choice.
 pub async fn refresh_catalogue(client: &Client, db: &FleetDb, scope: Scope) -> Result<()> {
     let firmware = client.firmware();
-    let modules: Vec<_> = firmware
-        .modules(&ModuleFilter {
-            limit: Some(PAGE_SIZE),
-            ..Default::default()
-        })?
-        .try_collect()
-        .await?;
-    let filter = PackageFilter {
-        embed: vec![Embed::DeviceSpecification],
-        limit: Some(PAGE_SIZE),
-        ..Default::default()
-    };
+    let modules: Vec<_> =
+        firmware.modules(&ModuleFilter { limit: Some(PAGE_SIZE), ..Default::default() })?.try_collect().await?;
+    let filter =
+        PackageFilter { embed: vec![Embed::DeviceSpecification], limit: Some(PAGE_SIZE), ..Default::default() };
     let packages: Vec<_> = firmware.packages(&filter)?.try_collect().await?;
     let mut conn = db.conn();
     let tx = conn.transaction()?;
@@ -658,12 +641,7 @@ pub async fn refresh_catalogue(client: &Client, db: &FleetDb, scope: Scope) -> R
     for m in &modules {
         tx.execute(
             "INSERT INTO modules (scope, module_id, name, spec_id) VALUES (?1, ?2, ?3, ?4)",
-            params![
-                scope.0,
-                m.id.to_string(),
-                m.name,
-                m.device_specification_id.to_string()
-            ],
+            params![scope.0, m.id.to_string(), m.name, m.device_specification_id.to_string()],
         )?;
     }
     for p in &packages {
@@ -671,11 +649,7 @@ pub async fn refresh_catalogue(client: &Client, db: &FleetDb, scope: Scope) -> R
             "INSERT OR REPLACE INTO packages (scope, module_id, version, has_file) VALUES (?1, ?2, ?3, ?4)",
             params![scope.0, p.module_id.to_string(), p.firmware_version, p.firmware_file_name.is_some()],
         )?;
-        if let Some(spec) = p
-            .embedded
-            .as_ref()
-            .and_then(|e| e.device_specification.as_ref())
-        {
+        if let Some(spec) = p.embedded.as_ref().and_then(|e| e.device_specification.as_ref()) {
             tx.execute(
                 "INSERT OR REPLACE INTO specs (scope, spec_id, name) VALUES (?1, ?2, ?3)",
                 params![scope.0, spec.id.to_string(), spec.name],
@@ -692,7 +666,8 @@ mod tests {
 
     fn state(target_at: Option<i64>, status_at: Option<i64>) -> FirmwareState {
         let mut s: FirmwareState =
-            serde_json::from_value(serde_json::json!({"moduleId": Uuid::new_v4(), "deviceId": Uuid::new_v4()})).unwrap();
+            serde_json::from_value(serde_json::json!({"moduleId": Uuid::new_v4(), "deviceId": Uuid::new_v4()}))
+                .unwrap();
         s.target_firmware_version_modified_at = target_at.map(from_ms);
         s.firmware_update_status_modified_at = status_at.map(from_ms);
         s

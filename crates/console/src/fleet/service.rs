@@ -113,8 +113,12 @@ pub struct FleetService {
 impl FleetService {
     /// The service over `db`, with the refresh interval and switch kept there.
     pub fn new(db: Arc<FleetDb>) -> FleetService {
-        let interval =
-            db.setting("refresh_interval").ok().flatten().and_then(|v| v.parse().ok()).filter(|s| (5..=3600).contains(s));
+        let interval = db
+            .setting("refresh_interval")
+            .ok()
+            .flatten()
+            .and_then(|v| v.parse().ok())
+            .filter(|s| (5..=3600).contains(s));
         let paused = db.setting("auto_refresh").ok().flatten().is_some_and(|v| v == "off");
         let inner = Inner { interval, paused, ..Default::default() };
         FleetService { db, inner: Mutex::new(inner), work: tokio::sync::Mutex::new(()) }
@@ -144,11 +148,7 @@ impl FleetService {
         let interval_seconds = i.interval.unwrap_or(DEFAULT_INTERVAL_SECS);
         let last_secs = i.last.get(&scope).map_or(0, |r| r.elapsed_ms.div_ceil(1000));
         Ok(FleetStatus {
-            scanning: i
-                .scanning
-                .as_ref()
-                .filter(|(s, _)| *s == scope)
-                .map(|(_, p)| p.clone()),
+            scanning: i.scanning.as_ref().filter(|(s, _)| *s == scope).map(|(_, p)| p.clone()),
             busy_elsewhere: i.scanning.as_ref().is_some_and(|(s, _)| *s != scope),
             last: i.last.get(&scope).cloned(),
             error: i.error.get(&scope).cloned(),
@@ -197,30 +197,19 @@ impl FleetService {
         if info.last_refresh.is_none() && !running {
             return Ok(None);
         }
-        if i.last_refresh
-            .get(&scope)
-            .is_some_and(|t| t.elapsed() < interval)
-        {
+        if i.last_refresh.get(&scope).is_some_and(|t| t.elapsed() < interval) {
             return Ok(None);
         }
         let full_due = info.last_full_scan.is_none()
             || info
                 .last_full_scan
                 .as_deref()
-                .and_then(|t| {
-                    time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339)
-                        .ok()
-                })
+                .and_then(|t| time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok())
                 .is_some_and(|t| {
-                    (time::OffsetDateTime::now_utc() - t).whole_seconds()
-                        >= FULL_SCAN_EVERY.as_secs() as i64
+                    (time::OffsetDateTime::now_utc() - t).whole_seconds() >= FULL_SCAN_EVERY.as_secs() as i64
                 });
         drop(i);
-        Ok(Some(if full_due {
-            ScanKind::Full
-        } else {
-            scan::planned_kind(&self.db, scope, ScanKind::Incremental)?
-        }))
+        Ok(Some(if full_due { ScanKind::Full } else { scan::planned_kind(&self.db, scope, ScanKind::Incremental)? }))
     }
 
     /// Records that a refresh of `scope` could not even start (no session): the timer waits a
@@ -270,16 +259,8 @@ impl FleetService {
         {
             let mut i = self.inner();
             i.cancel = Some(cancel.clone());
-            i.scanning = Some((
-                scope,
-                ScanProgress {
-                    kind: planned,
-                    pages: 0,
-                    states: 0,
-                    expected: None,
-                    elapsed_ms: 0,
-                },
-            ));
+            i.scanning =
+                Some((scope, ScanProgress { kind: planned, pages: 0, states: 0, expected: None, elapsed_ms: 0 }));
         }
         let result = scan::refresh(client, &self.db, scope, kind, &cancel, |p| {
             let mut i = self.inner();
@@ -337,12 +318,7 @@ impl FleetService {
     }
 
     /// The device filter as typed, resolved once per scope (an IMEI or DevEUI asks the service).
-    pub async fn device_match(
-        &self,
-        client: &Client,
-        scope: Scope,
-        raw: Option<&str>,
-    ) -> Result<Option<DeviceMatch>> {
+    pub async fn device_match(&self, client: &Client, scope: Scope, raw: Option<&str>) -> Result<Option<DeviceMatch>> {
         let Some(raw) = raw.map(str::trim).filter(|s| !s.is_empty()) else {
             return Ok(None);
         };
@@ -350,9 +326,7 @@ impl FleetService {
             return Ok(Some(m.clone()));
         }
         let m = query::resolve_device(client, raw).await?;
-        self.inner()
-            .devices
-            .insert((scope, raw.to_owned()), m.clone());
+        self.inner().devices.insert((scope, raw.to_owned()), m.clone());
         Ok(Some(m))
     }
 }

@@ -48,7 +48,10 @@ pub(crate) async fn reset(State(state): State<Arc<SimState>>) -> Result<StatusCo
     Ok(StatusCode::NO_CONTENT)
 }
 
-pub(crate) async fn set_clock(State(state): State<Arc<SimState>>, Json(body): Json<Value>) -> Result<Json<Value>, ApiError> {
+pub(crate) async fn set_clock(
+    State(state): State<Arc<SimState>>,
+    Json(body): Json<Value>,
+) -> Result<Json<Value>, ApiError> {
     let speed = body.get("speed").and_then(Value::as_f64).unwrap_or(f64::NAN);
     state.clock.set_speed(speed).map_err(|rule| ApiError::invalid("speed", rule))?;
     Ok(Json(json!({ "speed": speed, "now": crate::store::ts(state.clock.now()) })))
@@ -58,7 +61,10 @@ pub(crate) async fn get_faults(State(state): State<Arc<SimState>>) -> Json<Fault
     Json(state.faults.get())
 }
 
-pub(crate) async fn set_faults(State(state): State<Arc<SimState>>, body: axum::body::Bytes) -> Result<Json<Faults>, ApiError> {
+pub(crate) async fn set_faults(
+    State(state): State<Arc<SimState>>,
+    body: axum::body::Bytes,
+) -> Result<Json<Faults>, ApiError> {
     let faults: Faults = serde_json::from_slice(&body).map_err(|e| ApiError::invalid("body", e.to_string()))?;
     faults.check().map_err(|e| {
         let (name, reason) = e.split_once(": ").unwrap_or(("body", &e));

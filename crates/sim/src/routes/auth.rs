@@ -25,8 +25,9 @@ pub(crate) async fn token(
     body: Bytes,
 ) -> Result<Json<TokenResponse>, ApiError> {
     crate::routes::require_json_content_type(&headers)?;
-    let body: Value = serde_json::from_slice(&body)
-        .map_err(|_| ApiError::invalid("body", "must be a JSON object with grant_type, audience, client_id, client_secret"))?;
+    let body: Value = serde_json::from_slice(&body).map_err(|_| {
+        ApiError::invalid("body", "must be a JSON object with grant_type, audience, client_id, client_secret")
+    })?;
     let field = |name: &str| -> Result<String, ApiError> {
         match body.get(name) {
             Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),

@@ -131,9 +131,7 @@ pub(crate) async fn context_switch(
     match state.store.client(customer)? {
         Some(c) if c.reseller_id == Some(caller.own) => {}
         _ => {
-            return Err(ApiError::forbidden(format!(
-                "the API key's client is not the reseller of customer {customer}"
-            )))
+            return Err(ApiError::forbidden(format!("the API key's client is not the reseller of customer {customer}")))
         }
     }
     state.store.grant_context_switch(&caller.key_id, customer, state.clock.now())?;

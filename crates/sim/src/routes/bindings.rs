@@ -172,7 +172,10 @@ fn http_type(v: &str) -> Result<HttpBindingType, ApiError> {
     if t.is_known() {
         Ok(t)
     } else {
-        Err(ApiError::invalid("type", format!("unknown binding type `{v}`; allowed: {}", HttpBindingType::KNOWN.join(", "))))
+        Err(ApiError::invalid(
+            "type",
+            format!("unknown binding type `{v}`; allowed: {}", HttpBindingType::KNOWN.join(", ")),
+        ))
     }
 }
 
@@ -225,7 +228,12 @@ impl Kind for Mqtt {
 
 /// The body's `deviceId`: required, any id form, a device of the caller's environment whose
 /// connection is the binding's kind.
-fn body_device(state: &SimState, caller: &Caller, body: &Map<String, Value>, kind: BindingKind) -> Result<DeviceRow, ApiError> {
+fn body_device(
+    state: &SimState,
+    caller: &Caller,
+    body: &Map<String, Value>,
+    kind: BindingKind,
+) -> Result<DeviceRow, ApiError> {
     let raw = required(body, "deviceId")?;
     let parsed = DeviceId::parse(raw).map_err(|e| ApiError::invalid("deviceId", e.to_string()))?;
     let device = state
@@ -243,7 +251,9 @@ fn body_device(state: &SimState, caller: &Caller, body: &Map<String, Value>, kin
 
 fn conflict(kind: BindingKind, c: BindingConflict, row: &BindingRow) -> ApiError {
     let detail = match c {
-        BindingConflict::Device => format!("device {} already has a {kind} binding; update or delete that one", row.device_id),
+        BindingConflict::Device => {
+            format!("device {} already has a {kind} binding; update or delete that one", row.device_id)
+        }
         BindingConflict::ApplicationServerId => format!(
             "applicationServerId {} is already used by another binding; it must be globally unique",
             row.application_server_id.as_deref().unwrap_or_default()
@@ -328,7 +338,13 @@ fn sync_from_network_server(state: &SimState, caller: &Caller, row: BindingRow) 
     if !joined {
         return Ok(row);
     }
-    state.store.set_binding_status(caller.client, row.id, LoraBindingStatus::Active.as_str(), &caller.principal, now)?;
+    state.store.set_binding_status(
+        caller.client,
+        row.id,
+        LoraBindingStatus::Active.as_str(),
+        &caller.principal,
+        now,
+    )?;
     find::<Lora>(state, caller, row.id)
 }
 
@@ -364,12 +380,8 @@ pub(crate) async fn update<K: Kind>(
     let device = body_device(&state, &caller, &body, K::KIND)?;
     let now = state.clock.now();
     // A full replacement: every writable field comes from the body; id and creation stay.
-    let mut row = BindingRow {
-        device_id: device.id,
-        modified_at: now,
-        modified_by: caller.principal.clone(),
-        ..current.clone()
-    };
+    let mut row =
+        BindingRow { device_id: device.id, modified_at: now, modified_by: caller.principal.clone(), ..current.clone() };
     K::apply(&body, &device, Some(&current), &mut row, now)?;
     match state.store.replace_binding(&row)? {
         Err(c) => Err(conflict(K::KIND, c, &row)),

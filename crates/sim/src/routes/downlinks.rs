@@ -9,8 +9,10 @@ use std::time::Duration as StdDuration;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, Uri};
 use axum::Json;
+use dcs_model::downlinks::{
+    ActuatorDownlink, ConnectionDownlink, ConnectionDownlinkStatus, DownlinkStatus, FailureReason,
+};
 use dcs_model::duration::{format_duration, parse_feedback_timeout};
-use dcs_model::downlinks::{ActuatorDownlink, ConnectionDownlink, ConnectionDownlinkStatus, DownlinkStatus, FailureReason};
 use dcs_model::{DeviceId, Page};
 use rand::Rng;
 use serde_json::{json, Map, Value};
@@ -114,17 +116,18 @@ fn opt_bool(body: &Map<String, Value>, name: &str) -> Result<bool, ApiError> {
 fn retry_limit(body: &Map<String, Value>) -> Result<i64, ApiError> {
     match body.get("retryLimit") {
         None | Some(Value::Null) => Ok(0),
-        Some(v) => v
-            .as_i64()
-            .filter(|n| (0..=MAX_RETRY_LIMIT).contains(n))
-            .ok_or_else(|| ApiError::invalid("retryLimit", format!("must be a whole number from 0 to {MAX_RETRY_LIMIT}"))),
+        Some(v) => v.as_i64().filter(|n| (0..=MAX_RETRY_LIMIT).contains(n)).ok_or_else(|| {
+            ApiError::invalid("retryLimit", format!("must be a whole number from 0 to {MAX_RETRY_LIMIT}"))
+        }),
     }
 }
 
 fn feedback_timeout(body: &Map<String, Value>, default: Option<StdDuration>) -> Result<StdDuration, ApiError> {
     match body.get("feedbackTimeout") {
         None | Some(Value::Null) => default.ok_or_else(|| ApiError::invalid("feedbackTimeout", "is required")),
-        Some(Value::String(s)) => parse_feedback_timeout(s).map_err(|e| ApiError::invalid("feedbackTimeout", e.to_string())),
+        Some(Value::String(s)) => {
+            parse_feedback_timeout(s).map_err(|e| ApiError::invalid("feedbackTimeout", e.to_string()))
+        }
         Some(_) => Err(ApiError::invalid("feedbackTimeout", "must be a duration string such as PT10M")),
     }
 }
@@ -186,12 +189,17 @@ fn check_method(state: &SimState, caller: &Caller, method: &Value) -> Result<(De
             json!([{"bn": bn, "n": "command", "vs": command}, {"n": "parameters", "vs": params.to_string()}])
         }
         "senml" => {
-            let records = m.get("records").and_then(Value::as_array).filter(|r| !r.is_empty()).ok_or_else(|| {
-                ApiError::invalid("method.records", "must be a non-empty array of SenML records")
-            })?;
+            let records = m
+                .get("records")
+                .and_then(Value::as_array)
+                .filter(|r| !r.is_empty())
+                .ok_or_else(|| ApiError::invalid("method.records", "must be a non-empty array of SenML records"))?;
             let mut out = Vec::new();
             for (i, r) in records.iter().enumerate() {
-                let mut r = r.as_object().cloned().ok_or_else(|| ApiError::invalid("method.records", format!("record {i} must be an object")))?;
+                let mut r = r
+                    .as_object()
+                    .cloned()
+                    .ok_or_else(|| ApiError::invalid("method.records", format!("record {i} must be an object")))?;
                 if !r.contains_key("n") {
                     return Err(ApiError::invalid("method.records", format!("record {i} needs a name `n`")));
                 }
@@ -206,7 +214,9 @@ fn check_method(state: &SimState, caller: &Caller, method: &Value) -> Result<(De
             let hex = string(m, "payloadHex", "method.payloadHex")?;
             hex_payload(hex, "method.payloadHex", 242)?;
             if let Some(port) = m.get("port") {
-                port.as_i64().filter(|p| (1..=223).contains(p)).ok_or_else(|| ApiError::invalid("method.port", "must be 1 to 223"))?;
+                port.as_i64()
+                    .filter(|p| (1..=223).contains(p))
+                    .ok_or_else(|| ApiError::invalid("method.port", "must be 1 to 223"))?;
             }
             json!([{"bn": bn, "n": "payloadHex", "vs": hex.to_ascii_lowercase()}])
         }
@@ -243,7 +253,10 @@ pub(crate) async fn create_actuator(
     if !state.store.insert_downlink(&row)? {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
-            format!("externalReference {} is already used by another downlink of this client", external_reference.unwrap_or_default()),
+            format!(
+                "externalReference {} is already used by another downlink of this client",
+                external_reference.unwrap_or_default()
+            ),
         ));
     }
     Ok((StatusCode::CREATED, Json(actuator_answer(&row))))
@@ -319,7 +332,12 @@ fn connection_fields(kind: &str, body: &Map<String, Value>) -> Result<Value, Api
                         .decode(p)
                         .map_err(|_| ApiError::invalid("message.payload", "must be base64"))?;
                 }
-                _ => return Err(ApiError::invalid("message", "must have exactly one of `senml` (non-empty array) or `payload` (base64)")),
+                _ => {
+                    return Err(ApiError::invalid(
+                        "message",
+                        "must have exactly one of `senml` (non-empty array) or `payload` (base64)",
+                    ))
+                }
             }
             out.insert("message".into(), Value::Object(m.clone()));
         }
@@ -361,7 +379,12 @@ fn connection_fields(kind: &str, body: &Map<String, Value>) -> Result<Value, Api
                 hex_payload(h, "payloadHex", 140)?;
                 out.insert("payloadHex".into(), json!(h.to_ascii_lowercase()));
             }
-            _ => return Err(ApiError::invalid("text", "give exactly one of `text` (1 to 160 characters) or `payloadHex`")),
+            _ => {
+                return Err(ApiError::invalid(
+                    "text",
+                    "give exactly one of `text` (1 to 160 characters) or `payloadHex`",
+                ))
+            }
         },
         _ => {
             // digitalmatter: its fields are not shown; everything else is kept as sent.
@@ -404,7 +427,10 @@ pub(crate) async fn create_connection(
     };
     if let Some(w) = wanted {
         if device.connection != w {
-            return Err(ApiError::invalid("deviceId", format!("device {} connects over {}, not {w}", device.id, device.connection)));
+            return Err(ApiError::invalid(
+                "deviceId",
+                format!("device {} connects over {}, not {w}", device.id, device.connection),
+            ));
         }
     }
     let fields = connection_fields(&kind, &body)?;
@@ -423,8 +449,11 @@ pub(crate) async fn create_connection(
         None,
     );
     // A full queue drops its oldest waiting downlink (EVICTED), on the kinds that know eviction.
-    let queued =
-        if EVICTING_KINDS.contains(&kind.as_str()) { state.store.queued_downlinks(device.id, &kind)? } else { Vec::new() };
+    let queued = if EVICTING_KINDS.contains(&kind.as_str()) {
+        state.store.queued_downlinks(device.id, &kind)?
+    } else {
+        Vec::new()
+    };
     if queued.len() >= QUEUE_LIMIT {
         let now = state.clock.now();
         state.store.apply_downlink_changes(&[crate::store::downlinks::DownlinkChange {
@@ -542,18 +571,34 @@ fn forced(req: &ListRequest) -> Result<bool, ApiError> {
 
 /// Cancellation (assumption A-29): accepted at once while queued; while executing only when
 /// forced; a final downlink cannot be cancelled (409).
-async fn cancel(state: &SimState, caller: &Caller, kind: &str, id: &str, req: &ListRequest) -> Result<StatusCode, ApiError> {
+async fn cancel(
+    state: &SimState,
+    caller: &Caller,
+    kind: &str,
+    id: &str,
+    req: &ListRequest,
+) -> Result<StatusCode, ApiError> {
     let forced = forced(req)?;
     let d = find(state, caller, kind, id)?;
-    let is_final = if kind == "actuator" { matches!(d.status.as_str(), "DELIVERED" | "FAILED" | "CANCELLED") } else { d.status == "DONE" };
+    let is_final = if kind == "actuator" {
+        matches!(d.status.as_str(), "DELIVERED" | "FAILED" | "CANCELLED")
+    } else {
+        d.status == "DONE"
+    };
     if is_final {
-        return Err(ApiError::new(StatusCode::CONFLICT, format!("downlink {} is already {}; nothing to cancel", d.id, d.status)));
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("downlink {} is already {}; nothing to cancel", d.id, d.status),
+        ));
     }
     let queued = matches!(d.status.as_str(), "PENDING" | "RETRY");
     if !queued && !forced {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
-            format!("downlink {} is {} and may already be on its way; cancel with forced=true to stop it anyway", d.id, d.status),
+            format!(
+                "downlink {} is {} and may already be on its way; cancel with forced=true to stop it anyway",
+                d.id, d.status
+            ),
         ));
     }
     state.store.request_cancel(d.id, forced, state.clock.now())?;
@@ -657,7 +702,10 @@ pub(crate) async fn create_beta_actuator(
             Some(message),
         );
         if !state.store.insert_downlink(&row)? {
-            return Err(ApiError::new(StatusCode::CONFLICT, "externalReference is already used by another downlink of this client"));
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "externalReference is already used by another downlink of this client",
+            ));
         }
         created.push(actuator_answer(&row));
     }

@@ -8,7 +8,9 @@ use axum::extract::{Multipart, Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use dcs_model::{validate, DeviceId, FileAttributes, FirmwareModule, FirmwarePackage, FirmwareState, Page, PackageEmbedded};
+use dcs_model::{
+    validate, DeviceId, FileAttributes, FirmwareModule, FirmwarePackage, FirmwareState, PackageEmbedded, Page,
+};
 use rand::Rng;
 use serde_json::Value;
 use sha2::Digest;
@@ -82,7 +84,11 @@ pub(crate) async fn get_module(
 ) -> Result<Json<FirmwareModule>, ApiError> {
     caller.require_firmware("specification.read")?;
     let id = uuid_path("moduleId", &module_id)?;
-    state.store.module(caller.client, id)?.map(Json).ok_or_else(|| ApiError::not_found(format!("no firmware module {id}")))
+    state
+        .store
+        .module(caller.client, id)?
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found(format!("no firmware module {id}")))
 }
 
 /// The `embed` values asked for: `module` and/or `deviceSpecification`.
@@ -93,7 +99,10 @@ fn parse_embed(values: &[&str]) -> Result<(bool, bool), ApiError> {
             "module" => out.0 = true,
             "deviceSpecification" => out.1 = true,
             other => {
-                return Err(ApiError::invalid("embed", format!("unknown value `{other}`; allowed: module, deviceSpecification")))
+                return Err(ApiError::invalid(
+                    "embed",
+                    format!("unknown value `{other}`; allowed: module, deviceSpecification"),
+                ))
             }
         }
     }
@@ -174,21 +183,28 @@ pub(crate) async fn create_package(
     let body = json_body(&body)?;
     let spec = required_uuid(&body, "deviceSpecificationId")?;
     let module_id = required_uuid(&body, "moduleId")?;
-    let version = str_field(&body, "firmwareVersion")?.ok_or_else(|| ApiError::invalid("firmwareVersion", "is required"))?;
+    let version =
+        str_field(&body, "firmwareVersion")?.ok_or_else(|| ApiError::invalid("firmwareVersion", "is required"))?;
     validate::firmware_version(version).map_err(|r| ApiError::invalid("firmwareVersion", r))?;
     let description = str_field(&body, "description")?;
     if let Some(d) = description {
         validate::description(d).map_err(|r| ApiError::invalid("description", r))?;
     }
     if state.store.device_specification(caller.client, spec)?.is_none() {
-        return Err(ApiError::invalid("deviceSpecificationId", format!("no device specification {spec} in this environment")));
+        return Err(ApiError::invalid(
+            "deviceSpecificationId",
+            format!("no device specification {spec} in this environment"),
+        ));
     }
     let module = state
         .store
         .module(caller.client, module_id)?
         .ok_or_else(|| ApiError::invalid("moduleId", format!("no firmware module {module_id} in this environment")))?;
     if module.device_specification_id != spec {
-        return Err(ApiError::invalid("moduleId", "belongs to another device specification than deviceSpecificationId"));
+        return Err(ApiError::invalid(
+            "moduleId",
+            "belongs to another device specification than deviceSpecificationId",
+        ));
     }
     let now = state.clock.now();
     let package = FirmwarePackage {
@@ -235,7 +251,10 @@ pub(crate) async fn update_package(
     ] {
         if let Some(v) = str_field(&body, name)? {
             if v != now {
-                return Err(ApiError::invalid(name, "cannot be changed after the package is created; only description can"));
+                return Err(ApiError::invalid(
+                    name,
+                    "cannot be changed after the package is created; only description can",
+                ));
             }
         }
     }
@@ -296,9 +315,9 @@ pub(crate) async fn download_file(
     let body = match file.content {
         FileContent::Inline(bytes) => Body::from(bytes),
         FileContent::Path(p) => {
-            let f = tokio::fs::File::open(state.store.files_dir().join(p))
-                .await
-                .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("stored file unreadable: {e}")))?;
+            let f = tokio::fs::File::open(state.store.files_dir().join(p)).await.map_err(|e| {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("stored file unreadable: {e}"))
+            })?;
             Body::from_stream(tokio_util::io::ReaderStream::new(f))
         }
     };
@@ -358,8 +377,10 @@ pub(crate) async fn upload_file(
     let mut temp = TempUpload(None);
     let mut checksum: Option<String> = None;
     let mut file: Option<(String, String, String, u64)> = None;
-    while let Some(mut field) =
-        multipart.next_field().await.map_err(|e| ApiError::invalid("body", format!("unreadable multipart body: {e}")))?
+    while let Some(mut field) = multipart
+        .next_field()
+        .await
+        .map_err(|e| ApiError::invalid("body", format!("unreadable multipart body: {e}")))?
     {
         match field.name() {
             Some("checksum") => {
@@ -375,11 +396,12 @@ pub(crate) async fn upload_file(
                 let name = field.file_name().unwrap_or("").to_owned();
                 validate::file_name(&name).map_err(|r| ApiError::invalid("file", format!("file name {r}")))?;
                 let content_type = field.content_type().unwrap_or("application/octet-stream").to_owned();
-                validate::content_type(&content_type).map_err(|r| ApiError::invalid("file", format!("content type {r}")))?;
+                validate::content_type(&content_type)
+                    .map_err(|r| ApiError::invalid("file", format!("content type {r}")))?;
                 // Streamed to disk chunk by chunk and hashed on the way: never held whole.
-                let mut out = tokio::fs::File::create(&path)
-                    .await
-                    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot store the file: {e}")))?;
+                let mut out = tokio::fs::File::create(&path).await.map_err(|e| {
+                    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot store the file: {e}"))
+                })?;
                 temp.0 = Some(path.clone());
                 let mut hasher = sha2::Sha256::new();
                 let mut size = 0u64;
@@ -388,9 +410,9 @@ pub(crate) async fn upload_file(
                 {
                     hasher.update(&chunk);
                     size += chunk.len() as u64;
-                    out.write_all(&chunk)
-                        .await
-                        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot store the file: {e}")))?;
+                    out.write_all(&chunk).await.map_err(|e| {
+                        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot store the file: {e}"))
+                    })?;
                 }
                 out.flush().await.map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
                 file = Some((name, content_type, hex::encode(hasher.finalize()), size));
@@ -528,7 +550,10 @@ pub(crate) async fn set_target(
     if let Some(version) = target {
         validate::firmware_version(version).map_err(|r| ApiError::invalid("targetFirmwareVersion", r))?;
         let package = state.store.package_by_version(caller.client, module_id, version)?.ok_or_else(|| {
-            ApiError::invalid("targetFirmwareVersion", format!("module {module_id} has no package with version {version}"))
+            ApiError::invalid(
+                "targetFirmwareVersion",
+                format!("module {module_id} has no package with version {version}"),
+            )
         })?;
         if package.firmware_file_name.is_none() {
             return Err(ApiError::invalid(

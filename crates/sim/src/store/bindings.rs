@@ -109,7 +109,8 @@ impl BindingQuery {
     }
 }
 
-const BINDING_COLUMNS: &str = "SELECT id, kind, client_id, device_id, status, application_server_id, app_key, join_from,
+const BINDING_COLUMNS: &str =
+    "SELECT id, kind, client_id, device_id, status, application_server_id, app_key, join_from,
         username, password, http_type, shared_secret, created_at, created_by, modified_at, modified_by
      FROM connector_bindings";
 
@@ -122,8 +123,22 @@ fn kind_from(s: &str) -> Result<BindingKind, StoreError> {
 
 fn binding_from(r: &Row<'_>) -> rusqlite::Result<Result<BindingRow, StoreError>> {
     let c: [Option<String>; 16] = [
-        r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?,
-        r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?, r.get(15)?,
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+        r.get(8)?,
+        r.get(9)?,
+        r.get(10)?,
+        r.get(11)?,
+        r.get(12)?,
+        r.get(13)?,
+        r.get(14)?,
+        r.get(15)?,
     ];
     Ok((|| {
         let [id, kind, client, device, status, asid, app_key, join_from, username, password, http_type, secret, ca, cb, ma, mb] =

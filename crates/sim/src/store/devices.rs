@@ -60,7 +60,8 @@ fn device_from(r: &Row<'_>) -> rusqlite::Result<Result<DeviceRow, StoreError>> {
 }
 
 /// Sort columns of the beta device listing (`sortBy`).
-pub const BETA_SORT: &[(&str, &str)] = &[("name", "name"), ("uuid", "id"), ("barcode", "barcode"), ("description", "description")];
+pub const BETA_SORT: &[(&str, &str)] =
+    &[("name", "name"), ("uuid", "id"), ("barcode", "barcode"), ("description", "description")];
 
 impl Store {
     /// The device `id` names, if it belongs to `owner`. A DVNUUID is the device's UUID written
@@ -99,7 +100,8 @@ impl Store {
         let mut stmt = conn.prepare_cached(&format!(
             "{DEVICE_COLUMNS} WHERE {filter} ORDER BY {sort_column} {dir}, id ASC LIMIT ?3 OFFSET ?4"
         ))?;
-        let rows = stmt.query_map(params![owner.to_string(), search, size as i64, (page * size) as i64], device_from)?;
+        let rows =
+            stmt.query_map(params![owner.to_string(), search, size as i64, (page * size) as i64], device_from)?;
         let items = rows.map(|r| r?).collect::<Result<Vec<_>, _>>()?;
         Ok((items, total as u64))
     }

@@ -137,7 +137,8 @@ pub(crate) fn insert_in(tx: &rusqlite::Transaction<'_>, d: &DownlinkRow) -> Resu
     Ok(())
 }
 
-const INSERT: &str = "INSERT INTO downlinks (id, kind, client_id, device_id, device_ref, network_id, external_reference,
+const INSERT: &str =
+    "INSERT INTO downlinks (id, kind, client_id, device_id, device_ref, network_id, external_reference,
         status, body, message, retry_limit, retry_count, feedback_timeout, dry_run, last_failure_reason, cancel,
         next_step_at, deadline_at, created_at, modified_at)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)";

@@ -69,8 +69,18 @@ const PACKAGE_COLUMNS: &str = "SELECT p.id, p.client_id, p.device_specification_
 
 fn package_from(r: &Row<'_>) -> rusqlite::Result<Result<FirmwarePackage, StoreError>> {
     let cols: [Option<String>; 12] = [
-        r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?,
-        r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?,
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+        r.get(8)?,
+        r.get(9)?,
+        r.get(10)?,
+        r.get(11)?,
     ];
     Ok((|| {
         let [id, client, spec, module, version, description, created_at, created_by, modified_at, modified_by, fw, rn] =
@@ -168,15 +178,26 @@ const STATE_COLUMNS: &str = "SELECT device_id, module_id, device_specification_i
 
 fn state_from(r: &Row<'_>) -> rusqlite::Result<Result<FirmwareState, StoreError>> {
     let c: [Option<String>; 11] = [
-        r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?,
-        r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?,
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+        r.get(8)?,
+        r.get(9)?,
+        r.get(10)?,
     ];
     Ok((|| {
         let [device, module, spec, client, project, current, target, target_at, status, details, status_at] = c;
         Ok(FirmwareState {
             device_id: parse_uuid("firmware_states.device_id", device.unwrap_or_default())?,
             module_id: parse_uuid("firmware_states.module_id", module.unwrap_or_default())?,
-            device_specification_id: spec.map(|s| parse_uuid("firmware_states.device_specification_id", s)).transpose()?,
+            device_specification_id: spec
+                .map(|s| parse_uuid("firmware_states.device_specification_id", s))
+                .transpose()?,
             client_id: client.map(|s| parse_uuid("firmware_states.client_id", s)).transpose()?,
             project_id: project.map(|s| parse_uuid("firmware_states.project_id", s)).transpose()?,
             current_firmware_version: current,
@@ -221,7 +242,11 @@ impl Store {
         Ok(found.into_iter().next())
     }
 
-    pub fn device_specification(&self, owner: Uuid, id: Uuid) -> Result<Option<FirmwareDeviceSpecification>, StoreError> {
+    pub fn device_specification(
+        &self,
+        owner: Uuid,
+        id: Uuid,
+    ) -> Result<Option<FirmwareDeviceSpecification>, StoreError> {
         let row = self
             .conn()
             .query_row(
@@ -255,12 +280,18 @@ impl Store {
     }
 
     /// The package of `module_id` with `version`, if any.
-    pub fn package_by_version(&self, owner: Uuid, module_id: Uuid, version: &str) -> Result<Option<FirmwarePackage>, StoreError> {
+    pub fn package_by_version(
+        &self,
+        owner: Uuid,
+        module_id: Uuid,
+        version: &str,
+    ) -> Result<Option<FirmwarePackage>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&format!(
             "{PACKAGE_COLUMNS} WHERE p.module_id = ?1 AND p.firmware_version = ?2 AND p.client_id = ?3"
         ))?;
-        let row = stmt.query_row([module_id.to_string(), version.to_owned(), owner.to_string()], package_from).optional()?;
+        let row =
+            stmt.query_row([module_id.to_string(), version.to_owned(), owner.to_string()], package_from).optional()?;
         row.transpose()
     }
 
@@ -284,7 +315,9 @@ impl Store {
         );
         match res {
             Ok(_) => Ok(true),
-            Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::ConstraintViolation => Ok(false),
+            Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
+                Ok(false)
+            }
             Err(e) => Err(e.into()),
         }
     }
@@ -319,7 +352,8 @@ impl Store {
     pub fn delete_package(&self, owner: Uuid, id: Uuid) -> Result<Option<Vec<String>>, StoreError> {
         self.with_tx(|tx| {
             let paths: Vec<String> = {
-                let mut stmt = tx.prepare("SELECT path FROM firmware_files WHERE package_id = ?1 AND path IS NOT NULL")?;
+                let mut stmt =
+                    tx.prepare("SELECT path FROM firmware_files WHERE package_id = ?1 AND path IS NOT NULL")?;
                 let rows = stmt.query_map([id.to_string()], |r| r.get(0))?;
                 rows.collect::<Result<_, _>>()?
             };
@@ -349,7 +383,12 @@ impl Store {
                         r.get::<_, i64>(3)?,
                         r.get::<_, Option<String>>(4)?,
                         r.get::<_, Option<Vec<u8>>>(5)?,
-                        [r.get::<_, String>(6)?, r.get::<_, String>(7)?, r.get::<_, String>(8)?, r.get::<_, String>(9)?],
+                        [
+                            r.get::<_, String>(6)?,
+                            r.get::<_, String>(7)?,
+                            r.get::<_, String>(8)?,
+                            r.get::<_, String>(9)?,
+                        ],
                         r.get::<_, String>(10)?,
                     ))
                 },
@@ -442,7 +481,10 @@ impl Store {
                     |r| r.get(0),
                 )
                 .optional()?;
-            tx.execute("DELETE FROM firmware_files WHERE package_id = ?1 AND kind = 'release-notes'", [package_id.to_string()])?;
+            tx.execute(
+                "DELETE FROM firmware_files WHERE package_id = ?1 AND kind = 'release-notes'",
+                [package_id.to_string()],
+            )?;
             Ok(old)
         })
     }
@@ -522,7 +564,13 @@ impl Store {
              WHERE next_step_at IS NOT NULL AND next_step_at <= ?1 ORDER BY next_step_at LIMIT ?2",
         )?;
         let rows = stmt.query_map(params![ts(now), limit as i64], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, Option<String>>(3)?, r.get(4)?))
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                r.get(4)?,
+            ))
         })?;
         let mut out = Vec::new();
         for row in rows {

@@ -9,7 +9,12 @@ use super::{ts, Store, StoreError};
 impl Store {
     /// Records that `key_id` may act for `customer` with `x-client-id`. Idempotent: a second
     /// grant keeps the first one's time. Returns whether the grant is new.
-    pub fn grant_context_switch(&self, key_id: &str, customer: Uuid, at: time::OffsetDateTime) -> Result<bool, StoreError> {
+    pub fn grant_context_switch(
+        &self,
+        key_id: &str,
+        customer: Uuid,
+        at: time::OffsetDateTime,
+    ) -> Result<bool, StoreError> {
         let n = self.conn().execute(
             "INSERT INTO context_switch_grants (key_id, customer_id, granted_at) VALUES (?1, ?2, ?3)
              ON CONFLICT(key_id, customer_id) DO NOTHING",

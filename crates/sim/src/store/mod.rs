@@ -396,9 +396,8 @@ impl Store {
         let conn = self.conn();
         let mut stmt =
             conn.prepare("SELECT id, name, reseller_id FROM clients ORDER BY reseller_id IS NOT NULL, name")?;
-        let rows = stmt.query_map([], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?))
-        })?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?)))?;
         let mut out = Vec::new();
         for row in rows {
             let (id, name, reseller) = row?;
@@ -444,7 +443,6 @@ impl Store {
         })
         .transpose()
     }
-
 }
 
 /// Inserts used by the seed; kept here so all SQL lives in one file.
@@ -539,11 +537,25 @@ pub(crate) mod insert {
                  created_at, created_by, modified_at, modified_by)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, ?7, ?8, ?9, ?8, ?9)",
         )?
-        .execute(params![package.to_string(), kind, name, content_type, sha, content.len() as i64, content, ts(at), by])?;
+        .execute(params![
+            package.to_string(),
+            kind,
+            name,
+            content_type,
+            sha,
+            content.len() as i64,
+            content,
+            ts(at),
+            by
+        ])?;
         Ok(())
     }
 
-    pub fn device(tx: &rusqlite::Transaction<'_>, d: &super::devices::DeviceRow, at: OffsetDateTime) -> Result<(), StoreError> {
+    pub fn device(
+        tx: &rusqlite::Transaction<'_>,
+        d: &super::devices::DeviceRow,
+        at: OffsetDateTime,
+    ) -> Result<(), StoreError> {
         tx.prepare_cached(
             "INSERT INTO devices (id, client_id, device_specification_id, project_id, name, description, barcode,
                  connection, imei, deveui, metadata, created_at, modified_at)
