@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { errorMessage, ipc, type DeviceIdCheck, type DeviceSummary } from "../ipc";
+import { errorMessage, ipc, type DeviceIdCheck, type DeviceEntry } from "../ipc";
 import { networkText } from "../lib/deviceLabels";
 import { useLayer } from "../lib/layers";
 import { Field } from "./Field";
@@ -38,7 +38,7 @@ export function DevicePicker({
   const [check, setCheck] = useState<DeviceIdCheck | null>(null);
   const [touched, setTouched] = useState(false);
   const [open, setOpen] = useState(false);
-  const [picked, setPicked] = useState<DeviceSummary | null>(null);
+  const [picked, setPicked] = useState<DeviceEntry | null>(null);
   // The open list is a layer: Escape closes it alone, keeping the dialog and what was typed.
   useLayer(open, () => setOpen(false));
 
@@ -126,9 +126,9 @@ export function DevicePicker({
 }
 
 /** The device list: a search box, a page of devices at a time, more on scroll or "More devices". */
-function DeviceList({ testid, onPick }: { testid: string; onPick: (d: DeviceSummary) => void }) {
+function DeviceList({ testid, onPick }: { testid: string; onPick: (d: DeviceEntry) => void }) {
   const [search, setSearch] = useState("");
-  const [items, setItems] = useState<DeviceSummary[]>([]);
+  const [items, setItems] = useState<DeviceEntry[]>([]);
   const [page, setPage] = useState(0);
   const [last, setLast] = useState(true);
   const [total, setTotal] = useState<number | null>(null);
@@ -145,7 +145,7 @@ function DeviceList({ testid, onPick }: { testid: string; onPick: (d: DeviceSumm
     setLoading(true);
     setFailure(null);
     try {
-      const r = await ipc.listDevices(text === "" ? null : text, p, PAGE_SIZE);
+      const r = await ipc.listDevices({ search: text === "" ? null : text, page: p, pageSize: PAGE_SIZE });
       if (gen !== generation.current) return;
       setItems((old) => (p === 0 ? r.items : [...old, ...r.items.filter((d) => !old.some((o) => o.uuid === d.uuid))]));
       setPage(r.page);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { DeviceLabelInfo } from "../ipc";
+import type { DeviceLabel } from "../ipc";
 import { LabelStore, MAX_IDS, deviceText, deviceTitle, displayId, networkText } from "./deviceLabels";
 
-const known = (id: string, name: string, extra: Partial<DeviceLabelInfo> = {}): DeviceLabelInfo => ({
+const known = (id: string, name: string, extra: Partial<DeviceLabel> = {}): DeviceLabel => ({
   id,
   known: true,
   uuid: "0f8fad5b-d9cb-469f-a165-70867728950e",
@@ -12,7 +12,7 @@ const known = (id: string, name: string, extra: Partial<DeviceLabelInfo> = {}): 
   devEui: null,
   ...extra,
 });
-const unknown = (id: string): DeviceLabelInfo => ({ id, known: false, uuid: null, name: null, description: null, imei: null, devEui: null });
+const unknown = (id: string): DeviceLabel => ({ id, known: false, uuid: null, name: null, description: null, imei: null, devEui: null });
 const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms));
 
 describe("device labels", () => {

@@ -3,13 +3,13 @@
 // list rendering) go to Rust in one call; answers are kept per session scope.
 
 import { useEffect, useState } from "preact/hooks";
-import type { DeviceLabelInfo } from "../ipc";
+import type { DeviceLabel } from "../ipc";
 
 /** Most ids Rust takes in one call (`dcs_console::devices::MAX_IDS`). */
 export const MAX_IDS = 500;
 
 /** The network id beside a name: `IMEI 354000000000001`, `DevEUI 70b3d57ed0000002`, or null. */
-export function networkText(l: Pick<DeviceLabelInfo, "imei" | "devEui">): string | null {
+export function networkText(l: Pick<DeviceLabel, "imei" | "devEui">): string | null {
   if (l.devEui) return `DevEUI ${l.devEui}`;
   if (l.imei) return `IMEI ${l.imei}`;
   return null;
@@ -26,7 +26,7 @@ export function displayId(id: string): string {
 }
 
 /** A device in a sentence: `T1-00001 (IMEI 354…)`, or its id when unknown. */
-export function deviceText(id: string, l: DeviceLabelInfo | null | undefined): string {
+export function deviceText(id: string, l: DeviceLabel | null | undefined): string {
   if (l?.known && l.name) {
     const net = networkText(l);
     return net ? `${l.name} (${net})` : l.name;
@@ -35,7 +35,7 @@ export function deviceText(id: string, l: DeviceLabelInfo | null | undefined): s
 }
 
 /** The tooltip of a device: name, network id, UUID and the id as the service wrote it. */
-export function deviceTitle(id: string, l: DeviceLabelInfo | null | undefined): string {
+export function deviceTitle(id: string, l: DeviceLabel | null | undefined): string {
   const lines: string[] = [];
   if (l?.known && l.name) lines.push(l.name + (l.description ? ` — ${l.description}` : ""));
   const net = l ? networkText(l) : null;
@@ -46,14 +46,14 @@ export function deviceTitle(id: string, l: DeviceLabelInfo | null | undefined): 
   return lines.join("\n");
 }
 
-type Fetch = (ids: string[]) => Promise<DeviceLabelInfo[]>;
+type Fetch = (ids: string[]) => Promise<DeviceLabel[]>;
 
 /**
  * Batches label requests: ids asked for before the next flush go out together (in chunks of
  * MAX_IDS), each id once per scope; listeners hear when their id is answered.
  */
 export class LabelStore {
-  private known = new Map<string, DeviceLabelInfo>();
+  private known = new Map<string, DeviceLabel>();
   private pending = new Set<string>();
   private asked = new Set<string>();
   private listeners = new Map<string, Set<() => void>>();
@@ -72,7 +72,7 @@ export class LabelStore {
     for (const set of this.listeners.values()) for (const fn of set) fn();
   }
 
-  get(id: string): DeviceLabelInfo | null {
+  get(id: string): DeviceLabel | null {
     return this.known.get(id) ?? null;
   }
 
@@ -129,7 +129,7 @@ export function labelStore(fetch: Fetch): LabelStore {
 }
 
 /** The label of `id` from `s` in `scope`, re-rendering when it arrives. */
-export function useLabel(s: LabelStore, scope: string, id: string): DeviceLabelInfo | null {
+export function useLabel(s: LabelStore, scope: string, id: string): DeviceLabel | null {
   const [, tick] = useState(0);
   useEffect(() => {
     s.setScope(scope);

@@ -109,7 +109,7 @@ export function BindingEditor({
     if (!ok) return;
     const actingFor = info.acting?.id ?? null;
     const draft = toDraft(kind, state, editing);
-    const saved = await send(() => (binding ? ipc.updateBinding(binding.id, draft, actingFor) : ipc.createBinding(draft, actingFor)));
+    const saved = await send(() => (binding ? ipc.updateBinding({ id: binding.id, draft, actingFor }) : ipc.createBinding({ draft, actingFor })));
     if (saved) onSaved(saved, !binding);
   };
 

@@ -78,7 +78,7 @@ export function BindingsView() {
     });
     if (!ok) return;
     try {
-      await ipc.deleteBinding(kind, b.id, info.acting?.id ?? null);
+      await ipc.deleteBinding({ kind, id: b.id, actingFor: info.acting?.id ?? null });
       setNotice({ kind: "ok", text: `Deleted the ${k.label} binding of device ${deviceText(b.deviceId, label(b.deviceId))}.` });
       setReloadKey((r) => r + 1);
     } catch (e) {
@@ -102,7 +102,7 @@ export function BindingsView() {
     if (!ok) return;
     setSyncing(b.id);
     try {
-      const synced = await ipc.syncLoraBinding(b.id, info.acting?.id ?? null);
+      const synced = await ipc.syncLoraBinding({ id: b.id, actingFor: info.acting?.id ?? null });
       const text =
         synced.status === b.status
           ? `Synced device ${deviceText(b.deviceId, label(b.deviceId))}: still ${synced.status}${synced.status === "INVENTORY" ? " (it has not joined the network yet)" : ""}.`
@@ -155,7 +155,7 @@ export function BindingsView() {
     setBusy("deleting");
     setNotice(null);
     try {
-      const outcomes = await ipc.deleteBindings(kind, chosen.map((b) => b.id), info.acting?.id ?? null);
+      const outcomes = await ipc.deleteBindings({ kind, ids: chosen.map((b) => b.id), actingFor: info.acting?.id ?? null });
       setBulkItems(new Map(chosen.map((b) => [b.id, b])));
       setBulk(bulkReport(outcomes, "Deleted", `${k.label} binding`));
       setPicked(new Set(outcomes.filter((o) => !o.done).map((o) => o.id)));

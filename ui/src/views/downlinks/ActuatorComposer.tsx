@@ -110,7 +110,7 @@ export function ActuatorComposer({ onClose, onSent }: { onClose: () => void; onS
       acting: { profile: info.profile, customer: info.acting },
     });
     if (!ok) return;
-    const sent = await send(() => ipc.sendDownlink(draft, info.acting?.id ?? null));
+    const sent = await send(() => ipc.sendDownlink({ draft, actingFor: info.acting?.id ?? null }));
     if (sent) onSent(sent);
   };
 

@@ -84,7 +84,7 @@ export function BetaComposer({ onClose }: { onClose: () => void }) {
       acting: { profile: info.profile, customer: info.acting },
     });
     if (!ok) return;
-    const sent = await send(() => ipc.sendBetaDownlink(draft, info.acting?.id ?? null));
+    const sent = await send(() => ipc.sendBetaDownlink({ draft, actingFor: info.acting?.id ?? null }));
     if (sent) {
       setAnswer(sent.answer);
       setSaved(form);

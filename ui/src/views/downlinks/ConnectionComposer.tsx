@@ -109,7 +109,7 @@ export function ConnectionComposer({
       acting: { profile: info.profile, customer: info.acting },
     });
     if (!ok) return;
-    const sent = await send(() => ipc.sendConnectionDownlink(draft, info.acting?.id ?? null));
+    const sent = await send(() => ipc.sendConnectionDownlink({ draft, actingFor: info.acting?.id ?? null }));
     if (sent) onSent(sent);
   };
 

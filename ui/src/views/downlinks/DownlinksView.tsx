@@ -119,7 +119,7 @@ export function DownlinksView() {
     if (!ok) return;
     if (forced.current && !(await confirmForced("this downlink"))) return;
     try {
-      await ipc.cancelDownlink(d.kind, d.id, forced.current, info.acting?.id ?? null);
+      await ipc.cancelDownlink({ kind: d.kind, id: d.id, forced: forced.current, actingFor: info.acting?.id ?? null });
       setNotice({
         kind: "ok",
         text: `Cancellation${forced.current ? " (forced)" : ""} accepted (202); only the status afterwards tells whether the service cancelled it, and the list follows.`,
@@ -151,10 +151,10 @@ export function DownlinksView() {
     setBusy("cancelling");
     setNotice(null);
     try {
-      const outcomes = await ipc.cancelDownlinks(
-        chosen.map((d) => ({ kind: d.kind, id: d.id, forced: forced.current && d.cancel.state !== "queued" })),
-        info.acting?.id ?? null,
-      );
+      const outcomes = await ipc.cancelDownlinks({
+        items: chosen.map((d) => ({ kind: d.kind, id: d.id, forced: forced.current && d.cancel.state !== "queued" })),
+        actingFor: info.acting?.id ?? null,
+      });
       setBulkItems(new Map(chosen.map((d) => [d.id, d])));
       setBulk(bulkReport(outcomes, "Asked to cancel", `${current.label} downlink`));
       setPicked(new Set(outcomes.filter((o) => !o.done).map((o) => o.id)));

@@ -58,7 +58,7 @@ export function EditPackageDialog({
     });
     if (!ok) return;
     const actingFor = info.acting?.id ?? null;
-    const saved = await send(() => ipc.updatePackageDescription(pkg.id, description === "" ? null : description, actingFor));
+    const saved = await send(() => ipc.updatePackageDescription({ packageId: pkg.id, description: description === "" ? null : description, actingFor }));
     if (saved) onSaved(saved);
   };
 

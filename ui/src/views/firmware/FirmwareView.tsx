@@ -140,7 +140,7 @@ export function FirmwareView() {
     });
     if (!ok) return;
     try {
-      await ipc.deletePackage(p.id, info.acting?.id ?? null);
+      await ipc.deletePackage({ packageId: p.id, actingFor: info.acting?.id ?? null });
       setNotice({ kind: "ok", text: `Deleted package ${p.firmwareVersion}.` });
       setReloadKey((k) => k + 1);
     } catch (e) {

@@ -150,7 +150,7 @@ export function PackageFilesDialog({
     try {
       // The checksum shown and confirmed goes along: Rust sends the file without hashing it again.
       const hash = staged.hash;
-      const attrs = await fw.run((ch) => ipc.uploadFirmwareFile(pkg.id, staged.path, actingFor, hash.sha256, ch));
+      const attrs = await fw.run((ch) => ipc.uploadFirmwareFile({ packageId: pkg.id, path: staged.path, actingFor, sha256: hash.sha256 }, ch));
       learn(hash);
       setUploaded(attrs);
       setFirmwareName(attrs.name);
@@ -172,7 +172,7 @@ export function PackageFilesDialog({
     setError(null);
     try {
       const got = await t.run((ch) =>
-        kind === "firmware" ? ipc.downloadFirmwareFile(pkg.id, target, ch) : ipc.downloadReleaseNotes(pkg.id, target, ch),
+        kind === "firmware" ? ipc.downloadFirmwareFile({ packageId: pkg.id, target }, ch) : ipc.downloadReleaseNotes({ packageId: pkg.id, target }, ch),
       );
       if (kind === "firmware") {
         setDownloaded(got);
@@ -217,7 +217,7 @@ export function PackageFilesDialog({
     if (!ok) return;
     setNotesError(null);
     try {
-      const attrs = await notes.run((ch) => ipc.uploadReleaseNotes(pkg.id, path, actingFor, ch));
+      const attrs = await notes.run((ch) => ipc.uploadReleaseNotes({ packageId: pkg.id, path, actingFor }, ch));
       setNotesName(attrs.name);
       setNotesText(null);
       setNotesInfo(`Uploaded ${attrs.name}.`);
@@ -253,7 +253,7 @@ export function PackageFilesDialog({
     if (!ok) return;
     setNotesError(null);
     try {
-      await ipc.deleteReleaseNotes(pkg.id, actingFor);
+      await ipc.deleteReleaseNotes({ packageId: pkg.id, actingFor });
       setNotesName(null);
       setNotesText(null);
       setNotesInfo("Release notes deleted.");

@@ -3,7 +3,7 @@ import { Field } from "../../components/Field";
 import { useConfirm } from "../../components/Confirm";
 import { Modal, ModalCancel } from "../../components/Modal";
 import { ErrorBox } from "../../components/States";
-import { ipc, type ProfileDraft, type ProfileSummary, type SetTargetReport, type TokenCheck } from "../../ipc";
+import { ipc, type ProfileDraft, type ProfileSummary, type TestReport, type TokenCheck } from "../../ipc";
 import { byField, useFormSend } from "../../lib/forms";
 import { isChanged } from "../../lib/layers";
 import { TokenResult } from "./TokenResult";
@@ -26,7 +26,7 @@ const SET_TARGET_EXAMPLE = {
   body: '{"targetFirmwareVersion": {version}}',
 };
 
-const stateText = (s: SetTargetReport["before"] | null | undefined) =>
+const stateText = (s: TestReport["before"] | null | undefined) =>
   s
     ? `current ${s.currentFirmwareVersion ?? "–"}, target ${s.targetFirmwareVersion ?? "–"}, status ${s.firmwareUpdateStatus ?? "–"}`
     : "(no longer listed)";
@@ -59,7 +59,7 @@ export function ProfileEditor({
   const [test, setTest] = useState<{ running: boolean; result?: TokenCheck; error?: unknown }>({ running: false });
   const [confirmElement, confirm] = useConfirm();
   const [trial, setTrial] = useState({ deviceId: "", moduleId: "", customerId: "" });
-  const [trialRun, setTrialRun] = useState<{ running: boolean; report?: SetTargetReport; error?: unknown }>({
+  const [trialRun, setTrialRun] = useState<{ running: boolean; report?: TestReport; error?: unknown }>({
     running: false,
   });
   const checkSeq = useRef(0);
@@ -100,7 +100,7 @@ export function ProfileEditor({
     setTouched(new Set(["*"]));
     setFailure(null);
     if (Object.keys(errors).length > 0 || secretMissing) return;
-    const saved = await send(() => ipc.saveProfile(draft, secret === "" ? null : secret, isNew));
+    const saved = await send(() => ipc.saveProfile({ draft, secret: secret === "" ? null : secret, isNew }));
     if (saved) {
       setSecret("");
       onSaved(saved.profile.name);
@@ -110,7 +110,7 @@ export function ProfileEditor({
   const runTest = async () => {
     setTest({ running: true });
     try {
-      setTest({ running: false, result: await ipc.testProfile(draft, secret === "" ? null : secret) });
+      setTest({ running: false, result: await ipc.testProfile({ draft, secret: secret === "" ? null : secret }) });
     } catch (err) {
       setTest({ running: false, error: err });
     }
