@@ -1,0 +1,90 @@
+//! A rollout plan as the operator writes it, and what its preview answers (pure data and the cut
+//! into waves).
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::budget::WaveBudget;
+use super::versions::{Downgrade, RunningVersion};
+use crate::fleet::query::{DeviceQuery, Selection};
+
+/// Which devices a rollout is for.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum DeviceChoice {
+    /// Every device with a state of the module.
+    All,
+    /// The device table's rows matching a query (the module is the rollout's), optionally only
+    /// those selected.
+    Query { query: DeviceQuery, selection: Option<Selection> },
+    /// A pasted list of device ids in any of the seven forms, separated by commas, spaces or lines.
+    List { text: String },
+}
+
+/// A rollout as the operator plans it.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutPlan {
+    pub module_id: String,
+    pub version: String,
+    pub devices: DeviceChoice,
+    /// Cumulative percentages of the devices, rising, the last 100.
+    pub waves: Vec<f64>,
+    /// Percent of a wave's devices that must succeed before the next wave starts.
+    pub success_threshold: f64,
+    /// Percent of failed devices (of the started waves) above which the rollout pauses.
+    pub error_threshold: f64,
+}
+
+/// One broken rule of a plan.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct PlanProblem {
+    pub field: String,
+    pub rule: String,
+}
+
+/// What a plan would do, before it is started.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct PlanPreview {
+    pub problems: Vec<PlanProblem>,
+    pub module_name: String,
+    /// Devices the rollout would update.
+    pub devices: u32,
+    /// Devices of the choice left out because they already run the version.
+    pub already_on_version: u32,
+    /// Devices of the choice with an update to another version under way (it is replaced).
+    pub updating_elsewhere: u32,
+    /// Devices per wave.
+    pub wave_sizes: Vec<u32>,
+    /// What each wave tolerates before the rollout stops going on (same rules as [`advance`](super::advance)).
+    pub wave_budgets: Vec<WaveBudget>,
+    /// The target is older than what some of the devices to update run.
+    pub downgrade: Option<Downgrade>,
+    /// The current versions of the chosen devices (those that report one), with how many run
+    /// each, most first: what the app compares the target with to call it a downgrade (the
+    /// order of versions is the app's, not the service's, which states none).
+    pub running: Vec<RunningVersion>,
+}
+
+/// The devices a choice names that have a state of the module: (device, current, target, status).
+pub(super) type Candidate = (Uuid, Option<String>, Option<String>, Option<String>);
+
+/// Cuts `n` devices into waves at the cumulative percentages `waves` (each at least one device
+/// while devices remain).
+pub fn wave_sizes(n: usize, waves: &[f64]) -> Vec<u32> {
+    let mut sizes = Vec::with_capacity(waves.len());
+    let mut taken = 0usize;
+    for (i, w) in waves.iter().enumerate() {
+        let end = if i + 1 == waves.len() { n } else { ((w / 100.0) * n as f64).ceil() as usize };
+        let end = end.max(taken + 1).min(n);
+        sizes.push((end - taken) as u32);
+        taken = end;
+    }
+    sizes
+}

@@ -1,0 +1,171 @@
+//! The step that moves a running rollout on after each refresh: the current wave judged from the
+//! states the database holds (pure), then a pause, the completion, a wait or the next wave.
+
+use dcs_api::Client;
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::budget::pct;
+use super::store::{claim_wave, load_known, record_wave, set_state, RolloutState, Row};
+use super::targets::{set_targets, NO_OPERATION};
+use super::view::{total, wave_views, WaveView};
+use crate::fleet::{FleetDb, FleetError, Result, Scope};
+use crate::set_target::{self, SetTarget};
+
+/// What one step did to a rollout.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum StepOutcome {
+    /// Nothing to do yet.
+    Waiting,
+    /// A wave started (its index) with this many targets set and refused.
+    WaveStarted {
+        wave: u32,
+        set: u32,
+        refused: u32,
+    },
+    Paused {
+        reason: String,
+    },
+    Completed,
+}
+
+/// Moves one running rollout on, from the states the database holds now (refresh first). A
+/// wave's targets are set with the profile's set-target operation `op`; without one the
+/// rollout pauses, saying why, instead of starting a wave.
+pub async fn advance(client: &Client, op: Option<&SetTarget>, db: &FleetDb, id: &str) -> Result<StepOutcome> {
+    let Some((scope, row, waves)) = load_running(db, id)? else {
+        return Ok(StepOutcome::Waiting);
+    };
+    match judge(&row, &waves) {
+        Verdict::Wait => Ok(StepOutcome::Waiting),
+        Verdict::Pause(reason) => pause_for(db, id, reason),
+        Verdict::Complete(reason) => {
+            let conn = db.conn();
+            set_state(&conn, id, RolloutState::Completed, Some(&reason), &format!("Completed: {reason}"))?;
+            Ok(StepOutcome::Completed)
+        }
+        Verdict::StartNext => start_next_wave(client, op, db, id, scope, &row).await,
+    }
+}
+
+/// What the states say a running rollout must do.
+#[derive(Debug, PartialEq)]
+enum Verdict {
+    Wait,
+    Pause(String),
+    Complete(String),
+    StartNext,
+}
+
+/// The rollout with its waves, if it is running.
+fn load_running(db: &FleetDb, id: &str) -> Result<Option<(Scope, Row, Vec<WaveView>)>> {
+    let conn = db.conn();
+    let (scope, row) = load_known(&conn, id)?;
+    if row.state != RolloutState::Running {
+        return Ok(None);
+    }
+    let waves = wave_views(&conn, scope, &row)?;
+    Ok(Some((scope, row, waves)))
+}
+
+/// Judges the wave under way: pause when the error threshold is passed or the wave ended short
+/// of the success threshold; wait while it has not met it; complete after the last wave once
+/// every device is final; otherwise start the next wave (also before the first).
+fn judge(row: &Row, waves: &[WaveView]) -> Verdict {
+    if row.current < 0 {
+        return Verdict::StartNext;
+    }
+    if let Some(reason) = error_threshold_passed(row, waves) {
+        return Verdict::Pause(reason);
+    }
+    let wave = &waves[row.current as usize];
+    let success = pct(wave.succeeded, wave.size);
+    let last = row.current as usize + 1 == waves.len();
+    if success < row.success {
+        if wave.finished() >= wave.size {
+            return Verdict::Pause(format!(
+                "wave {} ended with {} of {} devices updated ({:.1}%), below the {}% success threshold",
+                row.current + 1,
+                wave.succeeded,
+                wave.size,
+                success,
+                row.success
+            ));
+        }
+        return Verdict::Wait;
+    }
+    if last {
+        let t = total(waves);
+        if t.finished() >= t.size {
+            return Verdict::Complete(format!(
+                "{} of {} devices updated to {}, {} failed, {} replaced or cancelled, {} refused",
+                t.succeeded, t.size, row.version, t.failed, t.replaced, t.refused
+            ));
+        }
+        return Verdict::Wait;
+    }
+    Verdict::StartNext
+}
+
+/// Why the rollout must pause for failures: the failed share of the started waves' devices
+/// passes the error threshold.
+fn error_threshold_passed(row: &Row, waves: &[WaveView]) -> Option<String> {
+    let started = &waves[..=(row.current as usize).min(waves.len() - 1)];
+    let size: u32 = started.iter().map(|w| w.size).sum();
+    let failed: u32 = started.iter().map(|w| w.failed + w.refused).sum();
+    (failed > 0 && size > 0 && pct(failed, size) > row.error).then(|| {
+        format!(
+            "error threshold passed: {failed} of {size} devices of the started waves failed ({:.1}% > {}%)",
+            pct(failed, size),
+            row.error
+        )
+    })
+}
+
+/// Pauses the rollout, saying why.
+fn pause_for(db: &FleetDb, id: &str, reason: String) -> Result<StepOutcome> {
+    let conn = db.conn();
+    set_state(&conn, id, RolloutState::Paused, Some(&reason), &format!("Paused: {reason}"))?;
+    Ok(StepOutcome::Paused { reason })
+}
+
+/// Starts the next wave: sets the target of each of its devices with `op` (pausing instead when
+/// there is no operation, or it needs a package the service does not list) and records the
+/// answers.
+async fn start_next_wave(
+    client: &Client,
+    op: Option<&SetTarget>,
+    db: &FleetDb,
+    id: &str,
+    scope: Scope,
+    row: &Row,
+) -> Result<StepOutcome> {
+    let Some(op) = op else {
+        return pause_for(db, id, NO_OPERATION.to_owned());
+    };
+    let module: Uuid = row.module_id.parse().map_err(|_| FleetError::invalid("moduleId", "is not a UUID"))?;
+    let package = if op.uses_package() {
+        match set_target::package_of(client, module, &row.version).await? {
+            Some(p) => Some(p),
+            None => {
+                return pause_for(
+                    db,
+                    id,
+                    format!(
+                        "the service lists no package {} of the module, whose id the set-target operation needs",
+                        row.version
+                    ),
+                )
+            }
+        }
+    } else {
+        None
+    };
+    let next = (row.current + 1) as u32;
+    let devices = claim_wave(db, id, next)?;
+    let results = set_targets(client, op, &devices, module, Some(&row.version), package).await;
+    let (set, refused) = record_wave(db, scope, id, next, &row.version, &results)?;
+    Ok(StepOutcome::WaveStarted { wave: next, set, refused })
+}

@@ -1,0 +1,313 @@
+//! The SQL of rollouts: the plan saved with its devices in waves, its state and events, the
+//! device states a plan is resolved against, and what a step claims and records.
+
+use std::collections::HashMap;
+
+use dcs_api::model::FirmwareState;
+use rand::seq::SliceRandom;
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::plan::{wave_sizes, Candidate, DeviceChoice, RolloutPlan};
+use super::targets::SetResult;
+use crate::fleet::{now_ms, FleetDb, FleetError, Result, Scope};
+
+/// Where a rollout stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum RolloutState {
+    Running,
+    Paused,
+    Completed,
+    Aborted,
+}
+
+impl RolloutState {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            RolloutState::Running => "running",
+            RolloutState::Paused => "paused",
+            RolloutState::Completed => "completed",
+            RolloutState::Aborted => "aborted",
+        }
+    }
+    pub(super) fn parse(s: &str) -> RolloutState {
+        match s {
+            "running" => RolloutState::Running,
+            "paused" => RolloutState::Paused,
+            "completed" => RolloutState::Completed,
+            _ => RolloutState::Aborted,
+        }
+    }
+}
+
+/// Saves a previewed plan as a running rollout (no target is set yet: [`advance`](super::advance) starts the
+/// first wave). Answers its id.
+pub fn create(db: &FleetDb, scope: Scope, plan: &RolloutPlan, devices: &[Candidate]) -> Result<String> {
+    let id = Uuid::new_v4().to_string();
+    let mut order: Vec<&Candidate> = devices.iter().collect();
+    order.shuffle(&mut rand::thread_rng());
+    let sizes = wave_sizes(order.len(), &plan.waves);
+    let now = now_ms();
+    let mut conn = db.conn();
+    let tx = conn.transaction()?;
+    tx.execute(
+        "INSERT INTO rollouts (id, scope, module_id, version, waves, success_threshold, error_threshold, selection, state,
+                               current_wave, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', -1, ?9, ?9)",
+        params![
+            id,
+            scope.0,
+            plan.module_id,
+            plan.version,
+            serde_json::to_string(&plan.waves).expect("numbers serialise"),
+            plan.success_threshold,
+            plan.error_threshold,
+            serde_json::to_string(&plan.devices).expect("choice serialises"),
+            now
+        ],
+    )?;
+    {
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO rollout_devices (rollout, device_id, wave, previous_target) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        let mut it = order.iter();
+        for (wave, size) in sizes.iter().enumerate() {
+            for (device, _, target, _) in it.by_ref().take(*size as usize) {
+                insert.execute(params![id, device.to_string(), wave as i64, target])?;
+            }
+        }
+    }
+    event(
+        &tx,
+        &id,
+        now,
+        &format!(
+            "Planned: {} devices in {} waves ({}) to {}",
+            order.len(),
+            sizes.len(),
+            waves_text(&plan.waves),
+            plan.version
+        ),
+    )?;
+    tx.commit()?;
+    Ok(id)
+}
+
+fn waves_text(waves: &[f64]) -> String {
+    waves.iter().map(|w| format!("{w}%")).collect::<Vec<_>>().join(", ")
+}
+
+pub(super) fn event(conn: &rusqlite::Connection, rollout: &str, at: i64, message: &str) -> Result<()> {
+    conn.execute(
+        "INSERT INTO rollout_events (rollout, at, message) VALUES (?1, ?2, ?3)",
+        params![rollout, at, message],
+    )?;
+    Ok(())
+}
+
+/// A rollout as its row holds it.
+pub(super) struct Row {
+    pub(super) id: String,
+    pub(super) module_id: String,
+    pub(super) version: String,
+    pub(super) waves: Vec<f64>,
+    pub(super) success: f64,
+    pub(super) error: f64,
+    pub(super) devices: DeviceChoice,
+    pub(super) state: RolloutState,
+    pub(super) reason: Option<String>,
+    pub(super) current: i32,
+    pub(super) created: i64,
+    pub(super) updated: i64,
+}
+
+pub(super) fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<(Scope, Row)>> {
+    Ok(conn
+        .query_row(
+            "SELECT scope, id, module_id, version, waves, success_threshold, error_threshold, selection, state, reason,
+                    current_wave, created_at, updated_at FROM rollouts WHERE id = ?1",
+            [id],
+            |r| {
+                Ok((
+                    Scope(r.get(0)?),
+                    Row {
+                        id: r.get(1)?,
+                        module_id: r.get(2)?,
+                        version: r.get(3)?,
+                        waves: serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or_default(),
+                        success: r.get(5)?,
+                        error: r.get(6)?,
+                        devices: serde_json::from_str(&r.get::<_, String>(7)?).unwrap_or(DeviceChoice::All),
+                        state: RolloutState::parse(&r.get::<_, String>(8)?),
+                        reason: r.get(9)?,
+                        current: r.get(10)?,
+                        created: r.get(11)?,
+                        updated: r.get(12)?,
+                    },
+                ))
+            },
+        )
+        .optional()?)
+}
+
+pub(super) fn set_state(
+    conn: &rusqlite::Connection,
+    id: &str,
+    state: RolloutState,
+    reason: Option<&str>,
+    message: &str,
+) -> Result<()> {
+    let now = now_ms();
+    conn.execute(
+        "UPDATE rollouts SET state = ?2, reason = ?3, updated_at = ?4 WHERE id = ?1",
+        params![id, state.as_str(), reason, now],
+    )?;
+    event(conn, id, now, message)
+}
+
+/// Devices whose update under this rollout has not finished (targets set, still on the way).
+pub fn unfinished(db: &FleetDb, id: &str) -> Result<Vec<Uuid>> {
+    let conn = db.conn();
+    let (scope, row) = load_known(&conn, id)?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT d.device_id FROM rollout_devices d
+         LEFT JOIN states s ON s.scope = ?2 AND s.module_id = ?3 AND s.device_id = d.device_id
+         WHERE d.rollout = ?1 AND d.set_at IS NOT NULL AND s.target IS ?4
+           AND (s.status IS NULL OR s.status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED'))",
+    )?;
+    let rows = stmt.query_map(params![id, scope.0, row.module_id, row.version], |r| r.get::<_, String>(0))?;
+    Ok(rows.filter_map(|r| r.ok()?.parse().ok()).collect())
+}
+
+/// Rollouts of a scope by state: running and paused (what the app shows outside the dashboard).
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutCounts {
+    pub running: u32,
+    pub paused: u32,
+}
+
+pub fn counts(db: &FleetDb, scope: Scope) -> Result<RolloutCounts> {
+    let conn = db.conn();
+    let (running, paused) = conn.query_row(
+        "SELECT coalesce(sum(state = 'running'), 0), coalesce(sum(state = 'paused'), 0) FROM rollouts WHERE scope = ?1",
+        [scope.0],
+        |r| Ok((r.get::<_, u32>(0)?, r.get::<_, u32>(1)?)),
+    )?;
+    Ok(RolloutCounts { running, paused })
+}
+
+/// The running rollouts of a scope.
+pub fn running(db: &FleetDb, scope: Scope) -> Result<Vec<String>> {
+    let conn = db.conn();
+    let mut stmt =
+        conn.prepare_cached("SELECT id FROM rollouts WHERE scope = ?1 AND state = 'running' ORDER BY created_at")?;
+    let rows = stmt.query_map([scope.0], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Scopes with a running rollout (to go on with them after a restart).
+pub fn running_scopes(db: &FleetDb) -> Result<Vec<Scope>> {
+    let conn = db.conn();
+    let mut stmt = conn.prepare_cached("SELECT DISTINCT scope FROM rollouts WHERE state = 'running'")?;
+    let rows = stmt.query_map([], |r| Ok(Scope(r.get(0)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The scope a rollout belongs to.
+pub fn scope_of(db: &FleetDb, id: &str) -> Result<Scope> {
+    let conn = db.conn();
+    load_known(&conn, id).map(|(s, _)| s)
+}
+
+/// The rollout `id`, or the rule that there is none.
+pub(super) fn load_known(conn: &rusqlite::Connection, id: &str) -> Result<(Scope, Row)> {
+    load(conn, id)?.ok_or_else(|| FleetError::invalid("rolloutId", format!("no rollout {id}")))
+}
+
+/// The module's name, or its id when the scan has not named it.
+pub(super) fn module_name(conn: &rusqlite::Connection, scope: Scope, module_id: &str) -> Result<String> {
+    Ok(conn
+        .query_row("SELECT name FROM modules WHERE scope = ?1 AND module_id = ?2", params![scope.0, module_id], |r| {
+            r.get(0)
+        })
+        .optional()?
+        .unwrap_or_else(|| module_id.to_owned()))
+}
+
+/// Every device with a state of the module, as a plan's candidate.
+pub(super) fn known_states(db: &FleetDb, scope: Scope, module: &str) -> Result<HashMap<Uuid, Candidate>> {
+    let conn = db.conn();
+    let mut stmt = conn
+        .prepare_cached("SELECT device_id, current, target, status FROM states WHERE scope = ?1 AND module_id = ?2")?;
+    let rows = stmt.query_map(params![scope.0, module], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, Option<String>>(1)?,
+            r.get::<_, Option<String>>(2)?,
+            r.get::<_, Option<String>>(3)?,
+        ))
+    })?;
+    let mut map = HashMap::new();
+    for row in rows {
+        let (d, c, t, s) = row?;
+        if let Ok(id) = d.parse::<Uuid>() {
+            map.insert(id, (id, c, t, s));
+        }
+    }
+    Ok(map)
+}
+
+/// Marks wave `next` as under way and answers its devices whose target is still to set.
+pub(super) fn claim_wave(db: &FleetDb, id: &str, next: u32) -> Result<Vec<Uuid>> {
+    let conn = db.conn();
+    conn.execute("UPDATE rollouts SET current_wave = ?2, updated_at = ?3 WHERE id = ?1", params![id, next, now_ms()])?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT device_id FROM rollout_devices WHERE rollout = ?1 AND wave = ?2 AND set_at IS NULL AND error IS NULL",
+    )?;
+    let rows = stmt.query_map(params![id, next], |r| r.get::<_, String>(0))?;
+    Ok(rows.filter_map(|r| r.ok()?.parse().ok()).collect())
+}
+
+/// Records the targets of wave `next`: the states the service answered, each device's set time
+/// or refusal, and the event. Answers how many were set and refused.
+pub(super) fn record_wave(
+    db: &FleetDb,
+    scope: Scope,
+    id: &str,
+    next: u32,
+    version: &str,
+    results: &[SetResult],
+) -> Result<(u32, u32)> {
+    let (mut set, mut refused) = (0u32, 0u32);
+    let mut first_refusal = None;
+    let states: Vec<FirmwareState> = results.iter().filter_map(|(_, r)| r.as_ref().ok().cloned().flatten()).collect();
+    crate::fleet::scan::write_page(db, scope, &states)?;
+    let conn = db.conn();
+    let now = now_ms();
+    let mut ok = conn.prepare_cached("UPDATE rollout_devices SET set_at = ?3 WHERE rollout = ?1 AND device_id = ?2")?;
+    let mut err = conn.prepare_cached("UPDATE rollout_devices SET error = ?3 WHERE rollout = ?1 AND device_id = ?2")?;
+    for (device, result) in results {
+        match result {
+            Ok(_) => {
+                ok.execute(params![id, device.to_string(), now])?;
+                set += 1;
+            }
+            Err(e) => {
+                err.execute(params![id, device.to_string(), e.to_string()])?;
+                refused += 1;
+                first_refusal.get_or_insert_with(|| e.to_string());
+            }
+        }
+    }
+    let mut message = format!("Wave {} started: target {version} set on {set} devices", next + 1);
+    if let Some(why) = &first_refusal {
+        message.push_str(&format!("; {refused} refused (first: {why})"));
+    }
+    event(&conn, id, now, &message)?;
+    Ok((set, refused))
+}

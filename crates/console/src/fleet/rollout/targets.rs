@@ -1,0 +1,46 @@
+//! Setting and resetting targets with the profile's set-target operation, several at a time:
+//! what starting a wave and aborting share.
+
+use dcs_api::model::{DeviceId, FirmwareState};
+use dcs_api::Client;
+use futures::{stream, StreamExt};
+use uuid::Uuid;
+
+use super::PARALLEL_SETS;
+use crate::set_target::{self, SetTarget};
+
+/// What setting one device's target answered: the state it reads as, if any, or the refusal.
+pub(super) type SetResult = (Uuid, std::result::Result<Option<FirmwareState>, dcs_api::Error>);
+
+/// Why a rollout cannot set targets: the profile has no set-target operation.
+pub const NO_OPERATION: &str = "the profile has no set-target operation, so targets cannot be set or reset; \
+     the service's API documentation does not describe one. Add the operation your service documents to the profile \
+     (in the app: Settings > the profile > \"Set-target operation\"; in dcs: `dcs profile edit NAME \
+     --set-target-method ... --set-target-path ... --set-target-body ...`)";
+
+/// Sets (or resets, `version` `None`) the target of each device with the profile's operation.
+/// An answer that reads as the device's new state is kept (`Some`); another service may answer
+/// something else, or nothing, and the next refresh reads the state.
+pub(super) async fn set_targets(
+    client: &Client,
+    op: &SetTarget,
+    devices: &[Uuid],
+    module: Uuid,
+    version: Option<&str>,
+    package: Option<Uuid>,
+) -> Vec<SetResult> {
+    let version = version.map(str::to_owned);
+    let jobs: Vec<_> = devices
+        .iter()
+        .map(|&d| {
+            let (client, version, op) = (client.clone(), version.clone(), op.clone());
+            async move {
+                let result = set_target::send(&client, &op, &DeviceId::Uuid(d), module, version.as_deref(), package)
+                    .await
+                    .map(|answer| answer.state().filter(|s| s.device_id == d && s.module_id == module));
+                (d, result)
+            }
+        })
+        .collect();
+    stream::iter(jobs).buffer_unordered(PARALLEL_SETS).collect().await
+}
