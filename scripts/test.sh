@@ -26,8 +26,8 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # Advisories, licenses, duplicate versions and sources of the Rust crates; npm audit of the UI.
 bash "$ROOT/scripts/audit.sh"
 
-log "UI: type check and unit tests"
-(cd "$ROOT/ui" && npm run --silent typecheck && npm test --silent)
+log "UI: type check, lint and unit tests"
+(cd "$ROOT/ui" && npm run --silent typecheck && npm run --silent lint && npm test --silent)
 build_ui
 
 # One cargo build with one feature set serves every test step below and the app itself.

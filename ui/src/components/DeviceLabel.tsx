@@ -39,7 +39,7 @@ export function DeviceLabel({ id, inline = false, copy = true }: { id: string; i
       {known ? (
         <>
           <span class="dl-name" data-testid="device-name">
-            {label!.name}
+            {label.name}
           </span>
           {net && <span class="dl-net">{net}</span>}
         </>

@@ -48,7 +48,7 @@ export function DevicePicker({
       setCheck(null);
       return;
     }
-    ipc.checkDeviceId(value, kind ?? null).then((c) => live && setCheck(c));
+    void ipc.checkDeviceId(value, kind ?? null).then((c) => live && setCheck(c));
     return () => {
       live = false;
     };

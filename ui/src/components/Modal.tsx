@@ -65,7 +65,7 @@ export function Modal({
       asking.current = false;
     }
   };
-  useLayer(true, requestClose);
+  useLayer(true, () => void requestClose());
 
   const outside = (e: MouseEvent) => {
     const d = dialog.current;

@@ -242,7 +242,7 @@ export function VirtualTable<Row>(props: VirtualTableProps<Row>) {
       }
       case "a":
         if (!(e.ctrlKey || e.metaKey) || !selectable) return;
-        onSelection!(selectAll());
+        onSelection(selectAll());
         break;
       default:
         return;
@@ -290,7 +290,7 @@ export function VirtualTable<Row>(props: VirtualTableProps<Row>) {
                     if (el) el.indeterminate = state === "some";
                   }}
                   disabled={count === 0}
-                  onChange={() => onSelection!(state === "all" ? clearSelection() : selectAll())}
+                  onChange={() => onSelection(state === "all" ? clearSelection() : selectAll())}
                 />
               </div>
             )}
@@ -348,7 +348,7 @@ export function VirtualTable<Row>(props: VirtualTableProps<Row>) {
                 );
               }
               const key = rowKey(row);
-              const sel = selectable && isSelected(selection!, key);
+              const sel = selectable && isSelected(selection, key);
               return (
                 <div
                   key={it.key}

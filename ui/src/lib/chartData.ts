@@ -96,11 +96,19 @@ export function timeTicks(min: number, max: number, maxTicks = 8): number[] {
   const d = new Date(min);
   d.setMilliseconds(0);
   if (step < 60_000) d.setSeconds(Math.ceil(d.getSeconds() / (step / 1000)) * (step / 1000));
-  else if (step < 3_600_000) d.setSeconds(0), d.setMinutes(Math.ceil((d.getMinutes() + (d.getTime() < min ? 1 : 0)) / (step / 60_000)) * (step / 60_000));
-  else if (step < DAY) d.setSeconds(0), d.setMinutes(0), d.setHours(Math.ceil((d.getHours() + (d.getTime() < min ? 1 : 0)) / (step / 3_600_000)) * (step / 3_600_000));
-  else d.setHours(0, 0, 0, 0);
+  else if (step < 3_600_000) {
+    d.setSeconds(0);
+    d.setMinutes(Math.ceil((d.getMinutes() + (d.getTime() < min ? 1 : 0)) / (step / 60_000)) * (step / 60_000));
+  } else if (step < DAY) {
+    d.setSeconds(0);
+    d.setMinutes(0);
+    d.setHours(Math.ceil((d.getHours() + (d.getTime() < min ? 1 : 0)) / (step / 3_600_000)) * (step / 3_600_000));
+  } else d.setHours(0, 0, 0, 0);
   const out: number[] = [];
-  while (d.getTime() < min) step >= DAY ? d.setDate(d.getDate() + step / DAY) : d.setTime(d.getTime() + step);
+  while (d.getTime() < min) {
+    if (step >= DAY) d.setDate(d.getDate() + step / DAY);
+    else d.setTime(d.getTime() + step);
+  }
   for (let guard = 0; d.getTime() <= max && guard < 1000; guard++) {
     out.push(d.getTime());
     if (step >= DAY) d.setDate(d.getDate() + step / DAY);

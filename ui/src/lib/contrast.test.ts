@@ -4,7 +4,7 @@ import { STATUSES, statusColor } from "./status";
 import styles from "../styles.css?raw";
 
 // Every style sheet of the app, styles.css first (its :root is the themes' one source).
-const sheets = import.meta.glob("../**/*.css", { query: "?raw", import: "default", eager: true }) as Record<string, string>;
+const sheets = import.meta.glob<string>("../**/*.css", { query: "?raw", import: "default", eager: true });
 const others = Object.keys(sheets)
   .filter((p) => !p.endsWith("/styles.css"))
   .sort();
@@ -22,7 +22,7 @@ function color(value: string | undefined, theme: Theme): Rgba {
 function rule(selector: string): Record<string, string> {
   const found = rules.filter((r) => r.selector === selector && r.media === null);
   if (!found.length) throw new Error(`no rule ${selector}`);
-  return Object.assign({}, ...found.map((r) => r.decls));
+  return Object.assign({}, ...found.map((r) => r.decls)) as Record<string, string>;
 }
 const bgOf = (d: Record<string, string>) => d["background-color"] ?? d["background"];
 

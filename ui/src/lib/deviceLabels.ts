@@ -86,8 +86,8 @@ export class LabelStore {
       this.schedule();
     }
     return () => {
-      set!.delete(fn);
-      if (set!.size === 0) this.listeners.delete(id);
+      set.delete(fn);
+      if (set.size === 0) this.listeners.delete(id);
     };
   }
 

@@ -49,7 +49,7 @@ function namedFields(e: IpcError): { field: string; rule: string }[] {
   }
   const detail = e.detail.problem?.detail;
   if (e.detail.status === 400 && detail) {
-    const quoted = [...detail.matchAll(/[`'"‘“]([A-Za-z_][\w.\[\]]*)[`'"’”]/g)].map((m) => m[1]);
+    const quoted = [...detail.matchAll(/[`'"‘“]([A-Za-z_][\w.[\]]*)[`'"’”]/g)].map((m) => m[1]);
     return [...new Set(quoted)].map((field) => ({ field, rule: detail }));
   }
   return [];

@@ -93,7 +93,7 @@ describe("selection", () => {
   it("clears and round-trips through the wire form", () => {
     expect(isEmpty(clear())).toBe(true);
     const s = toggle(toggle(selectAll(), "z"), "a");
-    const back = fromWire(JSON.parse(JSON.stringify(toWire(s))));
+    const back = fromWire(JSON.parse(JSON.stringify(toWire(s))) as ReturnType<typeof toWire>);
     expect(back.mode).toBe("allExcept");
     expect(isSelected(back, "z")).toBe(false);
     expect(isSelected(back, "q")).toBe(true);

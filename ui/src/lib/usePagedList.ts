@@ -12,14 +12,14 @@ export function usePagedList<T>(fetchPage: FetchPage<T>, deps: unknown[]) {
 
   useEffect(() => pager.subscribe(setState), [pager]);
   useEffect(() => {
-    pager.reload(fetchPage);
+    void pager.reload(fetchPage);
   }, [pager, ...deps]);
 
   useEffect(() => {
     const el = sentinel.current;
     if (!el) return;
     const io = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) pager.loadMore();
+      if (entries.some((e) => e.isIntersecting)) void pager.loadMore();
     });
     io.observe(el);
     return () => io.disconnect();

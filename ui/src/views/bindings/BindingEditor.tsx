@@ -43,7 +43,7 @@ export function BindingEditor({
 
   useEffect(() => {
     let live = true;
-    ipc.checkBinding(toDraft(kind, state, editing), editing).then((list) => live && setErrors(byField(list)));
+    void ipc.checkBinding(toDraft(kind, state, editing), editing).then((list) => live && setErrors(byField(list)));
     return () => {
       live = false;
     };

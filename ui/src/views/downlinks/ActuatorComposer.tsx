@@ -12,7 +12,6 @@ import {
   type DownlinkView,
   type MethodDraft,
   type MethodVariant,
-  type ValueType,
 } from "../../ipc";
 import { useFormSend } from "../../lib/forms";
 import { DraftText, Segmented, useDraftPreview } from "./compose";
@@ -92,7 +91,7 @@ export function ActuatorComposer({ onClose, onSent }: { onClose: () => void; onS
       label={label}
       hint={hint}
       error={shown(`method.${field}`)}
-      value={m[field] as string}
+      value={m[field]}
       onInput={(v) => setMethod(field, v)}
       {...opts}
     />
@@ -153,7 +152,7 @@ export function ActuatorComposer({ onClose, onSent }: { onClose: () => void; onS
                     <select
                       aria-label="Value type"
                       data-testid="method-valueType"
-                      onChange={(e) => setMethod("valueType", e.currentTarget.value as ValueType)}
+                      onChange={(e) => setMethod("valueType", e.currentTarget.value)}
                     >
                       {(["number", "boolean", "string"] as const).map((t) => (
                         <option key={t} value={t} selected={m.valueType === t}>

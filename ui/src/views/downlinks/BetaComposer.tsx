@@ -45,7 +45,7 @@ export function BetaComposer({ onClose }: { onClose: () => void }) {
 
   useEffect(() => {
     let live = true;
-    ipc.checkBetaDownlink(toDraft(form)).then((errors) => live && setChecks(byField(errors)));
+    void ipc.checkBetaDownlink(toDraft(form)).then((errors) => live && setChecks(byField(errors)));
     return () => {
       live = false;
     };

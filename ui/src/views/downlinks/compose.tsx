@@ -15,7 +15,7 @@ export function useDraftPreview<D>(draft: D, check: (d: D) => Promise<DownlinkPr
 
   useEffect(() => {
     let live = true;
-    check(draft).then((p) => live && setPreview(p));
+    void check(draft).then((p) => live && setPreview(p));
     return () => {
       live = false;
     };

@@ -27,7 +27,7 @@ export function EditPackageDialog({
   const { sending, failure, send } = useFormSend(["description"], (f) => setErrors((old) => ({ ...old, ...f })));
   useEffect(() => {
     let live = true;
-    ipc
+    void ipc
       .checkPackage({
         deviceSpecificationId: pkg.deviceSpecificationId,
         moduleId: pkg.moduleId,

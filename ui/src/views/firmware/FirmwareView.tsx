@@ -59,7 +59,7 @@ export function FirmwareView() {
     };
     let unlisten: (() => void) | null = null;
     let gone = false;
-    getCurrentWebview()
+    void getCurrentWebview()
       .onDragDropEvent((event) => {
         const p = event.payload;
         if (p.type === "enter" || p.type === "over") {

@@ -41,7 +41,7 @@ export function NewPackageDialog({
 
   useEffect(() => {
     let live = true;
-    ipc.checkPackage(request()).then((list) => live && setErrors(byField(list)));
+    void ipc.checkPackage(request()).then((list) => live && setErrors(byField(list)));
     return () => {
       live = false;
     };

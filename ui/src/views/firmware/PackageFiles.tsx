@@ -111,12 +111,12 @@ export function PackageFilesDialog({
     }
   };
   useEffect(() => {
-    if (droppedPath && !firmwareName) stage(droppedPath);
+    if (droppedPath && !firmwareName) void stage(droppedPath);
   }, [droppedPath]);
 
   const choose = async () => {
     const path = await ipc.pickFile({ title: `Firmware file for ${pkg.firmwareVersion}`, defaultName: null, filters: [] });
-    if (typeof path === "string") stage(path);
+    if (typeof path === "string") void stage(path);
   };
 
   const upload = async () => {

@@ -141,7 +141,7 @@ function RolloutCard({ r, onChanged, onNotice }: { r: RolloutView; onChanged: (a
       acting,
     });
     if (!ok) return;
-    run("Resuming", () => ipc.rolloutResume(r.id, s === r.successThreshold ? null : s, e === r.errorThreshold ? null : e, actingId));
+    void run("Resuming", () => ipc.rolloutResume(r.id, s === r.successThreshold ? null : s, e === r.errorThreshold ? null : e, actingId));
   };
 
   const abort = async () => {
@@ -183,7 +183,7 @@ function RolloutCard({ r, onChanged, onNotice }: { r: RolloutView; onChanged: (a
     });
     if (!ok) return;
     setResetOnAbort(reset);
-    run("Aborting", () => ipc.rolloutAbort(r.id, reset && unfinished > 0, actingId));
+    void run("Aborting", () => ipc.rolloutAbort(r.id, reset && unfinished > 0, actingId));
   };
 
   const waveLabel = (w: WaveView, i: number) => `Wave ${i + 1} · ${w.percent}%`;
