@@ -2,6 +2,8 @@
 //! secret or a token; it calls these commands and gets plain data or a typed error back.
 
 mod commands;
+#[cfg(debug_assertions)]
+mod e2e_ipc_log;
 mod error;
 mod fleet_worker;
 mod picked;
@@ -114,8 +116,10 @@ pub fn run() {
         )
         .init();
     let builder = specta_builder();
-    tauri::Builder::default()
-        .plugin(tauri_plugin_dialog::init())
+    let app = tauri::Builder::default();
+    #[cfg(debug_assertions)]
+    let app = e2e_ipc_log::install(app);
+    app.plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_clipboard_manager::init())
         .invoke_handler(builder.invoke_handler())
         .manage(picked::Picked::default())

@@ -157,7 +157,7 @@ def app_session(env: dict, log=subprocess.DEVNULL, on_start=None):
     Quits both at the end."""
     # A native dialog or OS drop cannot be driven from here: the debug build takes the drop
     # events the tests send from the page as drops when told so (a release build cannot).
-    env = {**env, "DCS_E2E_DROPS": "1"}
+    env = {**env, "DCS_E2E_DROPS": "1", "DCS_E2E_RECORD_IPC": "1"}
     port, native = free_port(), free_port()
     driver_proc = subprocess.Popen(
         ["tauri-driver", "--port", str(port), "--native-port", str(native)], env=env, stdout=log, stderr=subprocess.STDOUT
