@@ -1,0 +1,265 @@
+//! The connection-specific composer (LoRa, MQTT, SMS, HTTP, Digital Matter): a draft turned into
+//! the client's builder, checked and described.
+
+use dcs_api::downlinks::{ConnectionKind, NewConnectionDownlink};
+use dcs_api::model::duration::parse_feedback_timeout;
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use super::device_id::check_device_id;
+use super::draft::{finish, ConnectionDraft, DownlinkPreview, PayloadMode};
+use super::typed::{field, field_of, hex_bytes, json_array, json_object, optional, whole, STAND_IN_DEVICE};
+use super::words::{common_effect, plural, spoken_id};
+use super::DownlinkKind;
+use crate::FieldError;
+
+impl ConnectionDraft {
+    fn connection_kind(&self) -> Result<ConnectionKind, FieldError> {
+        self.kind.connection().ok_or_else(|| field("kind", "actuator downlinks have their own composer"))
+    }
+
+    /// The client's builder of the kind, aimed at `device` with `timeout`.
+    fn build(&self, device: &str, timeout: &str) -> Result<NewConnectionDownlink, FieldError> {
+        let mut d = match self.connection_kind()? {
+            ConnectionKind::Lora => {
+                let mut d = NewConnectionDownlink::lora(device, timeout, self.payload_hex.trim());
+                if let Some(p) = whole::<u8>("fPort", &self.f_port)? {
+                    d = d.f_port(p);
+                }
+                d.confirmed(self.confirmed)
+            }
+            ConnectionKind::Mqtt => {
+                let mut d = NewConnectionDownlink::mqtt(device, timeout, &self.topic, &self.payload);
+                if let Some(q) = whole::<u8>("qos", &self.qos)? {
+                    d = d.qos(q);
+                }
+                d
+            }
+            ConnectionKind::Sms => match self.mode {
+                PayloadMode::Hex => NewConnectionDownlink::sms_hex(device, timeout, self.payload_hex.trim()),
+                _ => NewConnectionDownlink::sms_text(device, timeout, &self.text),
+            },
+            ConnectionKind::Http => match self.mode {
+                PayloadMode::Hex => NewConnectionDownlink::http_payload(
+                    device,
+                    timeout,
+                    &hex_bytes("message.payload", &self.payload_hex)?,
+                ),
+                _ => NewConnectionDownlink::http_senml(device, timeout, json_array("message.senml", &self.senml)?),
+            },
+            ConnectionKind::DigitalMatter => {
+                let fields = match optional(&self.fields) {
+                    None => Map::new(),
+                    Some(f) => json_object("fields", f)?,
+                };
+                NewConnectionDownlink::digitalmatter(device, timeout, fields)
+            }
+        };
+        if self.kind.has_retries() {
+            if let Some(n) = whole::<u32>("retryLimit", &self.retry_limit)? {
+                d = d.retry_limit(n);
+            }
+        }
+        Ok(d.dry_run(self.dry_run))
+    }
+
+    /// The client's builder for this draft.
+    pub fn new_downlink(&self) -> Result<NewConnectionDownlink, FieldError> {
+        self.build(self.device_id.trim(), self.feedback_timeout.trim())
+    }
+
+    /// Every rule the draft breaks, each field checked on its own; and the body.
+    pub fn preview(&self) -> DownlinkPreview {
+        let kind = match self.connection_kind() {
+            Ok(k) => k,
+            Err(e) => return DownlinkPreview { errors: vec![e], ..Default::default() },
+        };
+        let mut errors = Vec::new();
+        if let Err(e) = check_device_id(&self.device_id, Some(kind.as_str())).into_result() {
+            errors.push(e);
+        }
+        match optional(&self.feedback_timeout) {
+            None => errors.push(field(
+                "feedbackTimeout",
+                "is required on connection-specific downlinks, e.g. PT1H (at least PT10M)",
+            )),
+            Some(t) => {
+                if let Err(e) = parse_feedback_timeout(t) {
+                    errors.push(field("feedbackTimeout", e.to_string()));
+                }
+            }
+        }
+        let stand_in = if kind == ConnectionKind::Sms { Uuid::nil().to_string() } else { STAND_IN_DEVICE.to_owned() };
+        if let Err(e) = self.build(&stand_in, "PT1H").and_then(|d| d.to_json().map_err(field_of)) {
+            errors.push(e);
+        }
+        finish(errors, || self.new_downlink().and_then(|d| d.to_json().map_err(field_of)), |b| self.effect(b))
+    }
+
+    fn effect(&self, body: &Value) -> Vec<String> {
+        let device = spoken_id(body["deviceId"].as_str().unwrap_or_default());
+        let s = |k: &str| body.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let mut out = vec![match self.kind {
+            DownlinkKind::Lora => {
+                let bytes = s("payloadHex").len() / 2;
+                let port = body.get("fPort").map(|p| p.to_string()).unwrap_or_else(|| "1 (the default)".into());
+                let ack = if body["confirmed"] == Value::Bool(false) {
+                    "unconfirmed"
+                } else {
+                    "confirmed (the device must acknowledge it)"
+                };
+                format!(
+                    "Sends the LoRa payload {} ({bytes} byte{}) on FPort {port}, {ack}, to device {device}.",
+                    s("payloadHex"),
+                    plural(bytes)
+                )
+            }
+            DownlinkKind::Mqtt => {
+                let qos = body.get("qos").map(|q| q.to_string()).unwrap_or_else(|| "1 (the default)".into());
+                format!(
+                    "Publishes {} character{} to topic {} with QoS {qos} for device {device}.",
+                    s("payload").chars().count(),
+                    plural(s("payload").chars().count()),
+                    s("topic")
+                )
+            }
+            DownlinkKind::Sms if body.get("text").is_some() => {
+                format!("Sends the text message \"{}\" by SMS to device {device}.", s("text"))
+            }
+            DownlinkKind::Sms => {
+                let bytes = s("payloadHex").len() / 2;
+                format!("Sends a binary SMS of {bytes} byte{} to device {device}.", plural(bytes))
+            }
+            DownlinkKind::Http => match body["message"].get("senml").and_then(Value::as_array) {
+                Some(r) => format!("Sends {} SenML record{} over HTTP to device {device}.", r.len(), plural(r.len())),
+                None => "Sends a binary payload (base64 in the body) over HTTP to device ".to_owned() + device + ".",
+            },
+            _ => {
+                let names: Vec<&str> = body
+                    .as_object()
+                    .map(|o| {
+                        o.keys()
+                            .map(String::as_str)
+                            .filter(|k| !matches!(*k, "deviceId" | "feedbackTimeout" | "dryRun" | "retryLimit"))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let list = if names.is_empty() { "no further fields".to_owned() } else { names.join(", ") };
+                format!("Sends a Digital Matter downlink with {list} to device {device}.")
+            }
+        }];
+        out.push("It bypasses the encoder: the payload reaches the device exactly as written.".into());
+        out.extend(common_effect(body, "required"));
+        out.push(if self.dry_run {
+            "Dry run: the service checks and stores it and behaves as if it was delivered; nothing reaches the device.".into()
+        } else {
+            "Not a dry run: the device receives it and acts on it; a wrong payload can disrupt the device, for example by \
+             disabling its communication."
+                .into()
+        });
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::downlinks::draft::fields;
+    use serde_json::json;
+
+    #[test]
+    fn a_sentence_names_a_urn_without_its_trailing_colon() {
+        assert_eq!(spoken_id("urn:dev:imei:350000000000001:"), "urn:dev:imei:350000000000001");
+        assert_eq!(spoken_id("imei:350000000000001"), "imei:350000000000001");
+        let d = ConnectionDraft {
+            device_id: "urn:dev:deveui:70b3d57ed0000001:".into(),
+            payload_hex: "0a".into(),
+            feedback_timeout: "PT1H".into(),
+            ..Default::default()
+        };
+        let p = d.preview();
+        assert!(p.effect.iter().any(|e| e.ends_with("to device urn:dev:deveui:70b3d57ed0000001.")), "{:?}", p.effect);
+    }
+
+    fn lora(device: &str) -> ConnectionDraft {
+        ConnectionDraft {
+            kind: DownlinkKind::Lora,
+            device_id: device.into(),
+            feedback_timeout: "PT30M".into(),
+            payload_hex: "0a0b".into(),
+            f_port: "2".into(),
+            retry_limit: "1".into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn connection_drafts_use_the_builders_and_default_to_dry_run() {
+        let d = lora("deveui:70b3d57ed0000001");
+        assert!(d.dry_run && d.confirmed, "dry run and confirmed unless unticked");
+        let p = d.preview();
+        assert!(p.errors.is_empty(), "{:?}", p.errors);
+        let body: Value = serde_json::from_str(p.body.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            body,
+            json!({"deviceId": "deveui:70b3d57ed0000001", "feedbackTimeout": "PT30M", "payloadHex": "0a0b", "fPort": 2,
+                   "confirmed": true, "retryLimit": 1, "dryRun": true})
+        );
+        assert!(p.effect.iter().any(|s| s.starts_with("Dry run")), "{:?}", p.effect);
+        assert!(p.effect.iter().any(|s| s.contains("bypasses the encoder")));
+
+        let mut bad = lora("imei:1");
+        bad.feedback_timeout = String::new();
+        bad.f_port = "300".into();
+        assert_eq!(fields(&bad.preview()), ["deviceId", "feedbackTimeout", "fPort"]);
+
+        // On SMS the deviceId is a plain string (section 1): the simulator's UUID rule (A-25) is
+        // its own to answer.
+        let sms = ConnectionDraft {
+            kind: DownlinkKind::Sms,
+            device_id: "imei:350000000000001".into(),
+            text: "hi".into(),
+            feedback_timeout: "PT1H".into(),
+            ..Default::default()
+        };
+        assert!(fields(&sms.preview()).is_empty(), "{:?}", sms.preview().errors);
+        let sms = ConnectionDraft { device_id: "  ".into(), ..sms };
+        assert_eq!(fields(&sms.preview()), ["deviceId"]);
+
+        let http = ConnectionDraft {
+            kind: DownlinkKind::Http,
+            device_id: "imei:350000000000001".into(),
+            feedback_timeout: "PT1H".into(),
+            mode: PayloadMode::Hex,
+            payload_hex: "666f6f".into(),
+            dry_run: false,
+            ..Default::default()
+        };
+        let body: Value = serde_json::from_str(&http.preview().body.unwrap()).unwrap();
+        assert_eq!(body["message"], json!({"payload": "Zm9v"}));
+        assert!(http.preview().effect.last().unwrap().contains("disrupt"));
+
+        let mqtt = ConnectionDraft {
+            kind: DownlinkKind::Mqtt,
+            device_id: "imei:350000000000001".into(),
+            feedback_timeout: "PT1H".into(),
+            topic: "a/#".into(),
+            payload: "x".into(),
+            retry_limit: "3".into(),
+            ..Default::default()
+        };
+        assert_eq!(fields(&mqtt.preview()), ["topic"], "retryLimit is not offered on MQTT, so not sent");
+
+        let dm = ConnectionDraft {
+            kind: DownlinkKind::Digitalmatter,
+            device_id: "imei:350000000000001".into(),
+            feedback_timeout: "PT1H".into(),
+            fields: r#"{"deviceId": "x"}"#.into(),
+            ..Default::default()
+        };
+        assert_eq!(fields(&dm.preview()), ["deviceId"], "the builder's own fields are refused among the extra ones");
+
+        let actuator = ConnectionDraft { kind: DownlinkKind::Actuator, ..Default::default() };
+        assert_eq!(fields(&actuator.preview()), ["kind"]);
+    }
+}
