@@ -8,13 +8,10 @@ use futures::TryStreamExt;
 
 mod common;
 
+use common::client;
+
 async fn start() -> (Simulator, RunningSim) {
     common::start(SimOptions::default()).await
-}
-
-fn client(running: &RunningSim, key_id: &str, secret: &str) -> Client {
-    let base = running.base_url();
-    Client::new(ClientConfig::new(&base, &base, key_id, Secret::new(secret)).unwrap()).unwrap()
 }
 
 fn held_modules(sim: &Simulator, owner: uuid::Uuid) -> Vec<dcs_api::model::FirmwareModule> {

@@ -9,24 +9,17 @@ use dcs_api::model::downlinks::{ConnectionDownlinkStatus, DownlinkStatus};
 use dcs_api::model::{HttpBindingRequest, HttpBindingType, LoraBindingRequest, LoraBindingStatus, MqttBindingRequest};
 use dcs_api::{Client, ClientConfig, ErrorCode, Secret, TimeFilter};
 use dcs_sim::store::devices::DeviceRow;
-use dcs_sim::{DemoKey, RunningSim, SimOptions, Simulator};
+use dcs_sim::{RunningSim, SimOptions, Simulator};
 use futures::TryStreamExt;
 use serde_json::json;
 use uuid::Uuid;
 
 mod common;
 
+use common::{key_client as client, key_config as config};
+
 async fn start() -> (Simulator, RunningSim) {
     common::start(SimOptions { devices_per_client: 40, ..Default::default() }).await
-}
-
-fn config(running: &RunningSim, key: &DemoKey) -> ClientConfig {
-    let base = running.base_url();
-    ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret.clone())).unwrap()
-}
-
-fn client(running: &RunningSim, key: &DemoKey) -> Client {
-    Client::new(config(running, key)).unwrap()
 }
 
 fn devices(sim: &Simulator, owner: Uuid) -> Vec<DeviceRow> {

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use dcs_api::downlinks::{DownlinkMethod, NewDownlink};
 use dcs_api::firmware::{ModuleFilter, StateFilter};
-use dcs_api::{Client, ClientConfig, ErrorCode, RetryPolicy, Secret};
+use dcs_api::{Client, ErrorCode, RetryPolicy};
 use dcs_sim::faults::Faults;
 use dcs_sim::store::downlinks::DownlinkQuery;
 use dcs_sim::store::firmware::StateQuery;
@@ -22,8 +22,7 @@ async fn start(opts: SimOptions) -> (Simulator, RunningSim) {
 }
 
 fn client_with(running: &RunningSim, key: &DemoKey, retry: RetryPolicy) -> Client {
-    let base = running.base_url();
-    let mut cfg = ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret.clone())).unwrap();
+    let mut cfg = common::key_config(running, key);
     cfg.retry = retry;
     Client::new(cfg).unwrap()
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use dcs_api::files::{Transfer, UploadOptions};
 use dcs_api::firmware::{Embed, Firmware, NewPackage, PackageFilter, SetTargetMethod, SetTargetRequest, StateFilter};
 use dcs_api::model::{DeviceId, FirmwareModule, UpdateStatus};
-use dcs_api::{Client, ClientConfig, ErrorCode, Secret};
+use dcs_api::{Client, ErrorCode};
 use dcs_sim::store::ModuleQuery;
 use dcs_sim::{RunningSim, SimOptions, Simulator};
 use futures::TryStreamExt;
@@ -17,13 +17,10 @@ use tokio_util::sync::CancellationToken;
 
 mod common;
 
+use common::client;
+
 async fn start() -> (Simulator, RunningSim) {
     common::start(SimOptions { devices_per_client: 40, speed: 5000.0, ..Default::default() }).await
-}
-
-fn client(running: &RunningSim, key_id: &str, secret: &str) -> Client {
-    let base = running.base_url();
-    Client::new(ClientConfig::new(&base, &base, key_id, Secret::new(secret)).unwrap()).unwrap()
 }
 
 fn demo_client(sim: &Simulator, running: &RunningSim) -> Client {

@@ -2,7 +2,6 @@
 //! does not make: a smaller largest page size, answers missing members or carrying new ones,
 //! another shape where the reference shows none.
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use axum::extract::{Path, Query, State};
@@ -11,9 +10,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use dcs_api::firmware::StateFilter;
-use dcs_api::{Client, ClientConfig, Secret};
+use dcs_api::Client;
 use futures::TryStreamExt;
 use serde_json::{json, Value};
+
+mod common;
 
 /// Everything the fake service was asked: the `limit` of each list request (`None`: absent).
 #[derive(Default)]
@@ -99,14 +100,11 @@ async fn serve() -> (String, Shared) {
         .route("/api/v1/lifecycle/clients/{id}/context-switch", get(context_switch))
         .route("/api/devices", get(beta_devices))
         .with_state(seen.clone());
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{addr}"), seen)
+    (common::serve(app).await, seen)
 }
 
 fn client(base: &str) -> Client {
-    Client::new(ClientConfig::new(base, base, "key", Secret::new("secret")).unwrap()).unwrap()
+    common::client_at(base, "key", "secret")
 }
 
 #[tokio::test]

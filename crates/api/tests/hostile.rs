@@ -11,10 +11,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use dcs_api::firmware::{ModuleFilter, NewPackage};
-use dcs_api::{Client, ClientConfig, ErrorCode, Secret};
+use dcs_api::{Client, ErrorCode};
 use futures::TryStreamExt;
 use serde_json::{json, Value};
 use uuid::Uuid;
+
+mod common;
 
 #[derive(Default)]
 struct Hostile {
@@ -66,11 +68,8 @@ async fn serve() -> (Client, Shared) {
         .route("/firmware/modules", get(modules))
         .route("/firmware/packages", post(create_package))
         .with_state(h.clone());
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    let base = format!("http://{addr}");
-    (Client::new(ClientConfig::new(&base, &base, "key", Secret::new("secret")).unwrap()).unwrap(), h)
+    let base = common::serve(app).await;
+    (common::client_at(&base, "key", "secret"), h)
 }
 
 /// An `expires_in` no clock can hold (2^64 - 1 seconds) is not a panic: the token is used, and
@@ -153,10 +152,8 @@ async fn a_redirect_of_the_token_request_to_another_origin_is_not_followed() {
                 async move { (status, [("location", to)]).into_response() }
             }),
         );
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        let c = Client::new(ClientConfig::new(&base, &base, "key", Secret::new("the-secret")).unwrap()).unwrap();
+        let base = common::serve(app).await;
+        let c = common::client_at(&base, "key", "the-secret");
         let err = c.test_credentials().await.unwrap_err();
         assert!(err.to_string().contains(&status.as_u16().to_string()), "{status}: {err}");
     }

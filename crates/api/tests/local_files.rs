@@ -2,7 +2,6 @@
 //! a pipe blocks on open), and a download leaves nothing under or beside the target's name when
 //! it does not finish, whatever way it ends.
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -10,8 +9,10 @@ use axum::body::Body;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use dcs_api::files::{sha256_file, Transfer};
-use dcs_api::{Client, ClientConfig, ErrorCode, Secret};
+use dcs_api::{Client, ErrorCode};
 use serde_json::json;
+
+mod common;
 
 fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> =
@@ -59,11 +60,7 @@ async fn stalling_service() -> Client {
                     .unwrap()
             }),
         );
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    let base = format!("http://{addr}");
-    Client::new(ClientConfig::new(&base, &base, "key", Secret::new("secret")).unwrap()).unwrap()
+    common::client_at(&common::serve(app).await, "key", "secret")
 }
 
 #[tokio::test]
@@ -130,11 +127,7 @@ async fn an_upload_refused_for_its_size_is_the_services_refusal() {
             }),
         )
         .layer(axum::extract::DefaultBodyLimit::max(1024));
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    let base = format!("http://{addr}");
-    let c = Client::new(ClientConfig::new(&base, &base, "key", Secret::new("secret")).unwrap()).unwrap();
+    let c = common::client_at(&common::serve(app).await, "key", "secret");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("big.bin");
     std::fs::write(&file, vec![1u8; 8 * 1024 * 1024]).unwrap();

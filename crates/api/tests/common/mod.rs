@@ -2,12 +2,14 @@
 //! `DCS_SIM_VARIANT` (`reference` when unset, `alt` for the second pass of
 //! `scripts/test-session.sh`), so one test proves the client against two plausible services.
 //! Each test file has `mod common;` and starts its simulators only through [`start`] or
-//! [`simulator`].
+//! [`simulator`], its hand-made services through [`serve`], and builds its clients through
+//! [`client`], [`key_client`] or [`client_at`].
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
 
-use dcs_sim::{RunningSim, SimOptions, Simulator, Variant};
+use dcs_api::{Client, ClientConfig, Secret};
+use dcs_sim::{DemoKey, RunningSim, SimOptions, Simulator, Variant};
 
 /// The variant these tests run against.
 pub fn variant() -> Variant {
@@ -45,4 +47,34 @@ pub fn as_answered(sim: &Simulator, mut m: dcs_api::model::FirmwareModule) -> dc
         m.extra.insert("tenantId".into(), sim.tenant_id().into());
     }
     m
+}
+
+/// Serves a hand-made service `app` on a free loopback port; answers its base URL.
+pub async fn serve(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}")
+}
+
+/// A client of the service at `base` (its token endpoint at the same base) with the key
+/// `key_id` and `secret`.
+pub fn client_at(base: &str, key_id: &str, secret: &str) -> Client {
+    Client::new(ClientConfig::new(base, base, key_id, Secret::new(secret)).unwrap()).unwrap()
+}
+
+/// A client of a running simulator with the key `key_id` and `secret`.
+pub fn client(running: &RunningSim, key_id: &str, secret: &str) -> Client {
+    client_at(&running.base_url(), key_id, secret)
+}
+
+/// The configuration of a client of a running simulator with one of its keys.
+pub fn key_config(running: &RunningSim, key: &DemoKey) -> ClientConfig {
+    let base = running.base_url();
+    ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret.clone())).unwrap()
+}
+
+/// A client of a running simulator with one of its keys.
+pub fn key_client(running: &RunningSim, key: &DemoKey) -> Client {
+    Client::new(key_config(running, key)).unwrap()
 }
