@@ -2,6 +2,11 @@
 //! a time with its progress and a way to cancel it, the refresh timer's decisions, the step of
 //! the running rollouts after every refresh, and the answer to "can targets be set here?" (yes
 //! when the profile has a set-target operation: the reference shows none, so nothing is probed).
+//!
+//! Every change of what [`FleetService::status`] or the rollout counts answer (a scan started,
+//! a page read, a scan ended, a rollout moved, the settings changed) is signalled on a
+//! [`tokio::sync::watch`] channel ([`FleetService::changes`]): the app forwards it to the web
+//! view as an event, so nothing has to ask again and again whether something changed.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -9,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use dcs_api::Client;
 use serde::Serialize;
+use tokio::sync::{watch, OwnedMutexGuard};
 use tokio_util::sync::CancellationToken;
 
 use super::query::{self, DeviceMatch};
@@ -99,7 +105,7 @@ struct Inner {
     paused: bool,
     last_refresh: HashMap<Scope, Instant>,
     devices: HashMap<(Scope, String), DeviceMatch>,
-    /// States held per scope, counted once after each change (the status is polled every second).
+    /// States held per scope, counted once after each change (the status is read after each change).
     counts: HashMap<Scope, u32>,
 }
 
@@ -107,7 +113,18 @@ pub struct FleetService {
     db: Arc<FleetDb>,
     inner: Mutex<Inner>,
     /// One scan or rollout step at a time.
-    work: tokio::sync::Mutex<()>,
+    work: Arc<tokio::sync::Mutex<()>>,
+    /// Counts the changes of the status (see the module doc).
+    changed: watch::Sender<u64>,
+}
+
+/// A refresh registered (the work lock held, its progress shown by [`FleetService::status`] at
+/// once) and not yet run: [`FleetService::run`] runs it.
+pub struct Begun {
+    _work: OwnedMutexGuard<()>,
+    cancel: CancellationToken,
+    scope: Scope,
+    kind: ScanKind,
 }
 
 impl FleetService {
@@ -121,7 +138,23 @@ impl FleetService {
             .filter(|s| (5..=3600).contains(s));
         let paused = db.setting("auto_refresh").ok().flatten().is_some_and(|v| v == "off");
         let inner = Inner { interval, paused, ..Default::default() };
-        FleetService { db, inner: Mutex::new(inner), work: tokio::sync::Mutex::new(()) }
+        FleetService {
+            db,
+            inner: Mutex::new(inner),
+            work: Arc::new(tokio::sync::Mutex::new(())),
+            changed: watch::Sender::new(0),
+        }
+    }
+
+    /// A receiver told of every change of the status or the rollout counts of any scope (the
+    /// value is a count of changes; only that it changed matters).
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// Tells the receivers of [`FleetService::changes`] that something changed.
+    fn touch(&self) {
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     pub fn db(&self) -> &FleetDb {
@@ -174,10 +207,13 @@ impl FleetService {
         }
         self.db.set_setting("refresh_interval", &seconds.to_string())?;
         self.db.set_setting("auto_refresh", if auto { "on" } else { "off" })?;
-        let mut i = self.inner();
-        i.interval = Some(seconds);
-        i.paused = !auto;
-        i.revision += 1;
+        {
+            let mut i = self.inner();
+            i.interval = Some(seconds);
+            i.paused = !auto;
+            i.revision += 1;
+        }
+        self.touch();
         Ok(())
     }
 
@@ -220,6 +256,8 @@ impl FleetService {
         if i.error.get(&scope) != Some(&reason) {
             i.error.insert(scope, reason);
             i.revision += 1;
+            drop(i);
+            self.touch();
         }
     }
 
@@ -245,16 +283,36 @@ impl FleetService {
         kind: ScanKind,
         wait: bool,
     ) -> Result<Option<ScanReport>> {
-        let _guard = if wait {
-            self.work.lock().await
+        let work = if wait {
+            self.work.clone().lock_owned().await
         } else {
-            match self.work.try_lock() {
+            match self.work.clone().try_lock_owned() {
                 Ok(g) => g,
                 Err(_) => return Ok(None),
             }
         };
+        let begun = self.begin(work, scope, kind)?;
+        self.run(begun, client, op).await.map(Some)
+    }
+
+    /// Registers a refresh of `scope` the caller will [`run`](FleetService::run) (in the
+    /// background): when this answers, [`FleetService::status`] already shows it under way.
+    /// Refused while a scan runs; waits for a rollout action of the operator to end.
+    pub async fn start(&self, scope: Scope, kind: ScanKind) -> Result<Begun> {
+        let work = match self.work.clone().try_lock_owned() {
+            Ok(g) => g,
+            Err(_) if self.inner().scanning.is_some() => {
+                return Err(FleetError::Conflict("a scan is already under way; wait for it or cancel it".into()))
+            }
+            Err(_) => self.work.clone().lock_owned().await,
+        };
+        self.begin(work, scope, kind)
+    }
+
+    /// Shows the refresh under way (with what it will be: a full scan where the service lacks
+    /// modifiedSince) and makes it cancellable; the caller holds the work lock.
+    fn begin(&self, work: OwnedMutexGuard<()>, scope: Scope, kind: ScanKind) -> Result<Begun> {
         let cancel = CancellationToken::new();
-        // What the scan will be (a full scan where the service lacks modifiedSince), shown at once.
         let planned = scan::planned_kind(&self.db, scope, kind)?;
         {
             let mut i = self.inner();
@@ -262,11 +320,22 @@ impl FleetService {
             i.scanning =
                 Some((scope, ScanProgress { kind: planned, pages: 0, states: 0, expected: None, elapsed_ms: 0 }));
         }
+        self.touch();
+        Ok(Begun { _work: work, cancel, scope, kind })
+    }
+
+    /// Runs a registered refresh: the scan, a history snapshot, then a step of the scope's
+    /// running rollouts; the work lock is let go when it ends.
+    pub async fn run(&self, begun: Begun, client: &Client, op: Option<&SetTarget>) -> Result<ScanReport> {
+        let Begun { _work, cancel, scope, kind } = begun;
         let result = scan::refresh(client, &self.db, scope, kind, &cancel, |p| {
-            let mut i = self.inner();
-            i.scanning = Some((scope, p.clone()));
-            // A page was written: the next status counts again.
-            i.counts.remove(&scope);
+            {
+                let mut i = self.inner();
+                i.scanning = Some((scope, p.clone()));
+                // A page was written: the next status counts again.
+                i.counts.remove(&scope);
+            }
+            self.touch();
         })
         .await;
         {
@@ -286,10 +355,11 @@ impl FleetService {
                 }
             }
         }
+        self.touch();
         let report = result?;
         query::snapshot(&self.db, scope, now_ms())?;
         self.step_rollouts(client, op, scope).await?;
-        Ok(Some(report))
+        Ok(report)
     }
 
     /// Moves the scope's running rollouts on (the caller holds no lock; after a refresh).
@@ -300,6 +370,7 @@ impl FleetService {
             if outcome != StepOutcome::Waiting {
                 tracing::info!(rollout = %id, ?outcome, "rollout moved");
                 self.inner().revision += 1;
+                self.touch();
             }
             outcomes.push(outcome);
         }
@@ -311,9 +382,12 @@ impl FleetService {
     pub async fn exclusive<T>(&self, f: impl std::future::Future<Output = Result<T>>) -> Result<T> {
         let _guard = self.work.lock().await;
         let out = f.await;
-        let mut i = self.inner();
-        i.revision += 1;
-        i.counts.clear();
+        {
+            let mut i = self.inner();
+            i.revision += 1;
+            i.counts.clear();
+        }
+        self.touch();
         out
     }
 
