@@ -1,6 +1,8 @@
 //! The fleet's timer: every second it asks the fleet service which scopes are due (the active
 //! one once scanned, and every scope with a running rollout, so a rollout goes on after a
 //! restart or a switch of customer) and refreshes them, which also moves their rollouts on.
+//! This timer faces the service only: what it changes, the fleet service signals, and
+//! `events::forward_fleet` pushes it to the web view.
 
 use std::time::Duration;
 

@@ -2,15 +2,17 @@
 //! secret or a token; it calls these commands and gets plain data or a typed error back.
 
 mod commands;
+mod downlink_watch;
 #[cfg(debug_assertions)]
 mod e2e_ipc_log;
 mod error;
+mod events;
 mod fleet_worker;
 mod picked;
 mod state;
 
 use tauri::Manager;
-use tauri_specta::{collect_commands, Builder};
+use tauri_specta::{collect_commands, collect_events, Builder};
 
 pub use error::CommandError;
 
@@ -75,6 +77,9 @@ fn specta_builder() -> Builder<tauri::Wry> {
         commands::downlinks::export_downlinks_csv,
         commands::downlinks::check_beta_downlink,
         commands::downlinks::send_beta_downlink,
+        downlink_watch::watch_downlinks,
+        downlink_watch::watch_downlink,
+        downlink_watch::unwatch_downlinks,
         commands::fleet::fleet_status,
         commands::fleet::fleet_home,
         commands::fleet::fleet_scan,
@@ -96,6 +101,7 @@ fn specta_builder() -> Builder<tauri::Wry> {
         commands::fleet::rollout_unfinished,
         commands::fleet::rollout_abort,
     ])
+    .events(collect_events![events::FleetChanged, downlink_watch::DownlinkChanged])
 }
 
 /// Writes the TypeScript bindings (commands and types) to `path`.
@@ -123,6 +129,7 @@ pub fn run() {
         .plugin(tauri_plugin_clipboard_manager::init())
         .invoke_handler(builder.invoke_handler())
         .manage(picked::Picked::default())
+        .manage(downlink_watch::Watches::default())
         .on_window_event(|window, event| {
             if let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
                 picked::dropped(window.app_handle(), paths);
@@ -140,6 +147,7 @@ pub fn run() {
             let state = tauri::async_runtime::block_on(state::AppState::start()).map_err(|e| e.message)?;
             app.manage(state);
             fleet_worker::spawn(app.handle().clone());
+            events::forward_fleet(app.handle().clone());
             Ok(())
         })
         .run(tauri::generate_context!())

@@ -70,7 +70,7 @@ pub struct CustomerScope {
     pub active: bool,
 }
 
-/// The scan state of the active scope (polled while the dashboard is open).
+/// The scan state of the active scope (read when a view opens; changes come as `FleetChanged` events).
 #[tauri::command]
 #[specta::specta]
 pub async fn fleet_status(state: State<'_, AppState>) -> Result<FleetStatus, CommandError> {
@@ -114,7 +114,8 @@ pub async fn fleet_home(state: State<'_, AppState>) -> Result<FleetHome, Command
 }
 
 /// Starts a scan of the active scope in the background (full, or incremental from the last
-/// watermark); its progress shows in `fleet_status`.
+/// watermark): registered before the answer, which shows it under way; its progress comes as
+/// `FleetChanged` events.
 #[tauri::command]
 #[specta::specta]
 pub async fn fleet_scan(state: State<'_, AppState>, full: bool) -> Result<FleetStatus, CommandError> {
@@ -124,22 +125,13 @@ pub async fn fleet_scan(state: State<'_, AppState>, full: bool) -> Result<FleetS
         return Err(CommandError::app(AppCode::Conflict, "a scan is already under way; wait for it or cancel it"));
     }
     let kind = if full { ScanKind::Full } else { ScanKind::Incremental };
+    let begun = fleet.start(scope, kind).await.map_err(|e| fleet_err(&session, e))?;
     let (bg_fleet, bg_session) = (fleet.clone(), session.clone());
     tauri::async_runtime::spawn(async move {
-        if let Err(e) =
-            bg_fleet.refresh(&bg_session.client, bg_session.profile.set_target.as_ref(), scope, kind, true).await
-        {
+        if let Err(e) = bg_fleet.run(begun, &bg_session.client, bg_session.profile.set_target.as_ref()).await {
             tracing::warn!(error = %e, "fleet scan ended with an error");
         }
     });
-    // Let the scan register, so the answer already shows it under way.
-    for _ in 0..20 {
-        let s = fleet.status(scope).map_err(|e| fleet_err(&session, e))?;
-        if s.scanning.is_some() || s.revision != current.revision {
-            return Ok(s);
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
     fleet.status(scope).map_err(|e| fleet_err(&session, e))
 }
 
@@ -321,7 +313,8 @@ pub async fn rollouts(state: State<'_, AppState>) -> Result<Vec<RolloutView>, Co
 }
 
 /// Running and paused rollouts of the active scope, for the navigation and the status bar
-/// (polled; a scope never opened has none and is not created by asking).
+/// (read once per profile and customer, then pushed in `FleetChanged`; a scope never opened has
+/// none and is not created by asking).
 #[tauri::command]
 #[specta::specta]
 pub async fn rollout_counts(state: State<'_, AppState>) -> Result<rollout::RolloutCounts, CommandError> {

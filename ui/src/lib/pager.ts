@@ -33,6 +33,11 @@ export class Pager<T> {
     return this.state;
   }
 
+  /** Pages loaded since the last reset (what a refresh, or a watch of the list, covers). */
+  get pageCount(): number {
+    return this.pages;
+  }
+
   subscribe(fn: (s: PagerState<T>) => void): () => void {
     this.listeners.add(fn);
     fn(this.state);
@@ -105,5 +110,15 @@ export class Pager<T> {
       if (!unchanged()) return;
       this.set({ error });
     }
+  }
+
+  /**
+   * Swaps in the pages already shown as something else fetched them again (a watch in Rust
+   * pushing a change), as `refresh` does; ignored unless the list is shown and as long as then.
+   */
+  apply(pushed: { ok: true; value: PageResult<T> } | { ok: false; error: unknown }, pages: number): void {
+    if (this.state.status !== "ready" || pages !== this.pages) return;
+    if (pushed.ok) this.set({ items: pushed.value.items, next: pushed.value.next, done: pushed.value.next === null, error: null });
+    else this.set({ error: pushed.error });
   }
 }

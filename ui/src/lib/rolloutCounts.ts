@@ -1,44 +1,71 @@
 // Running and paused rollouts of the active profile and customer, for the places outside the
-// dashboard that must show them (the Rollouts nav item, the status bar): one poll shared by
-// every reader, running only while something reads it.
+// dashboard that must show them (the Rollouts nav item, the status bar): read once, then kept
+// current by the `fleetChanged` event Rust sends after every change of a rollout, shared by
+// every reader and subscribed only while something reads it.
 
 import { useEffect, useState } from "preact/hooks";
+import { events } from "../bindings";
 import { ipc, type RolloutCounts } from "../ipc";
-
-/** How often the counts are read while shown. */
-export const COUNTS_POLL_MS = 2000;
+import { useSession } from "../session";
+import { subscribe } from "./useEvent";
 
 let current: RolloutCounts | null = null;
 const readers = new Set<(c: RolloutCounts | null) => void>();
-let timer: ReturnType<typeof setTimeout> | undefined;
+let unsubscribe: (() => void) | null = null;
+/** Grows with every read asked and every push: an answer older than a push is dropped. */
+let generation = 0;
+/** The profile and customer last read (the readers share one read per switch). */
+let readScope: string | null = null;
 
-async function poll() {
-  clearTimeout(timer);
-  try {
-    current = await ipc.rolloutCounts();
-  } catch {
-    current = null; // no session or no fleet database: nothing to show
-  }
+function show(c: RolloutCounts | null) {
+  current = c;
   readers.forEach((r) => r(current));
-  if (readers.size > 0) timer = setTimeout(poll, COUNTS_POLL_MS);
 }
 
-/** Reads the counts again now (after the operator paused, resumed, aborted or started one). */
+async function read() {
+  const asked = ++generation;
+  let c: RolloutCounts | null;
+  try {
+    c = await ipc.rolloutCounts();
+  } catch {
+    c = null; // no session or no fleet database: nothing to show
+  }
+  if (asked === generation) show(c);
+}
+
+/** Reads the counts again now (after the operator paused, resumed, aborted or started one, or switched profile or customer). */
 export function refreshRolloutCounts() {
-  if (readers.size > 0) void poll();
+  if (readers.size > 0) void read();
 }
 
 /** The counts, kept current while the component is mounted; null until known or when unknown. */
 export function useRolloutCounts(): RolloutCounts | null {
   const [counts, setCounts] = useState<RolloutCounts | null>(current);
+  // Another profile or customer has other rollouts: read them once when it changes.
+  const { info } = useSession();
+  const scope = info ? `${info.profile}|${info.acting?.id ?? ""}` : "";
   useEffect(() => {
     readers.add(setCounts);
-    if (readers.size === 1) void poll();
+    if (readers.size === 1) {
+      unsubscribe = subscribe(events.fleetChanged, (e) => {
+        generation++;
+        show(e.counts);
+      });
+    }
     return () => {
       readers.delete(setCounts);
-      if (readers.size === 0) clearTimeout(timer);
+      if (readers.size === 0) {
+        unsubscribe?.();
+        unsubscribe = null;
+        readScope = null;
+      }
     };
   }, []);
+  useEffect(() => {
+    if (scope === readScope) return;
+    readScope = scope;
+    void read();
+  }, [scope]);
   return counts;
 }
 

@@ -4,6 +4,7 @@ import { Modal } from "../../components/Modal";
 import { ErrorBox, Loading } from "../../components/States";
 import { ipc, type DownlinkDetail, type DownlinkKind, type DownlinkView } from "../../ipc";
 import { Time } from "../../components/Time";
+import { watchDownlink } from "../../lib/downlinkWatch";
 import { formatLocal, formatTimestamp } from "../../lib/format";
 import { StatusBadge } from "./parts";
 import { DETAIL_REFRESH_MS, formatCountdown, retriesLabel, timeLeft } from "./timing";
@@ -22,7 +23,8 @@ function TimeOfDay({ at }: { at: string | null }) {
  * One downlink: its status explained, the statuses this console saw it in (a timeline kept in
  * Rust memory while the app runs: the service only tells the current one), retries used, the
  * time left before its feedback timeout counting down on the service's clock, the failure
- * reason in words, and Cancel. Refreshes every second until the downlink is final.
+ * reason in words, and Cancel. Kept current until the downlink is final by a watch in Rust that
+ * asks every second and pushes each change.
  */
 export function DownlinkDetailDialog({
   kind,
@@ -58,12 +60,20 @@ export function DownlinkDetailDialog({
   }, [kind, id, round]);
 
   const final = detail?.d.downlink.isFinal ?? false;
-  // Ask again while it is in progress (also after a failed attempt), and tick the countdown.
+  // While it is in progress (also after a failed first read) Rust asks again and pushes each
+  // change; the countdown ticks here.
+  const known = detail !== null || failure !== null;
   useEffect(() => {
-    if (final || (!detail && !failure)) return;
-    const t = setTimeout(() => setRound((r) => r + 1), DETAIL_REFRESH_MS);
-    return () => clearTimeout(t);
-  }, [detail, failure, final]);
+    if (final || !known) return;
+    return watchDownlink(kind, id, (p) => {
+      if (p.ok) {
+        setDetail({ d: p.value, at: Date.now() });
+        setFailure(null);
+      } else {
+        setFailure(p.error);
+      }
+    });
+  }, [kind, id, final, known]);
   useEffect(() => {
     if (final) return;
     const t = setInterval(() => setNow(Date.now()), 250);

@@ -3,17 +3,19 @@ import { countLabel, PagedTable, useWideWindow, type Column } from "../../compon
 import { DeviceLabel } from "../../components/DeviceLabel";
 import { Time } from "../../components/Time";
 import { ipc, type DownlinkView, type KindInfo } from "../../ipc";
+import { watchDownlinkList } from "../../lib/downlinkWatch";
 import { usePagedList } from "../../lib/usePagedList";
 import { StatusBadge } from "./parts";
 import { listRequest, type DownlinkFilters } from "./request";
-import { LIST_REFRESH_MS, refreshPlan, retriesLabel, retriesShort } from "./timing";
+import { refreshPlan, retriesLabel, retriesShort } from "./timing";
 
 export { NO_FILTERS, type DownlinkFilters } from "./request";
 
 /**
  * One kind's downlinks, newest first, sortable by the fields the client sorts by, a page at a
- * time, one line per row. While any downlink shown is still in progress the pages shown are
- * fetched again every few seconds (and the indicator says so); it stops once all are final.
+ * time, one line per row. While any downlink shown is still in progress Rust watches the pages
+ * shown (asking the service every few seconds) and pushes their changes (and the indicator says
+ * so); it stops once all are final.
  * Downlinks in progress can be picked for a cancellation of several at once.
  */
 export function DownlinksTable({
@@ -70,13 +72,15 @@ export function DownlinksTable({
   useEffect(() => onItems(state.items, state.status === "ready"), [state.items, state.status]);
 
   const plan = refreshPlan(state.items, state.status === "ready");
+  // While a downlink shown is in progress, Rust asks for the pages shown again at the same pace
+  // and pushes what changed; the watch follows the pages loaded and stops once all are final.
+  const pages = pager.pageCount;
   useEffect(() => {
     if (!plan.active) return;
-    const t = setTimeout(() => pager.refresh(), LIST_REFRESH_MS);
-    return () => clearTimeout(t);
-  }, [plan.active, state.items, state.error]);
+    return watchDownlinkList(listRequest(kind, filters, sort, null), pages, (p) => pager.apply(p, pages));
+  }, [plan.active, pages, kind.kind, sort, reloadKey, ...Object.values(filters)]);
   useEffect(() => {
-    if (refreshKey > 0) pager.refresh();
+    if (refreshKey > 0) void pager.refresh();
   }, [refreshKey]);
 
   // A narrow window leaves out the failure reason, the retries and the modified time (the detail has them).

@@ -1,30 +1,43 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useState } from "preact/hooks";
+import { events } from "../../bindings";
 import { ipc, type FleetStatus } from "../../ipc";
+import { subscribe } from "../../lib/useEvent";
 
-/** Polls the fleet's scan state: every 400 ms while a scan runs, else every second. */
+/**
+ * The fleet's scan state: read once, then kept current by the `fleetChanged` event Rust sends
+ * after every change (a scan started, each page read, its end, a rollout moved, the settings).
+ */
 export function useFleetStatus() {
-  const [status, setStatus] = useState<FleetStatus | null>(null);
+  const [status, setShown] = useState<FleetStatus | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const scanning = useRef(false);
+  // Answers and events are not ordered between them: an answer older than what is shown (a
+  // scan's start arriving after its end was pushed) is dropped; the revision grows with every
+  // finished refresh and change.
+  const setStatus = useCallback(
+    (s: FleetStatus) => setShown((shown) => (shown && s.revision < shown.revision ? shown : s)),
+    [],
+  );
   useEffect(() => {
     let alive = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const tick = async () => {
-      try {
-        const s = await ipc.fleetStatus();
-        if (!alive) return;
-        scanning.current = !!s.scanning;
+    // A change pushed before the first answer arrives is newer than it: that answer is dropped.
+    let pushed = false;
+    const stop = subscribe(events.fleetChanged, (e) => {
+      if (!e.status) return;
+      pushed = true;
+      setStatus(e.status);
+      setError(null);
+    });
+    ipc.fleetStatus().then(
+      (s) => {
+        if (!alive || pushed) return;
         setStatus(s);
         setError(null);
-      } catch (e) {
-        if (alive) setError(e);
-      }
-      if (alive) timer = setTimeout(tick, scanning.current ? 400 : 1000);
-    };
-    tick();
+      },
+      (e) => alive && setError(e),
+    );
     return () => {
       alive = false;
-      clearTimeout(timer);
+      stop();
     };
   }, []);
   return { status, error, setStatus };
