@@ -2,8 +2,6 @@
 //! update without a secret keeps the stored one, a typed one replaces it, reveal answers the
 //! service's, a LoRa sync makes a joined device ACTIVE, and delete removes.
 
-use std::net::{Ipv4Addr, SocketAddr};
-
 use dcs_api::model::BindingKind;
 use dcs_api::{ErrorCode, Secret};
 use dcs_console::bindings::{self, BindingDraft, BindingPageRequest};
@@ -12,6 +10,8 @@ use dcs_console::{Customer, Profile};
 use dcs_sim::store::devices::DeviceRow;
 use dcs_sim::{RunningSim, SimOptions, Simulator};
 
+mod common;
+
 struct Env {
     sim: Simulator,
     running: RunningSim,
@@ -19,8 +19,7 @@ struct Env {
 }
 
 async fn env() -> Env {
-    let sim = Simulator::new(SimOptions { devices_per_client: 40, ..Default::default() }).unwrap();
-    let running = sim.spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.unwrap();
+    let (sim, running) = common::spawn(SimOptions { devices_per_client: 40, ..Default::default() }).await;
     let key = sim.demo_key();
     let profile = Profile {
         name: "local".into(),

@@ -3,16 +3,17 @@
 //! their filters, and cancellation as the simulator applies it: at once while queued,
 //! only with `forced` while executing, never once final.
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use dcs_api::beta::BetaDeviceQuery;
-use dcs_api::{Client, ClientConfig, ErrorCode, Secret};
+use dcs_api::{Client, ErrorCode};
 use dcs_console::downlinks::{
     self, ActuatorDraft, CancelState, ConnectionDraft, DownlinkKind, DownlinkPageRequest, DownlinkView, MethodDraft,
     MethodVariant, Outcome, Watch,
 };
 use dcs_sim::{RunningSim, SimOptions, Simulator};
+
+mod common;
 
 struct Env {
     _sim: Simulator,
@@ -21,28 +22,13 @@ struct Env {
 }
 
 async fn env() -> Env {
-    let sim = Simulator::new(SimOptions { devices_per_client: 30, speed: 600.0, ..Default::default() }).unwrap();
-    let running = sim.spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.unwrap();
-    let key = sim.demo_key();
-    let base = running.base_url();
-    let client = Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret)).unwrap()).unwrap();
+    let (sim, running, client) =
+        common::start(SimOptions { devices_per_client: 30, speed: 600.0, ..Default::default() }).await;
     Env { _sim: sim, _running: running, client }
 }
 
 fn page(kind: DownlinkKind) -> DownlinkPageRequest {
-    DownlinkPageRequest {
-        kind,
-        next: None,
-        sort: Some("-createdAt".into()),
-        q: None,
-        device_id: None,
-        status: None,
-        created_before: None,
-        created_since: None,
-        modified_before: None,
-        modified_since: None,
-        limit: Some(200),
-    }
+    common::downlink_page(kind, 200)
 }
 
 /// Reads the downlink again and again, recording what is seen, until it is final.

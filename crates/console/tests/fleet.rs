@@ -16,8 +16,11 @@ use dcs_console::fleet::scan::{self, ScanKind, Support};
 use dcs_console::fleet::{FleetDb, FleetError, Scope, ScopeKey};
 use dcs_console::set_target::{self, SetTarget};
 use dcs_sim::{RunningSim, SimOptions, Simulator};
-use futures::TryStreamExt;
 use tokio_util::sync::CancellationToken;
+
+mod common;
+
+use common::all_states;
 
 struct Env {
     sim: Simulator,
@@ -30,24 +33,10 @@ struct Env {
 }
 
 async fn env(devices: u32, speed: f64) -> Env {
-    let sim = Simulator::new(SimOptions { devices_per_client: devices, speed, ..Default::default() }).unwrap();
-    let running = sim.spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.unwrap();
-    let key = sim.demo_key();
-    let base = running.base_url();
-    let client = Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret)).unwrap()).unwrap();
-    let db = FleetDb::in_memory().unwrap();
-    let scope = db.scope(&ScopeKey { profile: "sim".into(), base_url: base, customer: None }).unwrap();
+    let (sim, running, client) =
+        common::start(SimOptions { devices_per_client: devices, speed, ..Default::default() }).await;
+    let (db, scope) = common::fleet_db("sim", running.base_url());
     Env { sim, _running: running, client, db, scope, op: SetTarget::simulator() }
-}
-
-async fn all_states(client: &Client) -> Vec<FirmwareState> {
-    client
-        .firmware()
-        .states(&StateFilter { limit: Some(1000), ..Default::default() })
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap()
 }
 
 async fn refresh(e: &Env, kind: ScanKind) -> scan::ScanReport {
@@ -779,15 +768,10 @@ async fn an_ignored_sort_is_detected_and_the_watermark_comes_from_the_states_rea
 #[tokio::test]
 async fn the_alt_simulator_is_refreshed_with_full_scans() {
     // The alt variant ignores modifiedSince and refuses sort=-modifiedAt (A-41 (alt)).
-    let sim =
-        Simulator::new(SimOptions { devices_per_client: 60, variant: dcs_sim::Variant::Alt, ..Default::default() })
-            .unwrap();
-    let running = sim.spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.unwrap();
-    let base = running.base_url();
-    let key = sim.demo_key();
-    let client = Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret)).unwrap()).unwrap();
-    let db = FleetDb::in_memory().unwrap();
-    let scope = db.scope(&ScopeKey { profile: "alt".into(), base_url: base, customer: None }).unwrap();
+    let (_sim, running, client) =
+        common::start(SimOptions { devices_per_client: 60, variant: dcs_sim::Variant::Alt, ..Default::default() })
+            .await;
+    let (db, scope) = common::fleet_db("alt", running.base_url());
     let full = refresh_in(&client, &db, scope, ScanKind::Full).await;
     assert_eq!(full.mode.modified_at_sort, Support::Refused);
     let inc = refresh_in(&client, &db, scope, ScanKind::Incremental).await;

@@ -3,40 +3,27 @@
 //! devices and drift, the failures grouped by reason; and the start of each rollout wave.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::{Ipv4Addr, SocketAddr};
 
-use dcs_api::firmware::StateFilter;
 use dcs_api::model::FirmwareState;
-use dcs_api::{Client, ClientConfig, Secret};
+use dcs_api::Client;
 use dcs_console::fleet::query;
 use dcs_console::fleet::rollout::{self, DeviceChoice, RolloutPlan, StepOutcome};
 use dcs_console::fleet::scan::{self, ScanKind};
 use dcs_console::fleet::{FleetDb, ScopeKey};
 use dcs_console::set_target::SetTarget;
 use dcs_sim::{SimOptions, Simulator};
-use futures::TryStreamExt;
 use tokio_util::sync::CancellationToken;
 
+mod common;
+
+use common::all_states;
+
 async fn scanned(devices: u32) -> (Simulator, dcs_sim::RunningSim, Client, FleetDb, dcs_console::fleet::Scope) {
-    let sim = Simulator::new(SimOptions { devices_per_client: devices, speed: 1.0, ..Default::default() }).unwrap();
-    let running = sim.spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.unwrap();
-    let key = sim.demo_key();
-    let base = running.base_url();
-    let client = Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret)).unwrap()).unwrap();
-    let db = FleetDb::in_memory().unwrap();
-    let scope = db.scope(&ScopeKey { profile: "sim".into(), base_url: base, customer: None }).unwrap();
+    let (sim, running, client) =
+        common::start(SimOptions { devices_per_client: devices, speed: 1.0, ..Default::default() }).await;
+    let (db, scope) = common::fleet_db("sim", running.base_url());
     scan::refresh(&client, &db, scope, ScanKind::Full, &CancellationToken::new(), |_| {}).await.unwrap();
     (sim, running, client, db, scope)
-}
-
-async fn all_states(client: &Client) -> Vec<FirmwareState> {
-    client
-        .firmware()
-        .states(&StateFilter { limit: Some(1000), ..Default::default() })
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap()
 }
 
 #[tokio::test]

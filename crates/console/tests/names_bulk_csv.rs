@@ -4,14 +4,14 @@
 //! cancellation and a bulk deletion report each item, a refused one not stopping the others;
 //! the CSV of a list holds every page the filters give, devices named, and never a secret.
 
-use std::net::{Ipv4Addr, SocketAddr};
-
 use dcs_api::model::BindingKind;
-use dcs_api::{Client, ClientConfig, Secret};
+use dcs_api::Client;
 use dcs_console::bindings::{self, BindingPageRequest};
 use dcs_console::downlinks::{self, CancelItem, DownlinkKind, DownlinkPageRequest};
 use dcs_console::{devices, simulator};
 use dcs_sim::{RunningSim, SimOptions, Simulator};
+
+mod common;
 
 struct Env {
     sim: Simulator,
@@ -21,28 +21,13 @@ struct Env {
 
 async fn env() -> Env {
     let variant = simulator::variant_from_env().unwrap();
-    let sim = Simulator::new(SimOptions { devices_per_client: 60, variant, ..Default::default() }).unwrap();
-    let running = sim.spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.unwrap();
-    let key = sim.demo_key();
-    let base = running.base_url();
-    let client = Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret)).unwrap()).unwrap();
+    let (sim, running, client) =
+        common::start(SimOptions { devices_per_client: 60, variant, ..Default::default() }).await;
     Env { sim, _running: running, client }
 }
 
 fn request(kind: DownlinkKind, limit: u32) -> DownlinkPageRequest {
-    DownlinkPageRequest {
-        kind,
-        next: None,
-        sort: Some("-createdAt".into()),
-        q: None,
-        device_id: None,
-        status: None,
-        created_before: None,
-        created_since: None,
-        modified_before: None,
-        modified_since: None,
-        limit: Some(limit),
-    }
+    common::downlink_page(kind, limit)
 }
 
 async fn all_downlinks(client: &Client, kind: DownlinkKind) -> Vec<downlinks::DownlinkView> {

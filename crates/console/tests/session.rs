@@ -2,8 +2,6 @@
 //! requests land, the deprecated mode makes its context switch, and a connection test reports
 //! the token's contents or the identity platform's refusal.
 
-use std::net::{Ipv4Addr, SocketAddr};
-
 use dcs_api::firmware::{ModuleFilter, NewPackage};
 use dcs_api::{ErrorCode, Secret};
 use dcs_console::session::{self, Acting, SessionError};
@@ -11,14 +9,15 @@ use dcs_console::{Customer, Profile};
 use dcs_sim::{RunningSim, SimOptions, Simulator};
 use futures::TryStreamExt;
 
+mod common;
+
 struct Env {
     sim: Simulator,
     running: RunningSim,
 }
 
 async fn env() -> Env {
-    let sim = Simulator::new(SimOptions { devices_per_client: 5, ..Default::default() }).unwrap();
-    let running = sim.spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.unwrap();
+    let (sim, running) = common::spawn(SimOptions { devices_per_client: 5, ..Default::default() }).await;
     Env { sim, running }
 }
 

@@ -2,7 +2,6 @@
 //! downloads with paced progress, cancelling by job id, and what a cancelled job leaves behind
 //! (nothing, on the service or on disk).
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -10,7 +9,7 @@ use std::time::Duration;
 use dcs_api::files::{FileKind, UploadOptions};
 use dcs_api::firmware::NewPackage;
 use dcs_api::model::FirmwarePackage;
-use dcs_api::{Client, ClientConfig, ErrorCode, Secret};
+use dcs_api::{Client, ErrorCode};
 use dcs_console::transfers::{self, JobKind, Phase, TransferProgress, Transfers};
 use dcs_sim::faults::Faults;
 use dcs_sim::store::firmware::{FileContent, FileKind as StoredKind};
@@ -18,6 +17,8 @@ use dcs_sim::store::ModuleQuery;
 use dcs_sim::{RunningSim, SimOptions, Simulator};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
+
+mod common;
 
 struct Env {
     sim: Simulator,
@@ -27,11 +28,7 @@ struct Env {
 }
 
 async fn env() -> Env {
-    let sim = Simulator::new(SimOptions { devices_per_client: 5, ..Default::default() }).unwrap();
-    let running = sim.spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.unwrap();
-    let key = sim.demo_key();
-    let base = running.base_url();
-    let client = Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret)).unwrap()).unwrap();
+    let (sim, running, client) = common::start(SimOptions { devices_per_client: 5, ..Default::default() }).await;
     Env { sim, _running: running, client, dir: tempfile::tempdir().unwrap() }
 }
 

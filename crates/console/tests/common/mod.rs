@@ -1,0 +1,71 @@
+//! The scaffolding the console's integration tests share: a simulator serving on a free loopback
+//! port (with a client of it, by its demo key), the fleet database of its scope, every state it
+//! lists, and a first page request of downlinks. Each test file that needs them has
+//! `mod common;`; what a test asserts stays in its own file.
+#![allow(dead_code)]
+
+use std::net::{Ipv4Addr, SocketAddr};
+
+use dcs_api::firmware::StateFilter;
+use dcs_api::model::FirmwareState;
+use dcs_api::{Client, ClientConfig, Secret};
+use dcs_console::downlinks::{DownlinkKind, DownlinkPageRequest};
+use dcs_console::fleet::{FleetDb, Scope, ScopeKey};
+use dcs_sim::{RunningSim, SimOptions, Simulator};
+use futures::TryStreamExt;
+
+/// A simulator with `opts` serving on a free loopback port.
+pub async fn spawn(opts: SimOptions) -> (Simulator, RunningSim) {
+    let sim = Simulator::new(opts).unwrap();
+    let running = sim.spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.unwrap();
+    (sim, running)
+}
+
+/// A client of a running simulator with its demo key.
+pub fn demo_client(sim: &Simulator, running: &RunningSim) -> Client {
+    let key = sim.demo_key();
+    let base = running.base_url();
+    Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret)).unwrap()).unwrap()
+}
+
+/// A simulator with `opts` serving on a free loopback port, and a client of it with its demo key.
+pub async fn start(opts: SimOptions) -> (Simulator, RunningSim, Client) {
+    let (sim, running) = spawn(opts).await;
+    let client = demo_client(&sim, &running);
+    (sim, running, client)
+}
+
+/// A fleet database in memory and the scope of `profile` at `base_url` (no customer).
+pub fn fleet_db(profile: &str, base_url: String) -> (FleetDb, Scope) {
+    let db = FleetDb::in_memory().unwrap();
+    let scope = db.scope(&ScopeKey { profile: profile.into(), base_url, customer: None }).unwrap();
+    (db, scope)
+}
+
+/// Every firmware state the service lists.
+pub async fn all_states(client: &Client) -> Vec<FirmwareState> {
+    client
+        .firmware()
+        .states(&StateFilter { limit: Some(1000), ..Default::default() })
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+/// The first page of downlinks of `kind`, newest first, `limit` a page, unfiltered.
+pub fn downlink_page(kind: DownlinkKind, limit: u32) -> DownlinkPageRequest {
+    DownlinkPageRequest {
+        kind,
+        next: None,
+        sort: Some("-createdAt".into()),
+        q: None,
+        device_id: None,
+        status: None,
+        created_before: None,
+        created_since: None,
+        modified_before: None,
+        modified_since: None,
+        limit: Some(limit),
+    }
+}
