@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use url::Url;
 
 use crate::calls::{self, Raw, TimeFilter};
-use crate::error::{Error, Result};
+use crate::error::{Error, FieldError, Result};
 use crate::model::downlinks::ConnectionDownlinkStatus;
 use crate::model::Page;
 use crate::paging;
@@ -77,49 +77,67 @@ impl DownlinkMethod {
         DownlinkMethod::PayloadHex { device_id: device_id.to_owned(), payload_hex: payload_hex.to_owned(), port }
     }
 
-    /// Checks the variant and gives its JSON.
+    /// Every rule the method breaks, each field on its own, in body order (empty when it is
+    /// sendable): what a composer shows next to its fields.
+    pub fn check(&self) -> Vec<FieldError> {
+        let mut broken = Broken::default();
+        match self {
+            DownlinkMethod::SetProperty { device_id, property, value } => {
+                broken.note(calls::device_id("method.deviceId", device_id));
+                broken.note(non_empty("method.property", property));
+                if !matches!(value, Value::Number(_) | Value::Bool(_) | Value::String(_)) {
+                    broken.rule("method.value", "must be a number, a boolean or a string");
+                }
+            }
+            DownlinkMethod::InvokeCommand { device_id, command, .. } => {
+                broken.note(calls::device_id("method.deviceId", device_id));
+                broken.note(non_empty("method.command", command));
+            }
+            DownlinkMethod::Senml { device_id, records } => {
+                broken.note(calls::device_id("method.deviceId", device_id));
+                broken.note(check_records("method.records", records));
+            }
+            DownlinkMethod::PayloadHex { device_id, payload_hex, port } => {
+                broken.note(calls::device_id("method.deviceId", device_id));
+                broken.note(hex_payload("method.payloadHex", payload_hex));
+                if port.is_some_and(|p| !(1..=223).contains(&p)) {
+                    broken.rule("method.port", "must be 1 to 223");
+                }
+            }
+            DownlinkMethod::Raw(v) => {
+                if !v.is_object() {
+                    broken.rule("method", "must be a JSON object");
+                }
+            }
+        }
+        broken.0
+    }
+
+    /// Checks the variant (the first rule it breaks) and gives its JSON.
     pub fn to_json(&self) -> Result<Value> {
+        first(self.check())?;
         Ok(match self {
             DownlinkMethod::SetProperty { device_id, property, value } => {
-                let d = calls::device_id("method.deviceId", device_id)?;
-                non_empty("method.property", property)?;
-                if !matches!(value, Value::Number(_) | Value::Bool(_) | Value::String(_)) {
-                    return Err(Error::invalid("method.value", "must be a number, a boolean or a string"));
-                }
-                json!({"type": "setProperty", "deviceId": d, "property": property, "value": value})
+                json!({"type": "setProperty", "deviceId": device_id.trim(), "property": property, "value": value})
             }
             DownlinkMethod::InvokeCommand { device_id, command, parameters } => {
-                let d = calls::device_id("method.deviceId", device_id)?;
-                non_empty("method.command", command)?;
-                let mut v = json!({"type": "invokeCommand", "deviceId": d, "command": command});
+                let mut v = json!({"type": "invokeCommand", "deviceId": device_id.trim(), "command": command});
                 if let Some(p) = parameters {
                     v["parameters"] = Value::Object(p.clone());
                 }
                 v
             }
             DownlinkMethod::Senml { device_id, records } => {
-                let d = calls::device_id("method.deviceId", device_id)?;
-                check_records("method.records", records)?;
-                json!({"type": "senml", "deviceId": d, "records": records})
+                json!({"type": "senml", "deviceId": device_id.trim(), "records": records})
             }
             DownlinkMethod::PayloadHex { device_id, payload_hex, port } => {
-                let d = calls::device_id("method.deviceId", device_id)?;
-                hex_payload("method.payloadHex", payload_hex)?;
-                let mut v = json!({"type": "payloadHex", "deviceId": d, "payloadHex": payload_hex});
+                let mut v = json!({"type": "payloadHex", "deviceId": device_id.trim(), "payloadHex": payload_hex});
                 if let Some(p) = port {
-                    if !(1..=223).contains(p) {
-                        return Err(Error::invalid("method.port", "must be 1 to 223"));
-                    }
                     v["port"] = json!(p);
                 }
                 v
             }
-            DownlinkMethod::Raw(v) => {
-                if !v.is_object() {
-                    return Err(Error::invalid("method", "must be a JSON object"));
-                }
-                v.clone()
-            }
+            DownlinkMethod::Raw(v) => v.clone(),
         })
     }
 }
@@ -156,15 +174,25 @@ impl NewDownlink {
         self
     }
 
-    /// Checks every field and gives the JSON body.
+    /// Every rule the body breaks, each field on its own, in body order (empty when it is
+    /// sendable). The reference limits neither `retryLimit` (an integer, default 0) nor the
+    /// length of `externalReference` (a string, unique per client): the service judges them.
+    pub fn check(&self) -> Vec<FieldError> {
+        let mut broken = Broken(self.method.check());
+        if let Some(ft) = &self.feedback_timeout {
+            broken.note(calls::feedback_timeout(ft));
+        }
+        broken.0
+    }
+
+    /// Checks every field (the first rule broken) and gives the JSON body.
     pub fn to_json(&self) -> Result<Value> {
+        first(self.check())?;
         let mut body = json!({"method": self.method.to_json()?});
-        // The reference: an integer, default 0. How many the service allows is its to say.
         if let Some(n) = self.retry_limit {
             body["retryLimit"] = json!(n);
         }
         if let Some(ft) = &self.feedback_timeout {
-            calls::feedback_timeout(ft)?;
             body["feedbackTimeout"] = json!(ft);
         }
         // The reference: a string, unique per client. Its length limit is not shown.
@@ -356,61 +384,73 @@ impl NewConnectionDownlink {
         self.kind
     }
 
-    /// Checks every field and gives the JSON body.
-    pub fn to_json(&self) -> Result<Value> {
-        let kind = self.kind;
-        let device_id = connection_device_id(kind, &self.device_id)?;
-        calls::feedback_timeout(&self.feedback_timeout)?;
-        let f = &self.fields;
+    /// Every rule the body breaks, each field on its own, in body order (empty when it is
+    /// sendable): what a composer shows next to its fields.
+    pub fn check(&self) -> Vec<FieldError> {
+        let (kind, f) = (self.kind, &self.fields);
+        let mut broken = Broken::default();
+        broken.note(connection_device_id(kind, &self.device_id));
+        broken.note(calls::feedback_timeout(&self.feedback_timeout));
         match kind {
             ConnectionKind::Lora => {
-                hex_payload("payloadHex", str_field(f, "payloadHex")?)?;
-                if let Some(p) = f.get("fPort").and_then(Value::as_u64) {
-                    if !(1..=223).contains(&p) {
-                        return Err(Error::invalid("fPort", "must be 1 to 223"));
-                    }
+                broken.note(str_field(f, "payloadHex").and_then(|h| hex_payload("payloadHex", h)));
+                if f.get("fPort").and_then(Value::as_u64).is_some_and(|p| !(1..=223).contains(&p)) {
+                    broken.rule("fPort", "must be 1 to 223");
                 }
             }
             ConnectionKind::Mqtt => {
-                let topic = str_field(f, "topic")?;
-                if topic.is_empty() || topic.contains(['#', '+']) {
-                    return Err(Error::invalid(
-                        "topic",
-                        "must not be empty nor hold the wildcards # and + (MQTT publishes to one topic)",
-                    ));
-                }
-                if let Some(q) = f.get("qos").and_then(Value::as_u64) {
-                    if q > 2 {
-                        return Err(Error::invalid("qos", "must be 0, 1 or 2"));
+                if let Some(topic) = broken.note(str_field(f, "topic")) {
+                    if topic.is_empty() || topic.contains(['#', '+']) {
+                        broken.rule(
+                            "topic",
+                            "must not be empty nor hold the wildcards # and + (MQTT publishes to one topic)",
+                        );
                     }
+                }
+                if f.get("qos").and_then(Value::as_u64).is_some_and(|q| q > 2) {
+                    broken.rule("qos", "must be 0, 1 or 2");
                 }
             }
             ConnectionKind::Sms => match (f.get("text"), f.get("payloadHex")) {
                 (Some(Value::String(t)), None) => {
                     if t.is_empty() {
-                        return Err(Error::invalid("text", "must not be empty"));
+                        broken.rule("text", "must not be empty");
                     }
                 }
-                (None, Some(Value::String(h))) => hex_payload("payloadHex", h)?,
-                _ => return Err(Error::invalid("text", "give exactly one of text or payloadHex")),
-            },
-            ConnectionKind::Http => {
-                let m = f
-                    .get("message")
-                    .and_then(Value::as_object)
-                    .ok_or_else(|| Error::invalid("message", "is required"))?;
-                if let Some(Value::Array(records)) = m.get("senml") {
-                    check_records("message.senml", records)?;
+                (None, Some(Value::String(h))) => {
+                    broken.note(hex_payload("payloadHex", h));
                 }
-            }
+                _ => broken.rule("text", "give exactly one of text or payloadHex"),
+            },
+            ConnectionKind::Http => match f.get("message").and_then(Value::as_object) {
+                None => broken.rule("message", "is required"),
+                Some(m) => {
+                    if let Some(Value::Array(records)) = m.get("senml") {
+                        broken.note(check_records("message.senml", records));
+                    }
+                }
+            },
             ConnectionKind::DigitalMatter => {
                 for reserved in ["deviceId", "feedbackTimeout", "dryRun"] {
                     if f.contains_key(reserved) {
-                        return Err(Error::invalid(reserved, "is set by the builder, not among the extra fields"));
+                        broken.rule(reserved, "is set by the builder, not among the extra fields");
                     }
                 }
             }
         }
+        if self.retry_limit.is_some()
+            && !matches!(kind, ConnectionKind::Lora | ConnectionKind::Sms | ConnectionKind::DigitalMatter)
+        {
+            broken.rule("retryLimit", format!("is not a field of {kind} downlinks"));
+        }
+        broken.0
+    }
+
+    /// Checks every field (the first rule broken) and gives the JSON body.
+    pub fn to_json(&self) -> Result<Value> {
+        first(self.check())?;
+        let device_id = connection_device_id(self.kind, &self.device_id)?;
+        let f = &self.fields;
         let mut body = f.clone();
         body.insert("deviceId".into(), json!(device_id));
         body.insert("feedbackTimeout".into(), json!(self.feedback_timeout));
@@ -418,9 +458,6 @@ impl NewConnectionDownlink {
             body.insert("dryRun".into(), json!(d));
         }
         if let Some(n) = self.retry_limit {
-            if !matches!(kind, ConnectionKind::Lora | ConnectionKind::Sms | ConnectionKind::DigitalMatter) {
-                return Err(Error::invalid("retryLimit", format!("is not a field of {kind} downlinks")));
-            }
             body.insert("retryLimit".into(), json!(n));
         }
         Ok(Value::Object(body))
@@ -580,6 +617,39 @@ impl ConnectionDownlinks<'_> {
 
 // ---------------------------------------------------------------------------------------------
 // Checks
+
+/// The rules a body breaks, gathered field by field.
+#[derive(Default)]
+struct Broken(Vec<FieldError>);
+
+impl Broken {
+    fn rule(&mut self, field: &str, rule: impl Into<String>) {
+        self.0.push(FieldError::new(field, rule));
+    }
+
+    /// Keeps the rule a check names (any other error too, under `body`); the value if it passed.
+    fn note<T>(&mut self, r: Result<T>) -> Option<T> {
+        match r {
+            Ok(v) => Some(v),
+            Err(Error::InvalidInput { field, rule }) => {
+                self.rule(&field, rule);
+                None
+            }
+            Err(other) => {
+                self.rule("body", other.to_string());
+                None
+            }
+        }
+    }
+}
+
+/// The first rule broken, as the error a request refused before sending gives.
+fn first(broken: Vec<FieldError>) -> Result<()> {
+    match broken.into_iter().next() {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
+}
 
 fn non_empty(field: &str, s: &str) -> Result<()> {
     if s.is_empty() {

@@ -5,54 +5,77 @@ use serde_json::{Map, Value};
 
 use super::device_id::check_device_id;
 use super::draft::{finish, ActuatorDraft, DownlinkPreview, MethodDraft, MethodVariant, ValueType};
-use super::typed::{field, field_of, json_array, json_object, optional, whole, STAND_IN_DEVICE};
+use super::typed::{field, field_of, json_array, json_object, merge, optional, whole, Typed};
 use super::words::{common_effect, plural, spoken_id};
 use crate::FieldError;
 
 impl MethodDraft {
-    /// The client's method for this draft, aimed at `device`.
-    fn build(&self, device: &str) -> Result<DownlinkMethod, FieldError> {
-        Ok(match self.variant {
+    /// The client's method for this draft, each field read from its text. A field whose text
+    /// does not read is left empty (its rule kept in `typed`, the client's rule on it dropped).
+    fn read(&self, typed: &mut Typed) -> DownlinkMethod {
+        let device = self.device_id.trim();
+        match self.variant {
             MethodVariant::SetProperty => {
-                let value = match self.value_type {
-                    ValueType::Number => {
-                        let n: serde_json::Number = self
-                            .value
-                            .trim()
-                            .parse()
-                            .map_err(|_| field("method.value", "must be a number, e.g. 60 or 2.5"))?;
-                        Value::Number(n)
-                    }
-                    ValueType::Boolean => match self.value.trim() {
-                        "true" => Value::Bool(true),
-                        "false" => Value::Bool(false),
-                        _ => return Err(field("method.value", "must be true or false")),
-                    },
-                    ValueType::String => Value::String(self.value.clone()),
-                };
+                let value = typed.read(self.value()).unwrap_or(Value::Null);
                 DownlinkMethod::set_property(device, self.property.trim(), value)
             }
             MethodVariant::InvokeCommand => {
-                let params = match optional(&self.parameters) {
-                    None => None,
-                    Some(p) => Some(json_object("method.parameters", p)?),
-                };
+                let params = optional(&self.parameters).and_then(|p| typed.read(json_object("method.parameters", p)));
                 DownlinkMethod::invoke_command(device, self.command.trim(), params)
             }
-            MethodVariant::Senml => DownlinkMethod::senml(device, json_array("method.records", &self.records)?),
+            MethodVariant::Senml => DownlinkMethod::senml(
+                device,
+                typed.read(json_array("method.records", &self.records)).unwrap_or_default(),
+            ),
             MethodVariant::PayloadHex => {
-                DownlinkMethod::payload_hex(device, self.payload_hex.trim(), whole::<u8>("method.port", &self.port)?)
+                let port = typed.read(whole::<u8>("method.port", &self.port)).flatten();
+                DownlinkMethod::payload_hex(device, self.payload_hex.trim(), port)
             }
-            MethodVariant::Raw => DownlinkMethod::Raw(Value::Object(json_object("method", &self.raw)?)),
-        })
+            MethodVariant::Raw => {
+                DownlinkMethod::Raw(typed.read(json_object("method", &self.raw)).map_or(Value::Null, Value::Object))
+            }
+        }
+    }
+
+    /// The `setProperty` value, read as its type says.
+    fn value(&self) -> Result<Value, FieldError> {
+        match self.value_type {
+            ValueType::Number => {
+                let n: serde_json::Number =
+                    self.value.trim().parse().map_err(|_| field("method.value", "must be a number, e.g. 60 or 2.5"))?;
+                Ok(Value::Number(n))
+            }
+            ValueType::Boolean => match self.value.trim() {
+                "true" => Ok(Value::Bool(true)),
+                "false" => Ok(Value::Bool(false)),
+                _ => Err(field("method.value", "must be true or false")),
+            },
+            ValueType::String => Ok(Value::String(self.value.clone())),
+        }
     }
 }
 
+/// The actuator composer's fields in its order, for naming broken ones so.
+const ORDER: [&str; 11] = [
+    "method.deviceId",
+    "method",
+    "method.property",
+    "method.command",
+    "method.records",
+    "method.payloadHex",
+    "method.value",
+    "method.parameters",
+    "method.port",
+    "retryLimit",
+    "feedbackTimeout",
+];
+
 impl ActuatorDraft {
-    /// The client's builder for this draft.
-    pub fn new_downlink(&self) -> Result<NewDownlink, FieldError> {
-        let mut d = NewDownlink::new(self.method.build(self.method.device_id.trim())?);
-        if let Some(n) = whole::<u32>("retryLimit", &self.retry_limit)? {
+    /// The client's builder for this draft, and the rules its text breaks.
+    fn read(&self) -> (NewDownlink, Typed) {
+        let mut typed = Typed::default();
+        let mut d = NewDownlink::new(self.method.read(&mut typed));
+        if let Some(n) = typed.read(whole::<u32>("retryLimit", &self.retry_limit)).flatten() {
             d = d.retry_limit(n);
         }
         if let Some(t) = optional(&self.feedback_timeout) {
@@ -61,35 +84,34 @@ impl ActuatorDraft {
         if !self.external_reference.is_empty() {
             d = d.external_reference(&self.external_reference);
         }
-        Ok(d.dry_run(self.dry_run))
+        (d.dry_run(self.dry_run), typed)
     }
 
-    /// Every rule the draft breaks, each field checked by the client on its own; and the body.
-    pub fn preview(&self) -> DownlinkPreview {
-        let mut errors = Vec::new();
-        let m = &self.method;
-        if m.variant != MethodVariant::Raw {
-            if let Err(e) = check_device_id(&m.device_id, None).into_result() {
-                errors.push(FieldError { field: "method.deviceId".into(), rule: e.rule });
+    /// The client's builder for this draft (refused with the first text that does not read;
+    /// the client checks the rest when it sends).
+    pub fn new_downlink(&self) -> Result<NewDownlink, FieldError> {
+        let (d, typed) = self.read();
+        typed.first().map(|()| d)
+    }
+
+    /// Every rule the draft breaks, each field named once and all at once, in the form's order:
+    /// the device id as the device picker checks it, each text that does not read, and the
+    /// client's rules ([`NewDownlink::check`]) for the rest. Empty when it can be sent.
+    pub fn check(&self) -> Vec<FieldError> {
+        let (d, typed) = self.read();
+        let mut own = Vec::new();
+        if self.method.variant != MethodVariant::Raw {
+            if let Err(e) = check_device_id(&self.method.device_id, None).into_result() {
+                own.push(field("method.deviceId", e.rule));
             }
         }
-        // The method's own fields, with a device that passes so they are judged on their own.
-        if let Err(e) = m.build(STAND_IN_DEVICE).and_then(|method| method.to_json().map_err(field_of)) {
-            errors.push(e);
-        }
-        let probe = || NewDownlink::new(DownlinkMethod::Raw(Value::Object(Map::new())));
-        match whole::<u32>("retryLimit", &self.retry_limit) {
-            Err(e) => errors.push(e),
-            Ok(Some(n)) => errors.extend(probe().retry_limit(n).to_json().err().map(field_of)),
-            Ok(None) => {}
-        }
-        if let Some(t) = optional(&self.feedback_timeout) {
-            errors.extend(probe().feedback_timeout(t).to_json().err().map(field_of));
-        }
-        if !self.external_reference.is_empty() {
-            errors.extend(probe().external_reference(&self.external_reference).to_json().err().map(field_of));
-        }
-        finish(errors, || self.new_downlink().and_then(|d| d.to_json().map_err(field_of)), |b| self.effect(b))
+        own.extend(typed.0);
+        merge(own, d.check(), &ORDER)
+    }
+
+    /// Every rule the draft breaks ([`Self::check`]); else the body and what sending it does.
+    pub fn preview(&self) -> DownlinkPreview {
+        finish(self.check(), || self.new_downlink().and_then(|d| d.to_json().map_err(field_of)), |b| self.effect(b))
     }
 
     fn effect(&self, body: &Value) -> Vec<String> {
@@ -221,5 +243,32 @@ mod tests {
         assert_eq!(fields(&d.preview()), ["method"]);
         d.method.raw = r#"{"type": "custom", "deviceId": "whatever"}"#.into();
         assert!(d.preview().errors.is_empty(), "raw JSON is sent as given");
+    }
+
+    /// Each variant names every broken field of its method at once, not only the first the
+    /// client's builder stops at.
+    #[test]
+    fn two_broken_method_fields_are_named_together() {
+        let mut d = set_property("imei:350000000000001");
+        d.method.property = String::new();
+        d.method.value = "sixty".into();
+        assert_eq!(d.check(), d.preview().errors);
+        assert_eq!(fields(&d.preview()), ["method.property", "method.value"]);
+
+        d.method.variant = MethodVariant::InvokeCommand;
+        d.method.command = String::new();
+        d.method.parameters = "[1]".into();
+        assert_eq!(fields(&d.preview()), ["method.command", "method.parameters"]);
+
+        d.method.variant = MethodVariant::PayloadHex;
+        d.method.payload_hex = "0g".into();
+        d.method.port = "0".into();
+        assert_eq!(fields(&d.preview()), ["method.payloadHex", "method.port"]);
+
+        d.method.variant = MethodVariant::Senml;
+        d.method.records = "[]".into();
+        d.retry_limit = "many".into();
+        assert_eq!(fields(&d.preview()), ["method.records", "retryLimit"]);
+        assert_eq!(d.new_downlink().unwrap_err().field, "retryLimit", "a send refuses what does not read");
     }
 }

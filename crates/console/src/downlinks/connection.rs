@@ -3,34 +3,53 @@
 
 use dcs_api::downlinks::{ConnectionKind, NewConnectionDownlink};
 use dcs_api::model::duration::parse_feedback_timeout;
-use serde_json::{Map, Value};
-use uuid::Uuid;
+use serde_json::Value;
 
 use super::device_id::check_device_id;
 use super::draft::{finish, ConnectionDraft, DownlinkPreview, PayloadMode};
-use super::typed::{field, field_of, hex_bytes, json_array, json_object, optional, whole, STAND_IN_DEVICE};
+use super::typed::{field, field_of, hex_bytes, json_array, json_object, merge, optional, whole, Typed};
 use super::words::{common_effect, plural, spoken_id};
 use super::DownlinkKind;
 use crate::FieldError;
+
+/// The connection composer's fields in its order, for naming broken ones so.
+const ORDER: [&str; 13] = [
+    "deviceId",
+    "feedbackTimeout",
+    "payloadHex",
+    "topic",
+    "payload",
+    "text",
+    "message",
+    "message.payload",
+    "message.senml",
+    "fields",
+    "fPort",
+    "qos",
+    "retryLimit",
+];
 
 impl ConnectionDraft {
     fn connection_kind(&self) -> Result<ConnectionKind, FieldError> {
         self.kind.connection().ok_or_else(|| field("kind", "actuator downlinks have their own composer"))
     }
 
-    /// The client's builder of the kind, aimed at `device` with `timeout`.
-    fn build(&self, device: &str, timeout: &str) -> Result<NewConnectionDownlink, FieldError> {
+    /// The client's builder of the kind, and the rules its text breaks. A field whose text does
+    /// not read is left empty (its rule kept in `typed`, the client's rule on it dropped).
+    fn read(&self) -> Result<(NewConnectionDownlink, Typed), FieldError> {
+        let (device, timeout) = (self.device_id.trim(), self.feedback_timeout.trim());
+        let mut typed = Typed::default();
         let mut d = match self.connection_kind()? {
             ConnectionKind::Lora => {
                 let mut d = NewConnectionDownlink::lora(device, timeout, self.payload_hex.trim());
-                if let Some(p) = whole::<u8>("fPort", &self.f_port)? {
+                if let Some(p) = typed.read(whole::<u8>("fPort", &self.f_port)).flatten() {
                     d = d.f_port(p);
                 }
                 d.confirmed(self.confirmed)
             }
             ConnectionKind::Mqtt => {
                 let mut d = NewConnectionDownlink::mqtt(device, timeout, &self.topic, &self.payload);
-                if let Some(q) = whole::<u8>("qos", &self.qos)? {
+                if let Some(q) = typed.read(whole::<u8>("qos", &self.qos)).flatten() {
                     d = d.qos(q);
                 }
                 d
@@ -40,60 +59,66 @@ impl ConnectionDraft {
                 _ => NewConnectionDownlink::sms_text(device, timeout, &self.text),
             },
             ConnectionKind::Http => match self.mode {
-                PayloadMode::Hex => NewConnectionDownlink::http_payload(
-                    device,
-                    timeout,
-                    &hex_bytes("message.payload", &self.payload_hex)?,
-                ),
-                _ => NewConnectionDownlink::http_senml(device, timeout, json_array("message.senml", &self.senml)?),
+                PayloadMode::Hex => {
+                    let bytes = typed.read(hex_bytes("message.payload", &self.payload_hex)).unwrap_or_default();
+                    NewConnectionDownlink::http_payload(device, timeout, &bytes)
+                }
+                _ => {
+                    let records = typed.read(json_array("message.senml", &self.senml)).unwrap_or_default();
+                    NewConnectionDownlink::http_senml(device, timeout, records)
+                }
             },
             ConnectionKind::DigitalMatter => {
-                let fields = match optional(&self.fields) {
-                    None => Map::new(),
-                    Some(f) => json_object("fields", f)?,
-                };
-                NewConnectionDownlink::digitalmatter(device, timeout, fields)
+                let fields = optional(&self.fields).and_then(|f| typed.read(json_object("fields", f)));
+                NewConnectionDownlink::digitalmatter(device, timeout, fields.unwrap_or_default())
             }
         };
         if self.kind.has_retries() {
-            if let Some(n) = whole::<u32>("retryLimit", &self.retry_limit)? {
+            if let Some(n) = typed.read(whole::<u32>("retryLimit", &self.retry_limit)).flatten() {
                 d = d.retry_limit(n);
             }
         }
-        Ok(d.dry_run(self.dry_run))
+        Ok((d.dry_run(self.dry_run), typed))
     }
 
-    /// The client's builder for this draft.
+    /// The client's builder for this draft (refused with the first text that does not read;
+    /// the client checks the rest when it sends).
     pub fn new_downlink(&self) -> Result<NewConnectionDownlink, FieldError> {
-        self.build(self.device_id.trim(), self.feedback_timeout.trim())
+        let (d, typed) = self.read()?;
+        typed.first().map(|()| d)
     }
 
-    /// Every rule the draft breaks, each field checked on its own; and the body.
-    pub fn preview(&self) -> DownlinkPreview {
-        let kind = match self.connection_kind() {
-            Ok(k) => k,
-            Err(e) => return DownlinkPreview { errors: vec![e], ..Default::default() },
+    /// Every rule the draft breaks, each field named once and all at once, in the form's order:
+    /// the device id as the device picker checks it for the kind, the feedback timeout, each
+    /// text that does not read, and the client's rules ([`NewConnectionDownlink::check`]) for
+    /// the rest. Empty when it can be sent.
+    pub fn check(&self) -> Vec<FieldError> {
+        let (d, typed) = match self.read() {
+            Ok(read) => read,
+            Err(kind) => return vec![kind],
         };
-        let mut errors = Vec::new();
-        if let Err(e) = check_device_id(&self.device_id, Some(kind.as_str())).into_result() {
-            errors.push(e);
+        let mut own = Vec::new();
+        if let Err(e) = check_device_id(&self.device_id, Some(d.kind().as_str())).into_result() {
+            own.push(e);
         }
         match optional(&self.feedback_timeout) {
-            None => errors.push(field(
+            None => own.push(field(
                 "feedbackTimeout",
                 "is required on connection-specific downlinks, e.g. PT1H (at least PT10M)",
             )),
             Some(t) => {
                 if let Err(e) = parse_feedback_timeout(t) {
-                    errors.push(field("feedbackTimeout", e.to_string()));
+                    own.push(field("feedbackTimeout", e.to_string()));
                 }
             }
         }
-        let stand_in = if kind == ConnectionKind::Sms { Uuid::nil().to_string() } else { STAND_IN_DEVICE.to_owned() };
-        if let Err(e) = self.build(&stand_in, "PT1H").and_then(|d| d.to_json().map_err(field_of)) {
-            errors.push(e);
-        }
-        finish(errors, || self.new_downlink().and_then(|d| d.to_json().map_err(field_of)), |b| self.effect(b))
+        own.extend(typed.0);
+        merge(own, d.check(), &ORDER)
+    }
+
+    /// Every rule the draft breaks ([`Self::check`]); else the body and what sending it does.
+    pub fn preview(&self) -> DownlinkPreview {
+        finish(self.check(), || self.new_downlink().and_then(|d| d.to_json().map_err(field_of)), |b| self.effect(b))
     }
 
     fn effect(&self, body: &Value) -> Vec<String> {
@@ -261,5 +286,44 @@ mod tests {
 
         let actuator = ConnectionDraft { kind: DownlinkKind::Actuator, ..Default::default() };
         assert_eq!(fields(&actuator.preview()), ["kind"]);
+    }
+
+    /// Every connection kind names each broken field of its payload at once, not only the first
+    /// the client's builder stops at.
+    #[test]
+    fn two_broken_payload_fields_are_named_together() {
+        let mut d = lora("deveui:70b3d57ed0000001");
+        d.payload_hex = "0g".into();
+        d.f_port = "300".into();
+        assert_eq!(d.check(), d.preview().errors);
+        assert_eq!(fields(&d.preview()), ["payloadHex", "fPort"]);
+
+        let base = ConnectionDraft {
+            device_id: "imei:350000000000001".into(),
+            feedback_timeout: "PT1H".into(),
+            ..Default::default()
+        };
+        let mqtt = ConnectionDraft {
+            kind: DownlinkKind::Mqtt,
+            topic: "a/#".into(),
+            payload: "x".into(),
+            qos: "5".into(),
+            ..base.clone()
+        };
+        assert_eq!(fields(&mqtt.preview()), ["topic", "qos"]);
+
+        let sms = ConnectionDraft { kind: DownlinkKind::Sms, retry_limit: "x".into(), ..base.clone() };
+        assert_eq!(fields(&sms.preview()), ["text", "retryLimit"]);
+
+        let http =
+            ConnectionDraft { kind: DownlinkKind::Http, senml: "[]".into(), device_id: "".into(), ..base.clone() };
+        assert_eq!(fields(&http.preview()), ["deviceId", "message.senml"]);
+
+        let dm = ConnectionDraft {
+            kind: DownlinkKind::Digitalmatter,
+            fields: r#"{"deviceId": "x", "dryRun": true}"#.into(),
+            ..base
+        };
+        assert_eq!(fields(&dm.preview()), ["deviceId", "dryRun"]);
     }
 }

@@ -8,10 +8,16 @@
 //!   current status, so the timeline is what this process observed, kept in memory per
 //!   profile and customer, bounded, and gone when the app closes;
 //! - drafts of a form, as typed ([`ActuatorDraft`], [`ConnectionDraft`]), turned into the
-//!   client's builders. Every rule is the client's (or the model's): a preview gathers the
-//!   rule each field breaks by asking the client about that field alone, and shows the body
-//!   exactly as [`NewDownlink::to_json`] / [`NewConnectionDownlink::to_json`] make it;
+//!   client's builders. Like every draft of the console, `check()` names every broken field at
+//!   once (each text that does not read, then the client's rules, `NewDownlink::check` /
+//!   `NewConnectionDownlink::check`, for the rest); a preview shows them, or the body exactly
+//!   as `NewDownlink::to_json` / `NewConnectionDownlink::to_json` make it;
 //! - listing, reading, sending and cancelling through the client.
+//!
+//! One file per concern: `kind` (the kinds), `view` (rows), `watch` (statuses seen, the
+//! service's clock), `draft` (the forms' shapes, the preview), `typed` (reading typed text),
+//! `actuator` and `connection` (the two composers), `words` (sentences), `device_id`,
+//! `listing` (the calls) and `csv`.
 
 mod actuator;
 mod connection;

@@ -6,10 +6,6 @@ use serde_json::{Map, Value};
 
 use crate::FieldError;
 
-/// A device id that passes every id check, standing in while the real one is still wrong, so
-/// the other fields can be checked on their own.
-pub(super) const STAND_IN_DEVICE: &str = "imei:000000000000000";
-
 pub(super) fn field(field: &str, rule: impl Into<String>) -> FieldError {
     FieldError { field: field.to_owned(), rule: rule.into() }
 }
@@ -59,4 +55,33 @@ pub(super) fn hex_bytes(name: &str, s: &str) -> Result<Vec<u8>, FieldError> {
         return Err(field(name, "must be an even number of hex characters"));
     }
     Ok((0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("checked hex")).collect())
+}
+
+/// The rules a draft's text breaks, gathered field by field while it is read.
+#[derive(Default)]
+pub(super) struct Typed(pub(super) Vec<FieldError>);
+
+impl Typed {
+    /// The value read, or `None` with the rule its text breaks kept.
+    pub(super) fn read<T>(&mut self, r: Result<T, FieldError>) -> Option<T> {
+        r.map_err(|e| self.0.push(e)).ok()
+    }
+
+    /// The first rule broken, if any: what a send refuses with.
+    pub(super) fn first(self) -> Result<(), FieldError> {
+        self.0.into_iter().next().map_or(Ok(()), Err)
+    }
+}
+
+/// Every field named once, in the form's `order` (others after): the console's own rules (`own`:
+/// the device picker's, each text that does not read) and the client's for the fields they leave.
+pub(super) fn merge(own: Vec<FieldError>, client: Vec<FieldError>, order: &[&str]) -> Vec<FieldError> {
+    let mut all = own;
+    for e in client {
+        if !all.iter().any(|o| o.field == e.field) {
+            all.push(e);
+        }
+    }
+    all.sort_by_key(|e| order.iter().position(|f| *f == e.field).unwrap_or(order.len()));
+    all
 }
