@@ -70,14 +70,6 @@ impl std::fmt::Display for BindingKind {
     }
 }
 
-fn mask(s: &Option<String>) -> &'static str {
-    if s.is_some() {
-        "Some(***)"
-    } else {
-        "None"
-    }
-}
-
 /// A LoRa binding: the device joins a LoRaWAN network server and its traffic goes to an
 /// application server (section 2.8).
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
@@ -112,22 +104,18 @@ pub struct LoraBinding {
     pub extra: Map<String, Value>,
 }
 
-impl std::fmt::Debug for LoraBinding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LoraBinding")
-            .field("id", &self.id)
-            .field("device_id", &self.device_id)
-            .field("application_server_id", &self.application_server_id)
-            .field("app_key", &mask(&self.app_key))
-            .field("status", &self.status)
-            .field("created_at", &self.created_at)
-            .field("created_by", &self.created_by)
-            .field("modified_at", &self.modified_at)
-            .field("modified_by", &self.modified_by)
-            .field("extra", &self.extra.keys().collect::<Vec<_>>())
-            .finish()
-    }
-}
+redacting_debug!(LoraBinding {
+    id,
+    device_id,
+    application_server_id,
+    app_key: masked,
+    status,
+    created_at,
+    created_by,
+    modified_at,
+    modified_by,
+    extra: keys
+});
 
 /// The body of `POST` / `PUT /lora/bindings`: the writable fields. The status is the
 /// network server's, never the caller's.
@@ -144,15 +132,7 @@ pub struct LoraBindingRequest {
     pub extra: Map<String, Value>,
 }
 
-impl std::fmt::Debug for LoraBindingRequest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LoraBindingRequest")
-            .field("device_id", &self.device_id)
-            .field("application_server_id", &self.application_server_id)
-            .field("app_key", &"***")
-            .finish()
-    }
-}
+redacting_debug!(LoraBindingRequest { device_id, application_server_id, app_key: secret });
 
 /// An MQTT binding: the device logs in to the MQTT connector (section 2.8).
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
@@ -184,21 +164,17 @@ pub struct MqttBinding {
     pub extra: Map<String, Value>,
 }
 
-impl std::fmt::Debug for MqttBinding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MqttBinding")
-            .field("id", &self.id)
-            .field("device_id", &self.device_id)
-            .field("username", &self.username)
-            .field("password", &mask(&self.password))
-            .field("created_at", &self.created_at)
-            .field("created_by", &self.created_by)
-            .field("modified_at", &self.modified_at)
-            .field("modified_by", &self.modified_by)
-            .field("extra", &self.extra.keys().collect::<Vec<_>>())
-            .finish()
-    }
-}
+redacting_debug!(MqttBinding {
+    id,
+    device_id,
+    username,
+    password: masked,
+    created_at,
+    created_by,
+    modified_at,
+    modified_by,
+    extra: keys
+});
 
 /// The body of `POST` / `PUT /mqtt/bindings`. `username` is the service's: not sent.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
@@ -213,11 +189,7 @@ pub struct MqttBindingRequest {
     pub extra: Map<String, Value>,
 }
 
-impl std::fmt::Debug for MqttBindingRequest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MqttBindingRequest").field("device_id", &self.device_id).field("password", &"***").finish()
-    }
-}
+redacting_debug!(MqttBindingRequest { device_id, password: secret });
 
 /// An HTTP binding: the device posts streamline or SenML uplinks over HTTP(S) (section 2.8).
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
@@ -248,21 +220,17 @@ pub struct HttpBinding {
     pub extra: Map<String, Value>,
 }
 
-impl std::fmt::Debug for HttpBinding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpBinding")
-            .field("id", &self.id)
-            .field("device_id", &self.device_id)
-            .field("binding_type", &self.binding_type)
-            .field("shared_secret", &mask(&self.shared_secret))
-            .field("created_at", &self.created_at)
-            .field("created_by", &self.created_by)
-            .field("modified_at", &self.modified_at)
-            .field("modified_by", &self.modified_by)
-            .field("extra", &self.extra.keys().collect::<Vec<_>>())
-            .finish()
-    }
-}
+redacting_debug!(HttpBinding {
+    id,
+    device_id,
+    binding_type,
+    shared_secret: masked,
+    created_at,
+    created_by,
+    modified_at,
+    modified_by,
+    extra: keys
+});
 
 /// The body of `POST` / `PUT /http/bindings`.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
@@ -279,15 +247,7 @@ pub struct HttpBindingRequest {
     pub extra: Map<String, Value>,
 }
 
-impl std::fmt::Debug for HttpBindingRequest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpBindingRequest")
-            .field("device_id", &self.device_id)
-            .field("binding_type", &self.binding_type)
-            .field("shared_secret", &"***")
-            .finish()
-    }
-}
+redacting_debug!(HttpBindingRequest { device_id, binding_type, shared_secret: secret });
 
 #[cfg(test)]
 mod tests {

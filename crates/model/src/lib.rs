@@ -6,6 +6,8 @@
 
 #[macro_use]
 pub mod known;
+#[macro_use]
+mod redact;
 pub mod beta;
 pub mod bindings;
 pub mod downlinks;

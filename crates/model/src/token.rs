@@ -14,16 +14,7 @@ pub struct TokenRequest {
     pub client_secret: String,
 }
 
-impl std::fmt::Debug for TokenRequest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenRequest")
-            .field("grant_type", &self.grant_type)
-            .field("audience", &self.audience)
-            .field("client_id", &self.client_id)
-            .field("client_secret", &"***")
-            .finish()
-    }
-}
+redacting_debug!(TokenRequest { grant_type, audience, client_id, client_secret: secret });
 
 /// Answer of the token exchange.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
@@ -33,15 +24,7 @@ pub struct TokenResponse {
     pub expires_in: u64,
 }
 
-impl std::fmt::Debug for TokenResponse {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenResponse")
-            .field("access_token", &"***")
-            .field("token_type", &self.token_type)
-            .field("expires_in", &self.expires_in)
-            .finish()
-    }
-}
+redacting_debug!(TokenResponse { access_token: secret, token_type, expires_in });
 
 #[cfg(test)]
 mod tests {
