@@ -3,40 +3,9 @@
 //! Never a bare string, and never a secret (no error text here carries one).
 
 use dcs_api::model::Problem;
-use dcs_api::ErrorCode;
-use dcs_console::{Acting, ConfigError, FieldError, KeychainError, SessionError};
+use dcs_console::error::Code;
+use dcs_console::{ConfigError, FieldError, KeychainError};
 use serde::Serialize;
-
-/// Failures of the app itself, beside the client's [`ErrorCode`]s.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
-#[serde(rename_all = "snake_case")]
-pub enum AppCode {
-    /// The OS keychain is missing, locked or refused access.
-    Keychain,
-    /// The stored profile has no secret in the keychain.
-    NoSecret,
-    /// The profiles file could not be read or written, or the profile does not exist.
-    Config,
-    /// The active profile or customer changed after the user confirmed a write; nothing was sent.
-    ContextChanged,
-    /// The service refused to act for the chosen customer (reseller context, section 5.4).
-    CustomerRefused,
-    /// The system clipboard could not be written.
-    Clipboard,
-    /// Other work is under way (a fleet scan), or the thing is not in a state that allows it.
-    Conflict,
-    /// The action needs an operation this service does not document (setting a target).
-    Unavailable,
-    /// The app's own database could not be read or written.
-    Storage,
-}
-
-#[derive(Debug, Clone, Serialize, specta::Type)]
-#[serde(untagged)]
-pub enum Code {
-    Api(ErrorCode),
-    App(AppCode),
-}
 
 #[derive(Debug, Clone, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
@@ -53,54 +22,18 @@ pub struct CommandError {
 }
 
 impl CommandError {
-    pub fn app(code: AppCode, message: impl Into<String>) -> CommandError {
-        CommandError {
-            code: Code::App(code),
-            message: message.into(),
-            field: None,
-            fields: Vec::new(),
-            status: None,
-            problem: None,
-        }
-    }
-
     pub fn invalid(field: &str, rule: impl Into<String>) -> CommandError {
-        dcs_api::Error::InvalidInput { field: field.to_owned(), rule: rule.into() }.into()
-    }
-
-    /// A service error met while acting as `acting`: a refusal of the customer context (403, or
-    /// 400 on the context header) says so in words, naming the customer.
-    pub fn acting(e: dcs_api::Error, acting: &Acting) -> CommandError {
-        let mut out = CommandError::from(e);
-        let Acting::Customer(_) = acting else { return out };
-        let context_field = out.field.as_deref().is_some_and(|f| {
-            f.eq_ignore_ascii_case("Service-Security-Context") || f.eq_ignore_ascii_case("x-client-id")
-        });
-        if out.status == Some(403) || (out.status == Some(400) && context_field) {
-            out.message = format!(
-                "The service refused to act for {}: {}. Check that this API key is a reseller of that customer \
-                 (and has the customer-management add-on), or switch back to your own environment.",
-                acting.describe(),
-                out.message
-            );
-            out.code = Code::App(AppCode::CustomerRefused);
-        }
-        out
+        dcs_console::Error::invalid(field, rule).into()
     }
 }
 
-impl From<dcs_api::Error> for CommandError {
-    fn from(e: dcs_api::Error) -> Self {
-        let fields = match &e {
-            dcs_api::Error::InvalidInput { field, rule } => {
-                vec![FieldError { field: field.clone(), rule: rule.clone() }]
-            }
-            dcs_api::Error::Api { problem, .. } => dcs_console::listing::problem_fields(problem),
-            _ => Vec::new(),
-        };
+/// The one conversion: the console's error as the UI sees it, by its code, fields and problem.
+impl From<dcs_console::Error> for CommandError {
+    fn from(e: dcs_console::Error) -> Self {
+        let fields = e.fields();
         CommandError {
-            code: Code::Api(e.code()),
-            message: e.to_string(),
+            code: e.code(),
+            message: e.message(),
             field: fields.first().map(|f| f.field.clone()),
             fields,
             status: e.problem().and_then(|p| p.status),
@@ -109,47 +42,55 @@ impl From<dcs_api::Error> for CommandError {
     }
 }
 
+impl From<dcs_api::Error> for CommandError {
+    fn from(e: dcs_api::Error) -> Self {
+        dcs_console::Error::from(e).into()
+    }
+}
+
 impl From<FieldError> for CommandError {
     fn from(e: FieldError) -> Self {
-        dcs_api::Error::from(e).into()
+        dcs_console::Error::from(e).into()
+    }
+}
+
+impl From<Vec<FieldError>> for CommandError {
+    fn from(e: Vec<FieldError>) -> Self {
+        dcs_console::Error::from(e).into()
     }
 }
 
 impl From<KeychainError> for CommandError {
     fn from(e: KeychainError) -> Self {
-        CommandError::app(AppCode::Keychain, e.to_string())
+        dcs_console::Error::from(e).into()
     }
 }
 
 impl From<ConfigError> for CommandError {
     fn from(e: ConfigError) -> Self {
-        match e {
-            ConfigError::Invalid(f) => f.into(),
-            other => {
-                let field = other.field().map(str::to_owned);
-                let fields = field.iter().map(|f| FieldError { field: f.clone(), rule: other.to_string() }).collect();
-                CommandError { field, fields, ..CommandError::app(AppCode::Config, other.to_string()) }
-            }
-        }
-    }
-}
-
-impl From<SessionError> for CommandError {
-    fn from(e: SessionError) -> Self {
-        match e {
-            SessionError::Keychain(k) => k.into(),
-            SessionError::Api(a) => a.into(),
-            no_secret @ SessionError::NoSecret(_) => CommandError::app(AppCode::NoSecret, no_secret.to_string()),
-            refused @ SessionError::SwitchRefused(_) => {
-                CommandError::app(AppCode::CustomerRefused, refused.to_string())
-            }
-        }
+        dcs_console::Error::from(e).into()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The app answers each error with the code `dcs` prints for it (the CLI's table test checks
+    /// its side against the same list), and every field and problem the error has.
+    #[test]
+    fn every_console_error_answers_its_code_fields_and_problem() {
+        for e in dcs_console::Error::one_of_each() {
+            let (code, fields, status) = (e.code(), e.fields(), e.problem().and_then(|p| p.status));
+            let text = e.to_string();
+            let answered = CommandError::from(e);
+            let json = serde_json::to_value(&answered).unwrap();
+            assert_eq!(json["code"], code.as_str(), "{text}");
+            assert_eq!(answered.fields, fields, "{text}");
+            assert_eq!(answered.field, fields.first().map(|f| f.field.clone()), "{text}");
+            assert_eq!(answered.status, status, "{text}");
+        }
+    }
 
     #[test]
     fn a_refusal_carries_every_field_it_names() {
@@ -175,6 +116,6 @@ mod tests {
         let e = CommandError::invalid("port", "must be an integer");
         assert_eq!(e.fields.len(), 1);
         assert_eq!((e.fields[0].field.as_str(), e.fields[0].rule.as_str()), ("port", "must be an integer"));
-        assert!(CommandError::app(AppCode::Keychain, "locked").fields.is_empty());
+        assert!(CommandError::from(dcs_console::Error::Setup("no simulator".into())).fields.is_empty());
     }
 }

@@ -18,7 +18,8 @@ use std::path::PathBuf;
 use dcs_console::fleet::service::FleetService;
 use dcs_console::fleet::{FleetDb, Scope, ScopeKey};
 
-use crate::error::{AppCode, CommandError};
+use crate::error::CommandError;
+use dcs_console::Error;
 
 /// The profile in use and the client acting for its chosen customer.
 pub struct Session {
@@ -36,15 +37,12 @@ impl Session {
 
     /// Refuses a write confirmed for another customer than the one now active (the user may
     /// have switched between the confirmation and the click reaching Rust).
-    pub fn check_acting_for(&self, confirmed: Option<uuid::Uuid>) -> Result<(), CommandError> {
+    pub fn check_acting_for(&self, confirmed: Option<uuid::Uuid>) -> Result<(), Error> {
         if confirmed != self.acting.customer_id() {
-            return Err(CommandError::app(
-                AppCode::ContextChanged,
-                format!(
-                    "the active customer changed to {} after you confirmed; nothing was sent",
-                    self.acting.describe()
-                ),
-            ));
+            return Err(Error::ContextChanged(format!(
+                "the active customer changed to {} after you confirmed; nothing was sent",
+                self.acting.describe()
+            )));
         }
         Ok(())
     }
@@ -59,9 +57,16 @@ impl Session {
         )
     }
 
-    /// A service error, explained in terms of the active customer where it concerns it.
-    pub fn err(&self, e: dcs_api::Error) -> CommandError {
-        CommandError::acting(e, &self.acting)
+    /// An error met acting in this session, explained in terms of the active customer where it
+    /// concerns it.
+    pub fn err(&self, e: impl Into<Error>) -> CommandError {
+        e.into().acting(&self.acting).into()
+    }
+
+    /// Runs a command's work in this session: the one place a command's error is named for the
+    /// customer acted for (the console's rule), so the work itself uses `?`.
+    pub async fn run<T>(&self, work: impl std::future::Future<Output = Result<T, Error>>) -> Result<T, CommandError> {
+        work.await.map_err(|e| self.err(e))
     }
 }
 
@@ -173,9 +178,8 @@ impl AppState {
                 seed: self.sim_seed,
                 speed: speed.unwrap_or(dcs_sim::DEMO_SPEED),
                 data,
-                variant: simulator::variant_from_env().map_err(|e| {
-                    CommandError::app(AppCode::Config, format!("the built-in simulator could not start: {e}"))
-                })?,
+                variant: simulator::variant_from_env()
+                    .map_err(|e| Error::Setup(format!("the built-in simulator could not start: {e}")))?,
                 ..Default::default()
             };
             // A bigger demo fleet (the benchmarks): devices per client.
@@ -183,9 +187,9 @@ impl AppState {
             {
                 opts.devices_per_client = n;
             }
-            let started = simulator::start(opts).await.map_err(|e| {
-                CommandError::app(AppCode::Config, format!("the built-in simulator could not start: {e}"))
-            })?;
+            let started = simulator::start(opts)
+                .await
+                .map_err(|e| Error::Setup(format!("the built-in simulator could not start: {e}")))?;
             tracing::info!(base_url = %started.running.base_url(), "embedded simulator started");
             *slot = Some(started);
         }
@@ -220,9 +224,7 @@ impl AppState {
 
     /// The fleet service, or why there is none.
     pub fn fleet(&self) -> Result<&Arc<FleetService>, CommandError> {
-        self.fleet
-            .as_ref()
-            .map_err(|e| CommandError::app(AppCode::Config, format!("the fleet database is not available: {e}")))
+        self.fleet.as_ref().map_err(|e| Error::Setup(format!("the fleet database is not available: {e}")).into())
     }
 
     /// The fleet scope of `session`. The built-in simulator listens on a new port every start,
@@ -249,8 +251,8 @@ impl AppState {
         let key = fleet
             .db()
             .scope_key(scope)
-            .map_err(|e| CommandError::app(AppCode::Config, e.to_string()))?
-            .ok_or_else(|| CommandError::app(AppCode::Config, "unknown fleet scope"))?;
+            .map_err(|e| Error::Setup(e.to_string()))?
+            .ok_or_else(|| Error::Setup("unknown fleet scope".into()))?;
         let profile = if key.base_url.starts_with("builtin-simulator:") {
             SIMULATOR_PROFILE.to_owned()
         } else {
@@ -265,10 +267,11 @@ impl AppState {
         };
         let session = Arc::new(self.connect(&profile, acting).await?);
         if self.scope_key(&session) != key {
-            return Err(CommandError::app(
-                AppCode::Config,
-                format!("the profile of a rollout's scope now points elsewhere ({})", key.base_url),
-            ));
+            return Err(Error::Setup(format!(
+                "the profile of a rollout's scope now points elsewhere ({})",
+                key.base_url
+            ))
+            .into());
         }
         self.background.lock().await.insert(scope, session.clone());
         Ok(session)
@@ -276,10 +279,7 @@ impl AppState {
 
     async fn connect(&self, name: &str, acting: Acting) -> Result<Session, CommandError> {
         let (profile, base_url, secret) = self.resolve(name).await?;
-        let client = session::connect(&profile, &base_url, secret, &acting).await.map_err(|e| match e {
-            dcs_console::SessionError::Api(a) => CommandError::acting(a, &acting),
-            other => other.into(),
-        })?;
+        let client = session::connect(&profile, &base_url, secret, &acting).await.map_err(|e| e.acting(&acting))?;
         Ok(Session { profile, acting, client, base_url })
     }
 

@@ -12,7 +12,7 @@ use url::Url;
 use uuid::Uuid;
 
 use crate::calls::{self, TimeFilter};
-use crate::error::{Error, Result};
+use crate::error::{Error, FieldError, Result};
 use crate::model::validate;
 use crate::model::{
     BindingKind, HttpBinding, HttpBindingRequest, HttpBindingType, LoraBinding, LoraBindingRequest, MqttBinding,
@@ -30,11 +30,11 @@ pub trait BindingSpec {
     const SECRET_FIELD: &'static str;
     /// Every rule a request body breaks, as `(field, rule)` in body order: what a form shows
     /// next to its fields as the user types.
-    fn check(req: &Self::Request) -> Vec<(&'static str, String)>;
+    fn check(req: &Self::Request) -> Vec<FieldError>;
     /// Checks a request body before it is sent: the first rule it breaks, if any.
     fn validate(req: &Self::Request) -> Result<()> {
         match Self::check(req).into_iter().next() {
-            Some((field, rule)) => Err(Error::invalid(field, rule)),
+            Some(broken) => Err(broken.into()),
             None => Ok(()),
         }
     }
@@ -66,8 +66,8 @@ pub struct Http;
 pub struct Mqtt;
 
 /// The rules broken, from each field's check in order.
-fn broken(checks: Vec<(&'static str, std::result::Result<(), String>)>) -> Vec<(&'static str, String)> {
-    checks.into_iter().filter_map(|(field, r)| r.err().map(|rule| (field, rule))).collect()
+fn broken(checks: Vec<(&'static str, std::result::Result<(), String>)>) -> Vec<FieldError> {
+    checks.into_iter().filter_map(|(field, r)| r.err().map(|rule| FieldError::new(field, rule))).collect()
 }
 
 fn device(s: &str) -> std::result::Result<(), String> {
@@ -95,7 +95,7 @@ impl BindingSpec for Lora {
     fn unknown_members_mut(r: &mut LoraBindingRequest) -> &mut Map<String, Value> {
         &mut r.extra
     }
-    fn check(r: &LoraBindingRequest) -> Vec<(&'static str, String)> {
+    fn check(r: &LoraBindingRequest) -> Vec<FieldError> {
         broken(vec![
             ("deviceId", device(&r.device_id)),
             ("applicationServerId", validate::hex_exact(&r.application_server_id, 16)),
@@ -117,7 +117,7 @@ impl BindingSpec for Http {
         &mut r.extra
     }
     /// The `sharedSecret` rule is not shown (the simulator's is A-62): the service judges it.
-    fn check(r: &HttpBindingRequest) -> Vec<(&'static str, String)> {
+    fn check(r: &HttpBindingRequest) -> Vec<FieldError> {
         broken(vec![("deviceId", device(&r.device_id)), ("type", known_type(&r.binding_type))])
     }
 }
@@ -134,7 +134,7 @@ impl BindingSpec for Mqtt {
     fn unknown_members_mut(r: &mut MqttBindingRequest) -> &mut Map<String, Value> {
         &mut r.extra
     }
-    fn check(r: &MqttBindingRequest) -> Vec<(&'static str, String)> {
+    fn check(r: &MqttBindingRequest) -> Vec<FieldError> {
         broken(vec![("deviceId", device(&r.device_id)), ("password", validate::mqtt_password(&r.password))])
     }
 }
@@ -278,7 +278,7 @@ mod tests {
             app_key: "zz".into(),
             extra: Map::new(),
         };
-        let fields: Vec<&str> = Lora::check(&bad).into_iter().map(|(f, _)| f).collect();
+        let fields: Vec<String> = Lora::check(&bad).into_iter().map(|f| f.field).collect();
         assert_eq!(fields, ["deviceId", "applicationServerId", "appKey"]);
         match Lora::validate(&bad) {
             Err(Error::InvalidInput { field, .. }) => assert_eq!(field, "deviceId"),
@@ -298,7 +298,7 @@ mod tests {
             shared_secret: "short".into(),
             extra: Map::new(),
         };
-        let fields: Vec<&str> = Http::check(&http).into_iter().map(|(f, _)| f).collect();
+        let fields: Vec<String> = Http::check(&http).into_iter().map(|f| f.field).collect();
         assert_eq!(fields, ["type"], "the sharedSecret rule is the service's (not shown)");
 
         let weak = MqttBindingRequest {
@@ -308,8 +308,8 @@ mod tests {
         };
         let rules = Mqtt::check(&weak);
         assert_eq!(rules.len(), 1);
-        assert_eq!(rules[0].0, Mqtt::SECRET_FIELD);
-        assert!(rules[0].1.contains("at least 24 characters"), "{}", rules[0].1);
+        assert_eq!(rules[0].field, Mqtt::SECRET_FIELD);
+        assert!(rules[0].rule.contains("at least 24 characters"), "{}", rules[0].rule);
     }
 
     #[test]

@@ -37,6 +37,35 @@ pub enum ErrorCode {
     LocalFile,
 }
 
+/// One refused value: the field (`customers[2].label` for nested ones) and the rule it breaks.
+/// The one shape of "this field breaks this rule" of every layer: the client's checks, the
+/// console's drafts, and the fields a service's refusal names (its `invalidParams`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct FieldError {
+    pub field: String,
+    pub rule: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, rule: impl Into<String>) -> FieldError {
+        FieldError { field: field.into(), rule: rule.into() }
+    }
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.rule)
+    }
+}
+
+impl From<FieldError> for Error {
+    fn from(e: FieldError) -> Self {
+        Error::InvalidInput { field: e.field, rule: e.rule }
+    }
+}
+
 #[derive(Debug, Error)]
 pub enum Error {
     #[error("{field}: {rule}")]
@@ -96,6 +125,14 @@ impl Error {
                 500..=599 => ErrorCode::Server,
                 _ => ErrorCode::Protocol,
             },
+        }
+    }
+
+    /// The field and rule of an input refused before any request was sent.
+    pub fn field_error(&self) -> Option<FieldError> {
+        match self {
+            Error::InvalidInput { field, rule } => Some(FieldError::new(field.clone(), rule.clone())),
+            _ => None,
         }
     }
 

@@ -21,6 +21,6 @@ pub mod secret;
 pub use calls::{Raw, TimeFilter};
 pub use client::{Client, ClientConfig};
 pub use dcs_model as model;
-pub use error::{Error, ErrorCode};
+pub use error::{Error, ErrorCode, FieldError};
 pub use retry::RetryPolicy;
 pub use secret::Secret;

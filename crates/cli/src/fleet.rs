@@ -271,15 +271,6 @@ fn open_db(arg: &DbArg) -> anyhow::Result<FleetDb> {
     Ok(FleetDb::open(&path)?)
 }
 
-/// The fleet's refusals in the client's categories (exit codes), naming the field.
-fn fleet_err(e: FleetError) -> anyhow::Error {
-    match e {
-        FleetError::Invalid { field, rule } => invalid(&field, rule),
-        FleetError::Api(a) => a.into(),
-        other => other.into(),
-    }
-}
-
 fn thousands(n: u32) -> String {
     let s = n.to_string();
     let mut out = String::new();
@@ -294,7 +285,7 @@ fn thousands(n: u32) -> String {
 
 /// A module id as typed: an id the database knows, else an exact name (any case) of one module.
 fn module_id(db: &FleetDb, scope: Scope, raw: &str, field: &str) -> anyhow::Result<String> {
-    let modules = query::modules(db, scope).map_err(fleet_err)?;
+    let modules = query::modules(db, scope)?;
     if modules.is_empty() {
         return Err(invalid(
             field,
@@ -379,7 +370,7 @@ pub async fn run(ctx: &Ctx, db: &DbArg, command: FleetCommand) -> anyhow::Result
         }
         FleetCommand::Overview { module_id: raw } => {
             let id = module_id(&db, scope, &raw, "moduleId")?;
-            let o = query::overview(&db, scope, &id, &ctx.customer_names).map_err(fleet_err)?;
+            let o = query::overview(&db, scope, &id, &ctx.customer_names)?;
             if ctx.json {
                 return output::print_json(&o);
             }
@@ -514,11 +505,11 @@ async fn devices(ctx: &Ctx, db: &FleetDb, scope: Scope, a: DevicesArgs) -> anyho
     }
     let q = filters.query(module, a.sort.clone());
     let device = match q.device.as_deref().filter(|d| !d.trim().is_empty()) {
-        Some(raw) => Some(query::resolve_device(&ctx.client, raw).await.map_err(fleet_err)?),
+        Some(raw) => Some(query::resolve_device(&ctx.client, raw).await?),
         None => None,
     };
     if let Some(path) = &a.csv {
-        let n = query::write_csv(db, scope, &q, device.as_ref(), None, &ctx.customer_names, path).map_err(fleet_err)?;
+        let n = query::write_csv(db, scope, &q, device.as_ref(), None, &ctx.customer_names, path)?;
         if ctx.json {
             return output::print_json(&serde_json::json!({ "rows": n, "path": path }));
         }
@@ -528,8 +519,8 @@ async fn devices(ctx: &Ctx, db: &FleetDb, scope: Scope, a: DevicesArgs) -> anyho
     if a.limit == 0 || a.limit > 5000 {
         return Err(invalid("limit", format!("must be from 1 to 5000, got {}", a.limit)));
     }
-    let total = query::count(db, scope, &q, device.as_ref()).map_err(fleet_err)?;
-    let rows = query::rows(db, scope, &q, device.as_ref(), a.offset, a.limit).map_err(fleet_err)?;
+    let total = query::count(db, scope, &q, device.as_ref())?;
+    let rows = query::rows(db, scope, &q, device.as_ref(), a.offset, a.limit)?;
     if ctx.json {
         return output::print_json(&serde_json::json!({ "total": total, "offset": a.offset, "rows": rows }));
     }
@@ -627,7 +618,7 @@ async fn scan_with_progress(ctx: &Ctx, db: &FleetDb, scope: Scope, kind: ScanKin
                 thousands(held)
             )))
         }
-        Err(e) => Err(fleet_err(e)),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -704,9 +695,7 @@ fn plan_of(db: &FleetDb, scope: Scope, a: &PlanArgs) -> anyhow::Result<RolloutPl
 /// An incremental refresh before a rollout decision, when the scope was scanned before.
 async fn quiet_refresh(ctx: &Ctx, db: &FleetDb, scope: Scope) -> anyhow::Result<()> {
     if db.scope_info(scope)?.watermark.is_some() {
-        scan::refresh(&ctx.client, db, scope, ScanKind::Incremental, &CancellationToken::new(), |_| {})
-            .await
-            .map_err(fleet_err)?;
+        scan::refresh(&ctx.client, db, scope, ScanKind::Incremental, &CancellationToken::new(), |_| {}).await?;
         query::snapshot(db, scope, now_ms())?;
     }
     Ok(())
@@ -780,7 +769,7 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
         RolloutCommand::Preview(a) => {
             let plan = plan_of(&db, scope, &a)?;
             quiet_refresh(ctx, &db, scope).await?;
-            let (preview, _) = rollout::preview(&ctx.client, &db, scope, &plan).await.map_err(fleet_err)?;
+            let (preview, _) = rollout::preview(&ctx.client, &db, scope, &plan).await?;
             if ctx.json {
                 output::print_json(&preview)?;
             } else {
@@ -795,7 +784,7 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
             can_set_targets(ctx)?;
             let plan = plan_of(&db, scope, &a)?;
             quiet_refresh(ctx, &db, scope).await?;
-            let (preview, devices) = rollout::preview(&ctx.client, &db, scope, &plan).await.map_err(fleet_err)?;
+            let (preview, devices) = rollout::preview(&ctx.client, &db, scope, &plan).await?;
             if let Some(e) = problems_error(&preview) {
                 return Err(e);
             }
@@ -827,8 +816,8 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
                 plan.error_threshold
             ))?;
             let id = rollout::create(&db, scope, &plan, &devices)?;
-            rollout::advance(&ctx.client, ctx.set_target.as_ref(), &db, &id).await.map_err(fleet_err)?;
-            let view = rollout::get(&db, &id).map_err(fleet_err)?;
+            rollout::advance(&ctx.client, ctx.set_target.as_ref(), &db, &id).await?;
+            let view = rollout::get(&db, &id)?;
             if ctx.json {
                 return output::print_json(&view);
             }
@@ -863,7 +852,7 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
         }
         RolloutCommand::Show { id } => {
             own(&db, scope, &id)?;
-            let view = rollout::get(&db, &id).map_err(fleet_err)?;
+            let view = rollout::get(&db, &id)?;
             if ctx.json {
                 return output::print_json(&view);
             }
@@ -872,7 +861,7 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
         }
         RolloutCommand::Pause { id } => {
             own(&db, scope, &id)?;
-            let view = rollout::pause(&db, &id).map_err(fleet_err)?;
+            let view = rollout::pause(&db, &id)?;
             if ctx.json {
                 return output::print_json(&view);
             }
@@ -882,10 +871,10 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
         RolloutCommand::Resume { id, success, error } => {
             own(&db, scope, &id)?;
             can_set_targets(ctx)?;
-            rollout::resume(&db, &id, success, error).map_err(fleet_err)?;
+            rollout::resume(&db, &id, success, error)?;
             quiet_refresh(ctx, &db, scope).await?;
-            let outcome = rollout::advance(&ctx.client, ctx.set_target.as_ref(), &db, &id).await.map_err(fleet_err)?;
-            let view = rollout::get(&db, &id).map_err(fleet_err)?;
+            let outcome = rollout::advance(&ctx.client, ctx.set_target.as_ref(), &db, &id).await?;
+            let view = rollout::get(&db, &id)?;
             if ctx.json {
                 return output::print_json(&view);
             }
@@ -894,12 +883,12 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
         }
         RolloutCommand::Abort { id, reset } => {
             own(&db, scope, &id)?;
-            let view = rollout::get(&db, &id).map_err(fleet_err)?;
+            let view = rollout::get(&db, &id)?;
             if reset {
                 can_set_targets(ctx)?;
             }
             let what = if reset {
-                let n = rollout::unfinished(&db, &id).map_err(fleet_err)?.len();
+                let n = rollout::unfinished(&db, &id)?.len();
                 format!("resetting the targets of {n} devices whose update has not finished (the service cancels those updates)")
             } else {
                 "leaving the updates under way to go on (--reset would reset their targets)".to_owned()
@@ -908,8 +897,7 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
                 "Abort rollout {id} ({} to {}, {} of {} devices updated) for good, {what},",
                 view.module_name, view.version, view.total.succeeded, view.total.size
             ))?;
-            let (view, n) =
-                rollout::abort(&ctx.client, ctx.set_target.as_ref(), &db, &id, reset).await.map_err(fleet_err)?;
+            let (view, n) = rollout::abort(&ctx.client, ctx.set_target.as_ref(), &db, &id, reset).await?;
             if ctx.json {
                 return output::print_json(&view);
             }
@@ -952,7 +940,7 @@ fn can_set_targets(ctx: &Ctx) -> anyhow::Result<()> {
 
 /// Refuses a rollout of another profile, service or customer, naming it.
 fn own(db: &FleetDb, scope: Scope, id: &str) -> anyhow::Result<()> {
-    let of = rollout::scope_of(db, id).map_err(fleet_err)?;
+    let of = rollout::scope_of(db, id)?;
     if of != scope {
         let key = db.scope_key(of)?;
         let whose = key
@@ -1075,7 +1063,7 @@ async fn watch(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str, interval: Durati
         }
     };
     loop {
-        let view = rollout::get(db, id).map_err(fleet_err)?;
+        let view = rollout::get(db, id)?;
         if view.state != RolloutState::Running {
             if ctx.json {
                 output::print_json(&view)?;
@@ -1096,12 +1084,12 @@ async fn watch(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str, interval: Durati
         match refreshed {
             None | Some(Err(FleetError::Cancelled)) => return Err(stopped_watching(id)),
             Some(r) => {
-                r.map_err(fleet_err)?;
+                r?;
             }
         }
         query::snapshot(db, scope, now_ms())?;
-        let outcome = rollout::advance(&ctx.client, ctx.set_target.as_ref(), db, id).await.map_err(fleet_err)?;
-        let view = rollout::get(db, id).map_err(fleet_err)?;
+        let outcome = rollout::advance(&ctx.client, ctx.set_target.as_ref(), db, id).await?;
+        let view = rollout::get(db, id)?;
         if !ctx.json {
             let line = match &outcome {
                 StepOutcome::Waiting => progress_line(&view),

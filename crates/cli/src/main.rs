@@ -450,26 +450,12 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
     done.map_err(|e| name_the_customer(e, acting_for.as_deref()))
 }
 
-/// A refusal while acting for a customer (a 403, or a 400 about the customer header) says which
-/// customer, by label too: the service's own message may name only the UUID, or nothing.
+/// A refusal while acting for a customer says which, by label too (the console's rule): the
+/// service's own message may name only the UUID, or nothing.
 fn name_the_customer(e: anyhow::Error, acting_for: Option<&str>) -> anyhow::Error {
-    let Some(scope) = acting_for else { return e };
-    let about_customer = match output::api_error(&e) {
-        Some(dcs_api::Error::Api { status: 403, .. }) => true,
-        Some(dcs_api::Error::Api { status: 400, problem }) => {
-            let names_header = |s: &str| {
-                let s = s.to_ascii_lowercase();
-                s.contains("security-context") || s.contains("x-client-id")
-            };
-            problem.detail.as_deref().is_some_and(names_header)
-                || problem.invalid_params.iter().any(|p| names_header(&p.name))
-        }
-        _ => matches!(e.downcast_ref::<session::SessionError>(), Some(session::SessionError::SwitchRefused(_))),
-    };
-    if about_customer {
-        e.context(format!("refused while acting for {scope}"))
-    } else {
-        e
+    match acting_for {
+        Some(customer) => output::acting_for(e, customer),
+        None => e,
     }
 }
 
@@ -655,12 +641,7 @@ async fn connect(args: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<Ct
             config.x_client_id = Some(customer);
             Client::new(config)?
         }
-        None => {
-            let scope = acting.describe();
-            session::connect(&profile, &base, secret, &acting)
-                .await
-                .map_err(|e| name_the_customer(e.into(), Some(&scope)))?
-        }
+        None => session::connect(&profile, &base, secret, &acting).await.map_err(|e| e.acting(&acting))?,
     };
     let scope = match args.x_client_id {
         Some(c) => format!("sub-customer {c} (x-client-id)"),

@@ -4,10 +4,9 @@
 use std::fmt::Display;
 use std::process::ExitCode;
 
-use dcs_api::model::FirmwareModule;
+use dcs_api::model::{FirmwareModule, Problem};
 use dcs_api::{Error, ErrorCode};
-use dcs_console::fleet::FleetError;
-use dcs_console::{ConfigError, SessionError};
+use dcs_console::{AppCode, Code, ConfigError, FieldError, KeychainError};
 use serde::Serialize;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -80,77 +79,105 @@ pub fn ts(v: &Option<OffsetDateTime>) -> String {
     v.and_then(|t| t.format(&Rfc3339).ok()).unwrap_or_else(|| "-".into())
 }
 
-/// Exit code of each error category, stable for scripts.
-pub fn exit_code(code: ErrorCode) -> u8 {
+/// Exit code of each error category, stable for scripts: the client's categories, and the
+/// console's own codes where one means the same (a refused customer is forbidden, the fleet
+/// database a local file); 1 for the rest.
+pub fn exit_code(code: Code) -> u8 {
     match code {
-        ErrorCode::InvalidInput => 2,
-        ErrorCode::WrongCredentials | ErrorCode::ServiceNotGranted | ErrorCode::Unauthorized => 3,
-        ErrorCode::Forbidden => 4,
-        ErrorCode::NotFound => 5,
-        ErrorCode::Conflict => 6,
-        ErrorCode::RateLimited => 7,
-        ErrorCode::BadRequest => 8,
-        ErrorCode::Server => 9,
-        ErrorCode::Network => 10,
-        ErrorCode::Protocol => 11,
-        ErrorCode::Cancelled => 12,
-        ErrorCode::LocalFile => 13,
+        Code::Api(code) => match code {
+            ErrorCode::InvalidInput => 2,
+            ErrorCode::WrongCredentials | ErrorCode::ServiceNotGranted | ErrorCode::Unauthorized => 3,
+            ErrorCode::Forbidden => 4,
+            ErrorCode::NotFound => 5,
+            ErrorCode::Conflict => 6,
+            ErrorCode::RateLimited => 7,
+            ErrorCode::BadRequest => 8,
+            ErrorCode::Server => 9,
+            ErrorCode::Network => 10,
+            ErrorCode::Protocol => 11,
+            ErrorCode::Cancelled => 12,
+            ErrorCode::LocalFile => 13,
+        },
+        Code::App(code) => match code {
+            AppCode::CustomerRefused => 4,
+            AppCode::Conflict => 6,
+            AppCode::Storage => 13,
+            AppCode::Keychain
+            | AppCode::NoSecret
+            | AppCode::Config
+            | AppCode::ContextChanged
+            | AppCode::Clipboard
+            | AppCode::Unavailable => 1,
+        },
     }
 }
 
-/// The client's error in `e`, also when it came through connecting a profile.
-pub fn api_error(e: &anyhow::Error) -> Option<&Error> {
-    e.downcast_ref::<Error>()
-        .or_else(|| match e.downcast_ref::<SessionError>() {
-            Some(SessionError::Api(api)) => Some(api),
-            _ => None,
-        })
-        .or_else(|| match e.downcast_ref::<FleetError>() {
-            Some(FleetError::Api(api)) => Some(api),
-            _ => None,
-        })
+/// What an error of the console's layers in `e`'s chain says: its code, its fields and the
+/// service's problem. `None` for errors of `dcs` itself (a refused confirmation, a bad flag of
+/// clap's), which exit with 1.
+pub struct Classified {
+    pub code: Code,
+    pub fields: Vec<FieldError>,
+    pub problem: Option<Problem>,
 }
 
-/// The category of `e`: the client's, or that of a profile's refusal (a bad value, an unknown
-/// or existing name, a customer the deprecated context switch was refused for).
-fn category(e: &anyhow::Error) -> Option<ErrorCode> {
-    if let Some(api) = api_error(e) {
-        return Some(api.code());
-    }
-    if let Some(f) = e.downcast_ref::<FleetError>() {
-        return match f {
-            FleetError::Api(api) => Some(api.code()),
-            FleetError::Invalid { .. } => Some(ErrorCode::InvalidInput),
-            FleetError::Conflict(_) => Some(ErrorCode::Conflict),
-            FleetError::Cancelled => Some(ErrorCode::Cancelled),
-            FleetError::Db(_) | FleetError::Open { .. } => Some(ErrorCode::LocalFile),
-        };
-    }
-    match (e.downcast_ref::<SessionError>(), e.downcast_ref::<ConfigError>()) {
-        (Some(SessionError::SwitchRefused(_)), _) => Some(ErrorCode::Forbidden),
-        (_, Some(ConfigError::Invalid(_) | ConfigError::UnknownProfile(_) | ConfigError::Exists(_))) => {
-            Some(ErrorCode::InvalidInput)
+pub fn classify(e: &anyhow::Error) -> Option<Classified> {
+    let of = |c: &dcs_console::Error| Classified { code: c.code(), fields: c.fields(), problem: c.problem().cloned() };
+    e.chain().find_map(|cause| {
+        if let Some(c) = cause.downcast_ref::<dcs_console::Error>() {
+            return Some(of(c));
         }
-        _ => None,
+        if let Some(a) = cause.downcast_ref::<Error>() {
+            let fields = match (a.field_error(), a.problem()) {
+                (Some(f), _) => vec![f],
+                (None, Some(p)) => dcs_console::listing::problem_fields(p),
+                (None, None) => Vec::new(),
+            };
+            return Some(Classified { code: Code::Api(a.code()), fields, problem: a.problem().cloned() });
+        }
+        if let Some(c) = cause.downcast_ref::<ConfigError>() {
+            return Some(Classified { code: c.code(), fields: Vec::new(), problem: None });
+        }
+        cause.downcast_ref::<KeychainError>().map(|k| Classified { code: k.code(), fields: Vec::new(), problem: None })
+    })
+}
+
+/// The customer-naming rule of the console ([`dcs_console::Error::acting_for`]) applied to an
+/// error met acting for `customer`: a refusal of its context names it.
+pub fn acting_for(e: anyhow::Error, customer: &str) -> anyhow::Error {
+    let refused = e.chain().any(|cause| {
+        cause.downcast_ref::<dcs_console::Error>().is_some_and(dcs_console::Error::refuses_customer)
+            || cause.downcast_ref::<Error>().is_some_and(dcs_console::Error::refuses_context)
+    });
+    if !refused {
+        return e;
+    }
+    match e.downcast::<dcs_console::Error>() {
+        Ok(c) => c.acting_for(customer).into(),
+        Err(e) => match e.downcast::<Error>() {
+            Ok(a) => dcs_console::Error::from(a).acting_for(customer).into(),
+            Err(e) => e,
+        },
     }
 }
 
 pub fn report_error(e: &anyhow::Error, json: bool) -> ExitCode {
-    let api = api_error(e);
-    let code = category(e);
+    let found = classify(e);
+    let code = found.as_ref().map(|f| f.code);
+    let problem = found.as_ref().and_then(|f| f.problem.as_ref());
     if json {
         let body = serde_json::json!({
             "error": {
                 "code": code,
                 "message": format!("{e:#}"),
-                "problem": api.and_then(Error::problem),
+                "problem": problem,
             }
         });
         eprintln!("{body}");
     } else {
         eprintln!("dcs: {e:#}");
         // Each field the service's refusal names, on its own line.
-        for f in api.and_then(Error::problem).map(dcs_console::listing::problem_fields).unwrap_or_default() {
+        for f in found.iter().filter(|f| f.problem.is_some()).flat_map(|f| &f.fields) {
             eprintln!("  {}: {}", f.field, f.rule);
         }
     }
@@ -292,5 +319,51 @@ pub fn page_hint(next: Option<&url::Url>, prev: Option<&url::Url>) -> String {
         "(no other page)".to_owned()
     } else {
         parts.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table test of issue 17: every kind of console error gets from `dcs` the code the app
+    /// answers (`CommandError.code` is `code()` too; src-tauri's error tests check that side)
+    /// and an exit code, the same for the same code.
+    #[test]
+    fn every_console_error_has_the_apps_code_and_an_exit_code() {
+        let mut exits = std::collections::BTreeMap::new();
+        for e in dcs_console::Error::one_of_each() {
+            let app = e.code();
+            let text = e.to_string();
+            let e = anyhow::Error::from(e);
+            let found = classify(&e).expect("a console error is classified");
+            assert_eq!(found.code, app, "{text}");
+            assert_eq!(serde_json::to_value(found.code).unwrap(), serde_json::Value::String(app.as_str()), "{text}");
+            let exit = exit_code(found.code);
+            assert_eq!(*exits.entry(app.as_str()).or_insert(exit), exit, "one exit code per code");
+            // Wrapped with a context, or as the client's own error, it is found the same.
+            let wrapped = e.context("while doing something");
+            assert_eq!(classify(&wrapped).map(|f| f.code), Some(app), "{text}");
+        }
+        // The codes README.md documents.
+        assert_eq!(exits["invalid_input"], 2);
+        assert_eq!(exits["customer_refused"], 4, "a refused customer is forbidden");
+        assert_eq!(exits["forbidden"], 4);
+        assert_eq!(exits["conflict"], 6);
+        assert_eq!(exits["cancelled"], 12);
+        assert_eq!(exits["storage"], 13, "the fleet database is a local file");
+        assert_eq!(exits["keychain"], 1);
+    }
+
+    #[test]
+    fn a_refusal_met_acting_for_a_customer_names_it() {
+        let refusal =
+            || anyhow::Error::from(Error::Api { status: 403, problem: Problem::new(403, "Forbidden", "no access") });
+        let named = acting_for(refusal(), "customer Northwind (7)");
+        assert!(format!("{named:#}").starts_with("refused while acting for customer Northwind (7): 403"), "{named:#}");
+        assert_eq!(classify(&named).map(|f| exit_code(f.code)), Some(4));
+        let not_found = Error::Api { status: 404, problem: Problem::new(404, "Not Found", "no") };
+        let kept = acting_for(not_found.into(), "customer Northwind (7)");
+        assert!(kept.downcast_ref::<Error>().is_some(), "left as the client's error");
     }
 }

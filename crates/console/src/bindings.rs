@@ -256,8 +256,7 @@ pub fn check(draft: &BindingDraft, editing: bool) -> Vec<FieldError> {
         let req = S::request(draft, draft.secret.clone().unwrap_or_default());
         let mut errors: Vec<FieldError> = S::check(&req)
             .into_iter()
-            .filter(|(field, _)| !(keep && *field == S::SECRET_FIELD))
-            .map(|(field, rule)| FieldError { field: field.to_owned(), rule })
+            .filter(|e| !(keep && e.field == S::SECRET_FIELD))
             .collect();
         // A new binding needs a secret to send, whether or not the kind's rule is known.
         if !editing && draft.secret.as_deref().is_none_or(str::is_empty) && !errors.iter().any(|e| e.field == S::SECRET_FIELD) {

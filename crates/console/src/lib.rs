@@ -9,6 +9,7 @@ pub mod config;
 pub mod csv_file;
 pub mod devices;
 pub mod downlinks;
+pub mod error;
 mod field_error;
 pub mod filters;
 pub mod fleet;
@@ -21,6 +22,7 @@ pub mod simulator;
 pub mod transfers;
 
 pub use config::{Config, ConfigError, ConfigStore};
+pub use error::{AppCode, Code, Error};
 pub use field_error::FieldError;
 pub use keychain::{Keychain, KeychainError};
 pub use profile::{Customer, CustomerDraft, Profile, ProfileDraft, SIMULATOR_PROFILE};

@@ -4,29 +4,14 @@
 
 use dcs_api::auth::TokenCheck;
 use dcs_api::{Client, ClientConfig, Secret};
-use thiserror::Error;
 use uuid::Uuid;
 
-use crate::keychain::{Keychain, KeychainError};
+use crate::keychain::Keychain;
 use crate::profile::{Customer, Profile};
 
-#[derive(Debug, Error)]
-pub enum SessionError {
-    #[error(transparent)]
-    Keychain(#[from] KeychainError),
-    #[error(
-        "the keychain holds no secret for profile `{0}`; store it (in the app's profile editor, or \
-         `dcs auth set-secret --profile {0}`)"
-    )]
-    NoSecret(String),
-    #[error(transparent)]
-    Api(#[from] dcs_api::Error),
-    #[error(
-        "the service did not grant this API key access to customer {0} in the deprecated sub-customer \
-         mode (context switch refused); turn the mode off to use the security-context header"
-    )]
-    SwitchRefused(Uuid),
-}
+/// Connecting fails with the console's one error (a keychain, secret, client or context-switch
+/// failure); the old name stays for callers.
+pub type SessionError = crate::Error;
 
 /// Who requests act for: the profile's own environment, or one customer's (section 5.4).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

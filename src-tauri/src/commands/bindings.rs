@@ -13,7 +13,9 @@ use tauri::State;
 use tauri_plugin_clipboard_manager::ClipboardExt;
 use uuid::Uuid;
 
-use crate::error::{AppCode, CommandError};
+use dcs_console::Error;
+
+use crate::error::CommandError;
 use crate::state::AppState;
 
 /// One page of a kind's bindings for the filters, without their secrets.
@@ -25,7 +27,7 @@ pub async fn list_bindings(
     request: BindingPageRequest,
 ) -> Result<BindingPage, CommandError> {
     let session = state.session().await;
-    bindings::page(&session.client, kind, &request).await.map_err(|e| session.err(e))
+    session.run(async { Ok(bindings::page(&session.client, kind, &request).await?) }).await
 }
 
 /// One binding as the service holds it now, without its secret.
@@ -33,7 +35,7 @@ pub async fn list_bindings(
 #[specta::specta]
 pub async fn get_binding(state: State<'_, AppState>, kind: BindingKind, id: Uuid) -> Result<BindingView, CommandError> {
     let session = state.session().await;
-    bindings::get(&session.client, kind, id).await.map_err(|e| session.err(e))
+    session.run(async { Ok(bindings::get(&session.client, kind, id).await?) }).await
 }
 
 /// Every rule the draft breaks (the client's validators), for the editor as the user types.
@@ -61,9 +63,13 @@ pub async fn reveal_binding_secret(
     id: Uuid,
 ) -> Result<String, CommandError> {
     let session = state.session().await;
-    let secret = bindings::reveal(&session.client, kind, id).await.map_err(|e| session.err(e))?;
-    tracing::info!(%kind, binding = %id, acting = %session.acting.describe(), "binding secret revealed");
-    Ok(secret)
+    session
+        .run(async {
+            let secret = bindings::reveal(&session.client, kind, id).await?;
+            tracing::info!(%kind, binding = %id, acting = %session.acting.describe(), "binding secret revealed");
+            Ok(secret)
+        })
+        .await
 }
 
 /// Puts the stored secret of one binding on the clipboard; the web view never sees it.
@@ -76,12 +82,14 @@ pub async fn copy_binding_secret(
     id: Uuid,
 ) -> Result<(), CommandError> {
     let session = state.session().await;
-    let secret = bindings::reveal(&session.client, kind, id).await.map_err(|e| session.err(e))?;
-    app.clipboard()
-        .write_text(secret)
-        .map_err(|e| CommandError::app(AppCode::Clipboard, format!("the clipboard could not be written: {e}")))?;
-    tracing::info!(%kind, binding = %id, acting = %session.acting.describe(), "binding secret copied");
-    Ok(())
+    session
+        .run(async {
+            let secret = bindings::reveal(&session.client, kind, id).await?;
+            app.clipboard().write_text(secret).map_err(|e| Error::Clipboard(e.to_string()))?;
+            tracing::info!(%kind, binding = %id, acting = %session.acting.describe(), "binding secret copied");
+            Ok(())
+        })
+        .await
 }
 
 /// A binding to create, and the customer the user confirmed it for.
@@ -97,9 +105,13 @@ pub struct CreateBinding {
 pub async fn create_binding(state: State<'_, AppState>, request: CreateBinding) -> Result<BindingView, CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
-    let made = bindings::create(&session.client, &request.draft).await.map_err(|e| session.err(e))?;
-    tracing::info!(kind = %made.kind, binding = %made.id, acting = %session.acting.describe(), "binding created");
-    Ok(made)
+    session
+        .run(async {
+            let made = bindings::create(&session.client, &request.draft).await?;
+            tracing::info!(kind = %made.kind, binding = %made.id, acting = %session.acting.describe(), "binding created");
+            Ok(made)
+        })
+        .await
 }
 
 /// A full replacement of binding `id`; a draft without a secret keeps the stored one.
@@ -116,9 +128,13 @@ pub struct UpdateBinding {
 pub async fn update_binding(state: State<'_, AppState>, request: UpdateBinding) -> Result<BindingView, CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
-    let updated = bindings::update(&session.client, request.id, &request.draft).await.map_err(|e| session.err(e))?;
-    tracing::info!(kind = %updated.kind, binding = %updated.id, acting = %session.acting.describe(), "binding replaced");
-    Ok(updated)
+    session
+        .run(async {
+            let updated = bindings::update(&session.client, request.id, &request.draft).await?;
+            tracing::info!(kind = %updated.kind, binding = %updated.id, acting = %session.acting.describe(), "binding replaced");
+            Ok(updated)
+        })
+        .await
 }
 
 #[derive(Debug, Clone, Deserialize, specta::Type)]
@@ -134,9 +150,13 @@ pub struct DeleteBinding {
 pub async fn delete_binding(state: State<'_, AppState>, request: DeleteBinding) -> Result<(), CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
-    bindings::delete(&session.client, request.kind, request.id).await.map_err(|e| session.err(e))?;
-    tracing::info!(kind = %request.kind, binding = %request.id, acting = %session.acting.describe(), "binding deleted");
-    Ok(())
+    session
+        .run(async {
+            bindings::delete(&session.client, request.kind, request.id).await?;
+            tracing::info!(kind = %request.kind, binding = %request.id, acting = %session.acting.describe(), "binding deleted");
+            Ok(())
+        })
+        .await
 }
 
 /// Bindings of one kind to delete behind one confirmation, and the customer it was confirmed for.
@@ -178,9 +198,13 @@ pub async fn export_bindings_csv(
     let path = picked.check(crate::picked::Use::Write, "path", &path)?;
     let session = state.session().await;
     let names = state.devices.get(&session.scope(), &session.client).await.unwrap_or_default();
-    let n = bindings::export_csv(&session.client, kind, &request, &names, &path).await.map_err(|e| session.err(e))?;
-    tracing::info!(rows = n, %kind, acting = %session.acting.describe(), "bindings exported as CSV");
-    Ok(n)
+    session
+        .run(async {
+            let n = bindings::export_csv(&session.client, kind, &request, &names, &path).await?;
+            tracing::info!(rows = n, %kind, acting = %session.acting.describe(), "bindings exported as CSV");
+            Ok(n)
+        })
+        .await
 }
 
 /// Asks the service to fetch a LoRa binding's latest state from the network server (it may
@@ -200,7 +224,11 @@ pub async fn sync_lora_binding(
 ) -> Result<BindingView, CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
-    let synced = bindings::sync_lora(&session.client, request.id).await.map_err(|e| session.err(e))?;
-    tracing::info!(binding = %synced.id, status = ?synced.status, acting = %session.acting.describe(), "LoRa binding synced");
-    Ok(synced)
+    session
+        .run(async {
+            let synced = bindings::sync_lora(&session.client, request.id).await?;
+            tracing::info!(binding = %synced.id, status = ?synced.status, acting = %session.acting.describe(), "LoRa binding synced");
+            Ok(synced)
+        })
+        .await
 }

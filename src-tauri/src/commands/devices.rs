@@ -55,27 +55,31 @@ pub async fn list_devices(state: State<'_, AppState>, request: DevicePageRequest
     }
     let size = request.page_size.unwrap_or(20).clamp(1, 200);
     let page_no = request.page.unwrap_or(0).min(1_000_000);
-    let dir = state.devices.get(&session.scope(), &session.client).await.map_err(|e| session.err(e))?;
-    if dir.complete {
-        let (items, total) = dir.search(&search, page_no, size);
-        let last = (page_no as u64 + 1) * size as u64 >= total as u64;
-        return Ok(DevicePage { items, page: page_no, last, total, case_sensitive: false });
-    }
-    let query = BetaDeviceQuery {
-        current_page: Some(page_no),
-        page_size: Some(size),
-        search: Some(search).filter(|s| !s.is_empty()),
-        sort_by: Some("name".into()),
-        descending: None,
-    };
-    let page = session.client.beta().devices(&query).await.map_err(|e| session.err(e))?;
-    Ok(DevicePage {
-        page: u32::try_from(page.number).unwrap_or(u32::MAX),
-        last: page.last || page.content.is_empty(),
-        total: u32::try_from(page.total_elements).unwrap_or(u32::MAX),
-        items: page.content.into_iter().map(DeviceEntry::from).collect(),
-        case_sensitive: true,
-    })
+    session
+        .run(async {
+            let dir = state.devices.get(&session.scope(), &session.client).await?;
+            if dir.complete {
+                let (items, total) = dir.search(&search, page_no, size);
+                let last = (page_no as u64 + 1) * size as u64 >= total as u64;
+                return Ok(DevicePage { items, page: page_no, last, total, case_sensitive: false });
+            }
+            let query = BetaDeviceQuery {
+                current_page: Some(page_no),
+                page_size: Some(size),
+                search: Some(search).filter(|s| !s.is_empty()),
+                sort_by: Some("name".into()),
+                descending: None,
+            };
+            let page = session.client.beta().devices(&query).await?;
+            Ok(DevicePage {
+                page: u32::try_from(page.number).unwrap_or(u32::MAX),
+                last: page.last || page.content.is_empty(),
+                total: u32::try_from(page.total_elements).unwrap_or(u32::MAX),
+                items: page.content.into_iter().map(DeviceEntry::from).collect(),
+                case_sensitive: true,
+            })
+        })
+        .await
 }
 
 /// What is known of each device id (any form): the name, IMEI or DevEUI and UUID of the device

@@ -43,13 +43,17 @@ pub async fn list_downlinks(
     request: DownlinkPageRequest,
 ) -> Result<DownlinkPage, CommandError> {
     let session = state.session().await;
-    let page = downlinks::list(&session.client, &request).await.map_err(|e| session.err(e))?;
-    let scope = session.scope();
-    let now = time_now();
-    for d in &page.items {
-        state.downlinks.observe(&scope, d, now);
-    }
-    Ok(page)
+    session
+        .run(async {
+            let page = downlinks::list(&session.client, &request).await?;
+            let scope = session.scope();
+            let now = time_now();
+            for d in &page.items {
+                state.downlinks.observe(&scope, d, now);
+            }
+            Ok(page)
+        })
+        .await
 }
 
 /// One downlink as the service holds it now, the statuses the console saw it in, and the
@@ -62,10 +66,14 @@ pub async fn get_downlink(
     id: String,
 ) -> Result<DownlinkDetail, CommandError> {
     let session = state.session().await;
-    let downlink = downlinks::get(&session.client, kind, &id).await.map_err(|e| session.err(e))?;
-    let observed = state.downlinks.observe(&session.scope(), &downlink, time_now());
-    let clock = state.service_clock(&session).await;
-    Ok(DownlinkDetail { downlink, observed, clock })
+    session
+        .run(async {
+            let downlink = downlinks::get(&session.client, kind, &id).await?;
+            let observed = state.downlinks.observe(&session.scope(), &downlink, time_now());
+            let clock = state.service_clock(&session).await;
+            Ok(DownlinkDetail { downlink, observed, clock })
+        })
+        .await
 }
 
 /// An actuator downlink to send, and the customer the user confirmed it for.
@@ -81,10 +89,14 @@ pub struct SendDownlink {
 pub async fn send_downlink(state: State<'_, AppState>, request: SendDownlink) -> Result<DownlinkView, CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
-    let sent = downlinks::send_actuator(&session.client, &request.draft).await.map_err(|e| session.err(e))?;
-    state.downlinks.observe(&session.scope(), &sent, time_now());
-    tracing::info!(downlink = %sent.id, dry_run = request.draft.dry_run, acting = %session.acting.describe(), "actuator downlink sent");
-    Ok(sent)
+    session
+        .run(async {
+            let sent = downlinks::send_actuator(&session.client, &request.draft).await?;
+            state.downlinks.observe(&session.scope(), &sent, time_now());
+            tracing::info!(downlink = %sent.id, dry_run = request.draft.dry_run, acting = %session.acting.describe(), "actuator downlink sent");
+            Ok(sent)
+        })
+        .await
 }
 
 /// A connection-specific downlink to send, and the customer the user confirmed it for.
@@ -103,13 +115,17 @@ pub async fn send_connection_downlink(
 ) -> Result<DownlinkView, CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
-    let sent = downlinks::send_connection(&session.client, &request.draft).await.map_err(|e| session.err(e))?;
-    state.downlinks.observe(&session.scope(), &sent, time_now());
-    tracing::info!(
-        downlink = %sent.id, kind = ?request.draft.kind, dry_run = request.draft.dry_run,
-        acting = %session.acting.describe(), "connection downlink sent"
-    );
-    Ok(sent)
+    session
+        .run(async {
+            let sent = downlinks::send_connection(&session.client, &request.draft).await?;
+            state.downlinks.observe(&session.scope(), &sent, time_now());
+            tracing::info!(
+                downlink = %sent.id, kind = ?request.draft.kind, dry_run = request.draft.dry_run,
+                acting = %session.acting.describe(), "connection downlink sent"
+            );
+            Ok(sent)
+        })
+        .await
 }
 
 /// A cancellation to ask for; `forced` also stops a downlink already being sent.
@@ -129,9 +145,13 @@ pub struct CancelDownlink {
 pub async fn cancel_downlink(state: State<'_, AppState>, request: CancelDownlink) -> Result<(), CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
-    downlinks::cancel(&session.client, request.kind, &request.id, request.forced).await.map_err(|e| session.err(e))?;
-    tracing::info!(downlink = %request.id, kind = ?request.kind, forced = request.forced, acting = %session.acting.describe(), "cancellation asked");
-    Ok(())
+    session
+        .run(async {
+            downlinks::cancel(&session.client, request.kind, &request.id, request.forced).await?;
+            tracing::info!(downlink = %request.id, kind = ?request.kind, forced = request.forced, acting = %session.acting.describe(), "cancellation asked");
+            Ok(())
+        })
+        .await
 }
 
 /// Downlinks to cancel behind one confirmation, and the customer the user confirmed it for.
@@ -170,10 +190,14 @@ pub async fn export_downlinks_csv(
 ) -> Result<u32, CommandError> {
     let path = picked.check(crate::picked::Use::Write, "path", &path)?;
     let session = state.session().await;
-    let names = state.devices.get(&session.scope(), &session.client).await.unwrap_or_default();
-    let n = downlinks::export_csv(&session.client, &request, &names, &path).await.map_err(|e| session.err(e))?;
-    tracing::info!(rows = n, kind = ?request.kind, acting = %session.acting.describe(), "downlinks exported as CSV");
-    Ok(n)
+    session
+        .run(async {
+            let names = state.devices.get(&session.scope(), &session.client).await.unwrap_or_default();
+            let n = downlinks::export_csv(&session.client, &request, &names, &path).await?;
+            tracing::info!(rows = n, kind = ?request.kind, acting = %session.acting.describe(), "downlinks exported as CSV");
+            Ok(n)
+        })
+        .await
 }
 
 fn time_now() -> dcs_api::model::Timestamp {
@@ -280,17 +304,12 @@ pub async fn send_beta_downlink(
 ) -> Result<BetaDownlinkAnswer, CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
-    let (payloads, port) = check_beta(&request.draft).map_err(|errors| {
-        let first = errors[0].clone();
-        CommandError { fields: errors, ..CommandError::invalid(&first.field, first.rule) }
-    })?;
+    let (payloads, port) = check_beta(&request.draft)?;
     let reference = request.draft.external_reference.as_deref().filter(|r| !r.is_empty());
     let answer = session
-        .client
-        .beta()
-        .actuator_downlinks(&payloads, port, reference)
+        .run(async { Ok(session.client.beta().actuator_downlinks(&payloads, port, reference).await?) })
         .await
-        .map_err(|e| beta_fields(session.err(e)))?;
+        .map_err(beta_fields)?;
     tracing::info!(payloads = payloads.len(), port, acting = %session.acting.describe(), "beta actuator downlink sent");
     Ok(BetaDownlinkAnswer { answer: serde_json::to_string_pretty(&answer).unwrap_or_else(|_| answer.to_string()) })
 }

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use tauri::State;
 use uuid::Uuid;
 
+use dcs_console::Error;
+
 use crate::error::CommandError;
 use crate::state::AppState;
 
@@ -27,15 +29,15 @@ pub struct ModulePageRequest {
 }
 
 /// A `next` link of an earlier page.
-fn page_link(link: &str) -> Result<url::Url, CommandError> {
-    url::Url::parse(link).map_err(|_| CommandError::invalid("next", "must be a page link"))
+fn page_link(link: &str) -> Result<url::Url, Error> {
+    url::Url::parse(link).map_err(|_| Error::invalid("next", "must be a page link"))
 }
 
 /// An optional id typed by the user: empty is none, anything else must be a UUID.
-fn optional_uuid(field: &str, s: Option<&str>) -> Result<Option<Uuid>, CommandError> {
+fn optional_uuid(field: &str, s: Option<&str>) -> Result<Option<Uuid>, Error> {
     match s.map(str::trim).filter(|s| !s.is_empty()) {
         None => Ok(None),
-        Some(s) => Uuid::parse_str(s).map(Some).map_err(|_| CommandError::invalid(field, "must be a UUID")),
+        Some(s) => Uuid::parse_str(s).map(Some).map_err(|_| Error::invalid(field, "must be a UUID")),
     }
 }
 
@@ -66,22 +68,26 @@ pub async fn list_packages(
     request: PackagePageRequest,
 ) -> Result<PackagePage, CommandError> {
     let session = state.session().await;
-    let firmware = session.client.firmware();
-    let (page, next) = match &request.next {
-        Some(link) => firmware.packages_page_at(&page_link(link)?).await.map_err(|e| session.err(e))?,
-        None => {
-            let filter = PackageFilter {
-                device_specification_id: request.device_specification_id,
-                module_id: request.module_id,
-                client_id: optional_uuid("clientId", request.client_id.as_deref())?,
-                embed: vec![Embed::Module, Embed::DeviceSpecification],
-                sort: request.sort.clone(),
-                limit: request.limit,
+    session
+        .run(async {
+            let firmware = session.client.firmware();
+            let (page, next) = match &request.next {
+                Some(link) => firmware.packages_page_at(&page_link(link)?).await?,
+                None => {
+                    let filter = PackageFilter {
+                        device_specification_id: request.device_specification_id,
+                        module_id: request.module_id,
+                        client_id: optional_uuid("clientId", request.client_id.as_deref())?,
+                        embed: vec![Embed::Module, Embed::DeviceSpecification],
+                        sort: request.sort.clone(),
+                        limit: request.limit,
+                    };
+                    firmware.packages_page(&filter).await?
+                }
             };
-            firmware.packages_page(&filter).await.map_err(|e| session.err(e))?
-        }
-    };
-    Ok(PackagePage { items: page.items, next: next.map(|u| u.to_string()) })
+            Ok(PackagePage { items: page.items, next: next.map(|u| u.to_string()) })
+        })
+        .await
 }
 
 /// A device specification as the firmware workspace knows it: the service has no listing of
@@ -102,33 +108,42 @@ pub struct SpecificationSummary {
 #[specta::specta]
 pub async fn list_specifications(state: State<'_, AppState>) -> Result<Vec<SpecificationSummary>, CommandError> {
     let session = state.session().await;
-    let firmware = session.client.firmware();
-    let mut specs: BTreeMap<Uuid, SpecificationSummary> = BTreeMap::new();
-    fn entry(specs: &mut BTreeMap<Uuid, SpecificationSummary>, id: Uuid) -> &mut SpecificationSummary {
-        specs.entry(id).or_insert(SpecificationSummary { id, name: None, client_id: None, modules: 0, packages: 0 })
-    }
-    let all_modules = ModuleFilter { limit: Some(1000), ..Default::default() };
-    let modules: Vec<FirmwareModule> =
-        firmware.modules(&all_modules).map_err(|e| session.err(e))?.try_collect().await.map_err(|e| session.err(e))?;
-    for m in &modules {
-        let s = entry(&mut specs, m.device_specification_id);
-        s.modules += 1;
-        s.client_id = s.client_id.or(m.client_id);
-    }
-    let filter = PackageFilter { embed: vec![Embed::DeviceSpecification], limit: Some(1000), ..Default::default() };
-    let packages: Vec<FirmwarePackage> =
-        firmware.packages(&filter).map_err(|e| session.err(e))?.try_collect().await.map_err(|e| session.err(e))?;
-    for p in &packages {
-        let s = entry(&mut specs, p.device_specification_id);
-        s.packages += 1;
-        if let Some(spec) = p.embedded.as_ref().and_then(|e| e.device_specification.as_ref()) {
-            s.name = Some(spec.name.clone());
-            s.client_id = Some(spec.client_id);
-        }
-    }
-    let mut out: Vec<SpecificationSummary> = specs.into_values().collect();
-    out.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
-    Ok(out)
+    session
+        .run(async {
+            let firmware = session.client.firmware();
+            let mut specs: BTreeMap<Uuid, SpecificationSummary> = BTreeMap::new();
+            fn entry(specs: &mut BTreeMap<Uuid, SpecificationSummary>, id: Uuid) -> &mut SpecificationSummary {
+                specs.entry(id).or_insert(SpecificationSummary {
+                    id,
+                    name: None,
+                    client_id: None,
+                    modules: 0,
+                    packages: 0,
+                })
+            }
+            let all_modules = ModuleFilter { limit: Some(1000), ..Default::default() };
+            let modules: Vec<FirmwareModule> = firmware.modules(&all_modules)?.try_collect().await?;
+            for m in &modules {
+                let s = entry(&mut specs, m.device_specification_id);
+                s.modules += 1;
+                s.client_id = s.client_id.or(m.client_id);
+            }
+            let filter =
+                PackageFilter { embed: vec![Embed::DeviceSpecification], limit: Some(1000), ..Default::default() };
+            let packages: Vec<FirmwarePackage> = firmware.packages(&filter)?.try_collect().await?;
+            for p in &packages {
+                let s = entry(&mut specs, p.device_specification_id);
+                s.packages += 1;
+                if let Some(spec) = p.embedded.as_ref().and_then(|e| e.device_specification.as_ref()) {
+                    s.name = Some(spec.name.clone());
+                    s.client_id = Some(spec.client_id);
+                }
+            }
+            let mut out: Vec<SpecificationSummary> = specs.into_values().collect();
+            out.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+            Ok(out)
+        })
+        .await
 }
 
 #[derive(Debug, Clone, Serialize, specta::Type)]
@@ -143,20 +158,24 @@ pub struct ModulePage {
 #[specta::specta]
 pub async fn list_modules(state: State<'_, AppState>, request: ModulePageRequest) -> Result<ModulePage, CommandError> {
     let session = state.session().await;
-    let firmware = session.client.firmware();
-    let (page, next) = match &request.next {
-        Some(link) => firmware.modules_page_at(&page_link(link)?).await.map_err(|e| session.err(e))?,
-        None => {
-            let filter = ModuleFilter {
-                device_specification_id: request.device_specification_id,
-                client_id: optional_uuid("clientId", request.client_id.as_deref())?,
-                sort: request.sort.clone(),
-                limit: request.limit,
+    session
+        .run(async {
+            let firmware = session.client.firmware();
+            let (page, next) = match &request.next {
+                Some(link) => firmware.modules_page_at(&page_link(link)?).await?,
+                None => {
+                    let filter = ModuleFilter {
+                        device_specification_id: request.device_specification_id,
+                        client_id: optional_uuid("clientId", request.client_id.as_deref())?,
+                        sort: request.sort.clone(),
+                        limit: request.limit,
+                    };
+                    firmware.modules_page(&filter).await?
+                }
             };
-            firmware.modules_page(&filter).await.map_err(|e| session.err(e))?
-        }
-    };
-    Ok(ModulePage { items: page.items, next: next.map(|u| u.to_string()) })
+            Ok(ModulePage { items: page.items, next: next.map(|u| u.to_string()) })
+        })
+        .await
 }
 
 /// A package to create, and the customer the user confirmed it for (`null`: their own
@@ -205,9 +224,13 @@ pub async fn create_package(
 ) -> Result<FirmwarePackage, CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
-    let created = session.client.firmware().create_package(&request.new_package()).await.map_err(|e| session.err(e))?;
-    tracing::info!(package = %created.id, acting = %session.acting.describe(), "package created");
-    Ok(created)
+    session
+        .run(async {
+            let created = session.client.firmware().create_package(&request.new_package()).await?;
+            tracing::info!(package = %created.id, acting = %session.acting.describe(), "package created");
+            Ok(created)
+        })
+        .await
 }
 
 /// A new description for a package (`null` removes it); the other fields of a package are fixed.
@@ -227,15 +250,14 @@ pub async fn update_package_description(
 ) -> Result<FirmwarePackage, CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
-    let description = request.description.as_deref().filter(|d| !d.is_empty());
-    let updated = session
-        .client
-        .firmware()
-        .update_package_description(request.package_id, description)
+    session
+        .run(async {
+            let description = request.description.as_deref().filter(|d| !d.is_empty());
+            let updated = session.client.firmware().update_package_description(request.package_id, description).await?;
+            tracing::info!(package = %updated.id, acting = %session.acting.describe(), "package description changed");
+            Ok(updated)
+        })
         .await
-        .map_err(|e| session.err(e))?;
-    tracing::info!(package = %updated.id, acting = %session.acting.describe(), "package description changed");
-    Ok(updated)
 }
 
 #[derive(Debug, Clone, Deserialize, specta::Type)]
@@ -250,9 +272,13 @@ pub struct DeletePackage {
 pub async fn delete_package(state: State<'_, AppState>, request: DeletePackage) -> Result<(), CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
-    session.client.firmware().delete_package(request.package_id).await.map_err(|e| session.err(e))?;
-    tracing::info!(package = %request.package_id, acting = %session.acting.describe(), "package deleted");
-    Ok(())
+    session
+        .run(async {
+            session.client.firmware().delete_package(request.package_id).await?;
+            tracing::info!(package = %request.package_id, acting = %session.acting.describe(), "package deleted");
+            Ok(())
+        })
+        .await
 }
 
 /// One package as the service holds it now, with its module and device specification.
@@ -260,8 +286,12 @@ pub async fn delete_package(state: State<'_, AppState>, request: DeletePackage) 
 #[specta::specta]
 pub async fn get_package(state: State<'_, AppState>, package_id: Uuid) -> Result<FirmwarePackage, CommandError> {
     let session = state.session().await;
-    let embed = [Embed::Module, Embed::DeviceSpecification];
-    session.client.firmware().package(package_id, &embed).await.map_err(|e| session.err(e))
+    session
+        .run(async {
+            let embed = [Embed::Module, Embed::DeviceSpecification];
+            Ok(session.client.firmware().package(package_id, &embed).await?)
+        })
+        .await
 }
 
 /// One module as the service holds it, with what the app shows of it beside the typed fields.
@@ -281,14 +311,17 @@ pub struct ModuleDetail {
 #[specta::specta]
 pub async fn get_module(state: State<'_, AppState>, module_id: Uuid) -> Result<ModuleDetail, CommandError> {
     let session = state.session().await;
-    let firmware = session.client.firmware();
-    let module = firmware.module(module_id).await.map_err(|e| session.err(e))?;
-    let filter = PackageFilter { module_id: Some(module_id), limit: Some(1000), ..Default::default() };
-    let packages: Vec<FirmwarePackage> =
-        firmware.packages(&filter).map_err(|e| session.err(e))?.try_collect().await.map_err(|e| session.err(e))?;
-    let packages = packages.into_iter().filter(|p| p.module_id == module_id).collect();
-    let unknown_members = module.extra.iter().map(|(k, v)| (k.clone(), v.to_string())).collect();
-    Ok(ModuleDetail { module, unknown_members, packages })
+    session
+        .run(async {
+            let firmware = session.client.firmware();
+            let module = firmware.module(module_id).await?;
+            let filter = PackageFilter { module_id: Some(module_id), limit: Some(1000), ..Default::default() };
+            let packages: Vec<FirmwarePackage> = firmware.packages(&filter)?.try_collect().await?;
+            let packages = packages.into_iter().filter(|p| p.module_id == module_id).collect();
+            let unknown_members = module.extra.iter().map(|(k, v)| (k.clone(), v.to_string())).collect();
+            Ok(ModuleDetail { module, unknown_members, packages })
+        })
+        .await
 }
 
 /// A page of firmware states of one module. `onService` sends the module filter to the service
@@ -327,26 +360,29 @@ pub async fn list_module_states(
 ) -> Result<StatePage, CommandError> {
     use dcs_console::listing;
     let session = state.session().await;
-    let firmware = session.client.firmware();
-    let filter = dcs_api::firmware::StateFilter {
-        client_id: optional_uuid("clientId", request.client_id.as_deref())?,
-        module_id: Some(request.module_id),
-        limit: Some(200),
-        ..Default::default()
-    };
-    let sent = listing::state_request(&filter, request.on_service);
-    let (page, next) = match &request.next {
-        Some(link) => firmware.states_page_at(&page_link(link)?).await,
-        None => firmware.states_page(&sent).await,
-    }
-    .map_err(|e| session.err(e))?;
-    let read = u32::try_from(page.items.len()).unwrap_or(u32::MAX);
-    let checked = listing::check_states(&filter, request.on_service, page.items);
-    Ok(StatePage {
-        note: listing::describe_check(&checked),
-        ignored: !checked.ignored.is_empty(),
-        items: checked.items,
-        read,
-        next: next.map(|u| u.to_string()),
-    })
+    session
+        .run(async {
+            let firmware = session.client.firmware();
+            let filter = dcs_api::firmware::StateFilter {
+                client_id: optional_uuid("clientId", request.client_id.as_deref())?,
+                module_id: Some(request.module_id),
+                limit: Some(200),
+                ..Default::default()
+            };
+            let sent = listing::state_request(&filter, request.on_service);
+            let (page, next) = match &request.next {
+                Some(link) => firmware.states_page_at(&page_link(link)?).await,
+                None => firmware.states_page(&sent).await,
+            }?;
+            let read = u32::try_from(page.items.len()).unwrap_or(u32::MAX);
+            let checked = listing::check_states(&filter, request.on_service, page.items);
+            Ok(StatePage {
+                note: listing::describe_check(&checked),
+                ignored: !checked.ignored.is_empty(),
+                items: checked.items,
+                read,
+                next: next.map(|u| u.to_string()),
+            })
+        })
+        .await
 }

@@ -17,24 +17,14 @@ use serde::Serialize;
 use tauri::State;
 use uuid::Uuid;
 
-use crate::error::{AppCode, CommandError};
+use crate::error::CommandError;
 use crate::state::{AppState, Session};
-
-fn fleet_err(session: &Session, e: FleetError) -> CommandError {
-    match e {
-        FleetError::Invalid { field, rule } => CommandError::invalid(&field, rule),
-        FleetError::Api(a) => session.err(a),
-        FleetError::Conflict(m) => CommandError::app(AppCode::Conflict, m),
-        FleetError::Cancelled => dcs_api::Error::Cancelled { what: "the scan".into() }.into(),
-        other @ (FleetError::Db(_) | FleetError::Open { .. }) => CommandError::app(AppCode::Storage, other.to_string()),
-    }
-}
 
 /// The active session, its fleet service and its scope.
 async fn open(state: &AppState) -> Result<(Arc<Session>, Arc<FleetService>, Scope), CommandError> {
     let session = state.session().await;
     let fleet = state.fleet()?.clone();
-    let scope = fleet.db().scope(&state.scope_key(&session)).map_err(|e| fleet_err(&session, e))?;
+    let scope = fleet.db().scope(&state.scope_key(&session))?;
     Ok((session, fleet, scope))
 }
 
@@ -74,23 +64,22 @@ pub struct CustomerScope {
 #[tauri::command]
 #[specta::specta]
 pub async fn fleet_status(state: State<'_, AppState>) -> Result<FleetStatus, CommandError> {
-    let (session, fleet, scope) = open(&state).await?;
-    fleet.status(scope).map_err(|e| fleet_err(&session, e))
+    let (_, fleet, scope) = open(&state).await?;
+    Ok(fleet.status(scope)?)
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn fleet_home(state: State<'_, AppState>) -> Result<FleetHome, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
-    let e = |e| fleet_err(&session, e);
     let names = names(&session);
     let mut customer_scopes = Vec::new();
     let own_key = state.scope_key(&session);
     for c in &session.profile.customers {
         let key = dcs_console::fleet::ScopeKey { customer: Some(c.id), ..own_key.clone() };
         // A customer never scanned has no scope yet (and gets none from being shown).
-        let (info, sums) = match fleet.db().find_scope(&key).map_err(e)? {
-            Some(s) => (fleet.db().scope_info(s).map_err(e)?, query::customers(fleet.db(), s, &names).map_err(e)?),
+        let (info, sums) = match fleet.db().find_scope(&key)? {
+            Some(s) => (fleet.db().scope_info(s)?, query::customers(fleet.db(), s, &names)?),
             None => (Default::default(), Vec::new()),
         };
         customer_scopes.push(CustomerScope {
@@ -105,9 +94,9 @@ pub async fn fleet_home(state: State<'_, AppState>) -> Result<FleetHome, Command
         });
     }
     Ok(FleetHome {
-        status: fleet.status(scope).map_err(e)?,
-        modules: query::modules(fleet.db(), scope).map_err(e)?,
-        customers: query::customers(fleet.db(), scope, &names).map_err(e)?,
+        status: fleet.status(scope)?,
+        modules: query::modules(fleet.db(), scope)?,
+        customers: query::customers(fleet.db(), scope, &names)?,
         customer_scopes,
         set_target: set_target_availability(&session.profile),
     })
@@ -120,19 +109,19 @@ pub async fn fleet_home(state: State<'_, AppState>) -> Result<FleetHome, Command
 #[specta::specta]
 pub async fn fleet_scan(state: State<'_, AppState>, full: bool) -> Result<FleetStatus, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
-    let current = fleet.status(scope).map_err(|e| fleet_err(&session, e))?;
+    let current = fleet.status(scope)?;
     if current.scanning.is_some() || current.busy_elsewhere {
-        return Err(CommandError::app(AppCode::Conflict, "a scan is already under way; wait for it or cancel it"));
+        return Err(FleetError::Conflict("a scan is already under way; wait for it or cancel it".into()).into());
     }
     let kind = if full { ScanKind::Full } else { ScanKind::Incremental };
-    let begun = fleet.start(scope, kind).await.map_err(|e| fleet_err(&session, e))?;
+    let begun = fleet.start(scope, kind).await?;
     let (bg_fleet, bg_session) = (fleet.clone(), session.clone());
     tauri::async_runtime::spawn(async move {
         if let Err(e) = bg_fleet.run(begun, &bg_session.client, bg_session.profile.set_target.as_ref()).await {
             tracing::warn!(error = %e, "fleet scan ended with an error");
         }
     });
-    fleet.status(scope).map_err(|e| fleet_err(&session, e))
+    Ok(fleet.status(scope)?)
 }
 
 /// Cancels the scan under way; answers whether there was one.
@@ -150,16 +139,16 @@ pub async fn fleet_set_refresh(
     interval_seconds: u32,
     auto: bool,
 ) -> Result<FleetStatus, CommandError> {
-    let (session, fleet, scope) = open(&state).await?;
-    fleet.set_refresh(interval_seconds, auto).map_err(|e| fleet_err(&session, e))?;
-    fleet.status(scope).map_err(|e| fleet_err(&session, e))
+    let (_, fleet, scope) = open(&state).await?;
+    fleet.set_refresh(interval_seconds, auto)?;
+    Ok(fleet.status(scope)?)
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn fleet_overview(state: State<'_, AppState>, module_id: String) -> Result<ModuleOverview, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
-    query::overview(fleet.db(), scope, &module_id, &names(&session)).map_err(|e| fleet_err(&session, e))
+    Ok(query::overview(fleet.db(), scope, &module_id, &names(&session))?)
 }
 
 /// How many rows of the device table match.
@@ -167,9 +156,12 @@ pub async fn fleet_overview(state: State<'_, AppState>, module_id: String) -> Re
 #[specta::specta]
 pub async fn fleet_count(state: State<'_, AppState>, query: DeviceQuery) -> Result<u32, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
-    let e = |e| fleet_err(&session, e);
-    let device = fleet.device_match(&session.client, scope, query.device.as_deref()).await.map_err(e)?;
-    query::count(fleet.db(), scope, &query, device.as_ref()).map_err(e)
+    session
+        .run(async {
+            let device = fleet.device_match(&session.client, scope, query.device.as_deref()).await?;
+            query::count(fleet.db(), scope, &query, device.as_ref())
+        })
+        .await
 }
 
 /// A window of the device table.
@@ -182,9 +174,12 @@ pub async fn fleet_rows(
     limit: u32,
 ) -> Result<Vec<DeviceRow>, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
-    let e = |e| fleet_err(&session, e);
-    let device = fleet.device_match(&session.client, scope, query.device.as_deref()).await.map_err(e)?;
-    query::rows(fleet.db(), scope, &query, device.as_ref(), offset, limit).map_err(e)
+    session
+        .run(async {
+            let device = fleet.device_match(&session.client, scope, query.device.as_deref()).await?;
+            query::rows(fleet.db(), scope, &query, device.as_ref(), offset, limit)
+        })
+        .await
 }
 
 /// Writes the selected rows (or all that match) to `path` as CSV; answers how many. `path` must
@@ -200,16 +195,15 @@ pub async fn fleet_export_csv(
 ) -> Result<u32, CommandError> {
     let path = picked.check(crate::picked::Use::Write, "path", &path)?;
     let (session, fleet, scope) = open(&state).await?;
-    let e = |e| fleet_err(&session, e);
-    let device = fleet.device_match(&session.client, scope, query.device.as_deref()).await.map_err(e)?;
+    let device = session.run(fleet.device_match(&session.client, scope, query.device.as_deref())).await?;
     let names = names(&session);
     let fleet2 = fleet.clone();
-    tauri::async_runtime::spawn_blocking(move || {
+    let written = tauri::async_runtime::spawn_blocking(move || {
         query::write_csv(fleet2.db(), scope, &query, device.as_ref(), selection.as_ref(), &names, &path)
     })
     .await
-    .map_err(|j| CommandError::app(AppCode::Storage, j.to_string()))?
-    .map_err(e)
+    .map_err(|j| FleetError::Storage(j.to_string()))?;
+    Ok(written?)
 }
 
 /// A module's history over the last `hours` (all of it when absent).
@@ -220,9 +214,9 @@ pub async fn fleet_history(
     module_id: String,
     hours: Option<u32>,
 ) -> Result<Vec<HistoryPoint>, CommandError> {
-    let (session, fleet, scope) = open(&state).await?;
+    let (_, fleet, scope) = open(&state).await?;
     let since = hours.map(|h| dcs_console::fleet::now_ms() - h as i64 * 3_600_000);
-    query::history(fleet.db(), scope, &module_id, since, 600).map_err(|e| fleet_err(&session, e))
+    Ok(query::history(fleet.db(), scope, &module_id, since, 600)?)
 }
 
 /// The starts of a module's rollout waves over the last `hours` (all when absent): marks on
@@ -234,9 +228,9 @@ pub async fn fleet_wave_starts(
     module_id: String,
     hours: Option<u32>,
 ) -> Result<Vec<WaveStart>, CommandError> {
-    let (session, fleet, scope) = open(&state).await?;
+    let (_, fleet, scope) = open(&state).await?;
     let since = hours.map(|h| dcs_console::fleet::now_ms() - h as i64 * 3_600_000);
-    query::wave_starts(fleet.db(), scope, &module_id, since).map_err(|e| fleet_err(&session, e))
+    Ok(query::wave_starts(fleet.db(), scope, &module_id, since)?)
 }
 
 /// The active scope at a glance, for the Home screen: states per status over every module,
@@ -244,8 +238,8 @@ pub async fn fleet_wave_starts(
 #[tauri::command]
 #[specta::specta]
 pub async fn fleet_health(state: State<'_, AppState>) -> Result<FleetHealth, CommandError> {
-    let (session, fleet, scope) = open(&state).await?;
-    query::health(fleet.db(), scope, 8).map_err(|e| fleet_err(&session, e))
+    let (_, fleet, scope) = open(&state).await?;
+    Ok(query::health(fleet.db(), scope, 8)?)
 }
 
 /// What a plan would do: its problems field by field, or its devices per wave.
@@ -253,8 +247,7 @@ pub async fn fleet_health(state: State<'_, AppState>) -> Result<FleetHealth, Com
 #[specta::specta]
 pub async fn rollout_preview(state: State<'_, AppState>, plan: RolloutPlan) -> Result<PlanPreview, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
-    let (preview, _) =
-        rollout::preview(&session.client, fleet.db(), scope, &plan).await.map_err(|e| fleet_err(&session, e))?;
+    let (preview, _) = session.run(rollout::preview(&session.client, fleet.db(), scope, &plan)).await?;
     Ok(preview)
 }
 
@@ -266,14 +259,12 @@ async fn checked(
     session.check_acting_for(acting_for)?;
     let a = set_target_availability(&session.profile);
     if !a.available {
-        return Err(CommandError::app(
-            AppCode::Unavailable,
-            format!(
-                "Rollouts are unavailable: {}. To enable them, open Settings, edit profile `{}` and fill in \"Set-target operation\" \
-                 with the method, path and body your service documents.",
-                a.reason, a.profile
-            ),
-        ));
+        return Err(FleetError::Unavailable(format!(
+            "Rollouts are unavailable: {}. To enable them, open Settings, edit profile `{}` and fill in \"Set-target operation\" \
+             with the method, path and body your service documents.",
+            a.reason, a.profile
+        ))
+        .into());
     }
     Ok((session, fleet, scope))
 }
@@ -287,10 +278,9 @@ pub async fn rollout_start(
     acting_for: Option<Uuid>,
 ) -> Result<RolloutView, CommandError> {
     let (session, fleet, scope) = checked(&state, acting_for).await?;
-    let e = |e| fleet_err(&session, e);
     let db = fleet.db();
-    let id = fleet
-        .exclusive(async {
+    let id = session
+        .run(fleet.exclusive(async {
             let (preview, devices) = rollout::preview(&session.client, db, scope, &plan).await?;
             if let Some(p) = preview.problems.first() {
                 return Err(FleetError::invalid(&p.field, &p.rule));
@@ -298,18 +288,17 @@ pub async fn rollout_start(
             let id = rollout::create(db, scope, &plan, &devices)?;
             rollout::advance(&session.client, session.profile.set_target.as_ref(), db, &id).await?;
             Ok(id)
-        })
-        .await
-        .map_err(e)?;
-    rollout::get(db, &id).map_err(e)
+        }))
+        .await?;
+    Ok(rollout::get(db, &id)?)
 }
 
 /// The rollouts of the active scope, newest first.
 #[tauri::command]
 #[specta::specta]
 pub async fn rollouts(state: State<'_, AppState>) -> Result<Vec<RolloutView>, CommandError> {
-    let (session, fleet, scope) = open(&state).await?;
-    rollout::list(fleet.db(), scope).map_err(|e| fleet_err(&session, e))
+    let (_, fleet, scope) = open(&state).await?;
+    Ok(rollout::list(fleet.db(), scope)?)
 }
 
 /// Running and paused rollouts of the active scope, for the navigation and the status bar
@@ -320,21 +309,20 @@ pub async fn rollouts(state: State<'_, AppState>) -> Result<Vec<RolloutView>, Co
 pub async fn rollout_counts(state: State<'_, AppState>) -> Result<rollout::RolloutCounts, CommandError> {
     let session = state.session().await;
     let fleet = state.fleet()?.clone();
-    let e = |e| fleet_err(&session, e);
-    match fleet.db().find_scope(&state.scope_key(&session)).map_err(e)? {
-        Some(scope) => rollout::counts(fleet.db(), scope).map_err(e),
+    match fleet.db().find_scope(&state.scope_key(&session))? {
+        Some(scope) => Ok(rollout::counts(fleet.db(), scope)?),
         None => Ok(Default::default()),
     }
 }
 
 /// A rollout of the active scope, checked to be one.
-fn own(fleet: &FleetService, session: &Session, scope: Scope, id: &str) -> Result<(), CommandError> {
-    let of = rollout::scope_of(fleet.db(), id).map_err(|e| fleet_err(session, e))?;
+fn own(fleet: &FleetService, scope: Scope, id: &str) -> Result<(), CommandError> {
+    let of = rollout::scope_of(fleet.db(), id)?;
     if of != scope {
-        return Err(CommandError::app(
-            AppCode::ContextChanged,
-            "this rollout belongs to another profile or customer; switch to it first",
-        ));
+        return Err(FleetError::ContextChanged(
+            "this rollout belongs to another profile or customer; switch to it first".into(),
+        )
+        .into());
     }
     Ok(())
 }
@@ -348,8 +336,8 @@ pub async fn rollout_pause(
 ) -> Result<RolloutView, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
     session.check_acting_for(acting_for)?;
-    own(&fleet, &session, scope, &id)?;
-    fleet.exclusive(async { rollout::pause(fleet.db(), &id) }).await.map_err(|e| fleet_err(&session, e))
+    own(&fleet, scope, &id)?;
+    Ok(fleet.exclusive(async { rollout::pause(fleet.db(), &id) }).await?)
 }
 
 /// Resumes a paused rollout, with new thresholds if given, and moves it on at once.
@@ -363,24 +351,23 @@ pub async fn rollout_resume(
     acting_for: Option<Uuid>,
 ) -> Result<RolloutView, CommandError> {
     let (session, fleet, scope) = checked(&state, acting_for).await?;
-    own(&fleet, &session, scope, &id)?;
-    fleet
-        .exclusive(async {
+    own(&fleet, scope, &id)?;
+    session
+        .run(fleet.exclusive(async {
             rollout::resume(fleet.db(), &id, success_threshold, error_threshold)?;
             rollout::advance(&session.client, session.profile.set_target.as_ref(), fleet.db(), &id).await?;
             rollout::get(fleet.db(), &id)
-        })
+        }))
         .await
-        .map_err(|e| fleet_err(&session, e))
 }
 
 /// What an abort would reset: devices whose update under the rollout has not finished.
 #[tauri::command]
 #[specta::specta]
 pub async fn rollout_unfinished(state: State<'_, AppState>, id: String) -> Result<u32, CommandError> {
-    let (session, fleet, scope) = open(&state).await?;
-    own(&fleet, &session, scope, &id)?;
-    rollout::unfinished(fleet.db(), &id).map(|d| d.len() as u32).map_err(|e| fleet_err(&session, e))
+    let (_, fleet, scope) = open(&state).await?;
+    own(&fleet, scope, &id)?;
+    Ok(rollout::unfinished(fleet.db(), &id).map(|d| d.len() as u32)?)
 }
 
 /// Aborts a rollout; with `resetUnfinished`, resets the targets of devices still updating.
@@ -394,13 +381,12 @@ pub async fn rollout_abort(
 ) -> Result<RolloutView, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
     session.check_acting_for(acting_for)?;
-    own(&fleet, &session, scope, &id)?;
-    fleet
-        .exclusive(async {
+    own(&fleet, scope, &id)?;
+    session
+        .run(fleet.exclusive(async {
             rollout::abort(&session.client, session.profile.set_target.as_ref(), fleet.db(), &id, reset_unfinished)
                 .await
                 .map(|(v, _)| v)
-        })
+        }))
         .await
-        .map_err(|e| fleet_err(&session, e))
 }

@@ -82,19 +82,22 @@ async fn upload(
         content_type: request.content_type.filter(|c| !c.is_empty()),
         ..Default::default()
     };
-    state
-        .transfers
-        .upload(
-            &session.client,
-            request.package_id,
-            file,
-            &path,
-            &options,
-            request.sha256.as_deref(),
-            forward(on_progress),
-        )
+    session
+        .run(async {
+            Ok(state
+                .transfers
+                .upload(
+                    &session.client,
+                    request.package_id,
+                    file,
+                    &path,
+                    &options,
+                    request.sha256.as_deref(),
+                    forward(on_progress),
+                )
+                .await?)
+        })
         .await
-        .map_err(|e| session.err(e))
 }
 
 /// Uploads a package's firmware file. Refused before anything is read when the package already
@@ -140,11 +143,14 @@ async fn download(
 ) -> Result<Downloaded, CommandError> {
     let target = picked.check(Use::Write, "target", &request.target)?;
     let session = state.session().await;
-    state
-        .transfers
-        .download(&session.client, request.package_id, file, &target, forward(on_progress))
+    session
+        .run(async {
+            Ok(state
+                .transfers
+                .download(&session.client, request.package_id, file, &target, forward(on_progress))
+                .await?)
+        })
         .await
-        .map_err(|e| session.err(e))
 }
 
 /// Downloads a package's firmware file; answers its size and SHA-256.
@@ -181,11 +187,14 @@ pub async fn checksum_firmware_file(
     on_progress: Channel<TransferProgress>,
 ) -> Result<HashResult, CommandError> {
     let session = state.session().await;
-    state
-        .transfers
-        .checksum_remote(&session.client, package_id, FileKind::Firmware, forward(on_progress))
+    session
+        .run(async {
+            Ok(state
+                .transfers
+                .checksum_remote(&session.client, package_id, FileKind::Firmware, forward(on_progress))
+                .await?)
+        })
         .await
-        .map_err(|e| session.err(e))
 }
 
 /// A package's release notes as text, for display; refused (field `releaseNotes`) above 1 MiB
@@ -197,9 +206,11 @@ pub async fn read_release_notes(
     package_id: Uuid,
 ) -> Result<ReleaseNotesText, CommandError> {
     let session = state.session().await;
-    transfers::read_release_notes(&session.client, package_id, transfers::RELEASE_NOTES_DISPLAY_CAP)
+    session
+        .run(async {
+            Ok(transfers::read_release_notes(&session.client, package_id, transfers::RELEASE_NOTES_DISPLAY_CAP).await?)
+        })
         .await
-        .map_err(|e| session.err(e))
 }
 
 /// A package whose release notes to delete, and the customer the user confirmed it for.
@@ -215,9 +226,13 @@ pub struct DeleteReleaseNotes {
 pub async fn delete_release_notes(state: State<'_, AppState>, request: DeleteReleaseNotes) -> Result<(), CommandError> {
     let session = state.session().await;
     session.check_acting_for(request.acting_for)?;
-    session.client.firmware().delete_release_notes(request.package_id).await.map_err(|e| session.err(e))?;
-    tracing::info!(package = %request.package_id, acting = %session.acting.describe(), "release notes deleted");
-    Ok(())
+    session
+        .run(async {
+            session.client.firmware().delete_release_notes(request.package_id).await?;
+            tracing::info!(package = %request.package_id, acting = %session.acting.describe(), "release notes deleted");
+            Ok(())
+        })
+        .await
 }
 
 /// Asks the transfer `job` to stop; false when it is not running (it may have just ended). The

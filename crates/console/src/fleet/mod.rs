@@ -23,28 +23,9 @@ use serde::Serialize;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-/// Errors of the fleet database and of the work above it.
-#[derive(Debug, thiserror::Error)]
-pub enum FleetError {
-    #[error("the fleet database: {0}")]
-    Db(#[from] rusqlite::Error),
-    #[error("could not open the fleet database {path}: {reason}")]
-    Open { path: String, reason: String },
-    #[error(transparent)]
-    Api(#[from] dcs_api::Error),
-    #[error("{field}: {rule}")]
-    Invalid { field: String, rule: String },
-    #[error("{0}")]
-    Conflict(String),
-    #[error("the scan was cancelled")]
-    Cancelled,
-}
-
-impl FleetError {
-    pub fn invalid(field: impl Into<String>, rule: impl Into<String>) -> FleetError {
-        FleetError::Invalid { field: field.into(), rule: rule.into() }
-    }
-}
+/// Errors of the fleet database and of the work above it: the console's one error (the old
+/// name stays for callers).
+pub type FleetError = crate::Error;
 
 pub type Result<T> = std::result::Result<T, FleetError>;
 
