@@ -1,0 +1,65 @@
+"""State reaches the web view as pushes from Rust, never by a UI timer asking (issue 17): an idle
+Home or Rollouts dashboard calls no command at all, and a scan's progress and end reach the
+dashboard without the UI asking for the status. Counted with the opt-in IPC recorder."""
+
+import time
+
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+STALE = (StaleElementReferenceException,)
+IDLE = 10
+
+
+def wait_css(driver, selector, timeout=60):
+    return WebDriverWait(driver, timeout, ignored_exceptions=STALE).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, selector)
+    )
+
+
+def calls(driver) -> list[str]:
+    return driver.execute_script("return window.__dcsIpcLog.map(e => e.cmd)")
+
+
+def idle_calls(driver, seconds=IDLE) -> list[str]:
+    """The commands called while the screen is left alone for `seconds`."""
+    before = len(calls(driver))
+    time.sleep(seconds)
+    return calls(driver)[before:]
+
+
+def test_idle_screens_ask_nothing_and_a_scan_is_pushed(app):
+    wait_css(app, "[data-testid=home]")
+    app.execute_script("localStorage.setItem('dcs.recordIpc', '1'); location.hash = '#/home'; location.reload();")
+    wait_css(app, "[data-testid=home]")
+    assert app.execute_script("return Array.isArray(window.__dcsIpcLog)")
+    time.sleep(2)
+    assert idle_calls(app) == [], "Home asked Rust while nothing happened"
+
+    # The dashboard's first opening scans; its progress and end arrive without a status asked.
+    before = len(calls(app))
+    app.execute_script("location.hash = '#/rollouts'")
+    WebDriverWait(app, 120, ignored_exceptions=STALE).until(
+        lambda d: "Last full scan" in "".join(e.text for e in d.find_elements(By.CSS_SELECTOR, "[data-testid=scan-last]"))
+    )
+    time.sleep(1)  # the recorder notes a call once its answer is read
+    opening = calls(app)[before:]
+    assert opening.count("fleetStatus") <= 1 and opening.count("fleetScan") == 1, opening
+    box = wait_css(app, "[data-testid=auto-refresh]")[0]
+    if box.is_selected():
+        box.click()
+    WebDriverWait(app, 10).until(lambda d: not d.find_element(By.CSS_SELECTOR, "[data-testid=auto-refresh]").is_selected())
+    time.sleep(2)
+    assert idle_calls(app) == [], "the dashboard asked Rust while nothing happened"
+
+    # A scan asked for: its answer shows it under way, later pushes show it ended.
+    before = len(calls(app))
+    when = "[data-testid=scan-last] time"
+    last = app.find_element(By.CSS_SELECTOR, when).get_attribute("datetime")
+    wait_css(app, "[data-testid=scan-full]")[0].click()
+    WebDriverWait(app, 120, ignored_exceptions=STALE).until(
+        lambda d: (e := d.find_elements(By.CSS_SELECTOR, when)) and e[0].get_attribute("datetime") != last
+    )
+    during = calls(app)[before:]
+    assert during.count("fleetScan") == 1 and "fleetStatus" not in during, during
