@@ -8,7 +8,7 @@ use url::Url;
 use uuid::Uuid;
 
 use crate::client::RequestSpec;
-use crate::error::{Error, Result};
+use crate::error::{Error, FieldError, Result};
 use crate::model::{validate, DeviceId, FirmwareModule, FirmwarePackage, FirmwareState, Page, UpdateStatus};
 use crate::paging;
 use crate::Client;
@@ -124,13 +124,25 @@ impl NewPackage {
         self
     }
 
-    /// The field rules of section 2.2, checked before sending.
-    pub fn validate(&self) -> Result<()> {
-        validate::firmware_version(&self.firmware_version).map_err(|r| Error::invalid("firmwareVersion", r))?;
-        if let Some(d) = &self.description {
-            validate::description(d).map_err(|r| Error::invalid("description", r))?;
+    /// Every field rule of section 2.2 the package breaks, all at once in body order: what a
+    /// form shows next to its fields as the user types. Empty when it can be sent.
+    pub fn check(&self) -> Vec<FieldError> {
+        let mut broken = Vec::new();
+        if let Err(rule) = validate::firmware_version(&self.firmware_version) {
+            broken.push(FieldError::new("firmwareVersion", rule));
         }
-        Ok(())
+        if let Some(Err(rule)) = self.description.as_deref().map(validate::description) {
+            broken.push(FieldError::new("description", rule));
+        }
+        broken
+    }
+
+    /// The field rules of section 2.2, checked before sending: the first one broken, if any.
+    pub fn validate(&self) -> Result<()> {
+        match self.check().into_iter().next() {
+            Some(broken) => Err(broken.into()),
+            None => Ok(()),
+        }
     }
 }
 
@@ -474,5 +486,21 @@ mod set_target_tests {
         let a = SetTargetAnswer::read(br#"{"jobId": 7}"#);
         assert_eq!(a.body["jobId"], 7);
         assert!(a.state().is_none());
+    }
+}
+
+#[cfg(test)]
+mod package_tests {
+    use super::*;
+
+    /// A package names its version and its description together, not the first it stops at.
+    #[test]
+    fn every_broken_field_of_a_package_is_named_at_once() {
+        let bad = NewPackage::new(Uuid::nil(), Uuid::nil(), "1.0 beta").description("tab\there");
+        let fields: Vec<String> = bad.check().into_iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["firmwareVersion", "description"]);
+        let first = bad.validate().unwrap_err().to_string();
+        assert!(first.starts_with("firmwareVersion:"), "{first}");
+        assert_eq!(NewPackage::new(Uuid::nil(), Uuid::nil(), "1.0.0").description("ok").check(), vec![]);
     }
 }

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use dcs_api::firmware::{Embed, ModuleFilter, NewPackage, PackageFilter};
-use dcs_api::model::{validate, FirmwareModule, FirmwarePackage};
+use dcs_api::model::{FirmwareModule, FirmwarePackage};
 use dcs_console::FieldError;
 use futures::TryStreamExt;
 use serde::{Deserialize, Serialize};
@@ -204,16 +204,7 @@ impl CreatePackage {
 #[tauri::command]
 #[specta::specta]
 pub fn check_package(request: CreatePackage) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    if let Err(rule) = validate::firmware_version(&request.firmware_version) {
-        errors.push(FieldError { field: "firmwareVersion".into(), rule });
-    }
-    if let Some(d) = request.description.as_deref().filter(|d| !d.is_empty()) {
-        if let Err(rule) = validate::description(d) {
-            errors.push(FieldError { field: "description".into(), rule });
-        }
-    }
-    errors
+    request.new_package().check()
 }
 
 #[tauri::command]
