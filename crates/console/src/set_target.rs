@@ -148,24 +148,15 @@ impl SetTarget {
         if let Some(e) = self.check().into_iter().next() {
             return Err(e);
         }
+        if let Some(e) = self.check_values(values).into_iter().next() {
+            return Err(e);
+        }
         let method = self.method().expect("checked");
         let mut path = String::new();
         for piece in split(&self.path, false).expect("checked") {
             match piece {
                 Piece::Text(t) => path.push_str(t),
-                Piece::Slot { name, .. } => {
-                    let value = match name {
-                        "deviceId" => values.device_id,
-                        _ => values.module_id,
-                    };
-                    if value.is_empty() || value.chars().all(|c| c == '.') {
-                        return Err(FieldError {
-                            field: name.to_owned(),
-                            rule: format!("`{value}` cannot stand as a segment of the path"),
-                        });
-                    }
-                    path.push_str(&percent_encode(value));
-                }
+                Piece::Slot { name, .. } => path.push_str(&percent_encode(path_value(name, values))),
             }
         }
         let body = fill_body(split(&self.body, true).expect("checked"), values);
@@ -174,6 +165,34 @@ impl SetTarget {
             rule: format!("is not valid JSON once its values are filled in ({e})"),
         })?;
         Ok(SetTargetRequest { method, path, body })
+    }
+}
+
+impl SetTarget {
+    /// Every value of one request that cannot stand as a segment of the path (empty, `.` or
+    /// `..`), all at once, each named by its placeholder (`deviceId`, `moduleId`). Empty when
+    /// the path takes them, or when the path does not read (see [`SetTarget::check`]).
+    pub fn check_values(&self, values: Values<'_>) -> Vec<FieldError> {
+        let mut errors: Vec<FieldError> = Vec::new();
+        for piece in split(&self.path, false).unwrap_or_default() {
+            let Piece::Slot { name, .. } = piece else { continue };
+            let value = path_value(name, values);
+            if (value.is_empty() || value.chars().all(|c| c == '.')) && !errors.iter().any(|e| e.field == name) {
+                errors.push(FieldError {
+                    field: name.to_owned(),
+                    rule: format!("`{value}` cannot stand as a segment of the path"),
+                });
+            }
+        }
+        errors
+    }
+}
+
+/// The value a path placeholder stands for (only `{deviceId}` and `{moduleId}` may stand there).
+fn path_value<'a>(name: &str, values: Values<'a>) -> &'a str {
+    match name {
+        "deviceId" => values.device_id,
+        _ => values.module_id,
     }
 }
 
@@ -599,6 +618,17 @@ mod tests {
         // `{` in a version is only text: it is never filled in a second time.
         let r = s.request(values("d", Some("{moduleId}"))).unwrap();
         assert_eq!(r.body["version"], json!("{moduleId}"));
+    }
+
+    /// A request's values are checked like a draft: every one the path cannot take, at once.
+    #[test]
+    fn both_values_that_cannot_stand_in_the_path_are_named_at_once() {
+        let s = SetTarget::simulator();
+        let both = Values { device_id: "..", module_id: "", version: Some("1.0.0"), package_id: None };
+        let named: Vec<String> = s.check_values(both).into_iter().map(|e| e.field).collect();
+        assert_eq!(named, ["deviceId", "moduleId"]);
+        assert_eq!(s.request(both).unwrap_err().field, "deviceId", "a request refuses with the first");
+        assert_eq!(s.check_values(values("d1", None)), vec![]);
     }
 
     #[test]
