@@ -229,6 +229,17 @@ def service_token(base_url: str, key: dict) -> str:
         return json.load(res)["access_token"]
 
 
+def create_package(base_url: str, token: str, version: str, module: dict | None = None) -> tuple[dict, dict]:
+    """Creates package `version` of `module` (by default the first module by name) over HTTP, as
+    another tool would: answers (module, package)."""
+    from test_firmware import all_items, send  # not at the top: test_firmware imports conftest
+
+    if module is None:
+        module = sorted(all_items(base_url, token, "/firmware/modules?limit=100"), key=lambda m: m["name"])[0]
+    body = {"deviceSpecificationId": module["deviceSpecificationId"], "moduleId": module["id"], "firmwareVersion": version}
+    return module, send(base_url, token, "POST", "/firmware/packages", body)
+
+
 @pytest.fixture
 def sim_process():
     """`dcs sim` in its own process on a free port, with the same seed: a service the app

@@ -12,9 +12,9 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import open_firmware, screenshot, service_get_as
+from conftest import create_package, open_firmware, screenshot, service_get_as
 from dropping import drop_file_on
-from test_firmware import all_items, package_rows, send, service
+from test_firmware import package_rows, send, service
 from test_profiles import click, wait_css, wait_text
 
 STALE = (StaleElementReferenceException,)
@@ -61,14 +61,7 @@ def upload_over_http(base_url, token, package_id, name, data, kind="firmware-fil
 def test_drop_upload_with_progress_and_release_notes(app, demo_key, artifacts, tmp_path):
     open_firmware(app)
     base_url, token = service(app, demo_key)
-    module = sorted(all_items(base_url, token, "/firmware/modules?limit=100"), key=lambda m: m["name"])[0]
-    pkg = send(
-        base_url,
-        token,
-        "POST",
-        "/firmware/packages",
-        {"deviceSpecificationId": module["deviceSpecificationId"], "moduleId": module["id"], "firmwareVersion": "3.0.0-e2e"},
-    )
+    module, pkg = create_package(base_url, token, "3.0.0-e2e")
     firmware = tmp_path / "fw-3.0.0.bin"
     firmware.write_bytes(os.urandom(24 * 1024 * 1024 + 123))
     sha = hashlib.sha256(firmware.read_bytes()).hexdigest()
@@ -156,13 +149,7 @@ def test_drop_upload_with_progress_and_release_notes(app, demo_key, artifacts, t
 
     # A firmware file uploaded elsewhere (over HTTP): the service tells neither size nor SHA-256;
     # the dialog offers to read it through, and then shows both.
-    other = send(
-        base_url,
-        token,
-        "POST",
-        "/firmware/packages",
-        {"deviceSpecificationId": module["deviceSpecificationId"], "moduleId": module["id"], "firmwareVersion": "3.0.1-e2e"},
-    )
+    _, other = create_package(base_url, token, "3.0.1-e2e", module)
     data = os.urandom(300_000)
     upload_over_http(base_url, token, other["id"], "fw-3.0.1.bin", data)
     click(app, "[data-testid=close-files]")

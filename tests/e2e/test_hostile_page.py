@@ -3,21 +3,14 @@ files the user picked in this run, and the CSP keeps inline styles and other ori
 
 import json
 
-from conftest import open_firmware, screenshot
-from test_firmware import send, service, all_items
+from conftest import create_package, open_firmware, screenshot
+from test_firmware import send, service
 
 
 def test_file_commands_refuse_paths_the_user_did_not_pick(app, demo_key, artifacts, tmp_path):
     open_firmware(app)
     base_url, token = service(app, demo_key)
-    module = sorted(all_items(base_url, token, "/firmware/modules?limit=100"), key=lambda m: m["name"])[0]
-    pkg = send(
-        base_url,
-        token,
-        "POST",
-        "/firmware/packages",
-        {"deviceSpecificationId": module["deviceSpecificationId"], "moduleId": module["id"], "firmwareVersion": "3.0.1-hostile"},
-    )
+    _, pkg = create_package(base_url, token, "3.0.1-hostile")
     secret = tmp_path / "id_rsa"
     secret.write_text("-----BEGIN KEY-----\n")
     bashrc = tmp_path / "bashrc"
