@@ -1394,7 +1394,7 @@ export type Downloaded_Serialize = {
 	contentType: string | null,
 };
 
-/**  The error threshold over the started waves, as [`advance`] checks it. */
+/**  The error threshold over the started waves, as [`advance`](super::advance) checks it. */
 export type ErrorBudget = {
 	/**  Devices of the started waves. */
 	devices: number,
@@ -1476,8 +1476,9 @@ export type FailureReason_Serialize = {
 };
 
 /**
- *  One refused value of a draft (a profile, a set-target operation): the field
- *  (`customers[2].label` for nested ones) and the rule it breaks.
+ *  One refused value: the field (`customers[2].label` for nested ones) and the rule it breaks.
+ *  The one shape of "this field breaks this rule" of every layer: the client's checks, the
+ *  console's drafts, and the fields a service's refusal names (its `invalidParams`).
  */
 export type FieldError = {
 	field: string,
@@ -2186,7 +2187,7 @@ export type PlanPreview_Deserialize = {
 	updatingElsewhere: number,
 	/**  Devices per wave. */
 	waveSizes: number[],
-	/**  What each wave tolerates before the rollout stops going on (same rules as [`advance`]). */
+	/**  What each wave tolerates before the rollout stops going on (same rules as [`advance`](super::advance)). */
 	waveBudgets: WaveBudget[],
 	/**  The target is older than what some of the devices to update run. */
 	downgrade?: Downgrade | null,
@@ -2210,7 +2211,7 @@ export type PlanPreview_Serialize = {
 	updatingElsewhere: number,
 	/**  Devices per wave. */
 	waveSizes: number[],
-	/**  What each wave tolerates before the rollout stops going on (same rules as [`advance`]). */
+	/**  What each wave tolerates before the rollout stops going on (same rules as [`advance`](super::advance)). */
 	waveBudgets: WaveBudget[],
 	/**  The target is older than what some of the devices to update run. */
 	downgrade: Downgrade | null,
@@ -3089,7 +3090,7 @@ export type UploadRequest_Serialize = {
 /**  How the text of a `setProperty` value is read. */
 export type ValueType = "number" | "boolean" | "string";
 
-/**  What one wave of a plan tolerates, by the rules of [`advance`]. */
+/**  What one wave of a plan tolerates, by the rules of [`advance`](super::advance). */
 export type WaveBudget = {
 	size: number,
 	/**  Devices that must succeed before the next wave starts (the last: before it completes). */
