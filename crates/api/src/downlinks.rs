@@ -387,10 +387,21 @@ impl NewConnectionDownlink {
     /// Every rule the body breaks, each field on its own, in body order (empty when it is
     /// sendable): what a composer shows next to its fields.
     pub fn check(&self) -> Vec<FieldError> {
-        let (kind, f) = (self.kind, &self.fields);
+        let kind = self.kind;
         let mut broken = Broken::default();
         broken.note(connection_device_id(kind, &self.device_id));
         broken.note(calls::feedback_timeout(&self.feedback_timeout));
+        Self::check_fields(kind, &self.fields, &mut broken);
+        if self.retry_limit.is_some()
+            && !matches!(kind, ConnectionKind::Lora | ConnectionKind::Sms | ConnectionKind::DigitalMatter)
+        {
+            broken.rule("retryLimit", format!("is not a field of {kind} downlinks"));
+        }
+        broken.0
+    }
+
+    /// The rules of the kind's own fields (`f`: the body beside `deviceId`, `feedbackTimeout`).
+    fn check_fields(kind: ConnectionKind, f: &Map<String, Value>, broken: &mut Broken) {
         match kind {
             ConnectionKind::Lora => {
                 broken.note(str_field(f, "payloadHex").and_then(|h| hex_payload("payloadHex", h)));
@@ -438,12 +449,6 @@ impl NewConnectionDownlink {
                 }
             }
         }
-        if self.retry_limit.is_some()
-            && !matches!(kind, ConnectionKind::Lora | ConnectionKind::Sms | ConnectionKind::DigitalMatter)
-        {
-            broken.rule("retryLimit", format!("is not a field of {kind} downlinks"));
-        }
-        broken.0
     }
 
     /// Checks every field (the first rule broken) and gives the JSON body.

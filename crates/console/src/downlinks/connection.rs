@@ -121,10 +121,27 @@ impl ConnectionDraft {
         finish(self.check(), || self.new_downlink().and_then(|d| d.to_json().map_err(field_of)), |b| self.effect(b))
     }
 
+    /// What sending `body` does, in sentences: what goes to the device, then retries, feedback
+    /// time and whether it is a dry run.
     fn effect(&self, body: &Value) -> Vec<String> {
+        let mut out = vec![self.payload_sentence(body)];
+        out.push("It bypasses the encoder: the payload reaches the device exactly as written.".into());
+        out.extend(common_effect(body, "required"));
+        out.push(if self.dry_run {
+            "Dry run: the service checks and stores it and behaves as if it was delivered; nothing reaches the device.".into()
+        } else {
+            "Not a dry run: the device receives it and acts on it; a wrong payload can disrupt the device, for example by \
+             disabling its communication."
+                .into()
+        });
+        out
+    }
+
+    /// What the body sends to which device, in the words of its kind.
+    fn payload_sentence(&self, body: &Value) -> String {
         let device = spoken_id(body["deviceId"].as_str().unwrap_or_default());
         let s = |k: &str| body.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
-        let mut out = vec![match self.kind {
+        match self.kind {
             DownlinkKind::Lora => {
                 let bytes = s("payloadHex").len() / 2;
                 let port = body.get("fPort").map(|p| p.to_string()).unwrap_or_else(|| "1 (the default)".into());
@@ -159,30 +176,26 @@ impl ConnectionDraft {
                 Some(r) => format!("Sends {} SenML record{} over HTTP to device {device}.", r.len(), plural(r.len())),
                 None => "Sends a binary payload (base64 in the body) over HTTP to device ".to_owned() + device + ".",
             },
-            _ => {
-                let names: Vec<&str> = body
-                    .as_object()
-                    .map(|o| {
-                        o.keys()
-                            .map(String::as_str)
-                            .filter(|k| !matches!(*k, "deviceId" | "feedbackTimeout" | "dryRun" | "retryLimit"))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let list = if names.is_empty() { "no further fields".to_owned() } else { names.join(", ") };
-                format!("Sends a Digital Matter downlink with {list} to device {device}.")
-            }
-        }];
-        out.push("It bypasses the encoder: the payload reaches the device exactly as written.".into());
-        out.extend(common_effect(body, "required"));
-        out.push(if self.dry_run {
-            "Dry run: the service checks and stores it and behaves as if it was delivered; nothing reaches the device.".into()
-        } else {
-            "Not a dry run: the device receives it and acts on it; a wrong payload can disrupt the device, for example by \
-             disabling its communication."
-                .into()
-        });
-        out
+            _ => format!("Sends a Digital Matter downlink with {} to device {device}.", extra_fields(body)),
+        }
+    }
+}
+
+/// The fields a Digital Matter body carries beyond those every downlink has, as a list.
+fn extra_fields(body: &Value) -> String {
+    let names: Vec<&str> = body
+        .as_object()
+        .map(|o| {
+            o.keys()
+                .map(String::as_str)
+                .filter(|k| !matches!(*k, "deviceId" | "feedbackTimeout" | "dryRun" | "retryLimit"))
+                .collect()
+        })
+        .unwrap_or_default();
+    if names.is_empty() {
+        "no further fields".to_owned()
+    } else {
+        names.join(", ")
     }
 }
 
@@ -232,7 +245,10 @@ mod tests {
         );
         assert!(p.effect.iter().any(|s| s.starts_with("Dry run")), "{:?}", p.effect);
         assert!(p.effect.iter().any(|s| s.contains("bypasses the encoder")));
+    }
 
+    #[test]
+    fn each_connection_kind_keeps_its_own_rules() {
         let mut bad = lora("imei:1");
         bad.feedback_timeout = String::new();
         bad.f_port = "300".into();
