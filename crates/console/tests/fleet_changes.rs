@@ -2,25 +2,20 @@
 //! shows in the status before anything runs, and every step of it (start, pages, end) and
 //! every operator action is signalled on `changes()`.
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use dcs_api::{Client, ClientConfig, Secret};
 use dcs_console::fleet::scan::ScanKind;
 use dcs_console::fleet::service::FleetService;
-use dcs_console::fleet::{FleetDb, FleetError, ScopeKey};
-use dcs_sim::{SimOptions, Simulator};
+use dcs_console::fleet::FleetError;
+use dcs_sim::SimOptions;
+
+mod common;
 
 #[tokio::test]
 async fn a_started_scan_shows_at_once_and_every_change_is_signalled() {
-    let sim = Simulator::new(SimOptions { devices_per_client: 400, ..Default::default() }).unwrap();
-    let running = sim.spawn(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.unwrap();
-    let key = sim.demo_key();
-    let base = running.base_url();
-    let client = Client::new(ClientConfig::new(&base, &base, &key.key_id, Secret::new(key.secret)).unwrap()).unwrap();
-    let db = FleetDb::in_memory().unwrap();
-    let scope = db.scope(&ScopeKey { profile: "sim".into(), base_url: base, customer: None }).unwrap();
+    let (_sim, running, client) = common::start(SimOptions { devices_per_client: 400, ..Default::default() }).await;
+    let (db, scope) = common::fleet_db("sim", running.base_url());
     let service = Arc::new(FleetService::new(Arc::new(db)));
     let mut changes = service.changes();
     let seen = *changes.borrow_and_update();
