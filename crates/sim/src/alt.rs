@@ -155,7 +155,7 @@ async fn rewrite(State(state): State<Arc<SimState>>, mut req: Request, next: Nex
         return StatusCode::ACCEPTED.into_response();
     }
     if set_target && is_problem(&res) {
-        return problem_answer(res, |m| rename_target_field(m)).await;
+        return problem_answer(res, rename_target_field).await;
     }
     let area = area_of(&path, set_target);
     let now = state.clock.now();

@@ -55,7 +55,7 @@ pub(crate) fn step(state: &SimState) -> Result<usize, StoreError> {
                 _ => 3,
             });
             // One device in ten is flaky: its updates fail far more often.
-            let flaky = d.device_id.as_u128() % 10 == 0;
+            let flaky = d.device_id.as_u128().is_multiple_of(10);
             let fail_rate = if flaky { 0.35 } else { 0.03 };
             let secs = |lo: i64, hi: i64, rng: &mut ChaCha8Rng| Duration::seconds(rng.gen_range(lo..hi));
             let base = AppliedStep {
@@ -129,7 +129,7 @@ fn is_final(kind: &str, status: &str) -> bool {
 fn advance(seed: u64, d: &DownlinkRow, now: OffsetDateTime) -> DownlinkChange {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (d.id.as_u128() as u64) ^ ((d.retry_count as u64) << 48));
     rng.set_stream(d.status.len() as u64);
-    let flaky = d.device_id.as_u128() % 10 == 0;
+    let flaky = d.device_id.as_u128().is_multiple_of(10);
     let success = if flaky { 0.4 } else { 0.85 };
     let later = |lo: i64, hi: i64, rng: &mut ChaCha8Rng| Some(now + Duration::seconds(rng.gen_range(lo..hi)));
     let mut c = DownlinkChange {

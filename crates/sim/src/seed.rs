@@ -69,6 +69,10 @@ const SPECS: &[(&str, &[(&str, &str)])] = &[
     ("Cold-Chain Logger C5", &[("Main MCU", "mcu_fw"), ("BLE Beacon", "ble_fw"), ("Temperature Probe", "probe_fw")]),
 ];
 
+/// One specification of a client's catalogue: its id, its name and its modules, each with its
+/// id and package versions.
+type CatalogueSpec<'a> = (Uuid, &'a str, Vec<(Uuid, Vec<&'a str>)>);
+
 fn rng_for(seed: u64, stream: u64) -> ChaCha8Rng {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(stream);
@@ -249,8 +253,7 @@ fn seed_client(
     let count = rng.gen_range(2..=SPECS.len());
     let mut chosen = specs[..count].to_vec();
     chosen.sort_by_key(|(name, _)| *name);
-    // (spec id, spec name, [(module id, versions)])
-    let mut catalogue: Vec<(Uuid, &str, Vec<(Uuid, Vec<&str>)>)> = Vec::new();
+    let mut catalogue: Vec<CatalogueSpec> = Vec::new();
     for (spec_name, modules) in chosen {
         let spec_id = uuid_from(rng);
         *when += Duration::minutes(rng.gen_range(30..600));

@@ -141,7 +141,7 @@ fn string<'a>(o: &'a Map<String, Value>, field: &str, path: &str) -> Result<&'a 
 }
 
 fn hex_payload(s: &str, field: &str, max_bytes: usize) -> Result<(), ApiError> {
-    if s.is_empty() || s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if s.is_empty() || !s.len().is_multiple_of(2) || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(ApiError::invalid(field, "must be an even number of hex characters"));
     }
     if s.len() / 2 > max_bytes {
