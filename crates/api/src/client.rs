@@ -441,7 +441,7 @@ mod tests {
         assert!(ClientConfig::new("ftp://x", "https://a", "k", Secret::new("s")).is_err());
         // Plain http only to this computer, for the API and the identity platform alike.
         for (base, auth) in [("http://dcs.example.com", "https://a"), ("https://h.example", "http://10.0.0.5:8080")] {
-            let e = ClientConfig::new(base, auth, "k", Secret::new("s")).err().expect("refused");
+            let e = ClientConfig::new(base, auth, "k", Secret::new("s")).expect_err("refused");
             assert!(e.to_string().contains("must use https"), "{e}");
         }
         for local in ["http://127.0.0.1:8080", "http://localhost:1", "http://[::1]:2", "http://127.3.4.5"] {
