@@ -16,56 +16,33 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use dcs_console::fleet::service::FleetService;
-use dcs_console::fleet::{FleetDb, Scope, ScopeKey};
+use dcs_console::fleet::{EmbeddedBy, FleetDb, Scope, ScopeKey};
 
 use crate::error::CommandError;
 use dcs_console::Error;
 
-/// The profile in use and the client acting for its chosen customer.
-pub struct Session {
-    pub profile: Profile,
-    pub acting: Acting,
-    pub client: Client,
-    /// Base address of the service the client talks to.
-    pub base_url: String,
-}
+pub use dcs_console::session::Session;
 
-impl Session {
-    pub fn simulator(&self) -> bool {
-        self.profile.is_simulator()
-    }
-
-    /// Refuses a write confirmed for another customer than the one now active (the user may
-    /// have switched between the confirmation and the click reaching Rust).
-    pub fn check_acting_for(&self, confirmed: Option<uuid::Uuid>) -> Result<(), Error> {
-        if confirmed != self.acting.customer_id() {
-            return Err(Error::ContextChanged(format!(
-                "the active customer changed to {} after you confirmed; nothing was sent",
-                self.acting.describe()
-            )));
-        }
-        Ok(())
-    }
-
-    /// Names the service and customer this session acts in, to keep what is seen per scope apart.
-    pub fn scope(&self) -> String {
-        format!(
-            "{}|{}|{}",
-            self.profile.name,
-            self.base_url,
-            self.acting.customer_id().map(|c| c.to_string()).unwrap_or_default()
-        )
-    }
-
+/// What the app adds to the console's session: its errors answered as the UI sees them.
+pub trait Answer {
     /// An error met acting in this session, explained in terms of the active customer where it
     /// concerns it.
-    pub fn err(&self, e: impl Into<Error>) -> CommandError {
-        e.into().acting(&self.acting).into()
-    }
+    fn err(&self, e: impl Into<Error>) -> CommandError;
 
     /// Runs a command's work in this session: the one place a command's error is named for the
     /// customer acted for (the console's rule), so the work itself uses `?`.
-    pub async fn run<T>(&self, work: impl std::future::Future<Output = Result<T, Error>>) -> Result<T, CommandError> {
+    fn run<T>(
+        &self,
+        work: impl std::future::Future<Output = Result<T, Error>>,
+    ) -> impl std::future::Future<Output = Result<T, CommandError>>;
+}
+
+impl Answer for Session {
+    fn err(&self, e: impl Into<Error>) -> CommandError {
+        self.named(e).into()
+    }
+
+    async fn run<T>(&self, work: impl std::future::Future<Output = Result<T, Error>>) -> Result<T, CommandError> {
         work.await.map_err(|e| self.err(e))
     }
 }
@@ -230,12 +207,12 @@ impl AppState {
     /// The fleet scope of `session`. The built-in simulator listens on a new port every start,
     /// so its scope is named by its seed instead of its address.
     pub fn scope_key(&self, session: &Session) -> ScopeKey {
-        let base_url = if session.simulator() {
-            format!("builtin-simulator:seed-{}", self.sim_seed)
+        let (profile, customer) = (&session.profile.name, session.acting.customer_id());
+        if session.simulator() {
+            ScopeKey::embedded(profile, EmbeddedBy::App, self.sim_seed, customer)
         } else {
-            session.base_url.clone()
-        };
-        ScopeKey { profile: session.profile.name.clone(), base_url, customer: session.acting.customer_id() }
+            ScopeKey::new(profile, &session.base_url, customer)
+        }
     }
 
     /// A session of `scope` for background work: the active one if it is that scope, else one
@@ -253,11 +230,7 @@ impl AppState {
             .scope_key(scope)
             .map_err(|e| Error::Setup(e.to_string()))?
             .ok_or_else(|| Error::Setup("unknown fleet scope".into()))?;
-        let profile = if key.base_url.starts_with("builtin-simulator:") {
-            SIMULATOR_PROFILE.to_owned()
-        } else {
-            key.profile.clone()
-        };
+        let profile = if key.is_embedded(EmbeddedBy::App) { SIMULATOR_PROFILE.to_owned() } else { key.profile.clone() };
         let acting = match key.customer {
             None => Acting::Yourself,
             Some(id) => {

@@ -18,16 +18,13 @@ use dcs_console::fleet::rollout::{
     self, DeviceChoice, Downgrade, PlanPreview, RolloutPlan, RolloutState, RolloutView, StepOutcome,
 };
 use dcs_console::fleet::scan::{self, ScanKind, ScanProgress, ScanReport};
-use dcs_console::fleet::{now_ms, FleetDb, FleetError, Scope};
+use dcs_console::fleet::service::FleetService;
+use dcs_console::fleet::{now_ms, EmbeddedBy, FleetDb, FleetError, Scope};
 use indicatif::ProgressBar;
 use tokio_util::sync::CancellationToken;
 
 use crate::output::{self, opt};
 use crate::{invalid, Ctx};
-
-/// How the scope of the in-process simulator (no profile, no `--base-url`) is named: it listens
-/// on a new port every run and its data lives only as long as the command.
-pub const EMBEDDED_SCOPE_PREFIX: &str = "cli-embedded-simulator:seed-";
 
 #[derive(Args)]
 pub struct DbArg {
@@ -919,7 +916,7 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
 /// ends with this command) or with a profile that has no set-target operation (the reference
 /// shows none, so the console never guesses one; the app's answer, from the same core).
 fn can_set_targets(ctx: &Ctx) -> anyhow::Result<()> {
-    if ctx.fleet_key.base_url.starts_with(EMBEDDED_SCOPE_PREFIX) {
+    if ctx.fleet_key.is_embedded(EmbeddedBy::Cli) {
         anyhow::bail!(
             "rollouts are unavailable on the in-process simulator: it ends with this command, so nothing would go on with the rollout. \
              Run `dcs sim` and use a profile made for it (`dcs sim` prints the `dcs profile add` line)"
@@ -1047,7 +1044,10 @@ fn outcome_text(o: &StepOutcome, v: &RolloutView) -> String {
     }
 }
 
-async fn watch(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str, interval: Duration) -> anyhow::Result<()> {
+async fn watch(ctx: &Ctx, db: &Arc<FleetDb>, scope: Scope, id: &str, interval: Duration) -> anyhow::Result<()> {
+    // The app's refresh: an incremental scan, a history snapshot, and each running rollout of
+    // the scope moved on; this one's step is printed.
+    let service = FleetService::new(db.clone());
     let cancel = CancellationToken::new();
     let _ctrl_c = CtrlC::cancels(&cancel);
     let mut last = String::new();
@@ -1079,16 +1079,13 @@ async fn watch(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str, interval: Durati
         }
         let refreshed = tokio::select! {
             _ = cancel.cancelled() => None,
-            r = scan::refresh(&ctx.client, db, scope, ScanKind::Incremental, &cancel, |_| {}) => Some(r),
+            r = service.refresh_stepped(&ctx.client, ctx.set_target.as_ref(), scope, ScanKind::Incremental) => Some(r),
         };
-        match refreshed {
+        let moved = match refreshed {
             None | Some(Err(FleetError::Cancelled)) => return Err(stopped_watching(id)),
-            Some(r) => {
-                r?;
-            }
-        }
-        query::snapshot(db, scope, now_ms())?;
-        let outcome = rollout::advance(&ctx.client, ctx.set_target.as_ref(), db, id).await?;
+            Some(r) => r?.1,
+        };
+        let outcome = moved.into_iter().find(|(of, _)| of == id).map_or(StepOutcome::Waiting, |(_, o)| o);
         let view = rollout::get(db, id)?;
         if !ctx.json {
             let line = match &outcome {

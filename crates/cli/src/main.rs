@@ -18,6 +18,7 @@ use anyhow::Context;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use dcs_api::beta::BetaDeviceQuery;
 use dcs_api::{Client, Secret, TimeFilter};
+use dcs_console::fleet::{EmbeddedBy, ScopeKey};
 use dcs_console::session::{self, Acting};
 use dcs_console::{Config, ConfigStore, Profile, SIMULATOR_PROFILE};
 use time::format_description::well_known::Rfc3339;
@@ -649,14 +650,10 @@ async fn connect(args: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<Ct
     };
     // The in-process simulator listens on a new port every run and lives only as long as this
     // command: its scope is named by its seed, apart from the app's own simulator.
-    let fleet_base = match &sim {
-        Some(_) => format!("{}{}", fleet::EMBEDDED_SCOPE_PREFIX, dcs_sim::SimOptions::default().seed),
-        None => base.clone(),
-    };
-    let fleet_key = dcs_console::fleet::ScopeKey {
-        profile: profile.name.clone(),
-        base_url: fleet_base,
-        customer: args.x_client_id.or(acting.customer_id()),
+    let customer = args.x_client_id.or(acting.customer_id());
+    let fleet_key = match &sim {
+        Some(_) => ScopeKey::embedded(&profile.name, EmbeddedBy::Cli, dcs_sim::SimOptions::default().seed, customer),
+        None => ScopeKey::new(&profile.name, &base, customer),
     };
     let customer_names = profile.customers.iter().map(|c| (c.id, c.label.clone())).collect();
     let (profile_name, set_target) = (profile.name.clone(), profile.set_target.clone());

@@ -9,6 +9,45 @@ use uuid::Uuid;
 use crate::keychain::Keychain;
 use crate::profile::{Customer, Profile};
 
+/// A connected profile: the profile in use, the customer it acts for and the client acting so.
+/// The app keeps one as its active session (replaced whole when the profile or customer
+/// changes; commands that are running finish on the session they started with).
+pub struct Session {
+    pub profile: Profile,
+    pub acting: Acting,
+    pub client: Client,
+    /// Base address of the service the client talks to.
+    pub base_url: String,
+}
+
+impl Session {
+    pub fn simulator(&self) -> bool {
+        self.profile.is_simulator()
+    }
+
+    /// Refuses a write confirmed for another customer than the one now active (the user may
+    /// have switched between the confirmation and the click reaching Rust).
+    pub fn check_acting_for(&self, confirmed: Option<Uuid>) -> Result<(), crate::Error> {
+        if confirmed != self.acting.customer_id() {
+            return Err(crate::Error::ContextChanged(format!(
+                "the active customer changed to {} after you confirmed; nothing was sent",
+                self.acting.describe()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Names the service and customer this session acts in, to keep what is seen per scope apart.
+    pub fn scope(&self) -> String {
+        crate::fleet::ScopeKey::new(&self.profile.name, &self.base_url, self.acting.customer_id()).key()
+    }
+
+    /// An error met acting in this session, named for the customer where it refuses it.
+    pub fn named(&self, e: impl Into<crate::Error>) -> crate::Error {
+        e.into().acting(&self.acting)
+    }
+}
+
 /// Connecting fails with the console's one error (a keychain, secret, client or context-switch
 /// failure); the old name stays for callers.
 pub type SessionError = crate::Error;

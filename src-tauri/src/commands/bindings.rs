@@ -16,7 +16,7 @@ use uuid::Uuid;
 use dcs_console::Error;
 
 use crate::error::CommandError;
-use crate::state::AppState;
+use crate::state::{Answer as _, AppState};
 
 /// One page of a kind's bindings for the filters, without their secrets.
 #[tauri::command]

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use tauri::State;
 
 use crate::error::CommandError;
-use crate::state::AppState;
+use crate::state::{Answer as _, AppState};
 
 /// A page of the device listing: `search` matches name, description, barcode, UUID, IMEI and
 /// DevEUI partially, ignoring case (the service's own search, used only when its listing is too

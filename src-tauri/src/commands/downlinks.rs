@@ -12,7 +12,7 @@ use tauri::State;
 use uuid::Uuid;
 
 use crate::error::CommandError;
-use crate::state::AppState;
+use crate::state::{Answer as _, AppState};
 
 /// The downlink kinds with their sort fields, statuses and filters.
 #[tauri::command]

@@ -13,7 +13,7 @@ use uuid::Uuid;
 use dcs_console::Error;
 
 use crate::error::CommandError;
-use crate::state::AppState;
+use crate::state::{Answer as _, AppState};
 
 /// Which page of modules to fetch: the first one for these filters, or the one a `next` link
 /// from an earlier page points to.

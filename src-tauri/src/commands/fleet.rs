@@ -18,7 +18,7 @@ use tauri::State;
 use uuid::Uuid;
 
 use crate::error::CommandError;
-use crate::state::{AppState, Session};
+use crate::state::{Answer as _, AppState, Session};
 
 /// The active session, its fleet service and its scope.
 async fn open(state: &AppState) -> Result<(Arc<Session>, Arc<FleetService>, Scope), CommandError> {

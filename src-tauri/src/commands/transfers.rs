@@ -17,7 +17,7 @@ use uuid::Uuid;
 
 use crate::error::CommandError;
 use crate::picked::{Picked, Use};
-use crate::state::AppState;
+use crate::state::{Answer as _, AppState};
 
 /// Forwards a job's progress to the UI's channel (a closed channel is the UI's business).
 fn forward(channel: Channel<TransferProgress>) -> impl Fn(TransferProgress) + Send + Sync + 'static {

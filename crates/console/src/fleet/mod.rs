@@ -37,8 +37,42 @@ pub struct ScopeKey {
     pub customer: Option<Uuid>,
 }
 
+/// Who runs an embedded simulator, whose scope is named by its seed instead of its address (it
+/// listens on a new port every start): the app's (its data lives on between runs) and `dcs`'s
+/// in-process one (it lives only as long as the command), kept apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmbeddedBy {
+    App,
+    Cli,
+}
+
+impl EmbeddedBy {
+    fn prefix(self) -> &'static str {
+        match self {
+            EmbeddedBy::App => "builtin-simulator:seed-",
+            EmbeddedBy::Cli => "cli-embedded-simulator:seed-",
+        }
+    }
+}
+
 impl ScopeKey {
-    fn key(&self) -> String {
+    /// The scope of `profile` at `base_url`, acting for `customer` (`None`: as itself).
+    pub fn new(profile: &str, base_url: &str, customer: Option<Uuid>) -> ScopeKey {
+        ScopeKey { profile: profile.to_owned(), base_url: base_url.to_owned(), customer }
+    }
+
+    /// The scope of an embedded simulator of `seed`, run by `by`.
+    pub fn embedded(profile: &str, by: EmbeddedBy, seed: u64, customer: Option<Uuid>) -> ScopeKey {
+        ScopeKey::new(profile, &format!("{}{seed}", by.prefix()), customer)
+    }
+
+    /// Whether this is the scope of a simulator run by `by`.
+    pub fn is_embedded(&self, by: EmbeddedBy) -> bool {
+        self.base_url.starts_with(by.prefix())
+    }
+
+    /// The scope as one string: the database's key, and the key of what is kept per scope in memory.
+    pub fn key(&self) -> String {
         format!("{}|{}|{}", self.profile, self.base_url, self.customer.map(|c| c.to_string()).unwrap_or_default())
     }
 }

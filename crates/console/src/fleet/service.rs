@@ -327,6 +327,29 @@ impl FleetService {
     /// Runs a registered refresh: the scan, a history snapshot, then a step of the scope's
     /// running rollouts; the work lock is let go when it ends.
     pub async fn run(&self, begun: Begun, client: &Client, op: Option<&SetTarget>) -> Result<ScanReport> {
+        self.run_stepped(begun, client, op).await.map(|(report, _)| report)
+    }
+
+    /// As [`FleetService::refresh`] (waiting for other work), answering also how each running
+    /// rollout of the scope moved, by id: what `dcs rollout watch` prints.
+    pub async fn refresh_stepped(
+        &self,
+        client: &Client,
+        op: Option<&SetTarget>,
+        scope: Scope,
+        kind: ScanKind,
+    ) -> Result<(ScanReport, Vec<(String, StepOutcome)>)> {
+        let begun = self.begin(self.work.clone().lock_owned().await, scope, kind)?;
+        self.run_stepped(begun, client, op).await
+    }
+
+    /// [`FleetService::run`], with how each running rollout moved.
+    async fn run_stepped(
+        &self,
+        begun: Begun,
+        client: &Client,
+        op: Option<&SetTarget>,
+    ) -> Result<(ScanReport, Vec<(String, StepOutcome)>)> {
         let Begun { _work, cancel, scope, kind } = begun;
         let result = scan::refresh(client, &self.db, scope, kind, &cancel, |p| {
             {
@@ -358,12 +381,17 @@ impl FleetService {
         self.touch();
         let report = result?;
         query::snapshot(&self.db, scope, now_ms())?;
-        self.step_rollouts(client, op, scope).await?;
-        Ok(report)
+        let moved = self.step_rollouts(client, op, scope).await?;
+        Ok((report, moved))
     }
 
     /// Moves the scope's running rollouts on (the caller holds no lock; after a refresh).
-    async fn step_rollouts(&self, client: &Client, op: Option<&SetTarget>, scope: Scope) -> Result<Vec<StepOutcome>> {
+    async fn step_rollouts(
+        &self,
+        client: &Client,
+        op: Option<&SetTarget>,
+        scope: Scope,
+    ) -> Result<Vec<(String, StepOutcome)>> {
         let mut outcomes = Vec::new();
         for id in rollout::running(&self.db, scope)? {
             let outcome = rollout::advance(client, op, &self.db, &id).await?;
@@ -372,7 +400,7 @@ impl FleetService {
                 self.inner().revision += 1;
                 self.touch();
             }
-            outcomes.push(outcome);
+            outcomes.push((id, outcome));
         }
         Ok(outcomes)
     }
