@@ -35,6 +35,13 @@ ensure_rust() {
   command -v cargo >/dev/null 2>&1 || die "cargo is missing: install a Rust toolchain (1.85 or newer) with rustup"
 }
 
+# The test command's style checks need the toolchain's rustfmt and clippy (rustup's default
+# profile has both; nothing can be downloaded here, so a missing one is named, not fetched).
+ensure_rust_style_tools() {
+  cargo fmt --version >/dev/null 2>&1 || die "rustfmt is missing: rustup component add rustfmt"
+  cargo clippy --version >/dev/null 2>&1 || die "clippy is missing: rustup component add clippy"
+}
+
 # Python virtual environment for the end-to-end tests (and for Node.js when the system's is too old).
 ensure_venv() {
   [ -x "$VENV/bin/python" ] || { log "creating $VENV"; python3 -m venv "$VENV"; }

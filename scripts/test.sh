@@ -11,6 +11,7 @@ started=$(date +%s)
 
 ensure_packages "${APP_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
 ensure_rust
+ensure_rust_style_tools
 ensure_ui_deps
 ensure_tauri_driver
 ensure_e2e_python
@@ -26,9 +27,18 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # Advisories, licenses, duplicate versions and sources of the Rust crates; npm audit of the UI.
 bash "$ROOT/scripts/audit.sh"
 
+# Style: one layout (rustfmt.toml) for the workspace and the fuzz targets.
+log "Rust: cargo fmt --check"
+(cd "$ROOT" && cargo fmt --all --check) || die "the Rust code is not as rustfmt lays it out: run cargo fmt --all"
+(cd "$ROOT/fuzz" && cargo fmt --check) || die "the fuzz targets are not as rustfmt lays them out: run cargo fmt in fuzz/"
+
 log "UI: type check, lint and unit tests"
 (cd "$ROOT/ui" && npm run --silent typecheck && npm run --silent lint && npm test --silent)
 build_ui
+
+# Lints: every crate, test and the app (it embeds ui/dist, built above), warnings refused.
+log "Rust: cargo clippy -D warnings"
+(cd "$ROOT" && cargo clippy --workspace --all-targets "${APP_FEATURES[@]}" -q -- -D warnings)
 
 # One cargo build with one feature set serves every test step below and the app itself.
 log "building every crate, test and the app"
