@@ -424,6 +424,23 @@ pub struct TestReport {
     pub after: Option<dcs_api::model::FirmwareState>,
 }
 
+/// The device and module of "test on one device", as typed: both UUIDs, or every one that is
+/// not, named at once (`deviceId`, `moduleId`).
+pub fn test_ids(device_id: &str, module_id: &str) -> Result<(Uuid, Uuid), Vec<FieldError>> {
+    let mut broken = Vec::new();
+    let mut uuid = |field: &str, text: &str, rule: &str| {
+        Uuid::parse_str(text.trim())
+            .map_err(|_| broken.push(FieldError { field: field.to_owned(), rule: rule.to_owned() }))
+            .ok()
+    };
+    let device = uuid("deviceId", device_id, "must be the device's UUID (as firmware states name it)");
+    let module = uuid("moduleId", module_id, "must be the firmware module's UUID");
+    match (device, module) {
+        (Some(device), Some(module)) => Ok((device, module)),
+        _ => Err(broken),
+    }
+}
+
 /// Proves an operation on one device without changing anything: reads the device's state of
 /// `module`, sends the operation with the version the device runs now as its target (a no-op),
 /// and reads the state again. Refused (before any request is sent) when the device has an
@@ -629,6 +646,14 @@ mod tests {
         assert_eq!(named, ["deviceId", "moduleId"]);
         assert_eq!(s.request(both).unwrap_err().field, "deviceId", "a request refuses with the first");
         assert_eq!(s.check_values(values("d1", None)), vec![]);
+    }
+
+    #[test]
+    fn both_ids_of_a_test_on_one_device_are_named_at_once() {
+        let named: Vec<String> = test_ids("dev-1", " ").unwrap_err().into_iter().map(|e| e.field).collect();
+        assert_eq!(named, ["deviceId", "moduleId"]);
+        let (d, m) = (Uuid::new_v4(), Uuid::new_v4());
+        assert_eq!(test_ids(&format!(" {d} "), &m.to_string()), Ok((d, m)));
     }
 
     #[test]

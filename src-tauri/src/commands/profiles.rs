@@ -268,10 +268,8 @@ pub async fn test_set_target(
     request: TestSetTarget,
 ) -> Result<dcs_console::set_target::TestReport, CommandError> {
     let TestSetTarget { draft, secret, device_id, module_id, customer_id } = request;
-    let device = uuid::Uuid::parse_str(device_id.trim())
-        .map_err(|_| CommandError::invalid("deviceId", "must be the device's UUID (as firmware states name it)"))?;
-    let module = uuid::Uuid::parse_str(module_id.trim())
-        .map_err(|_| CommandError::invalid("moduleId", "must be the firmware module's UUID"))?;
+    let (device, module) =
+        dcs_console::set_target::test_ids(&device_id, &module_id).map_err(dcs_console::Error::from)?;
     let (profile, base, secret) = if draft.name == SIMULATOR_PROFILE {
         state.resolve(SIMULATOR_PROFILE).await?
     } else {
