@@ -594,7 +594,7 @@ def test_done_badges_say_the_outcome_and_a_long_passed_deadline_reads_as_a_date(
     d = app
     d.set_window_size(1200, 780)
     click(d, "[data-testid=nav-downlinks]")
-    [t for t in d.find_elements(By.CSS_SELECTOR, "[role=tab], .tab") if t.text.strip() == "HTTP"][0].click()
+    click(d, "[data-testid=kind-http]")
     badges = WebDriverWait(d, 20, ignored_exceptions=(StaleElementReferenceException,)).until(
         lambda x: {(b.text, b.get_attribute("class")) for b in x.find_elements(By.CSS_SELECTOR, "[data-testid=downlink-row] [data-testid=status-badge]")
                    if b.get_attribute("data-status") == "DONE"} or False
