@@ -36,7 +36,7 @@ mod view;
 
 pub use budget::{failures_before_pause, needed, wave_budgets, WaveBudget};
 pub use control::{abort, pause, resume};
-pub use plan::{wave_sizes, DeviceChoice, PlanPreview, PlanProblem, RolloutPlan};
+pub use plan::{wave_sizes, DeviceChoice, PlanPreview, RolloutPlan};
 pub use preview::{check_shape, preview, resolve};
 pub use step::{advance, StepOutcome};
 pub use store::{counts, create, running, running_scopes, scope_of, unfinished, RolloutCounts, RolloutState};

@@ -7,6 +7,7 @@ use uuid::Uuid;
 use super::budget::WaveBudget;
 use super::versions::{Downgrade, RunningVersion};
 use crate::fleet::query::{DeviceQuery, Selection};
+use crate::FieldError;
 
 /// Which devices a rollout is for.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -38,21 +39,12 @@ pub struct RolloutPlan {
     pub error_threshold: f64,
 }
 
-/// One broken rule of a plan.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
-pub struct PlanProblem {
-    pub field: String,
-    pub rule: String,
-}
-
 /// What a plan would do, before it is started.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct PlanPreview {
-    pub problems: Vec<PlanProblem>,
+    pub problems: Vec<FieldError>,
     pub module_name: String,
     /// Devices the rollout would update.
     pub devices: u32,

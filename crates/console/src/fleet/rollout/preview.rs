@@ -9,17 +9,18 @@ use futures::{stream, StreamExt};
 use uuid::Uuid;
 
 use super::budget::wave_budgets;
-use super::plan::{wave_sizes, Candidate, DeviceChoice, PlanPreview, PlanProblem, RolloutPlan};
+use super::plan::{wave_sizes, Candidate, DeviceChoice, PlanPreview, RolloutPlan};
 use super::store::{known_states, module_name};
 use super::versions::{downgrade_of, running_versions};
 use super::PARALLEL_SETS;
 use crate::fleet::query::{self, DeviceQuery, Selection};
 use crate::fleet::{FleetDb, Result, Scope};
+use crate::FieldError;
 
 /// Checks the parts of a plan that need no devices.
-pub fn check_shape(db: &FleetDb, scope: Scope, plan: &RolloutPlan) -> Vec<PlanProblem> {
-    let mut problems: Vec<PlanProblem> = Vec::new();
-    let mut push = |field: &str, rule: String| problems.push(PlanProblem { field: field.into(), rule });
+pub fn check_shape(db: &FleetDb, scope: Scope, plan: &RolloutPlan) -> Vec<FieldError> {
+    let mut problems: Vec<FieldError> = Vec::new();
+    let mut push = |field: &str, rule: String| problems.push(FieldError::new(field, rule));
     if let Some(rule) = check_version(db, scope, plan) {
         push("version", rule);
     }
@@ -83,8 +84,8 @@ fn check_thresholds(plan: &RolloutPlan) -> Vec<(&'static str, String)> {
 }
 
 /// One problem of a plan's devices.
-fn one_problem(field: &str, rule: impl Into<String>) -> Vec<PlanProblem> {
-    vec![PlanProblem { field: field.into(), rule: rule.into() }]
+fn one_problem(field: &str, rule: impl Into<String>) -> Vec<FieldError> {
+    vec![FieldError::new(field, rule)]
 }
 
 /// Resolves the choice to devices of the module, or the rule each broken part breaks.
@@ -93,7 +94,7 @@ pub async fn resolve(
     db: &FleetDb,
     scope: Scope,
     plan: &RolloutPlan,
-) -> Result<std::result::Result<Vec<Candidate>, Vec<PlanProblem>>> {
+) -> Result<std::result::Result<Vec<Candidate>, Vec<FieldError>>> {
     let module = &plan.module_id;
     let known = known_states(db, scope, module)?;
     if known.is_empty() {
@@ -143,7 +144,7 @@ async fn list_ids(
     client: &Client,
     known: &HashMap<Uuid, Candidate>,
     text: &str,
-) -> std::result::Result<Vec<Uuid>, Vec<PlanProblem>> {
+) -> std::result::Result<Vec<Uuid>, Vec<FieldError>> {
     let entries: Vec<&str> =
         text.split(|c: char| c.is_whitespace() || c == ',' || c == ';').filter(|s| !s.is_empty()).collect();
     if entries.is_empty() {
@@ -255,10 +256,7 @@ pub async fn preview(
         .count() as u32;
     p.devices = rest.len() as u32;
     if rest.is_empty() && p.problems.is_empty() {
-        p.problems.push(PlanProblem {
-            field: "devices".into(),
-            rule: format!("every chosen device already runs {}", plan.version),
-        });
+        p.problems.push(FieldError::new("devices", format!("every chosen device already runs {}", plan.version)));
     }
     if p.problems.iter().all(|x| x.field != "waves") {
         p.wave_sizes = wave_sizes(rest.len(), &plan.waves);
