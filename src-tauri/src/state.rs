@@ -191,12 +191,7 @@ impl AppState {
             let (base, profile, secret) = self.simulator().await?;
             return Ok((profile, base, secret));
         }
-        let config = self.config.load()?;
-        let profile =
-            config.profile(name).cloned().ok_or_else(|| dcs_console::ConfigError::UnknownProfile(name.to_owned()))?;
-        let base = profile.base_url.clone().expect("stored profiles have a base URL");
-        let secret = session::stored_secret(name)?;
-        Ok((profile, base, secret))
+        Ok(session::stored(&self.config, name)?)
     }
 
     /// The fleet service, or why there is none.
@@ -252,8 +247,7 @@ impl AppState {
 
     async fn connect(&self, name: &str, acting: Acting) -> Result<Session, CommandError> {
         let (profile, base_url, secret) = self.resolve(name).await?;
-        let client = session::connect(&profile, &base_url, secret, &acting).await.map_err(|e| e.acting(&acting))?;
-        Ok(Session { profile, acting, client, base_url })
+        Ok(Session::open(profile, base_url, secret, acting).await?)
     }
 
     /// Makes `name` the active profile, acting as itself, and the default of the profiles file.

@@ -7,11 +7,16 @@
 //! not match a filter sent says the service ignored it; the items are then filtered here and
 //! the caller says so. Without the opt-in only `clientId` is sent and everything else is
 //! filtered here.
+//!
+//! **Device specifications.** The service lists none; [`specifications`] gathers them from the
+//! modules and packages.
 
 use dcs_api::firmware::StateFilter;
 use dcs_api::model::{DeviceId, FirmwareState, Problem};
+use serde::Serialize;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
+use uuid::Uuid;
 
 use crate::FieldError;
 
@@ -171,6 +176,56 @@ pub fn describe_check(c: &CheckedStates) -> Option<String> {
         parts.push(format!("filtered here, not on the service: {}", c.local.join(", ")));
     }
     (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// A device specification as the firmware workspace knows it: the service has no listing of
+/// specifications, so they are gathered from the modules (every specification with one) and
+/// named from the packages that embed them.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct SpecificationSummary {
+    pub id: Uuid,
+    /// Known when a package of it embeds it.
+    pub name: Option<String>,
+    pub client_id: Option<Uuid>,
+    pub modules: u32,
+    pub packages: u32,
+}
+
+/// Every device specification `client` can see, gathered from its modules and packages (up to
+/// 1,000 a page, every page), by name then id.
+pub async fn specifications(client: &dcs_api::Client) -> dcs_api::error::Result<Vec<SpecificationSummary>> {
+    use dcs_api::firmware::{Embed, ModuleFilter, PackageFilter};
+    use dcs_api::model::{FirmwareModule, FirmwarePackage};
+    use futures::TryStreamExt;
+    use std::collections::BTreeMap;
+
+    fn entry(specs: &mut BTreeMap<Uuid, SpecificationSummary>, id: Uuid) -> &mut SpecificationSummary {
+        specs.entry(id).or_insert(SpecificationSummary { id, name: None, client_id: None, modules: 0, packages: 0 })
+    }
+    let firmware = client.firmware();
+    let mut specs: BTreeMap<Uuid, SpecificationSummary> = BTreeMap::new();
+    let all_modules = ModuleFilter { limit: Some(1000), ..Default::default() };
+    let modules: Vec<FirmwareModule> = firmware.modules(&all_modules)?.try_collect().await?;
+    for m in &modules {
+        let s = entry(&mut specs, m.device_specification_id);
+        s.modules += 1;
+        s.client_id = s.client_id.or(m.client_id);
+    }
+    let filter = PackageFilter { embed: vec![Embed::DeviceSpecification], limit: Some(1000), ..Default::default() };
+    let packages: Vec<FirmwarePackage> = firmware.packages(&filter)?.try_collect().await?;
+    for p in &packages {
+        let s = entry(&mut specs, p.device_specification_id);
+        s.packages += 1;
+        if let Some(spec) = p.embedded.as_ref().and_then(|e| e.device_specification.as_ref()) {
+            s.name = Some(spec.name.clone());
+            s.client_id = Some(spec.client_id);
+        }
+    }
+    let mut out: Vec<SpecificationSummary> = specs.into_values().collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+    Ok(out)
 }
 
 /// The fields a service's refusal names, each with its reason: the `invalidParams` member

@@ -21,6 +21,18 @@ pub struct Session {
 }
 
 impl Session {
+    /// Connects `profile` at `base_url` acting as `acting` ([`connect`]); a refusal of the
+    /// customer's context names the customer.
+    pub async fn open(
+        profile: Profile,
+        base_url: String,
+        secret: Secret,
+        acting: Acting,
+    ) -> Result<Session, crate::Error> {
+        let client = connect(&profile, &base_url, secret, &acting).await.map_err(|e| e.acting(&acting))?;
+        Ok(Session { profile, acting, client, base_url })
+    }
+
     pub fn simulator(&self) -> bool {
         self.profile.is_simulator()
     }
@@ -76,6 +88,16 @@ impl Acting {
             Acting::Customer(c) => format!("customer {} ({})", c.label, c.id),
         }
     }
+}
+
+/// The stored profile `name` of `config` with what it takes to reach it: its address and its
+/// secret (from the OS keychain).
+pub fn stored(config: &crate::ConfigStore, name: &str) -> Result<(Profile, String, Secret), crate::Error> {
+    let profile =
+        config.load()?.profile(name).cloned().ok_or_else(|| crate::ConfigError::UnknownProfile(name.to_owned()))?;
+    let base = profile.base_url.clone().expect("stored profiles have a base URL");
+    let secret = stored_secret(name)?;
+    Ok((profile, base, secret))
 }
 
 /// The secret of a stored profile, from the OS keychain.

@@ -1,9 +1,8 @@
 //! Firmware commands: modules, and creating packages for the active customer.
 
-use std::collections::BTreeMap;
-
 use dcs_api::firmware::{Embed, ModuleFilter, NewPackage, PackageFilter};
 use dcs_api::model::{FirmwareModule, FirmwarePackage};
+use dcs_console::listing::{self, SpecificationSummary};
 use dcs_console::FieldError;
 use futures::TryStreamExt;
 use serde::{Deserialize, Serialize};
@@ -90,60 +89,12 @@ pub async fn list_packages(
         .await
 }
 
-/// A device specification as the firmware workspace knows it: the service has no listing of
-/// specifications, so they are gathered from the modules (every specification with one) and
-/// named from the packages that embed them.
-#[derive(Debug, Clone, Serialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct SpecificationSummary {
-    pub id: Uuid,
-    /// Known when a package of it embeds it.
-    pub name: Option<String>,
-    pub client_id: Option<Uuid>,
-    pub modules: u32,
-    pub packages: u32,
-}
-
+// Every device specification the active customer can see (gathered in console::listing).
 #[tauri::command]
 #[specta::specta]
 pub async fn list_specifications(state: State<'_, AppState>) -> Result<Vec<SpecificationSummary>, CommandError> {
     let session = state.session().await;
-    session
-        .run(async {
-            let firmware = session.client.firmware();
-            let mut specs: BTreeMap<Uuid, SpecificationSummary> = BTreeMap::new();
-            fn entry(specs: &mut BTreeMap<Uuid, SpecificationSummary>, id: Uuid) -> &mut SpecificationSummary {
-                specs.entry(id).or_insert(SpecificationSummary {
-                    id,
-                    name: None,
-                    client_id: None,
-                    modules: 0,
-                    packages: 0,
-                })
-            }
-            let all_modules = ModuleFilter { limit: Some(1000), ..Default::default() };
-            let modules: Vec<FirmwareModule> = firmware.modules(&all_modules)?.try_collect().await?;
-            for m in &modules {
-                let s = entry(&mut specs, m.device_specification_id);
-                s.modules += 1;
-                s.client_id = s.client_id.or(m.client_id);
-            }
-            let filter =
-                PackageFilter { embed: vec![Embed::DeviceSpecification], limit: Some(1000), ..Default::default() };
-            let packages: Vec<FirmwarePackage> = firmware.packages(&filter)?.try_collect().await?;
-            for p in &packages {
-                let s = entry(&mut specs, p.device_specification_id);
-                s.packages += 1;
-                if let Some(spec) = p.embedded.as_ref().and_then(|e| e.device_specification.as_ref()) {
-                    s.name = Some(spec.name.clone());
-                    s.client_id = Some(spec.client_id);
-                }
-            }
-            let mut out: Vec<SpecificationSummary> = specs.into_values().collect();
-            out.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
-            Ok(out)
-        })
-        .await
+    session.run(async { Ok(listing::specifications(&session.client).await?) }).await
 }
 
 #[derive(Debug, Clone, Serialize, specta::Type)]
