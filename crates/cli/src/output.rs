@@ -107,7 +107,8 @@ pub fn exit_code(code: Code) -> u8 {
             | AppCode::Config
             | AppCode::ContextChanged
             | AppCode::Clipboard
-            | AppCode::Unavailable => 1,
+            | AppCode::Unavailable
+            | AppCode::Internal => 1,
         },
     }
 }
@@ -357,12 +358,16 @@ mod tests {
 
     #[test]
     fn a_refusal_met_acting_for_a_customer_names_it() {
-        let refusal =
-            || anyhow::Error::from(Error::Api { status: 403, problem: Problem::new(403, "Forbidden", "no access") });
+        let refusal = || {
+            anyhow::Error::from(Error::Api {
+                status: 403,
+                problem: Box::new(Problem::new(403, "Forbidden", "no access")),
+            })
+        };
         let named = acting_for(refusal(), "customer Northwind (7)");
         assert!(format!("{named:#}").starts_with("refused while acting for customer Northwind (7): 403"), "{named:#}");
         assert_eq!(classify(&named).map(|f| exit_code(f.code)), Some(4));
-        let not_found = Error::Api { status: 404, problem: Problem::new(404, "Not Found", "no") };
+        let not_found = Error::Api { status: 404, problem: Box::new(Problem::new(404, "Not Found", "no")) };
         let kept = acting_for(not_found.into(), "customer Northwind (7)");
         assert!(kept.downcast_ref::<Error>().is_some(), "left as the client's error");
     }

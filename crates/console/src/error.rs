@@ -40,6 +40,8 @@ pub enum AppCode {
     Unavailable,
     /// The app's own database could not be read or written.
     Storage,
+    /// The app failed inside: work it runs stopped without an answer (a bug, not the service).
+    Internal,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -107,6 +109,9 @@ pub enum Error {
     Cancelled,
     #[error("the clipboard could not be written: {0}")]
     Clipboard(String),
+    /// Work the app runs stopped without an answer (a task that panicked or was dropped).
+    #[error("{0}")]
+    Internal(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -133,6 +138,7 @@ impl Error {
             Error::Db(_) | Error::Open { .. } | Error::Storage(_) => Code::App(AppCode::Storage),
             Error::Cancelled => Code::Api(ErrorCode::Cancelled),
             Error::Clipboard(_) => Code::App(AppCode::Clipboard),
+            Error::Internal(_) => Code::App(AppCode::Internal),
         }
     }
 
@@ -226,7 +232,7 @@ impl Error {
     /// must be added here: [`Error::code`] and this list match on the same variants).
     pub fn one_of_each() -> Vec<Error> {
         let problem = |status: u16| Problem::new(status, "Refused", "refused");
-        let api = |status: u16| Error::Api(dcs_api::Error::Api { status, problem: problem(status) });
+        let api = |status: u16| Error::Api(dcs_api::Error::Api { status, problem: Box::new(problem(status)) });
         let io = || std::io::Error::other("disk");
         let mut all = vec![
             Error::invalid("port", "must be an integer"),
@@ -252,6 +258,7 @@ impl Error {
             Error::Storage("the task stopped".into()),
             Error::Cancelled,
             Error::Clipboard("no display".into()),
+            Error::Internal("the page request stopped".into()),
         ];
         for status in [302, 400, 401, 403, 404, 409, 429, 500, 418] {
             all.push(api(status));
@@ -285,7 +292,8 @@ impl Error {
                 | Error::Open { .. }
                 | Error::Storage(_)
                 | Error::Cancelled
-                | Error::Clipboard(_) => {}
+                | Error::Clipboard(_)
+                | Error::Internal(_) => {}
             }
         }
         all
@@ -340,7 +348,7 @@ mod tests {
             }))
             .unwrap();
         }
-        Error::Api(dcs_api::Error::Api { status, problem })
+        Error::Api(dcs_api::Error::Api { status, problem: Box::new(problem) })
     }
 
     fn customer() -> Acting {

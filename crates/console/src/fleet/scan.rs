@@ -530,7 +530,7 @@ impl<P: Fn(&ScanProgress)> Run<'_, P> {
             page = match cancellable(self.cancel, pending).await.map_err(Failed::Later)? {
                 Ok(result) => result.map_err(|e| Failed::Later(e.into()))?,
                 Err(join) => {
-                    return Err(Failed::Later(FleetError::Conflict(format!("the page request stopped: {join}"))))
+                    return Err(Failed::Later(FleetError::Internal(format!("the page request stopped: {join}"))))
                 }
             };
         }
