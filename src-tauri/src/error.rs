@@ -18,7 +18,7 @@ pub struct CommandError {
     /// `invalidParams` for a refusal. Forms show each next to its field.
     pub fields: Vec<FieldError>,
     pub status: Option<u16>,
-    pub problem: Option<Problem>,
+    pub problem: Option<Box<Problem>>,
 }
 
 impl CommandError {
@@ -37,7 +37,7 @@ impl From<dcs_console::Error> for CommandError {
             field: fields.first().map(|f| f.field.clone()),
             fields,
             status: e.problem().and_then(|p| p.status),
-            problem: e.problem().cloned(),
+            problem: e.problem().cloned().map(Box::new),
         }
     }
 }
@@ -102,7 +102,7 @@ mod tests {
             ]
         }))
         .unwrap();
-        let e = CommandError::from(dcs_api::Error::Api { status: 400, problem });
+        let e = CommandError::from(dcs_api::Error::Api { status: 400, problem: Box::new(problem) });
         assert_eq!(e.field.as_deref(), Some("firmwareVersion"));
         let named: Vec<(&str, &str)> = e.fields.iter().map(|f| (f.field.as_str(), f.rule.as_str())).collect();
         assert_eq!(named, vec![("firmwareVersion", "already exists"), ("description", "forbidden word")]);

@@ -75,7 +75,9 @@ pub enum Error {
     #[error("the service has not been added to this API key (identity platform: \"{message}\"); ask the tenant admin to grant it")]
     ServiceNotGranted { message: String },
     #[error("{}", describe(.status, .problem))]
-    Api { status: u16, problem: Problem },
+    /// The service's refusal; its problem document is boxed so that every `Result` of the
+    /// client stays small (the document is large and an error is rare).
+    Api { status: u16, problem: Box<Problem> },
     #[error("could not reach {url}: {source}")]
     Network {
         url: String,
@@ -139,7 +141,7 @@ impl Error {
     /// The problem document, when the service sent one.
     pub fn problem(&self) -> Option<&Problem> {
         match self {
-            Error::Api { problem, .. } => Some(problem),
+            Error::Api { problem, .. } => Some(problem.as_ref()),
             _ => None,
         }
     }
@@ -165,6 +167,6 @@ impl Error {
                 reqwest::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("Error");
             Problem::new(status, reason, text.chars().take(500).collect::<String>())
         });
-        Error::Api { status, problem }
+        Error::Api { status, problem: Box::new(problem) }
     }
 }

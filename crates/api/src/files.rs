@@ -323,11 +323,11 @@ impl Firmware<'_> {
             if let Some(existing) = &current.firmware_file_name {
                 return Err(Error::Api {
                     status: 409,
-                    problem: Problem::new(
+                    problem: Box::new(Problem::new(
                         409,
                         "Conflict",
                         format!("package {package} already has its firmware file ({existing}); a firmware file is uploaded once and never replaced"),
-                    ),
+                    )),
                 });
             }
         }

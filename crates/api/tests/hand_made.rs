@@ -151,7 +151,7 @@ async fn a_limit_over_the_maximum_falls_back_once_and_only_a_refusal_naming_limi
     assert_eq!(seen.lock().unwrap().limits, [Some(101), None]);
     let other = dcs_api::Error::Api {
         status: 400,
-        problem: dcs_api::model::Problem::new(400, "Bad Request", "sort field unknown: limitless"),
+        problem: Box::new(dcs_api::model::Problem::new(400, "Bad Request", "sort field unknown: limitless")),
     };
     assert!(!dcs_api::paging::refuses_limit(&other), "a word containing `limit` is not `limit`");
 }

@@ -33,6 +33,7 @@ pub enum BindingsCommand {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant, reason = "parsed once from the command line")]
 pub enum BindingCommand<C: Args> {
     /// List this kind's bindings: every page, or one with --limit / --cursor.
     #[command(

@@ -208,6 +208,7 @@ pub enum ReleaseNotesCommand {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant, reason = "parsed once from the command line")]
 pub enum StatesCommand {
     /// List firmware states: every page, or one with --limit / --cursor. The reference documents
     /// only --client-id-filter: the other filters are sent to the service too (the simulator

@@ -35,6 +35,7 @@ pub struct DbArg {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant, reason = "parsed once from the command line")]
 pub enum FleetCommand {
     /// Copy the firmware states of this profile/customer into the fleet database: incrementally
     /// (only what changed since the last scan), or every state with --full. Ctrl-C cancels;

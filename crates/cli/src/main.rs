@@ -840,8 +840,7 @@ mod help_tests {
     fn help(args: &[&str]) -> String {
         let e = cli_command()
             .try_get_matches_from(["dcs"].iter().chain(args).chain(&["--help"]))
-            .err()
-            .expect("--help ends parsing");
+            .expect_err("--help ends parsing");
         assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp);
         e.to_string()
     }

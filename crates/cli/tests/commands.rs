@@ -816,7 +816,7 @@ fn downlink_and_binding_lists_are_written_as_csv_with_devices_named_and_no_secre
     assert_eq!(wrote["rows"].as_u64(), Some(bound.len() as u64));
     let text = std::fs::read_to_string(&path).unwrap();
     for b in bound {
-        let line = text.lines().find(|l| l.starts_with(&s(&b["id"]))).unwrap();
+        let line = text.lines().find(|l| l.starts_with(s(&b["id"]))).unwrap();
         assert!(line.contains(&format!(",{},", names[b["deviceId"].as_str().unwrap()])), "{line}");
         if let Some(p) = b["password"].as_str() {
             assert!(!text.contains(p), "a password in the CSV");

@@ -281,8 +281,11 @@ pub async fn load(client: &Client) -> Result<Directory, Error> {
 /// once and kept for [`FRESH_FOR`]; one read at a time per scope.
 #[derive(Default)]
 pub struct Directories {
-    slots: Mutex<HashMap<String, Arc<Mutex<Option<(Instant, Arc<Directory>)>>>>>,
+    slots: Mutex<HashMap<String, Slot>>,
 }
+
+/// One scope's directory and when it was read, behind its own lock (one read at a time).
+type Slot = Arc<Mutex<Option<(Instant, Arc<Directory>)>>>;
 
 impl Directories {
     /// The directory of `scope`, read with `client` when there is none or it is stale.

@@ -340,7 +340,7 @@ mod tests {
             "status": 400, "invalidParams": [{"name": "[0].bn", "reason": "no such device"}, {"name": "[1].vs", "reason": "odd"}, {"name": "port", "reason": "bad"}]
         }))
         .unwrap();
-        let e = beta_fields(CommandError::from(dcs_api::Error::Api { status: 400, problem }));
+        let e = beta_fields(CommandError::from(dcs_api::Error::Api { status: 400, problem: Box::new(problem) }));
         let named: Vec<&str> = e.fields.iter().map(|f| f.field.as_str()).collect();
         assert_eq!(named, vec!["device", "payloads", "port"]);
         assert_eq!(e.field.as_deref(), Some("device"));

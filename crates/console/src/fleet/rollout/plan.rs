@@ -13,6 +13,7 @@ use crate::FieldError;
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase", tag = "kind")]
+#[allow(clippy::large_enum_variant, reason = "one value per plan, read once from the UI or the command line")]
 pub enum DeviceChoice {
     /// Every device with a state of the module.
     All,
