@@ -288,7 +288,9 @@ export type AppCode =
 /**  The action needs an operation this service does not document (setting a target). */
 "unavailable" | 
 /**  The app's own database could not be read or written. */
-"storage";
+"storage" | 
+/**  The app failed inside: work it runs stopped without an answer (a bug, not the service). */
+"internal";
 
 /**
  *  What the header and the status bar show: the active profile, the service, and the
@@ -2177,7 +2179,7 @@ export type PlanPreview = PlanPreview_Serialize | PlanPreview_Deserialize;
 
 /**  What a plan would do, before it is started. */
 export type PlanPreview_Deserialize = {
-	problems: PlanProblem[],
+	problems: FieldError[],
 	moduleName: string,
 	/**  Devices the rollout would update. */
 	devices: number,
@@ -2201,7 +2203,7 @@ export type PlanPreview_Deserialize = {
 
 /**  What a plan would do, before it is started. */
 export type PlanPreview_Serialize = {
-	problems: PlanProblem[],
+	problems: FieldError[],
 	moduleName: string,
 	/**  Devices the rollout would update. */
 	devices: number,
@@ -2221,12 +2223,6 @@ export type PlanPreview_Serialize = {
 	 *  order of versions is the app's, not the service's, which states none).
 	 */
 	running: RunningVersion[],
-};
-
-/**  One broken rule of a plan. */
-export type PlanProblem = {
-	field: string,
-	rule: string,
 };
 
 /**  A problem document; `type` defaults to `about:blank` as RFC 9457 says. */
