@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use crate::auth::{Credentials, TokenCache};
 use crate::error::{Error, Result};
+use crate::page_sizes::PageSizes;
 use crate::retry::{self, RetryPolicy};
 use crate::Secret;
 
@@ -99,8 +100,8 @@ struct Inner {
     config: ClientConfig,
     token_url: Url,
     tokens: TokenCache,
-    /// What this client learnt of the service's page sizes ([`crate::paging`]).
-    page_sizes: std::sync::Mutex<crate::paging::PageSizes>,
+    /// What this client learnt of the service's page sizes ([`crate::page_sizes`]).
+    page_sizes: std::sync::Mutex<PageSizes>,
 }
 
 /// A cheap-to-clone handle; clones share the connection pool and the token cache.
@@ -154,7 +155,7 @@ impl Client {
     }
 
     /// The page sizes this client learnt (shared by its clones).
-    pub(crate) fn page_sizes(&self) -> std::sync::MutexGuard<'_, crate::paging::PageSizes> {
+    pub(crate) fn page_sizes(&self) -> std::sync::MutexGuard<'_, PageSizes> {
         self.inner.page_sizes.lock().unwrap_or_else(|p| p.into_inner())
     }
 

@@ -14,6 +14,7 @@ pub mod downlinks;
 pub mod error;
 pub mod files;
 pub mod firmware;
+pub mod page_sizes;
 pub mod paging;
 pub mod retry;
 pub mod secret;
