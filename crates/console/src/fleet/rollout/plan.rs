@@ -2,7 +2,6 @@
 //! into waves).
 
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 use super::budget::WaveBudget;
 use super::versions::{Downgrade, RunningVersion};
@@ -64,9 +63,6 @@ pub struct PlanPreview {
     /// order of versions is the app's, not the service's, which states none).
     pub running: Vec<RunningVersion>,
 }
-
-/// The devices a choice names that have a state of the module: (device, current, target, status).
-pub(super) type Candidate = (Uuid, Option<String>, Option<String>, Option<String>);
 
 /// Cuts `n` devices into waves at the cumulative percentages `waves` (each at least one device
 /// while devices remain).

@@ -9,9 +9,9 @@ use futures::{stream, StreamExt};
 use uuid::Uuid;
 
 use super::budget::wave_budgets;
-use super::plan::{wave_sizes, Candidate, DeviceChoice, PlanPreview, RolloutPlan};
+use super::plan::{wave_sizes, DeviceChoice, PlanPreview, RolloutPlan};
 use super::store::{known_states, module_name};
-use super::versions::{downgrade_of, running_versions};
+use super::versions::{downgrade_of, running_versions, Candidate};
 use super::PARALLEL_SETS;
 use crate::fleet::query::{self, DeviceQuery, Selection};
 use crate::fleet::{FleetDb, Result, Scope};

@@ -9,8 +9,9 @@ use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::plan::{wave_sizes, Candidate, DeviceChoice, RolloutPlan};
+use super::plan::{wave_sizes, DeviceChoice, RolloutPlan};
 use super::targets::SetResult;
+use super::versions::Candidate;
 use crate::fleet::{now_ms, FleetDb, FleetError, Result, Scope};
 
 /// Where a rollout stands.

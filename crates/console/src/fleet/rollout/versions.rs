@@ -4,7 +4,10 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::plan::Candidate;
+use uuid::Uuid;
+
+/// The devices a choice names that have a state of the module: (device, current, target, status).
+pub(super) type Candidate = (Uuid, Option<String>, Option<String>, Option<String>);
 
 /// A current version and how many of the chosen devices run it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
