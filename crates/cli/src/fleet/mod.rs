@@ -1,0 +1,365 @@
+//! `dcs fleet ...` and `dcs rollout ...`: the rollout dashboard's core (`dcs_console::fleet`)
+//! from the command line, on the same fleet database as the app. The scope (profile, service,
+//! customer) is the one this command acts in, named as the app names it.
+//!
+//! The CLI has no background timer: `dcs rollout watch` is the loop that refreshes the states,
+//! takes a history snapshot and moves the rollout on, until it completes, pauses or is aborted.
+
+mod print;
+mod rollout;
+mod scan;
+mod views;
+mod watch;
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use dcs_console::fleet::query::{self, DeviceQuery, ModuleSummary};
+use dcs_console::fleet::scan::ScanKind;
+use dcs_console::fleet::{now_ms, FleetDb, Scope};
+
+use crate::output::{self, opt};
+use crate::{invalid, Ctx};
+use print::{print_report, share};
+use scan::scan_with_progress;
+use views::{devices, scope_footer};
+
+pub use rollout::{run_rollout, RolloutCommand};
+
+#[derive(Args)]
+pub struct DbArg {
+    /// The fleet database (default: fleet.sqlite in $DCS_DATA_DIR, else in the console's data
+    /// folder, the file the app uses).
+    #[arg(long, global = true, value_name = "PATH")]
+    db: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+#[allow(clippy::large_enum_variant, reason = "parsed once from the command line")]
+pub enum FleetCommand {
+    /// Copy the firmware states of this profile/customer into the fleet database: incrementally
+    /// (only what changed since the last scan), or every state with --full. Ctrl-C cancels;
+    /// what was read stays.
+    #[command(
+        after_help = "Examples:\n  dcs fleet scan --full\n  dcs --profile prod --customer Northwind fleet scan --json"
+    )]
+    Scan {
+        /// Read every state (also the first scan of a scope, and the only way to forget states
+        /// the service no longer has).
+        #[arg(long)]
+        full: bool,
+    },
+    /// Every module with its devices, drift (current differs from target), failures and updates.
+    #[command(after_help = "Example:\n  dcs fleet modules --json")]
+    Modules,
+    /// One module: devices by version, status, target and owner, failures, package versions.
+    #[command(after_help = "Example:\n  dcs fleet overview 3f0e8f4c-5b1a-4d2e-9c8b-7a6f5e4d3c2b")]
+    Overview {
+        /// The module's id (or its exact name).
+        module_id: String,
+    },
+    /// Devices, states and drift per owner (a reseller's own and its customers').
+    Customers,
+    /// The device table: one row per device and module, filtered and sorted; --csv writes every
+    /// matching row to a file.
+    #[command(after_help = "Examples:\n  dcs fleet devices --module 3f0e... --status FAILED\n  \
+        dcs fleet devices --drift --sort -statusAt --limit 20\n  dcs fleet devices --module 3f0e... --csv devices.csv")]
+    Devices(DevicesArgs),
+    /// A module's devices per update status over time (one point per change, kept across runs).
+    #[command(after_help = "Example:\n  dcs fleet history 3f0e... --hours 24")]
+    History {
+        /// The module's id (or its exact name).
+        module_id: String,
+        /// Only the last N hours.
+        #[arg(long)]
+        hours: Option<u32>,
+    },
+}
+
+/// The device table's filters, as `dcs fleet devices` and the rollout's device choice take them.
+#[derive(Args, Clone, Default)]
+pub struct Filters {
+    /// Current firmware version (`none`: devices that report none).
+    #[arg(long = "version-filter", value_name = "VERSION")]
+    current: Option<String>,
+    /// Target firmware version (`none`: no target).
+    #[arg(long)]
+    target: Option<String>,
+    /// Update status: SUCCEEDED, FAILED, CANCELLED, ... (`none`: never had a target).
+    #[arg(long)]
+    status: Option<String>,
+    /// Device specification id.
+    #[arg(long)]
+    spec: Option<String>,
+    /// Owner (client) id.
+    #[arg(long)]
+    client: Option<String>,
+    /// A device in any id form (UUID, imei:..., deveui:..., ...) or the start of its UUID.
+    #[arg(long)]
+    device: Option<String>,
+    /// Only devices whose current version differs from their target.
+    #[arg(long)]
+    drift: bool,
+}
+
+impl Filters {
+    fn any(&self) -> bool {
+        self.current.is_some()
+            || self.target.is_some()
+            || self.status.is_some()
+            || self.spec.is_some()
+            || self.client.is_some()
+            || self.device.is_some()
+            || self.drift
+    }
+
+    fn query(&self, module_id: Option<String>, sort: Option<String>) -> DeviceQuery {
+        DeviceQuery {
+            module_id,
+            version: self.current.clone(),
+            target: self.target.clone(),
+            status: self.status.as_deref().map(|s| {
+                if s.eq_ignore_ascii_case(query::NO_STATUS) {
+                    s.to_ascii_lowercase()
+                } else {
+                    s.to_ascii_uppercase()
+                }
+            }),
+            spec_id: self.spec.clone(),
+            client_id: self.client.clone(),
+            device: self.device.clone(),
+            drift: self.drift,
+            sort,
+        }
+    }
+}
+
+#[derive(Args)]
+pub struct DevicesArgs {
+    /// The module's id (or its exact name).
+    #[arg(long)]
+    module: Option<String>,
+    /// Current firmware version (`none`: devices that report none).
+    #[arg(long)]
+    version: Option<String>,
+    #[command(flatten)]
+    filters: Filters,
+    /// A column, `-` in front for descending: device, module, version, target, status,
+    /// statusAt, targetAt.
+    #[arg(long, allow_hyphen_values = true)]
+    sort: Option<String>,
+    /// Rows shown (at most 5000).
+    #[arg(long, default_value_t = 50)]
+    limit: u32,
+    /// Rows skipped.
+    #[arg(long, default_value_t = 0)]
+    offset: u32,
+    /// Write every matching row (not only the window) to this CSV file.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+}
+
+/// The fleet database this command uses.
+fn open_db(arg: &DbArg) -> anyhow::Result<FleetDb> {
+    let path = match &arg.db {
+        Some(p) => p.clone(),
+        None => match std::env::var_os("DCS_DATA_DIR") {
+            Some(dir) => PathBuf::from(dir).join("fleet.sqlite"),
+            None => FleetDb::default_path()
+                .context("this system has no data folder for the fleet database; give --db PATH")?,
+        },
+    };
+    Ok(FleetDb::open(&path)?)
+}
+
+/// A module id as typed: an id the database knows, else an exact name (any case) of one module.
+fn module_id(db: &FleetDb, scope: Scope, raw: &str, field: &str) -> anyhow::Result<String> {
+    let modules = query::modules(db, scope)?;
+    if modules.is_empty() {
+        return Err(invalid(
+            field,
+            "no firmware states of this profile/customer are known; run `dcs fleet scan` first",
+        ));
+    }
+    if let Some(m) = modules.iter().find(|m| m.module_id.eq_ignore_ascii_case(raw.trim())) {
+        return Ok(m.module_id.clone());
+    }
+    let named: Vec<&ModuleSummary> = modules.iter().filter(|m| m.name.eq_ignore_ascii_case(raw.trim())).collect();
+    match named.as_slice() {
+        [one] => Ok(one.module_id.clone()),
+        [] => Err(invalid(
+            field,
+            format!("no states of module `{raw}` are known (see `dcs fleet modules`, or scan again)"),
+        )),
+        many => Err(invalid(
+            field,
+            format!(
+                "{} modules are named `{raw}`; give the id: {}",
+                many.len(),
+                many.iter().map(|m| m.module_id.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        )),
+    }
+}
+
+pub async fn run(ctx: &Ctx, db: &DbArg, command: FleetCommand) -> anyhow::Result<()> {
+    let db = open_db(db)?;
+    let scope = db.scope(&ctx.fleet_key)?;
+    match command {
+        FleetCommand::Scan { full } => {
+            let kind = if full { ScanKind::Full } else { ScanKind::Incremental };
+            let report = scan_with_progress(ctx, &db, scope, kind).await?;
+            query::snapshot(&db, scope, now_ms())?;
+            if ctx.json {
+                return output::print_json(&report);
+            }
+            print_report(&report);
+            Ok(())
+        }
+        FleetCommand::Modules => {
+            let modules = query::modules(&db, scope)?;
+            if ctx.json {
+                return output::print_json(&modules);
+            }
+            if modules.is_empty() {
+                eprintln!("no firmware states of {} are known yet; run `dcs fleet scan`", ctx.scope);
+                return Ok(());
+            }
+            output::table(
+                &[
+                    "MODULE",
+                    "NAME",
+                    "DEVICE SPECIFICATION",
+                    "DEVICES",
+                    "DRIFT",
+                    "FAILED",
+                    "UPDATING",
+                    "MOST RUN VERSION",
+                ],
+                modules
+                    .iter()
+                    .map(|m| {
+                        vec![
+                            m.module_id.clone(),
+                            m.name.clone(),
+                            m.spec_name.clone().or_else(|| m.spec_id.clone()).unwrap_or_else(|| "-".into()),
+                            m.devices.to_string(),
+                            m.drift.to_string(),
+                            m.failed.to_string(),
+                            m.updating.to_string(),
+                            m.top_version
+                                .as_ref()
+                                .map(|v| format!("{v} ({})", m.top_version_devices))
+                                .unwrap_or_else(|| "-".into()),
+                        ]
+                    })
+                    .collect(),
+            );
+            scope_footer(&db, scope)
+        }
+        FleetCommand::Overview { module_id: raw } => {
+            let id = module_id(&db, scope, &raw, "moduleId")?;
+            let o = query::overview(&db, scope, &id, &ctx.customer_names)?;
+            if ctx.json {
+                return output::print_json(&o);
+            }
+            let m = &o.module;
+            output::fields(&[
+                ("module", format!("{} ({})", m.name, m.module_id)),
+                (
+                    "device specification",
+                    m.spec_name.clone().or_else(|| m.spec_id.clone()).unwrap_or_else(|| "-".into()),
+                ),
+                ("devices", m.devices.to_string()),
+                ("drift", format!("{} (current version differs from the target)", m.drift)),
+                ("failed", m.failed.to_string()),
+                ("updating", m.updating.to_string()),
+            ]);
+            for (title, counts) in [
+                ("CURRENT VERSION", &o.by_version),
+                ("STATUS", &o.by_status),
+                ("TARGET", &o.by_target),
+                ("OWNER", &o.by_customer),
+            ] {
+                println!();
+                output::table(
+                    &[title, "DEVICES", "SHARE"],
+                    counts
+                        .iter()
+                        .map(|c| vec![c.label.clone(), c.count.to_string(), share(c.count, m.devices)])
+                        .collect(),
+                );
+            }
+            println!();
+            if o.failures.is_empty() {
+                println!("no failures");
+            } else {
+                output::table(
+                    &["FAILURE", "TARGET", "DEVICES", "LATEST"],
+                    o.failures
+                        .iter()
+                        .map(|f| vec![f.details.clone(), opt(&f.target), f.count.to_string(), opt(&f.latest)])
+                        .collect(),
+                );
+            }
+            println!();
+            output::table(
+                &["PACKAGE VERSION", "FIRMWARE FILE"],
+                o.packages
+                    .iter()
+                    .map(|p| vec![p.version.clone(), if p.has_file { "uploaded" } else { "missing" }.into()])
+                    .collect(),
+            );
+            Ok(())
+        }
+        FleetCommand::Customers => {
+            let rows = query::customers(&db, scope, &ctx.customer_names)?;
+            if ctx.json {
+                return output::print_json(&rows);
+            }
+            output::table(
+                &["OWNER", "ID", "DEVICES", "STATES", "DRIFT", "FAILED"],
+                rows.iter()
+                    .map(|c| {
+                        vec![
+                            c.label.clone(),
+                            opt(&c.client_id),
+                            c.devices.to_string(),
+                            c.states.to_string(),
+                            c.drift.to_string(),
+                            c.failed.to_string(),
+                        ]
+                    })
+                    .collect(),
+            );
+            Ok(())
+        }
+        FleetCommand::Devices(a) => devices(ctx, &db, scope, a).await,
+        FleetCommand::History { module_id: raw, hours } => {
+            let id = module_id(&db, scope, &raw, "moduleId")?;
+            let since = hours.map(|h| now_ms() - h as i64 * 3_600_000);
+            let points = query::history(&db, scope, &id, since, 600)?;
+            if ctx.json {
+                return output::print_json(&points);
+            }
+            let mut statuses: Vec<&String> = points.iter().flat_map(|p| p.counts.keys()).collect();
+            statuses.sort();
+            statuses.dedup();
+            let mut headers = vec!["AT"];
+            headers.extend(statuses.iter().map(|s| s.as_str()));
+            output::table(
+                &headers,
+                points
+                    .iter()
+                    .map(|p| {
+                        let mut row = vec![p.at.clone()];
+                        row.extend(statuses.iter().map(|s| p.counts.get(*s).copied().unwrap_or(0).to_string()));
+                        row
+                    })
+                    .collect(),
+            );
+            Ok(())
+        }
+    }
+}

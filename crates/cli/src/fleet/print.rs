@@ -1,0 +1,187 @@
+//! The fleet's and the rollouts' figures in words and tables.
+
+use dcs_console::fleet::rollout::{Downgrade, PlanPreview, RolloutState, RolloutView, StepOutcome};
+use dcs_console::fleet::scan::{ScanKind, ScanReport};
+
+use crate::output;
+
+pub(super) fn thousands(n: u32) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub(super) fn share(n: u32, of: u32) -> String {
+    if of == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", n as f64 * 100.0 / of as f64)
+    }
+}
+
+pub(super) fn print_report(r: &ScanReport) {
+    let secs = (r.elapsed_ms as f64 / 1000.0).max(0.001);
+    println!(
+        "{} scan: {} states in {} pages, {:.2} s ({:.0} states/s); {} changed, {} removed",
+        if r.kind == ScanKind::Full { "full" } else { "incremental" },
+        thousands(r.states),
+        r.pages,
+        secs,
+        r.states as f64 / secs,
+        thousands(r.changed),
+        thousands(r.removed)
+    );
+    println!("refresh mode: {}", r.mode.text);
+    match &r.watermark {
+        Some(w) if r.mode.incremental => {
+            println!("next incremental refresh: states modified since {w} (service clock)")
+        }
+        _ => {}
+    }
+}
+
+/// What a downgrade does, in words: how many devices go back to `version` and from which.
+pub(super) fn downgrade_text(d: &Downgrade, version: &str) -> String {
+    let rest = if d.devices > d.newest_devices {
+        format!(" ({} in all run a version newer than {version})", thousands(d.devices))
+    } else {
+        String::new()
+    };
+    format!(
+        "{version} is a DOWNGRADE: {} of the chosen devices would go back from {} to {version}{rest}",
+        thousands(d.newest_devices),
+        d.newest
+    )
+}
+
+pub(super) fn print_preview(p: &PlanPreview, version: &str) {
+    if let Some(d) = &p.downgrade {
+        // On stderr, so it is seen even when the table goes to a file.
+        eprintln!("warning: {}", downgrade_text(d, version));
+    }
+    output::fields(&[
+        ("module", p.module_name.clone()),
+        ("devices to update", thousands(p.devices)),
+        ("already on the version", thousands(p.already_on_version)),
+        ("updating to another version", format!("{} (their updates are replaced)", thousands(p.updating_elsewhere))),
+        (
+            "waves",
+            p.wave_sizes.iter().enumerate().map(|(i, n)| format!("{}: {n}", i + 1)).collect::<Vec<_>>().join(", "),
+        ),
+        ("target version", format!("{version}{}", if p.downgrade.is_some() { " (downgrade)" } else { "" })),
+    ]);
+    if !p.wave_budgets.is_empty() {
+        println!();
+        output::table(
+            &["WAVE", "DEVICES", "GOES ON AT", "TOLERATES", "PAUSES ABOVE"],
+            p.wave_budgets
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    vec![
+                        (i + 1).to_string(),
+                        thousands(b.size),
+                        format!("{} ok", thousands(b.needed)),
+                        format!("{} {}", thousands(b.tolerates), if b.tolerates == 1 { "failure" } else { "failures" }),
+                        format!("{} failed of {}", thousands(b.failures_before_pause), thousands(b.started_devices)),
+                    ]
+                })
+                .collect(),
+        );
+    }
+}
+
+pub(super) fn state_name(s: RolloutState) -> &'static str {
+    match s {
+        RolloutState::Running => "running",
+        RolloutState::Paused => "paused",
+        RolloutState::Completed => "completed",
+        RolloutState::Aborted => "aborted",
+    }
+}
+
+pub(super) fn print_view(v: &RolloutView) {
+    output::fields(&[
+        ("rollout", v.id.clone()),
+        ("module", format!("{} ({})", v.module_name, v.module_id)),
+        ("version", v.version.clone()),
+        (
+            "state",
+            format!("{}{}", state_name(v.state), v.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default()),
+        ),
+        ("thresholds", format!("success {}%, error {}%", v.success_threshold, v.error_threshold)),
+        (
+            "devices",
+            format!(
+                "{} ({} updated, {} failed, {} updating)",
+                v.total.size,
+                v.total.succeeded,
+                v.total.failed + v.total.refused,
+                v.total.updating
+            ),
+        ),
+        ("created", v.created_at.clone()),
+    ]);
+    println!();
+    output::table(
+        &["WAVE", "UP TO", "DEVICES", "SET", "SUCCEEDED", "FAILED", "REPLACED", "UPDATING", "REFUSED"],
+        v.waves
+            .iter()
+            .map(|w| {
+                vec![
+                    format!("{}{}", w.index + 1, if w.index as i32 == v.current_wave { " *" } else { "" }),
+                    format!("{}%", w.percent),
+                    w.size.to_string(),
+                    w.set.to_string(),
+                    w.succeeded.to_string(),
+                    w.failed.to_string(),
+                    w.replaced.to_string(),
+                    w.updating.to_string(),
+                    w.refused.to_string(),
+                ]
+            })
+            .collect(),
+    );
+    println!();
+    for e in v.events.iter().take(10) {
+        println!("{}  {}", e.at, e.message);
+    }
+}
+
+/// One line of a rollout's progress: the wave under way and the whole.
+pub(super) fn progress_line(v: &RolloutView) -> String {
+    let wave = match v.waves.get(v.current_wave.max(0) as usize) {
+        Some(w) if v.current_wave >= 0 => format!(
+            "wave {}/{} ({} devices): {} succeeded, {} failed, {} updating",
+            w.index + 1,
+            v.waves.len(),
+            w.size,
+            w.succeeded,
+            w.failed + w.refused,
+            w.updating
+        ),
+        _ => "no wave started".into(),
+    };
+    format!("{wave}; all: {}/{} updated ({})", v.total.succeeded, v.total.size, share(v.total.succeeded, v.total.size))
+}
+
+pub(super) fn outcome_text(o: &StepOutcome, v: &RolloutView) -> String {
+    match o {
+        StepOutcome::Waiting => format!("{}; waiting for the devices", progress_line(v)),
+        StepOutcome::WaveStarted { wave, set, refused } => {
+            format!(
+                "wave {} started: {set} targets set{}",
+                wave + 1,
+                if *refused > 0 { format!(", {refused} refused") } else { String::new() }
+            )
+        }
+        StepOutcome::Paused { reason } => format!("paused: {reason}"),
+        StepOutcome::Completed => format!("completed: {}", v.reason.clone().unwrap_or_default()),
+    }
+}

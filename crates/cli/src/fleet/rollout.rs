@@ -1,0 +1,376 @@
+//! `dcs rollout ...`: its commands, the plan they take, and the checks before a rollout moves.
+
+use std::io::Read;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use dcs_console::fleet::rollout::{self, DeviceChoice, PlanPreview, RolloutPlan};
+use dcs_console::fleet::scan::{self, ScanKind};
+use dcs_console::fleet::{now_ms, query, EmbeddedBy, FleetDb, Scope};
+use tokio_util::sync::CancellationToken;
+
+use super::print::{downgrade_text, outcome_text, print_preview, print_view, state_name, thousands};
+use super::watch::watch;
+use super::{module_id, open_db, DbArg, Filters};
+use crate::output;
+use crate::{invalid, Ctx};
+
+#[derive(Subcommand)]
+pub enum RolloutCommand {
+    /// What a rollout would do: its problems field by field, or its devices per wave.
+    #[command(
+        after_help = "Example:\n  dcs rollout preview --module 3f0e... --version 1.4.0 --all --waves 1,10,50,100"
+    )]
+    Preview(PlanArgs),
+    /// Start a rollout: sets the targets of the first wave now (asks first; --yes to skip).
+    /// `dcs rollout watch` (or the app) moves it on.
+    #[command(
+        after_help = "Examples:\n  dcs rollout start --module 3f0e... --version 1.4.0 --all --waves 1,10,50,100 --success 95 --error 5\n  \
+        dcs rollout start --module 3f0e... --version 1.4.0 --device-list devices.txt --yes\n  \
+        dcs rollout start --module 3f0e... --version 1.4.0 --status FAILED --waves 100\n  \
+        dcs rollout start --module 3f0e... --version 1.2.0 --all --allow-downgrade --yes"
+    )]
+    Start {
+        #[command(flatten)]
+        plan: PlanArgs,
+        /// Roll out a version older than what some of the chosen devices run (they go back to
+        /// it). Without it such a plan is refused, even with --yes.
+        #[arg(long)]
+        allow_downgrade: bool,
+    },
+    /// The rollouts of this profile/customer, newest first.
+    List,
+    /// One rollout: its waves and latest events.
+    Show {
+        /// The rollout's id (`dcs rollout list`).
+        id: String,
+    },
+    /// Pause a running rollout: no new wave starts; updates under way go on.
+    Pause {
+        /// The rollout's id (`dcs rollout list`).
+        id: String,
+    },
+    /// Resume a paused rollout, with new thresholds if given; the next wave may start at once.
+    #[command(after_help = "Example:\n  dcs rollout resume 6a1c... --error 10")]
+    Resume {
+        /// The rollout's id (`dcs rollout list`).
+        id: String,
+        /// New success threshold (percent).
+        #[arg(long)]
+        success: Option<f64>,
+        /// New error threshold (percent).
+        #[arg(long)]
+        error: Option<f64>,
+    },
+    /// Abort a rollout for good (asks first; --yes to skip).
+    #[command(after_help = "Example:\n  dcs rollout abort 6a1c... --reset --yes")]
+    Abort {
+        /// The rollout's id (`dcs rollout list`).
+        id: String,
+        /// Also reset the targets of devices whose update has not finished (the service cancels
+        /// those updates).
+        #[arg(long)]
+        reset: bool,
+    },
+    /// Move a rollout on until it completes, pauses or is aborted: refresh the states, start the
+    /// next wave when the thresholds allow, print a line per change. Ctrl-C stops watching only.
+    #[command(after_help = "Example:\n  dcs rollout watch 6a1c... --interval 5")]
+    Watch {
+        /// The rollout's id (`dcs rollout list`).
+        id: String,
+        /// Seconds between refreshes.
+        #[arg(long, default_value_t = 5.0)]
+        interval: f64,
+    },
+}
+
+#[derive(Args)]
+pub struct PlanArgs {
+    /// The module's id (or its exact name).
+    #[arg(long)]
+    module: String,
+    /// The package version to roll out (its firmware file uploaded).
+    #[arg(long)]
+    version: String,
+    /// Every device with a state of the module.
+    #[arg(long, conflicts_with = "device_list")]
+    all: bool,
+    /// A file of device ids in any form (UUID, imei:..., deveui:...), separated by lines,
+    /// commas or spaces; `-` for standard input.
+    #[arg(long, value_name = "FILE|-")]
+    device_list: Option<String>,
+    #[command(flatten)]
+    filters: Filters,
+    /// Cumulative percentages of the devices, rising, the last 100.
+    #[arg(long, default_value = "1,10,50,100")]
+    waves: String,
+    /// Percent of a wave's devices that must succeed before the next wave starts.
+    #[arg(long, default_value_t = 95.0)]
+    success: f64,
+    /// Percent of failed devices (of the started waves) above which the rollout pauses.
+    #[arg(long, default_value_t = 5.0)]
+    error: f64,
+}
+
+fn parse_waves(s: &str) -> anyhow::Result<Vec<f64>> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            w.trim_end_matches('%').parse::<f64>().map_err(|_| {
+                invalid("waves", format!("`{w}` is not a percentage; give rising percentages such as 1,10,50,100"))
+            })
+        })
+        .collect()
+}
+
+fn plan_of(db: &FleetDb, scope: Scope, a: &PlanArgs) -> anyhow::Result<RolloutPlan> {
+    let module_id = module_id(db, scope, &a.module, "moduleId")?;
+    let devices = if a.all {
+        if a.filters.any() {
+            return Err(invalid("devices", "--all takes no filters; give either --all or filters such as --status"));
+        }
+        DeviceChoice::All
+    } else if let Some(src) = &a.device_list {
+        if a.filters.any() {
+            return Err(invalid("devices", "--device-list takes no filters; give either the list or filters"));
+        }
+        let mut text = String::new();
+        if src == "-" {
+            std::io::stdin().read_to_string(&mut text).context("reading the device list from standard input")?;
+        } else {
+            text = std::fs::read_to_string(src)
+                .map_err(|e| invalid("deviceList", format!("could not read {src}: {e}")))?;
+        }
+        DeviceChoice::List { text }
+    } else if a.filters.any() {
+        DeviceChoice::Query { query: a.filters.query(None, None), selection: None }
+    } else {
+        return Err(invalid("devices", "choose the devices: --all, --device-list FILE|-, or filters such as --status FAILED or --version-filter 1.2.0"));
+    };
+    Ok(RolloutPlan {
+        module_id,
+        version: a.version.trim().to_owned(),
+        devices,
+        waves: parse_waves(&a.waves)?,
+        success_threshold: a.success,
+        error_threshold: a.error,
+    })
+}
+
+/// An incremental refresh before a rollout decision, when the scope was scanned before.
+async fn quiet_refresh(ctx: &Ctx, db: &FleetDb, scope: Scope) -> anyhow::Result<()> {
+    if db.scope_info(scope)?.watermark.is_some() {
+        scan::refresh(&ctx.client, db, scope, ScanKind::Incremental, &CancellationToken::new(), |_| {}).await?;
+        query::snapshot(db, scope, now_ms())?;
+    }
+    Ok(())
+}
+
+/// The problems of a preview as one error naming the first field, the rest listed after it.
+fn problems_error(p: &PlanPreview) -> Option<anyhow::Error> {
+    let first = p.problems.first()?;
+    let mut rule = first.rule.clone();
+    for other in &p.problems[1..] {
+        rule.push_str(&format!("; {}: {}", other.field, other.rule));
+    }
+    Some(invalid(&first.field, rule))
+}
+
+pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> anyhow::Result<()> {
+    let db = Arc::new(open_db(dbarg)?);
+    let scope = db.scope(&ctx.fleet_key)?;
+    match command {
+        RolloutCommand::Preview(a) => {
+            let plan = plan_of(&db, scope, &a)?;
+            quiet_refresh(ctx, &db, scope).await?;
+            let (preview, _) = rollout::preview(&ctx.client, &db, scope, &plan).await?;
+            if ctx.json {
+                output::print_json(&preview)?;
+            } else {
+                print_preview(&preview, &plan.version);
+            }
+            match problems_error(&preview) {
+                Some(e) => Err(e),
+                None => Ok(()),
+            }
+        }
+        RolloutCommand::Start { plan: a, allow_downgrade } => {
+            can_set_targets(ctx)?;
+            let plan = plan_of(&db, scope, &a)?;
+            quiet_refresh(ctx, &db, scope).await?;
+            let (preview, devices) = rollout::preview(&ctx.client, &db, scope, &plan).await?;
+            if let Some(e) = problems_error(&preview) {
+                return Err(e);
+            }
+            if !ctx.json {
+                print_preview(&preview, &plan.version);
+            }
+            if let Some(d) = &preview.downgrade {
+                if !allow_downgrade {
+                    return Err(invalid(
+                        "version",
+                        format!(
+                            "{}; nothing was started. Give --allow-downgrade to roll it out anyway",
+                            downgrade_text(d, &plan.version)
+                        ),
+                    ));
+                }
+            }
+            let sizes: Vec<String> = preview.wave_sizes.iter().map(u32::to_string).collect();
+            ctx.confirm(&format!(
+                "Start a {}rollout of {} to {} on {} devices in {} waves of {} (the first wave's targets are set now, \
+                 the next wave's once {}% of a wave succeeded; it pauses above {}% failed)",
+                if preview.downgrade.is_some() { "DOWNGRADE " } else { "" },
+                preview.module_name,
+                plan.version,
+                thousands(preview.devices),
+                sizes.len(),
+                sizes.join(", "),
+                plan.success_threshold,
+                plan.error_threshold
+            ))?;
+            let id = rollout::create(&db, scope, &plan, &devices)?;
+            rollout::advance(&ctx.client, ctx.set_target.as_ref(), &db, &id).await?;
+            let view = rollout::get(&db, &id)?;
+            if ctx.json {
+                return output::print_json(&view);
+            }
+            print_view(&view);
+            println!("\nmove it on with: dcs rollout watch {id}");
+            Ok(())
+        }
+        RolloutCommand::List => {
+            let all = rollout::list(&db, scope)?;
+            if ctx.json {
+                return output::print_json(&all);
+            }
+            output::table(
+                &["ID", "MODULE", "VERSION", "STATE", "WAVE", "SUCCEEDED", "FAILED", "UPDATING", "CREATED"],
+                all.iter()
+                    .map(|v| {
+                        vec![
+                            v.id.clone(),
+                            v.module_name.clone(),
+                            v.version.clone(),
+                            state_name(v.state).into(),
+                            format!("{}/{}", v.current_wave + 1, v.waves.len()),
+                            format!("{}/{}", v.total.succeeded, v.total.size),
+                            (v.total.failed + v.total.refused).to_string(),
+                            v.total.updating.to_string(),
+                            v.created_at.clone(),
+                        ]
+                    })
+                    .collect(),
+            );
+            Ok(())
+        }
+        RolloutCommand::Show { id } => {
+            own(&db, scope, &id)?;
+            let view = rollout::get(&db, &id)?;
+            if ctx.json {
+                return output::print_json(&view);
+            }
+            print_view(&view);
+            Ok(())
+        }
+        RolloutCommand::Pause { id } => {
+            own(&db, scope, &id)?;
+            let view = rollout::pause(&db, &id)?;
+            if ctx.json {
+                return output::print_json(&view);
+            }
+            println!("rollout {id} paused: no new wave starts; updates under way go on");
+            Ok(())
+        }
+        RolloutCommand::Resume { id, success, error } => {
+            own(&db, scope, &id)?;
+            can_set_targets(ctx)?;
+            rollout::resume(&db, &id, success, error)?;
+            quiet_refresh(ctx, &db, scope).await?;
+            let outcome = rollout::advance(&ctx.client, ctx.set_target.as_ref(), &db, &id).await?;
+            let view = rollout::get(&db, &id)?;
+            if ctx.json {
+                return output::print_json(&view);
+            }
+            println!("rollout {id} resumed: {}", outcome_text(&outcome, &view));
+            Ok(())
+        }
+        RolloutCommand::Abort { id, reset } => {
+            own(&db, scope, &id)?;
+            let view = rollout::get(&db, &id)?;
+            if reset {
+                can_set_targets(ctx)?;
+            }
+            let what = if reset {
+                let n = rollout::unfinished(&db, &id)?.len();
+                format!("resetting the targets of {n} devices whose update has not finished (the service cancels those updates)")
+            } else {
+                "leaving the updates under way to go on (--reset would reset their targets)".to_owned()
+            };
+            ctx.confirm(&format!(
+                "Abort rollout {id} ({} to {}, {} of {} devices updated) for good, {what},",
+                view.module_name, view.version, view.total.succeeded, view.total.size
+            ))?;
+            let (view, n) = rollout::abort(&ctx.client, ctx.set_target.as_ref(), &db, &id, reset).await?;
+            if ctx.json {
+                return output::print_json(&view);
+            }
+            println!("rollout {id} aborted{}", if reset { format!("; {n} targets reset") } else { String::new() });
+            Ok(())
+        }
+        RolloutCommand::Watch { id, interval } => {
+            if !(interval.is_finite() && interval > 0.0 && interval <= 3600.0) {
+                return Err(invalid("interval", format!("must be from 0 to 3600 seconds, got {interval}")));
+            }
+            own(&db, scope, &id)?;
+            can_set_targets(ctx)?;
+            watch(ctx, &db, scope, &id, Duration::from_secs_f64(interval)).await
+        }
+    }
+}
+
+/// Refuses rollouts that set targets where that cannot work: on the in-process simulator (it
+/// ends with this command) or with a profile that has no set-target operation (the reference
+/// shows none, so the console never guesses one; the app's answer, from the same core).
+fn can_set_targets(ctx: &Ctx) -> anyhow::Result<()> {
+    if ctx.fleet_key.is_embedded(EmbeddedBy::Cli) {
+        anyhow::bail!(
+            "rollouts are unavailable on the in-process simulator: it ends with this command, so nothing would go on with the rollout. \
+             Run `dcs sim` and use a profile made for it (`dcs sim` prints the `dcs profile add` line)"
+        );
+    }
+    if ctx.set_target.is_none() {
+        let name = &ctx.profile_name;
+        anyhow::bail!(
+            "rollouts are unavailable: profile `{name}` has no set-target operation. The service's API documentation does not describe \
+             how a target version is set, so dcs does not guess; scans and the fleet commands work without it. To enable rollouts, \
+             add the operation your service documents to a stored profile: `dcs profile edit {name} --set-target-method PUT \
+             --set-target-path '/...{{deviceId}}...' --set-target-body '{{...: {{version}}}}'`, then try it with \
+             `dcs profile test-set-target {name} --device UUID --module UUID`"
+        );
+    }
+    Ok(())
+}
+
+/// Refuses a rollout of another profile, service or customer, naming it.
+fn own(db: &FleetDb, scope: Scope, id: &str) -> anyhow::Result<()> {
+    let of = rollout::scope_of(db, id)?;
+    if of != scope {
+        let key = db.scope_key(of)?;
+        let whose = key
+            .map(|k| {
+                format!(
+                    "profile `{}` at {}{}",
+                    k.profile,
+                    k.base_url,
+                    k.customer.map(|c| format!(", acting for customer {c}")).unwrap_or_default()
+                )
+            })
+            .unwrap_or_else(|| "another scope".into());
+        return Err(invalid("rolloutId", format!("rollout {id} belongs to {whose}; run the command there")));
+    }
+    Ok(())
+}

@@ -1,0 +1,94 @@
+//! `dcs rollout watch`: the loop that moves a rollout on, as the app's timer does.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use dcs_console::fleet::rollout::{self, RolloutState, RolloutView, StepOutcome};
+use dcs_console::fleet::scan::ScanKind;
+use dcs_console::fleet::service::FleetService;
+use dcs_console::fleet::{FleetDb, FleetError, Scope};
+use tokio_util::sync::CancellationToken;
+
+use super::print::{outcome_text, progress_line, state_name};
+use super::scan::CtrlC;
+use crate::output;
+use crate::Ctx;
+
+pub(super) async fn watch(
+    ctx: &Ctx,
+    db: &Arc<FleetDb>,
+    scope: Scope,
+    id: &str,
+    interval: Duration,
+) -> anyhow::Result<()> {
+    // The app's refresh: an incremental scan, a history snapshot, and each running rollout of
+    // the scope moved on; this one's step is printed.
+    let service = FleetService::new(db.clone());
+    let cancel = CancellationToken::new();
+    let _ctrl_c = CtrlC::cancels(&cancel);
+    let mut last = String::new();
+    let stopped = |v: &RolloutView| -> anyhow::Result<()> {
+        match v.state {
+            RolloutState::Completed => Ok(()),
+            RolloutState::Running => unreachable!("watched until it stops running"),
+            other => anyhow::bail!(
+                "rollout {id} is {}: {}",
+                state_name(other),
+                v.reason.as_deref().unwrap_or("no reason given")
+            ),
+        }
+    };
+    loop {
+        let view = rollout::get(db, id)?;
+        if view.state != RolloutState::Running {
+            if ctx.json {
+                output::print_json(&view)?;
+            } else {
+                println!("{}", progress_line(&view));
+                println!(
+                    "rollout {id} {}{}",
+                    state_name(view.state),
+                    view.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default()
+                );
+            }
+            return stopped(&view);
+        }
+        let refreshed = tokio::select! {
+            _ = cancel.cancelled() => None,
+            r = service.refresh_stepped(&ctx.client, ctx.set_target.as_ref(), scope, ScanKind::Incremental) => Some(r),
+        };
+        let moved = match refreshed {
+            None | Some(Err(FleetError::Cancelled)) => return Err(stopped_watching(id)),
+            Some(r) => r?.1,
+        };
+        let outcome = moved.into_iter().find(|(of, _)| of == id).map_or(StepOutcome::Waiting, |(_, o)| o);
+        let view = rollout::get(db, id)?;
+        if !ctx.json {
+            let line = match &outcome {
+                StepOutcome::Waiting => progress_line(&view),
+                other => outcome_text(other, &view),
+            };
+            if line != last {
+                println!("{}  {line}", time_now());
+                last = line;
+            }
+        }
+        if view.state != RolloutState::Running {
+            continue;
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => return Err(stopped_watching(id)),
+            _ = tokio::time::sleep(interval) => {}
+        }
+    }
+}
+
+fn stopped_watching(id: &str) -> anyhow::Error {
+    anyhow::Error::from(dcs_api::Error::Cancelled { what: "watching".into() })
+        .context(format!("rollout {id} is still running; `dcs rollout watch {id}` (or the app) goes on with it"))
+}
+
+fn time_now() -> String {
+    let t = time::OffsetDateTime::now_utc();
+    format!("{:02}:{:02}:{:02}", t.hour(), t.minute(), t.second())
+}
