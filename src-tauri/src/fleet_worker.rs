@@ -45,8 +45,8 @@ pub fn spawn(app: AppHandle) {
                 let session = match state.session_for(&fleet, scope).await {
                     Ok(s) => s,
                     Err(e) => {
-                        tracing::warn!(error = %e.message, "a fleet scope could not be opened");
-                        fleet.note_failure(scope, format!("could not connect: {}", e.message));
+                        tracing::warn!(error = %e.message(), "a fleet scope could not be opened");
+                        fleet.note_failure(scope, format!("could not connect: {}", e.message()));
                         continue;
                     }
                 };

@@ -3,6 +3,7 @@
 //! simulator, long file transfers as cancellable jobs with paced progress, and downlinks as the
 //! console shows, composes and watches them.
 
+pub mod app;
 pub mod bindings;
 pub mod bulk;
 pub mod config;
@@ -21,6 +22,7 @@ pub mod set_target;
 pub mod simulator;
 pub mod transfers;
 
+pub use app::Console;
 pub use config::{Config, ConfigError, ConfigStore};
 pub use error::{AppCode, Code, Error};
 pub use field_error::FieldError;

@@ -64,6 +64,25 @@ pub async fn start(mut opts: SimOptions) -> Result<Embedded, EmbedError> {
     Ok(Embedded { profile, sim, running, client, _scratch: scratch })
 }
 
+/// Starts the built-in simulator with `seed`, its state in `data` (a scratch file when `None`),
+/// as the environment sets it: `DCS_SIM_SPEED` (the demo speed when unset), `DCS_SIM_DEVICES`
+/// (devices per client, for a bigger demo fleet; the default when unset) and `DCS_SIM_VARIANT`.
+pub async fn start_from_env(seed: u64, data: Option<std::path::PathBuf>) -> Result<Embedded, crate::Error> {
+    let failed = |e: EmbedError| crate::Error::Setup(format!("the built-in simulator could not start: {e}"));
+    let speed = std::env::var("DCS_SIM_SPEED").ok().and_then(|s| s.parse().ok()).filter(|s: &f64| *s > 0.0);
+    let mut opts = SimOptions {
+        seed,
+        speed: speed.unwrap_or(dcs_sim::DEMO_SPEED),
+        data,
+        variant: variant_from_env().map_err(failed)?,
+        ..Default::default()
+    };
+    if let Some(n) = std::env::var("DCS_SIM_DEVICES").ok().and_then(|s| s.parse().ok()).filter(|n: &u32| *n > 0) {
+        opts.devices_per_client = n;
+    }
+    start(opts).await.map_err(failed)
+}
+
 /// The built-in profile of the simulator with `seed`: the demo reseller's key and its customers
 /// with their names. Known without starting the simulator.
 pub fn builtin_profile(seed: u64) -> Profile {
