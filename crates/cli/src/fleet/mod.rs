@@ -16,14 +16,9 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use dcs_console::fleet::query::{self, DeviceQuery, ModuleSummary};
-use dcs_console::fleet::scan::ScanKind;
-use dcs_console::fleet::{now_ms, FleetDb, Scope};
+use dcs_console::fleet::{FleetDb, Scope};
 
-use crate::output::{self, opt};
 use crate::{invalid, Ctx};
-use print::{print_report, share};
-use scan::scan_with_progress;
-use views::{devices, scope_footer};
 
 pub use rollout::{run_rollout, RolloutCommand};
 
@@ -207,159 +202,11 @@ pub async fn run(ctx: &Ctx, db: &DbArg, command: FleetCommand) -> anyhow::Result
     let db = open_db(db)?;
     let scope = db.scope(&ctx.fleet_key)?;
     match command {
-        FleetCommand::Scan { full } => {
-            let kind = if full { ScanKind::Full } else { ScanKind::Incremental };
-            let report = scan_with_progress(ctx, &db, scope, kind).await?;
-            query::snapshot(&db, scope, now_ms())?;
-            if ctx.json {
-                return output::print_json(&report);
-            }
-            print_report(&report);
-            Ok(())
-        }
-        FleetCommand::Modules => {
-            let modules = query::modules(&db, scope)?;
-            if ctx.json {
-                return output::print_json(&modules);
-            }
-            if modules.is_empty() {
-                eprintln!("no firmware states of {} are known yet; run `dcs fleet scan`", ctx.scope);
-                return Ok(());
-            }
-            output::table(
-                &[
-                    "MODULE",
-                    "NAME",
-                    "DEVICE SPECIFICATION",
-                    "DEVICES",
-                    "DRIFT",
-                    "FAILED",
-                    "UPDATING",
-                    "MOST RUN VERSION",
-                ],
-                modules
-                    .iter()
-                    .map(|m| {
-                        vec![
-                            m.module_id.clone(),
-                            m.name.clone(),
-                            m.spec_name.clone().or_else(|| m.spec_id.clone()).unwrap_or_else(|| "-".into()),
-                            m.devices.to_string(),
-                            m.drift.to_string(),
-                            m.failed.to_string(),
-                            m.updating.to_string(),
-                            m.top_version
-                                .as_ref()
-                                .map(|v| format!("{v} ({})", m.top_version_devices))
-                                .unwrap_or_else(|| "-".into()),
-                        ]
-                    })
-                    .collect(),
-            );
-            scope_footer(&db, scope)
-        }
-        FleetCommand::Overview { module_id: raw } => {
-            let id = module_id(&db, scope, &raw, "moduleId")?;
-            let o = query::overview(&db, scope, &id, &ctx.customer_names)?;
-            if ctx.json {
-                return output::print_json(&o);
-            }
-            let m = &o.module;
-            output::fields(&[
-                ("module", format!("{} ({})", m.name, m.module_id)),
-                (
-                    "device specification",
-                    m.spec_name.clone().or_else(|| m.spec_id.clone()).unwrap_or_else(|| "-".into()),
-                ),
-                ("devices", m.devices.to_string()),
-                ("drift", format!("{} (current version differs from the target)", m.drift)),
-                ("failed", m.failed.to_string()),
-                ("updating", m.updating.to_string()),
-            ]);
-            for (title, counts) in [
-                ("CURRENT VERSION", &o.by_version),
-                ("STATUS", &o.by_status),
-                ("TARGET", &o.by_target),
-                ("OWNER", &o.by_customer),
-            ] {
-                println!();
-                output::table(
-                    &[title, "DEVICES", "SHARE"],
-                    counts
-                        .iter()
-                        .map(|c| vec![c.label.clone(), c.count.to_string(), share(c.count, m.devices)])
-                        .collect(),
-                );
-            }
-            println!();
-            if o.failures.is_empty() {
-                println!("no failures");
-            } else {
-                output::table(
-                    &["FAILURE", "TARGET", "DEVICES", "LATEST"],
-                    o.failures
-                        .iter()
-                        .map(|f| vec![f.details.clone(), opt(&f.target), f.count.to_string(), opt(&f.latest)])
-                        .collect(),
-                );
-            }
-            println!();
-            output::table(
-                &["PACKAGE VERSION", "FIRMWARE FILE"],
-                o.packages
-                    .iter()
-                    .map(|p| vec![p.version.clone(), if p.has_file { "uploaded" } else { "missing" }.into()])
-                    .collect(),
-            );
-            Ok(())
-        }
-        FleetCommand::Customers => {
-            let rows = query::customers(&db, scope, &ctx.customer_names)?;
-            if ctx.json {
-                return output::print_json(&rows);
-            }
-            output::table(
-                &["OWNER", "ID", "DEVICES", "STATES", "DRIFT", "FAILED"],
-                rows.iter()
-                    .map(|c| {
-                        vec![
-                            c.label.clone(),
-                            opt(&c.client_id),
-                            c.devices.to_string(),
-                            c.states.to_string(),
-                            c.drift.to_string(),
-                            c.failed.to_string(),
-                        ]
-                    })
-                    .collect(),
-            );
-            Ok(())
-        }
-        FleetCommand::Devices(a) => devices(ctx, &db, scope, a).await,
-        FleetCommand::History { module_id: raw, hours } => {
-            let id = module_id(&db, scope, &raw, "moduleId")?;
-            let since = hours.map(|h| now_ms() - h as i64 * 3_600_000);
-            let points = query::history(&db, scope, &id, since, 600)?;
-            if ctx.json {
-                return output::print_json(&points);
-            }
-            let mut statuses: Vec<&String> = points.iter().flat_map(|p| p.counts.keys()).collect();
-            statuses.sort();
-            statuses.dedup();
-            let mut headers = vec!["AT"];
-            headers.extend(statuses.iter().map(|s| s.as_str()));
-            output::table(
-                &headers,
-                points
-                    .iter()
-                    .map(|p| {
-                        let mut row = vec![p.at.clone()];
-                        row.extend(statuses.iter().map(|s| p.counts.get(*s).copied().unwrap_or(0).to_string()));
-                        row
-                    })
-                    .collect(),
-            );
-            Ok(())
-        }
+        FleetCommand::Scan { full } => scan::scan(ctx, &db, scope, full).await,
+        FleetCommand::Modules => views::modules(ctx, &db, scope),
+        FleetCommand::Overview { module_id: raw } => views::overview(ctx, &db, scope, &raw),
+        FleetCommand::Customers => views::customers(ctx, &db, scope),
+        FleetCommand::Devices(a) => views::devices(ctx, &db, scope, a).await,
+        FleetCommand::History { module_id: raw, hours } => views::history(ctx, &db, scope, &raw, hours),
     }
 }

@@ -183,90 +183,9 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
     let db = Arc::new(open_db(dbarg)?);
     let scope = db.scope(&ctx.fleet_key)?;
     match command {
-        RolloutCommand::Preview(a) => {
-            let plan = plan_of(&db, scope, &a)?;
-            quiet_refresh(ctx, &db, scope).await?;
-            let (preview, _) = rollout::preview(&ctx.client, &db, scope, &plan).await?;
-            if ctx.json {
-                output::print_json(&preview)?;
-            } else {
-                print_preview(&preview, &plan.version);
-            }
-            match problems_error(&preview) {
-                Some(e) => Err(e),
-                None => Ok(()),
-            }
-        }
-        RolloutCommand::Start { plan: a, allow_downgrade } => {
-            can_set_targets(ctx)?;
-            let plan = plan_of(&db, scope, &a)?;
-            quiet_refresh(ctx, &db, scope).await?;
-            let (preview, devices) = rollout::preview(&ctx.client, &db, scope, &plan).await?;
-            if let Some(e) = problems_error(&preview) {
-                return Err(e);
-            }
-            if !ctx.json {
-                print_preview(&preview, &plan.version);
-            }
-            if let Some(d) = &preview.downgrade {
-                if !allow_downgrade {
-                    return Err(invalid(
-                        "version",
-                        format!(
-                            "{}; nothing was started. Give --allow-downgrade to roll it out anyway",
-                            downgrade_text(d, &plan.version)
-                        ),
-                    ));
-                }
-            }
-            let sizes: Vec<String> = preview.wave_sizes.iter().map(u32::to_string).collect();
-            ctx.confirm(&format!(
-                "Start a {}rollout of {} to {} on {} devices in {} waves of {} (the first wave's targets are set now, \
-                 the next wave's once {}% of a wave succeeded; it pauses above {}% failed)",
-                if preview.downgrade.is_some() { "DOWNGRADE " } else { "" },
-                preview.module_name,
-                plan.version,
-                thousands(preview.devices),
-                sizes.len(),
-                sizes.join(", "),
-                plan.success_threshold,
-                plan.error_threshold
-            ))?;
-            let id = rollout::create(&db, scope, &plan, &devices)?;
-            rollout::advance(&ctx.client, ctx.set_target.as_ref(), &db, &id).await?;
-            let view = rollout::get(&db, &id)?;
-            if ctx.json {
-                return output::print_json(&view);
-            }
-            print_view(&view);
-            println!("\nmove it on with: dcs rollout watch {id}");
-            Ok(())
-        }
-        RolloutCommand::List => {
-            let all = rollout::list(&db, scope)?;
-            if ctx.json {
-                return output::print_json(&all);
-            }
-            output::table(
-                &["ID", "MODULE", "VERSION", "STATE", "WAVE", "SUCCEEDED", "FAILED", "UPDATING", "CREATED"],
-                all.iter()
-                    .map(|v| {
-                        vec![
-                            v.id.clone(),
-                            v.module_name.clone(),
-                            v.version.clone(),
-                            state_name(v.state).into(),
-                            format!("{}/{}", v.current_wave + 1, v.waves.len()),
-                            format!("{}/{}", v.total.succeeded, v.total.size),
-                            (v.total.failed + v.total.refused).to_string(),
-                            v.total.updating.to_string(),
-                            v.created_at.clone(),
-                        ]
-                    })
-                    .collect(),
-            );
-            Ok(())
-        }
+        RolloutCommand::Preview(a) => preview(ctx, &db, scope, &a).await,
+        RolloutCommand::Start { plan: a, allow_downgrade } => start(ctx, &db, scope, &a, allow_downgrade).await,
+        RolloutCommand::List => list(ctx, &db, scope),
         RolloutCommand::Show { id } => {
             own(&db, scope, &id)?;
             let view = rollout::get(&db, &id)?;
@@ -285,42 +204,8 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
             println!("rollout {id} paused: no new wave starts; updates under way go on");
             Ok(())
         }
-        RolloutCommand::Resume { id, success, error } => {
-            own(&db, scope, &id)?;
-            can_set_targets(ctx)?;
-            rollout::resume(&db, &id, success, error)?;
-            quiet_refresh(ctx, &db, scope).await?;
-            let outcome = rollout::advance(&ctx.client, ctx.set_target.as_ref(), &db, &id).await?;
-            let view = rollout::get(&db, &id)?;
-            if ctx.json {
-                return output::print_json(&view);
-            }
-            println!("rollout {id} resumed: {}", outcome_text(&outcome, &view));
-            Ok(())
-        }
-        RolloutCommand::Abort { id, reset } => {
-            own(&db, scope, &id)?;
-            let view = rollout::get(&db, &id)?;
-            if reset {
-                can_set_targets(ctx)?;
-            }
-            let what = if reset {
-                let n = rollout::unfinished(&db, &id)?.len();
-                format!("resetting the targets of {n} devices whose update has not finished (the service cancels those updates)")
-            } else {
-                "leaving the updates under way to go on (--reset would reset their targets)".to_owned()
-            };
-            ctx.confirm(&format!(
-                "Abort rollout {id} ({} to {}, {} of {} devices updated) for good, {what},",
-                view.module_name, view.version, view.total.succeeded, view.total.size
-            ))?;
-            let (view, n) = rollout::abort(&ctx.client, ctx.set_target.as_ref(), &db, &id, reset).await?;
-            if ctx.json {
-                return output::print_json(&view);
-            }
-            println!("rollout {id} aborted{}", if reset { format!("; {n} targets reset") } else { String::new() });
-            Ok(())
-        }
+        RolloutCommand::Resume { id, success, error } => resume(ctx, &db, scope, &id, success, error).await,
+        RolloutCommand::Abort { id, reset } => abort(ctx, &db, scope, &id, reset).await,
         RolloutCommand::Watch { id, interval } => {
             if !(interval.is_finite() && interval > 0.0 && interval <= 3600.0) {
                 return Err(invalid("interval", format!("must be from 0 to 3600 seconds, got {interval}")));
@@ -330,6 +215,145 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
             watch(ctx, &db, scope, &id, Duration::from_secs_f64(interval)).await
         }
     }
+}
+
+/// `dcs rollout preview`: the plan's table, then its problems as the error.
+async fn preview(ctx: &Ctx, db: &FleetDb, scope: Scope, a: &PlanArgs) -> anyhow::Result<()> {
+    let plan = plan_of(db, scope, a)?;
+    quiet_refresh(ctx, db, scope).await?;
+    let (preview, _) = rollout::preview(&ctx.client, db, scope, &plan).await?;
+    if ctx.json {
+        output::print_json(&preview)?;
+    } else {
+        print_preview(&preview, &plan.version);
+    }
+    match problems_error(&preview) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// `dcs rollout start`: the plan checked and confirmed, its first wave's targets set.
+async fn start(ctx: &Ctx, db: &FleetDb, scope: Scope, a: &PlanArgs, allow_downgrade: bool) -> anyhow::Result<()> {
+    can_set_targets(ctx)?;
+    let plan = plan_of(db, scope, a)?;
+    quiet_refresh(ctx, db, scope).await?;
+    let (preview, devices) = rollout::preview(&ctx.client, db, scope, &plan).await?;
+    if let Some(e) = problems_error(&preview) {
+        return Err(e);
+    }
+    if !ctx.json {
+        print_preview(&preview, &plan.version);
+    }
+    if let Some(d) = &preview.downgrade {
+        if !allow_downgrade {
+            return Err(invalid(
+                "version",
+                format!(
+                    "{}; nothing was started. Give --allow-downgrade to roll it out anyway",
+                    downgrade_text(d, &plan.version)
+                ),
+            ));
+        }
+    }
+    let sizes: Vec<String> = preview.wave_sizes.iter().map(u32::to_string).collect();
+    ctx.confirm(&format!(
+        "Start a {}rollout of {} to {} on {} devices in {} waves of {} (the first wave's targets are set now, \
+         the next wave's once {}% of a wave succeeded; it pauses above {}% failed)",
+        if preview.downgrade.is_some() { "DOWNGRADE " } else { "" },
+        preview.module_name,
+        plan.version,
+        thousands(preview.devices),
+        sizes.len(),
+        sizes.join(", "),
+        plan.success_threshold,
+        plan.error_threshold
+    ))?;
+    let id = rollout::create(db, scope, &plan, &devices)?;
+    rollout::advance(&ctx.client, ctx.set_target.as_ref(), db, &id).await?;
+    let view = rollout::get(db, &id)?;
+    if ctx.json {
+        return output::print_json(&view);
+    }
+    print_view(&view);
+    println!("\nmove it on with: dcs rollout watch {id}");
+    Ok(())
+}
+
+/// `dcs rollout list`: the rollouts of the scope, newest first.
+fn list(ctx: &Ctx, db: &FleetDb, scope: Scope) -> anyhow::Result<()> {
+    let all = rollout::list(db, scope)?;
+    if ctx.json {
+        return output::print_json(&all);
+    }
+    output::table(
+        &["ID", "MODULE", "VERSION", "STATE", "WAVE", "SUCCEEDED", "FAILED", "UPDATING", "CREATED"],
+        all.iter()
+            .map(|v| {
+                vec![
+                    v.id.clone(),
+                    v.module_name.clone(),
+                    v.version.clone(),
+                    state_name(v.state).into(),
+                    format!("{}/{}", v.current_wave + 1, v.waves.len()),
+                    format!("{}/{}", v.total.succeeded, v.total.size),
+                    (v.total.failed + v.total.refused).to_string(),
+                    v.total.updating.to_string(),
+                    v.created_at.clone(),
+                ]
+            })
+            .collect(),
+    );
+    Ok(())
+}
+
+/// `dcs rollout resume`: new thresholds if given, then the rollout moved on at once.
+async fn resume(
+    ctx: &Ctx,
+    db: &FleetDb,
+    scope: Scope,
+    id: &str,
+    success: Option<f64>,
+    error: Option<f64>,
+) -> anyhow::Result<()> {
+    own(db, scope, id)?;
+    can_set_targets(ctx)?;
+    rollout::resume(db, id, success, error)?;
+    quiet_refresh(ctx, db, scope).await?;
+    let outcome = rollout::advance(&ctx.client, ctx.set_target.as_ref(), db, id).await?;
+    let view = rollout::get(db, id)?;
+    if ctx.json {
+        return output::print_json(&view);
+    }
+    println!("rollout {id} resumed: {}", outcome_text(&outcome, &view));
+    Ok(())
+}
+
+/// `dcs rollout abort`: confirmed, then stopped for good, with its unfinished targets reset if asked.
+async fn abort(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str, reset: bool) -> anyhow::Result<()> {
+    own(db, scope, id)?;
+    let view = rollout::get(db, id)?;
+    if reset {
+        can_set_targets(ctx)?;
+    }
+    let what = if reset {
+        let n = rollout::unfinished(db, id)?.len();
+        format!(
+            "resetting the targets of {n} devices whose update has not finished (the service cancels those updates)"
+        )
+    } else {
+        "leaving the updates under way to go on (--reset would reset their targets)".to_owned()
+    };
+    ctx.confirm(&format!(
+        "Abort rollout {id} ({} to {}, {} of {} devices updated) for good, {what},",
+        view.module_name, view.version, view.total.succeeded, view.total.size
+    ))?;
+    let (view, n) = rollout::abort(&ctx.client, ctx.set_target.as_ref(), db, id, reset).await?;
+    if ctx.json {
+        return output::print_json(&view);
+    }
+    println!("rollout {id} aborted{}", if reset { format!("; {n} targets reset") } else { String::new() });
+    Ok(())
 }
 
 /// Refuses rollouts that set targets where that cannot work: on the in-process simulator (it

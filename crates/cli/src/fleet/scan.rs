@@ -5,12 +5,12 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use dcs_console::fleet::scan::{self, ScanKind, ScanProgress, ScanReport};
-use dcs_console::fleet::{FleetDb, FleetError, Scope};
+use dcs_console::fleet::{now_ms, query, FleetDb, FleetError, Scope};
 use indicatif::ProgressBar;
 use tokio_util::sync::CancellationToken;
 
-use super::print::thousands;
-use crate::Ctx;
+use super::print::{print_report, thousands};
+use crate::{output, Ctx};
 
 /// Cancels `token` on Ctrl-C until dropped.
 pub(super) struct CtrlC(tokio::task::JoinHandle<()>);
@@ -82,4 +82,16 @@ pub(super) async fn scan_with_progress(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// `dcs fleet scan`: a refresh, then a history snapshot, then its report.
+pub(super) async fn scan(ctx: &Ctx, db: &FleetDb, scope: Scope, full: bool) -> anyhow::Result<()> {
+    let kind = if full { ScanKind::Full } else { ScanKind::Incremental };
+    let report = scan_with_progress(ctx, db, scope, kind).await?;
+    query::snapshot(db, scope, now_ms())?;
+    if ctx.json {
+        return output::print_json(&report);
+    }
+    print_report(&report);
+    Ok(())
 }

@@ -1,9 +1,9 @@
-//! What `dcs fleet devices` shows, and the footer of the fleet tables.
+//! What `dcs fleet modules`, `overview`, `customers`, `devices` and `history` show.
 
-use dcs_console::fleet::query;
-use dcs_console::fleet::{FleetDb, Scope};
+use dcs_console::fleet::query::{self, DeviceRow};
+use dcs_console::fleet::{now_ms, FleetDb, Scope};
 
-use super::print::thousands;
+use super::print::{share, thousands};
 use super::{module_id, DevicesArgs};
 use crate::output::{self, opt};
 use crate::{invalid, Ctx};
@@ -50,6 +50,12 @@ pub(super) async fn devices(ctx: &Ctx, db: &FleetDb, scope: Scope, a: DevicesArg
     if ctx.json {
         return output::print_json(&serde_json::json!({ "total": total, "offset": a.offset, "rows": rows }));
     }
+    print_rows(&rows, a.offset, total);
+    Ok(())
+}
+
+/// A window of the device table, and on stderr which rows it shows of how many.
+fn print_rows(rows: &[DeviceRow], offset: u32, total: u32) {
     output::table(
         &["DEVICE", "MODULE", "CURRENT", "TARGET", "STATUS", "STATUS CHANGED", "DETAILS"],
         rows.iter()
@@ -66,17 +72,152 @@ pub(super) async fn devices(ctx: &Ctx, db: &FleetDb, scope: Scope, a: DevicesArg
             })
             .collect(),
     );
-    let shown_to = a.offset as usize + rows.len();
+    let shown_to = offset as usize + rows.len();
     if rows.is_empty() {
         eprintln!("no rows of {} match", thousands(total));
     } else {
         eprintln!(
             "rows {}-{} of {}{}",
-            a.offset + 1,
+            offset + 1,
             shown_to,
             thousands(total),
             if shown_to < total as usize { format!("; next: --offset {shown_to}") } else { String::new() }
         );
     }
+}
+
+/// `dcs fleet modules`: every module with its devices, drift, failures and updates.
+pub(super) fn modules(ctx: &Ctx, db: &FleetDb, scope: Scope) -> anyhow::Result<()> {
+    let modules = query::modules(db, scope)?;
+    if ctx.json {
+        return output::print_json(&modules);
+    }
+    if modules.is_empty() {
+        eprintln!("no firmware states of {} are known yet; run `dcs fleet scan`", ctx.scope);
+        return Ok(());
+    }
+    output::table(
+        &["MODULE", "NAME", "DEVICE SPECIFICATION", "DEVICES", "DRIFT", "FAILED", "UPDATING", "MOST RUN VERSION"],
+        modules
+            .iter()
+            .map(|m| {
+                vec![
+                    m.module_id.clone(),
+                    m.name.clone(),
+                    m.spec_name.clone().or_else(|| m.spec_id.clone()).unwrap_or_else(|| "-".into()),
+                    m.devices.to_string(),
+                    m.drift.to_string(),
+                    m.failed.to_string(),
+                    m.updating.to_string(),
+                    m.top_version
+                        .as_ref()
+                        .map(|v| format!("{v} ({})", m.top_version_devices))
+                        .unwrap_or_else(|| "-".into()),
+                ]
+            })
+            .collect(),
+    );
+    scope_footer(db, scope)
+}
+
+/// `dcs fleet overview`: one module by version, status, target and owner, failures, packages.
+pub(super) fn overview(ctx: &Ctx, db: &FleetDb, scope: Scope, raw: &str) -> anyhow::Result<()> {
+    let id = module_id(db, scope, raw, "moduleId")?;
+    let o = query::overview(db, scope, &id, &ctx.customer_names)?;
+    if ctx.json {
+        return output::print_json(&o);
+    }
+    let m = &o.module;
+    output::fields(&[
+        ("module", format!("{} ({})", m.name, m.module_id)),
+        ("device specification", m.spec_name.clone().or_else(|| m.spec_id.clone()).unwrap_or_else(|| "-".into())),
+        ("devices", m.devices.to_string()),
+        ("drift", format!("{} (current version differs from the target)", m.drift)),
+        ("failed", m.failed.to_string()),
+        ("updating", m.updating.to_string()),
+    ]);
+    for (title, counts) in [
+        ("CURRENT VERSION", &o.by_version),
+        ("STATUS", &o.by_status),
+        ("TARGET", &o.by_target),
+        ("OWNER", &o.by_customer),
+    ] {
+        println!();
+        output::table(
+            &[title, "DEVICES", "SHARE"],
+            counts.iter().map(|c| vec![c.label.clone(), c.count.to_string(), share(c.count, m.devices)]).collect(),
+        );
+    }
+    println!();
+    if o.failures.is_empty() {
+        println!("no failures");
+    } else {
+        output::table(
+            &["FAILURE", "TARGET", "DEVICES", "LATEST"],
+            o.failures
+                .iter()
+                .map(|f| vec![f.details.clone(), opt(&f.target), f.count.to_string(), opt(&f.latest)])
+                .collect(),
+        );
+    }
+    println!();
+    output::table(
+        &["PACKAGE VERSION", "FIRMWARE FILE"],
+        o.packages
+            .iter()
+            .map(|p| vec![p.version.clone(), if p.has_file { "uploaded" } else { "missing" }.into()])
+            .collect(),
+    );
+    Ok(())
+}
+
+/// `dcs fleet customers`: devices, states and drift per owner.
+pub(super) fn customers(ctx: &Ctx, db: &FleetDb, scope: Scope) -> anyhow::Result<()> {
+    let rows = query::customers(db, scope, &ctx.customer_names)?;
+    if ctx.json {
+        return output::print_json(&rows);
+    }
+    output::table(
+        &["OWNER", "ID", "DEVICES", "STATES", "DRIFT", "FAILED"],
+        rows.iter()
+            .map(|c| {
+                vec![
+                    c.label.clone(),
+                    opt(&c.client_id),
+                    c.devices.to_string(),
+                    c.states.to_string(),
+                    c.drift.to_string(),
+                    c.failed.to_string(),
+                ]
+            })
+            .collect(),
+    );
+    Ok(())
+}
+
+/// `dcs fleet history`: a module's devices per update status over time.
+pub(super) fn history(ctx: &Ctx, db: &FleetDb, scope: Scope, raw: &str, hours: Option<u32>) -> anyhow::Result<()> {
+    let id = module_id(db, scope, raw, "moduleId")?;
+    let since = hours.map(|h| now_ms() - h as i64 * 3_600_000);
+    let points = query::history(db, scope, &id, since, 600)?;
+    if ctx.json {
+        return output::print_json(&points);
+    }
+    let mut statuses: Vec<&String> = points.iter().flat_map(|p| p.counts.keys()).collect();
+    statuses.sort();
+    statuses.dedup();
+    let mut headers = vec!["AT"];
+    headers.extend(statuses.iter().map(|s| s.as_str()));
+    output::table(
+        &headers,
+        points
+            .iter()
+            .map(|p| {
+                let mut row = vec![p.at.clone()];
+                row.extend(statuses.iter().map(|s| p.counts.get(*s).copied().unwrap_or(0).to_string()));
+                row
+            })
+            .collect(),
+    );
     Ok(())
 }

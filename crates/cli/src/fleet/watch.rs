@@ -27,31 +27,10 @@ pub(super) async fn watch(
     let cancel = CancellationToken::new();
     let _ctrl_c = CtrlC::cancels(&cancel);
     let mut last = String::new();
-    let stopped = |v: &RolloutView| -> anyhow::Result<()> {
-        match v.state {
-            RolloutState::Completed => Ok(()),
-            RolloutState::Running => unreachable!("watched until it stops running"),
-            other => anyhow::bail!(
-                "rollout {id} is {}: {}",
-                state_name(other),
-                v.reason.as_deref().unwrap_or("no reason given")
-            ),
-        }
-    };
     loop {
         let view = rollout::get(db, id)?;
         if view.state != RolloutState::Running {
-            if ctx.json {
-                output::print_json(&view)?;
-            } else {
-                println!("{}", progress_line(&view));
-                println!(
-                    "rollout {id} {}{}",
-                    state_name(view.state),
-                    view.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default()
-                );
-            }
-            return stopped(&view);
+            return stopped(ctx, id, &view);
         }
         let refreshed = tokio::select! {
             _ = cancel.cancelled() => None,
@@ -64,10 +43,7 @@ pub(super) async fn watch(
         let outcome = moved.into_iter().find(|(of, _)| of == id).map_or(StepOutcome::Waiting, |(_, o)| o);
         let view = rollout::get(db, id)?;
         if !ctx.json {
-            let line = match &outcome {
-                StepOutcome::Waiting => progress_line(&view),
-                other => outcome_text(other, &view),
-            };
+            let line = step_line(&outcome, &view);
             if line != last {
                 println!("{}  {line}", time_now());
                 last = line;
@@ -80,6 +56,37 @@ pub(super) async fn watch(
             _ = cancel.cancelled() => return Err(stopped_watching(id)),
             _ = tokio::time::sleep(interval) => {}
         }
+    }
+}
+
+/// The rollout's last line (or its view with --json), and an error unless it completed.
+fn stopped(ctx: &Ctx, id: &str, view: &RolloutView) -> anyhow::Result<()> {
+    if ctx.json {
+        output::print_json(view)?;
+    } else {
+        println!("{}", progress_line(view));
+        println!(
+            "rollout {id} {}{}",
+            state_name(view.state),
+            view.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default()
+        );
+    }
+    match view.state {
+        RolloutState::Completed => Ok(()),
+        RolloutState::Running => unreachable!("watched until it stops running"),
+        other => anyhow::bail!(
+            "rollout {id} is {}: {}",
+            state_name(other),
+            view.reason.as_deref().unwrap_or("no reason given")
+        ),
+    }
+}
+
+/// The line a refresh prints: the progress while waiting, else what the step did.
+fn step_line(outcome: &StepOutcome, view: &RolloutView) -> String {
+    match outcome {
+        StepOutcome::Waiting => progress_line(view),
+        other => outcome_text(other, view),
     }
 }
 
