@@ -19,7 +19,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use dcs_api::beta::BetaDeviceQuery;
 use dcs_api::{Client, Secret, TimeFilter};
 use dcs_console::fleet::{EmbeddedBy, ScopeKey};
-use dcs_console::session::{self, Acting};
+use dcs_console::session::{self, Acting, Session};
 use dcs_console::{Config, ConfigStore, Profile, SIMULATOR_PROFILE};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -635,14 +635,15 @@ async fn connect(args: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<Ct
         Some(c) => Acting::Customer(profile.resolve_customer(c).map_err(dcs_api::Error::from)?),
         None => Acting::Yourself,
     };
-    let client = match args.x_client_id {
+    let Session { profile, acting, client, base_url: base } = match args.x_client_id {
         // Deprecated and ad hoc, as before profiles: the header alone, no context switch.
         Some(customer) => {
             let mut config = session::client_config(&profile, &base, secret, &Acting::Yourself)?;
             config.x_client_id = Some(customer);
-            Client::new(config)?
+            Session { client: Client::new(config)?, profile, acting, base_url: base }
         }
-        None => session::connect(&profile, &base, secret, &acting).await.map_err(|e| e.acting(&acting))?,
+        // As the app opens a session: the same headers and context switch, the same refusal.
+        None => Session::open(profile, base, secret, acting).await?,
     };
     let scope = match args.x_client_id {
         Some(c) => format!("sub-customer {c} (x-client-id)"),
