@@ -178,6 +178,54 @@ pub fn describe_check(c: &CheckedStates) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+// A page of firmware packages (the module and device specification embedded); `next` is the
+// link to the following page, absent on the last. (No doc comment: the bindings carry none.)
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct PackagePage {
+    pub items: Vec<dcs_api::model::FirmwarePackage>,
+    pub next: Option<String>,
+}
+
+// A page of firmware modules.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct ModulePage {
+    pub items: Vec<dcs_api::model::FirmwareModule>,
+    /// Pass back as `next` to get the following page; absent on the last page.
+    pub next: Option<String>,
+}
+
+/// One module as the service holds it, with what the app shows of it beside the typed fields.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct ModuleDetail {
+    pub module: dcs_api::model::FirmwareModule,
+    /// Members of the answer this version does not know, as `[name, JSON text]` pairs.
+    pub unknown_members: Vec<(String, String)>,
+    /// Its packages (every page), newest first as the service sorts them.
+    pub packages: Vec<dcs_api::model::FirmwarePackage>,
+}
+
+// A page of firmware states of one module, checked against the filters (see the module doc).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct StatePage {
+    /// The states of this page that match the filters.
+    pub items: Vec<FirmwareState>,
+    /// States the page held before they were matched here.
+    pub read: u32,
+    pub next: Option<String>,
+    /// What happened to the filters, for people: ignored by the service, or applied here.
+    pub note: Option<String>,
+    /// The service ignored a filter it was sent.
+    pub ignored: bool,
+}
+
 /// A device specification as the firmware workspace knows it: the service has no listing of
 /// specifications, so they are gathered from the modules (every specification with one) and
 /// named from the packages that embed them.

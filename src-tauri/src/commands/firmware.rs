@@ -1,11 +1,11 @@
 //! Firmware commands: modules, and creating packages for the active customer.
 
 use dcs_api::firmware::{Embed, ModuleFilter, NewPackage, PackageFilter};
-use dcs_api::model::{FirmwareModule, FirmwarePackage};
-use dcs_console::listing::{self, SpecificationSummary};
+use dcs_api::model::FirmwarePackage;
+use dcs_console::listing::{self, ModuleDetail, ModulePage, PackagePage, SpecificationSummary, StatePage};
 use dcs_console::FieldError;
 use futures::TryStreamExt;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tauri::State;
 use uuid::Uuid;
 
@@ -53,13 +53,6 @@ pub struct PackagePageRequest {
     pub limit: Option<u32>,
 }
 
-#[derive(Debug, Clone, Serialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct PackagePage {
-    pub items: Vec<FirmwarePackage>,
-    pub next: Option<String>,
-}
-
 #[tauri::command]
 #[specta::specta]
 pub async fn list_packages(
@@ -95,14 +88,6 @@ pub async fn list_packages(
 pub async fn list_specifications(state: State<'_, AppState>) -> Result<Vec<SpecificationSummary>, CommandError> {
     let session = state.session().await;
     session.run(async { Ok(listing::specifications(&session.client).await?) }).await
-}
-
-#[derive(Debug, Clone, Serialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct ModulePage {
-    pub items: Vec<FirmwareModule>,
-    /// Pass back as `next` to get the following page; absent on the last page.
-    pub next: Option<String>,
 }
 
 #[tauri::command]
@@ -236,17 +221,6 @@ pub async fn get_package(state: State<'_, AppState>, package_id: Uuid) -> Result
         .await
 }
 
-/// One module as the service holds it, with what the app shows of it beside the typed fields.
-#[derive(Debug, Clone, Serialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct ModuleDetail {
-    pub module: FirmwareModule,
-    /// Members of the answer this version does not know, as `[name, JSON text]` pairs.
-    pub unknown_members: Vec<(String, String)>,
-    /// Its packages (every page), newest first as the service sorts them.
-    pub packages: Vec<FirmwarePackage>,
-}
-
 /// `GET /firmware/modules/{id}` and the module's packages. Packages of other modules a service
 /// sends along are left out.
 #[tauri::command]
@@ -278,20 +252,6 @@ pub struct ModuleStatesRequest {
     pub client_id: Option<String>,
     /// A `next` link of an earlier page.
     pub next: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct StatePage {
-    /// The states of this page that match the filters.
-    pub items: Vec<dcs_api::model::FirmwareState>,
-    /// States the page held before they were matched here.
-    pub read: u32,
-    pub next: Option<String>,
-    /// What happened to the filters, for people: ignored by the service, or applied here.
-    pub note: Option<String>,
-    /// The service ignored a filter it was sent.
-    pub ignored: bool,
 }
 
 #[tauri::command]
