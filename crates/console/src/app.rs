@@ -16,7 +16,7 @@ use crate::fleet::service::FleetService;
 use crate::fleet::{EmbeddedBy, FleetDb, Scope, ScopeKey};
 use crate::session::{self, Acting, Session};
 use crate::simulator::{self, Embedded};
-use crate::{ConfigStore, Error, Profile, SIMULATOR_PROFILE};
+use crate::{ConfigStore, Error, Profile, ProfileDraft, SIMULATOR_PROFILE};
 
 pub struct Console {
     pub config: ConfigStore,
@@ -223,5 +223,86 @@ impl Console {
         let next = Arc::new(self.connect(&name, Acting::Yourself).await?);
         *self.session.write().await = next.clone();
         Ok(next)
+    }
+
+    /// Every profile: the built-in one first, then those of the profiles file, each with whether
+    /// it is active or the default and whether its secret is stored (never the secret). A file
+    /// that cannot be read lists the built-in profile alone, with the reason.
+    pub async fn profiles(&self) -> ProfileList {
+        let active = self.session().await;
+        let (config, config_error) = match self.config.load() {
+            Ok(c) => (c, None),
+            Err(e) => (Default::default(), Some(e.to_string())),
+        };
+        // Known without starting the simulator for a user who works on another profile.
+        let builtin =
+            if active.simulator() { active.profile.clone() } else { simulator::builtin_profile(self.sim_seed) };
+        let mut profiles = vec![ProfileSummary {
+            draft: ProfileDraft::of(&builtin),
+            active: active.simulator(),
+            is_default: config.default_profile.is_none(),
+            profile: builtin,
+            builtin: true,
+            secret: SecretState::Builtin,
+        }];
+        for p in &config.profiles {
+            profiles.push(ProfileSummary {
+                active: !active.simulator() && active.profile.name == p.name,
+                is_default: config.default_profile.as_deref() == Some(p.name.as_str()),
+                secret: secret_state(&p.name),
+                draft: ProfileDraft::of(p),
+                profile: p.clone(),
+                builtin: false,
+            });
+        }
+        ProfileList { profiles, config_path: self.config.path().display().to_string(), config_error }
+    }
+}
+
+/// Whether a profile's secret is in the keychain; never the secret.
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum SecretState {
+    /// In the OS keychain.
+    Stored,
+    /// Not in the keychain: the profile cannot connect until one is saved.
+    Missing,
+    /// The built-in profile's key is the simulator's own.
+    Builtin,
+    /// The keychain could not be asked.
+    Unavailable { message: String },
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileSummary {
+    pub profile: Profile,
+    /// The profile as the editor's form holds it.
+    pub draft: ProfileDraft,
+    pub builtin: bool,
+    pub active: bool,
+    pub is_default: bool,
+    pub secret: SecretState,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileList {
+    pub profiles: Vec<ProfileSummary>,
+    /// Where the profiles file is.
+    pub config_path: String,
+    /// Why the profiles file could not be read, if it could not.
+    pub config_error: Option<String>,
+}
+
+/// Whether the secret of the stored profile `name` is in the keychain (never the secret).
+pub fn secret_state(name: &str) -> SecretState {
+    match crate::Keychain.secret(name) {
+        Ok(Some(_)) => SecretState::Stored,
+        Ok(None) => SecretState::Missing,
+        Err(e) => SecretState::Unavailable { message: e.to_string() },
     }
 }

@@ -4,92 +4,22 @@
 
 use dcs_api::auth::TokenCheck;
 use dcs_api::Secret;
+use dcs_console::app::{secret_state, ProfileList, ProfileSummary};
 use dcs_console::session;
 use dcs_console::{FieldError, Keychain, Profile, ProfileDraft, SIMULATOR_PROFILE};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tauri::State;
 
 use super::AppInfo;
 use crate::error::CommandError;
 use crate::state::AppState;
 
-/// Whether a profile's secret is in the keychain; never the secret.
-#[derive(Debug, Clone, Serialize, specta::Type)]
-#[serde(tag = "state", rename_all = "camelCase")]
-pub enum SecretState {
-    /// In the OS keychain.
-    Stored,
-    /// Not in the keychain: the profile cannot connect until one is saved.
-    Missing,
-    /// The built-in profile's key is the simulator's own.
-    Builtin,
-    /// The keychain could not be asked.
-    Unavailable { message: String },
-}
-
-#[derive(Debug, Clone, Serialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct ProfileSummary {
-    pub profile: Profile,
-    /// The profile as the editor's form holds it.
-    pub draft: ProfileDraft,
-    pub builtin: bool,
-    pub active: bool,
-    pub is_default: bool,
-    pub secret: SecretState,
-}
-
-#[derive(Debug, Clone, Serialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct ProfileList {
-    pub profiles: Vec<ProfileSummary>,
-    /// Where the profiles file is.
-    pub config_path: String,
-    /// Why the profiles file could not be read, if it could not.
-    pub config_error: Option<String>,
-}
-
-fn secret_state(name: &str) -> SecretState {
-    match Keychain.secret(name) {
-        Ok(Some(_)) => SecretState::Stored,
-        Ok(None) => SecretState::Missing,
-        Err(e) => SecretState::Unavailable { message: e.to_string() },
-    }
-}
-
+// Every profile with whether it is active, the default, and its secret stored
+// (dcs_console::app::Console::profiles).
 #[tauri::command]
 #[specta::specta]
 pub async fn list_profiles(state: State<'_, AppState>) -> Result<ProfileList, CommandError> {
-    let active = state.session().await;
-    let (config, config_error) = match state.config.load() {
-        Ok(c) => (c, None),
-        Err(e) => (Default::default(), Some(e.to_string())),
-    };
-    // Known without starting the simulator for a user who works on another profile.
-    let builtin = if active.simulator() {
-        active.profile.clone()
-    } else {
-        dcs_console::simulator::builtin_profile(state.sim_seed)
-    };
-    let mut profiles = vec![ProfileSummary {
-        draft: ProfileDraft::of(&builtin),
-        active: active.simulator(),
-        is_default: config.default_profile.is_none(),
-        profile: builtin,
-        builtin: true,
-        secret: SecretState::Builtin,
-    }];
-    for p in &config.profiles {
-        profiles.push(ProfileSummary {
-            active: !active.simulator() && active.profile.name == p.name,
-            is_default: config.default_profile.as_deref() == Some(p.name.as_str()),
-            secret: secret_state(&p.name),
-            draft: ProfileDraft::of(p),
-            profile: p.clone(),
-            builtin: false,
-        });
-    }
-    Ok(ProfileList { profiles, config_path: state.config.path().display().to_string(), config_error })
+    Ok(state.profiles().await)
 }
 
 /// Every rule the profile breaks, for marking the form's fields as the user types. A new
