@@ -10,6 +10,9 @@
 //!
 //! **Device specifications.** The service lists none; [`specifications`] gathers them from the
 //! modules and packages.
+//!
+//! **Pages.** The answer shapes of the app's listings (packages, modules, a module's detail,
+//! firmware states, devices by name) are defined here, so `dcs` can answer the same pages.
 
 use dcs_api::firmware::StateFilter;
 use dcs_api::model::{DeviceId, FirmwareState, Problem};
@@ -224,6 +227,57 @@ pub struct StatePage {
     pub note: Option<String>,
     /// The service ignored a filter it was sent.
     pub ignored: bool,
+}
+
+// A page of the device listing by name (no doc comment: the bindings carry none).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DevicePage {
+    pub items: Vec<crate::devices::DeviceEntry>,
+    /// The page these are (from 0).
+    pub page: u32,
+    /// No page follows.
+    pub last: bool,
+    /// Devices matching the search in all.
+    pub total: u32,
+    /// The search was the service's, which matches case-sensitively (the listing was too large
+    /// to hold here).
+    pub case_sensitive: bool,
+}
+
+/// Page `page_no` (of `size`) of the devices of `scope` matching `search`: from the listing
+/// held for the scope, ignoring case, when it is complete; else the service's own search
+/// (case-sensitive, for a listing too large to hold).
+pub async fn device_page(
+    directories: &crate::devices::Directories,
+    scope: &str,
+    client: &dcs_api::Client,
+    search: &str,
+    page_no: u32,
+    size: u32,
+) -> Result<DevicePage, crate::Error> {
+    let dir = directories.get(scope, client).await?;
+    if dir.complete {
+        let (items, total) = dir.search(search, page_no, size);
+        let last = (page_no as u64 + 1) * size as u64 >= total as u64;
+        return Ok(DevicePage { items, page: page_no, last, total, case_sensitive: false });
+    }
+    let query = dcs_api::beta::BetaDeviceQuery {
+        current_page: Some(page_no),
+        page_size: Some(size),
+        search: Some(search.to_owned()).filter(|s| !s.is_empty()),
+        sort_by: Some("name".into()),
+        descending: None,
+    };
+    let page = client.beta().devices(&query).await?;
+    Ok(DevicePage {
+        page: u32::try_from(page.number).unwrap_or(u32::MAX),
+        last: page.last || page.content.is_empty(),
+        total: u32::try_from(page.total_elements).unwrap_or(u32::MAX),
+        items: page.content.into_iter().map(crate::devices::DeviceEntry::from).collect(),
+        case_sensitive: true,
+    })
 }
 
 /// A device specification as the firmware workspace knows it: the service has no listing of

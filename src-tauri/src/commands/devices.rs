@@ -1,9 +1,9 @@
 //! Devices: the beta device listing (section 4.5) for pickers, and device ids checked as typed.
 
-use dcs_api::beta::BetaDeviceQuery;
-use dcs_console::devices::{self, DeviceEntry, DeviceLabel};
+use dcs_console::devices::{self, DeviceLabel};
 use dcs_console::downlinks::{self, DeviceIdCheck};
-use serde::{Deserialize, Serialize};
+use dcs_console::listing::{self, DevicePage};
+use serde::Deserialize;
 use tauri::State;
 
 use crate::error::CommandError;
@@ -18,24 +18,6 @@ pub struct DevicePageRequest {
     pub search: Option<String>,
     pub page: Option<u32>,
     pub page_size: Option<u32>,
-}
-
-/// A device of the listing, as a picker shows it (the free-form metadata is left out).
-pub type DeviceSummary = DeviceEntry;
-
-#[derive(Debug, Clone, Serialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct DevicePage {
-    pub items: Vec<DeviceSummary>,
-    /// The page these are (from 0).
-    pub page: u32,
-    /// No page follows.
-    pub last: bool,
-    /// Devices matching the search in all.
-    pub total: u32,
-    /// The search was the service's, which matches case-sensitively (the listing was too large
-    /// to hold here).
-    pub case_sensitive: bool,
 }
 
 /// Longest search text.
@@ -57,27 +39,7 @@ pub async fn list_devices(state: State<'_, AppState>, request: DevicePageRequest
     let page_no = request.page.unwrap_or(0).min(1_000_000);
     session
         .run(async {
-            let dir = state.devices.get(&session.scope(), &session.client).await?;
-            if dir.complete {
-                let (items, total) = dir.search(&search, page_no, size);
-                let last = (page_no as u64 + 1) * size as u64 >= total as u64;
-                return Ok(DevicePage { items, page: page_no, last, total, case_sensitive: false });
-            }
-            let query = BetaDeviceQuery {
-                current_page: Some(page_no),
-                page_size: Some(size),
-                search: Some(search).filter(|s| !s.is_empty()),
-                sort_by: Some("name".into()),
-                descending: None,
-            };
-            let page = session.client.beta().devices(&query).await?;
-            Ok(DevicePage {
-                page: u32::try_from(page.number).unwrap_or(u32::MAX),
-                last: page.last || page.content.is_empty(),
-                total: u32::try_from(page.total_elements).unwrap_or(u32::MAX),
-                items: page.content.into_iter().map(DeviceEntry::from).collect(),
-                case_sensitive: true,
-            })
+            listing::device_page(&state.devices, &session.scope(), &session.client, &search, page_no, size).await
         })
         .await
 }
