@@ -40,6 +40,8 @@ pub(crate) struct Credentials<'a> {
     pub audience: &'a str,
     pub client_id: &'a str,
     pub client_secret: &'a Secret,
+    /// How long to wait for the answer and how much of it to read.
+    pub limits: &'a crate::answer::Limits,
 }
 
 impl TokenCache {
@@ -111,6 +113,7 @@ fn jwt_claims(token: &str) -> Option<serde_json::Map<String, serde_json::Value>>
 
 async fn fetch(http: &reqwest::Client, creds: &Credentials<'_>) -> Result<TokenResponse> {
     let url = creds.token_url.as_str().to_owned();
+    let limits = creds.limits;
     let body = TokenRequest {
         grant_type: "client_credentials".to_owned(),
         audience: creds.audience.to_owned(),
@@ -120,14 +123,22 @@ async fn fetch(http: &reqwest::Client, creds: &Credentials<'_>) -> Result<TokenR
     let res = http
         .post(creds.token_url.clone())
         .json(&body)
+        .timeout(limits.answer_timeout)
         .send()
         .await
-        .map_err(|source| Error::Network { url: url.clone(), source })?;
+        .map_err(|e| crate::answer::not_answered(creds.token_url, e, limits))?;
     let status = res.status();
-    let bytes = res.bytes().await.map_err(|source| Error::Network { url: url.clone(), source })?;
+    let headers = res.headers().clone();
+    let bytes = crate::answer::read(res, creds.token_url, limits).await?;
     if status.is_success() {
-        return serde_json::from_slice(&bytes)
-            .map_err(|e| Error::Protocol { url, reason: format!("token response: {e}") });
+        crate::answer::problem_in_success(creds.token_url, status.as_u16(), &headers, &bytes)?;
+        return crate::answer::json(creds.token_url, &bytes).map_err(|e| match e {
+            Error::Protocol { reason, .. } => Error::Protocol { url, reason: format!("token response: {reason}") },
+            other => other,
+        });
+    }
+    if status.is_redirection() {
+        return Err(crate::answer::redirected(creds.token_url, status.as_u16(), &headers));
     }
     // The identity platform's two documented messages may come in any member of the body.
     let text = String::from_utf8_lossy(&bytes);

@@ -67,20 +67,34 @@ impl Beta<'_> {
         self.client.get_json_accepting(url, DEVICE_V1_MEDIA_TYPE).await
     }
 
-    /// Every device, page after page (page number paging, stopping at the last page).
+    /// Every device, page after page (page number paging, stopping at the last page). A page
+    /// that brings only devices already listed ends the listing with a protocol error: a
+    /// service that never says `last` and answers the same pages again would otherwise be
+    /// read for ever.
     pub async fn all_devices(&self, query: &BetaDeviceQuery) -> Result<Vec<crate::model::BetaDevice>> {
         let mut q = query.clone();
         let mut page_no = q.current_page.unwrap_or(0);
         let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         loop {
             q.current_page = Some(page_no);
             let page = self.devices(&q).await?;
             let last = page.is_last();
+            let new = page.content.iter().filter(|d| seen.insert(d.uuid)).count();
+            if new == 0 && !page.content.is_empty() {
+                return Err(Error::Protocol {
+                    url: self.client.url("api/devices")?.to_string(),
+                    reason: format!("page {page_no} of the device listing brings only devices already listed, and is not the last; stopping instead of reading the same pages for ever"),
+                });
+            }
             out.extend(page.content);
             if last {
                 return Ok(out);
             }
-            page_no += 1;
+            page_no = page_no.checked_add(1).ok_or_else(|| Error::Protocol {
+                url: self.client.url("api/devices").map(|u| u.to_string()).unwrap_or_default(),
+                reason: format!("the device listing has more than {} pages", u32::MAX),
+            })?;
         }
     }
 

@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 use url::Url;
 use uuid::Uuid;
 
+use crate::answer::{self, Limits};
 use crate::auth::{Credentials, TokenCache};
 use crate::error::{Error, Result};
 use crate::page_sizes::PageSizes;
@@ -31,6 +32,8 @@ pub struct ClientConfig {
     pub x_client_id: Option<Uuid>,
     /// When and how failed requests are sent again.
     pub retry: RetryPolicy,
+    /// How long the client waits for an answer and how much of it it reads.
+    pub limits: Limits,
 }
 
 impl ClientConfig {
@@ -44,6 +47,7 @@ impl ClientConfig {
             customer: None,
             x_client_id: None,
             retry: RetryPolicy::default(),
+            limits: Limits::default(),
         })
     }
 }
@@ -135,8 +139,9 @@ impl Client {
                     attempt.follow()
                 }
             }))
+            .connect_timeout(config.limits.connect_timeout)
             .build()
-            .map_err(|source| Error::Network { url: config.base_url.to_string(), source })?;
+            .map_err(|source| Error::network(&config.base_url, "the HTTP client could not be set up", Some(source)))?;
         let token_url =
             config.auth_url.join("api/v3/idp/oidc/token").map_err(|e| Error::invalid("auth URL", e.to_string()))?;
         Ok(Client {
@@ -173,6 +178,7 @@ impl Client {
             audience: &c.audience,
             client_id: &c.client_id,
             client_secret: &c.client_secret,
+            limits: &c.limits,
         };
         crate::auth::check(&self.inner.http, &creds).await
     }
@@ -184,6 +190,7 @@ impl Client {
             audience: &c.audience,
             client_id: &c.client_id,
             client_secret: &c.client_secret,
+            limits: &c.limits,
         };
         self.inner.tokens.get(&self.inner.http, &creds).await
     }
@@ -198,7 +205,7 @@ impl Client {
     /// renewed once and the request sent once more.
     pub(crate) async fn get_json<T: DeserializeOwned>(&self, url: Url) -> Result<T> {
         let body = self.send(Method::GET, url.clone()).await?;
-        serde_json::from_slice(&body).map_err(|e| Error::Protocol { url: url.to_string(), reason: e.to_string() })
+        answer::json(&url, &body)
     }
 
     async fn send(&self, method: Method, url: Url) -> Result<Vec<u8>> {
@@ -285,26 +292,31 @@ impl Client {
             } else if json_content_type {
                 req = req.header(reqwest::header::CONTENT_TYPE, "application/json");
             }
+            let limits = &self.inner.config.limits;
             let sent = async {
-                let res = req.send().await?;
+                let res = req
+                    .timeout(limits.answer_timeout)
+                    .send()
+                    .await
+                    .map_err(|e| answer::not_answered(&url, e, limits))?;
                 let status = res.status();
                 let headers = res.headers().clone();
-                let bytes = res.bytes().await?;
-                Ok::<_, reqwest::Error>((status, headers, bytes))
+                let bytes = answer::read(res, &url, limits).await?;
+                Ok::<_, answer::Failure>((status, headers, bytes))
             }
             .await;
             let (status, headers, bytes) = match sent {
                 Ok(answer) => answer,
-                Err(source) => {
-                    if idempotent {
+                Err(failure) => {
+                    if idempotent && failure.transient {
                         if let Some(delay) = backoff(attempt) {
-                            tracing::warn!(%method, path = url.path(), attempt, reason = %source, delay_ms = delay.as_millis() as u64, "retrying: connection error");
+                            tracing::warn!(%method, path = url.path(), attempt, reason = %failure.error, delay_ms = delay.as_millis() as u64, "retrying: connection error");
                             tokio::time::sleep(delay).await;
                             attempt += 1;
                             continue;
                         }
                     }
-                    return Err(Error::Network { url: url.to_string(), source });
+                    return Err(failure.error);
                 }
             };
             tracing::debug!(%method, path = url.path(), status = status.as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "answer");
@@ -339,10 +351,14 @@ impl Client {
                     continue;
                 }
             }
+            if status.is_redirection() && !beta_bad_token {
+                return Err(answer::redirected(&url, status.as_u16(), &headers));
+            }
             if !status.is_success() {
                 return Err(Error::from_answer(status.as_u16(), &bytes));
             }
-            return Ok(bytes.to_vec());
+            answer::problem_in_success(&url, status.as_u16(), &headers, &bytes)?;
+            return Ok(bytes);
         }
     }
 }
@@ -393,13 +409,13 @@ impl Client {
             let token = self.token().await?;
             let started = Instant::now();
             let req = self.authorized(method.clone(), url.clone(), &token);
-            let res = body(req).send().await.map_err(|source| Error::Network { url: url.to_string(), source })?;
+            let res = self.send_streamed_once(&method, &url, body(req)).await?;
             let status = res.status();
             tracing::debug!(%method, path = url.path(), status = status.as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "streamed request");
             if status.is_success() {
                 return Ok(res);
             }
-            let answer = res.bytes().await.map_err(|source| Error::Network { url: url.to_string(), source })?;
+            let answer = answer::read(res, &url, &self.inner.config.limits).await?;
             if status == StatusCode::UNAUTHORIZED {
                 self.inner.tokens.invalidate(&token).await;
                 if !renewed {
@@ -409,6 +425,29 @@ impl Client {
             }
             return Err(Error::from_answer(status.as_u16(), &answer));
         }
+    }
+}
+
+impl Client {
+    /// Sends a streamed request. A download's answer must begin within the read timeout; an
+    /// upload's is awaited however long the service takes to read the file (the caller can
+    /// cancel it).
+    async fn send_streamed_once(&self, method: &Method, url: &Url, req: RequestBuilder) -> Result<reqwest::Response> {
+        let limits = &self.inner.config.limits;
+        let sent = req.send();
+        let res = if *method == Method::GET {
+            match tokio::time::timeout(limits.read_timeout, sent).await {
+                Ok(res) => res,
+                Err(_) => return Err(answer::no_answer(url, limits.read_timeout, "read")),
+            }
+        } else {
+            sent.await
+        };
+        res.map_err(|e| answer::not_answered(url, e, limits).error)
+    }
+
+    pub(crate) fn limits(&self) -> &Limits {
+        &self.inner.config.limits
     }
 }
 

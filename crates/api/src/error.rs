@@ -78,11 +78,15 @@ pub enum Error {
     /// The service's refusal; its problem document is boxed so that every `Result` of the
     /// client stays small (the document is large and an error is rare).
     Api { status: u16, problem: Box<Problem> },
-    #[error("could not reach {url}: {source}")]
+    /// No answer came: no connection, or none within the client's timeouts
+    /// ([`crate::answer::Limits`]). `reason` says which, in words ("Connection refused", "no
+    /// answer within 60 s").
+    #[error("could not reach {url}: {reason}")]
     Network {
         url: String,
+        reason: String,
         #[source]
-        source: reqwest::Error,
+        source: Option<reqwest::Error>,
     },
     #[error("unexpected answer from {url}: {reason}")]
     Protocol { url: String, reason: String },
@@ -148,6 +152,10 @@ impl Error {
 
     pub(crate) fn invalid(field: &str, rule: impl Into<String>) -> Error {
         Error::InvalidInput { field: field.to_owned(), rule: rule.into() }
+    }
+
+    pub(crate) fn network(url: &url::Url, reason: impl Into<String>, source: Option<reqwest::Error>) -> Error {
+        Error::Network { url: url.to_string(), reason: reason.into(), source }
     }
 
     pub(crate) fn local_file(path: &std::path::Path, source: std::io::Error) -> Error {

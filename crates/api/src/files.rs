@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use reqwest::multipart::{Form, Part};
 use reqwest::Method;
 use sha2::{Digest, Sha256};
@@ -411,7 +411,9 @@ impl Firmware<'_> {
             // The service was reached and took part of the body, then closed the connection
             // without an answer the client could read: what a service does when it refuses a
             // body for its size (a 413 written while the client is still sending is lost).
-            Err(Error::Network { source, .. }) if !source.is_connect() && sent.load(Ordering::Relaxed) > 0 => {
+            Err(Error::Network { source: Some(source), .. })
+                if !source.is_connect() && sent.load(Ordering::Relaxed) > 0 =>
+            {
                 return Err(Error::Protocol {
                     url: url.to_string(),
                     reason: format!(
@@ -423,10 +425,10 @@ impl Firmware<'_> {
             other => other?,
         };
         let answer = tokio::select! {
-            b = res.bytes() => b.map_err(|source| Error::Network { url: url.to_string(), source })?,
+            b = crate::answer::read(res, &url, self.client.limits()) => b?,
             _ = transfer.wait_cancelled() => return Err(what()),
         };
-        serde_json::from_slice(&answer).map_err(|e| Error::Protocol { url: url.to_string(), reason: e.to_string() })
+        crate::answer::json(&url, &answer)
     }
 
     async fn download(&self, kind: FileKind, package: Uuid, target: &Path, transfer: &Transfer) -> Result<Downloaded> {
@@ -453,7 +455,10 @@ impl Firmware<'_> {
             let mut hasher = Sha256::new();
             let mut size = 0u64;
             transfer.report(0, total);
-            let mut body = res.bytes_stream().map_err(|source| Error::Network { url: url.to_string(), source });
+            // Each chunk within the read timeout: a service that stops sending ends the
+            // download (its partial file removed) instead of holding it open for ever.
+            let limits = self.client.limits();
+            let mut body = res.bytes_stream();
             loop {
                 if transfer.cancelled() {
                     return Err(what());
@@ -461,10 +466,16 @@ impl Firmware<'_> {
                 let chunk = tokio::select! {
                     biased;
                     _ = transfer.wait_cancelled() => return Err(what()),
-                    c = body.next() => c,
+                    c = tokio::time::timeout(limits.read_timeout, body.next()) => c,
                 };
-                let Some(chunk) = chunk else { break };
-                let chunk = chunk?;
+                let chunk = match chunk {
+                    Err(_) => return Err(crate::answer::stalled(&url, size as usize, limits).error),
+                    Ok(None) => break,
+                    Ok(Some(Err(e))) => {
+                        return Err(crate::answer::cut_short(&url, &e, size, (total != 0).then_some(total), limits))
+                    }
+                    Ok(Some(Ok(chunk))) => chunk,
+                };
                 hasher.update(&chunk);
                 out.write_all(&chunk).await.map_err(|e| Error::local_file(&partial, e))?;
                 size += chunk.len() as u64;

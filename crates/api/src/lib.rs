@@ -5,6 +5,7 @@
 //! Authentication ([`auth`]), retries ([`retry`]) and paging ([`paging`]) are layers every call
 //! goes through.
 
+pub mod answer;
 pub mod auth;
 pub mod beta;
 pub mod bindings;
@@ -19,6 +20,7 @@ pub mod paging;
 pub mod retry;
 pub mod secret;
 
+pub use answer::Limits;
 pub use calls::{Raw, TimeFilter};
 pub use client::{Client, ClientConfig};
 pub use dcs_model as model;

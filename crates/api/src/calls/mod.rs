@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::Client;
 
 fn decode<T: DeserializeOwned>(url: &Url, body: &[u8]) -> Result<T> {
-    serde_json::from_slice(body).map_err(|e| Error::Protocol { url: url.to_string(), reason: e.to_string() })
+    crate::answer::json(url, body)
 }
 
 /// An answer whose shape the reference does not show, kept as it came: JSON when it is JSON,
@@ -32,7 +32,7 @@ fn any_answer(body: &[u8]) -> serde_json::Value {
     if body.iter().all(u8::is_ascii_whitespace) {
         return serde_json::Value::Null;
     }
-    serde_json::from_slice(body)
+    serde_json::from_slice(crate::answer::strip_bom(body))
         .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(body).into_owned()))
 }
 

@@ -3,7 +3,7 @@
 //! `scripts/test-session.sh`), so one test proves the client against two plausible services.
 //! Each test file has `mod common;` and starts its simulators only through [`start`] or
 //! [`simulator`], its hand-made services through [`serve`], and builds its clients through
-//! [`client`], [`key_client`] or [`client_at`].
+//! [`client`], [`key_client`], [`client_at`] or [`config_at`].
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
@@ -57,10 +57,16 @@ pub async fn serve(app: axum::Router) -> String {
     format!("http://{addr}")
 }
 
+/// The configuration of a client of the service at `base` (its token endpoint at the same
+/// base) with the key `key_id` and `secret`.
+pub fn config_at(base: &str, key_id: &str, secret: &str) -> ClientConfig {
+    ClientConfig::new(base, base, key_id, Secret::new(secret)).unwrap()
+}
+
 /// A client of the service at `base` (its token endpoint at the same base) with the key
 /// `key_id` and `secret`.
 pub fn client_at(base: &str, key_id: &str, secret: &str) -> Client {
-    Client::new(ClientConfig::new(base, base, key_id, Secret::new(secret)).unwrap()).unwrap()
+    Client::new(config_at(base, key_id, secret)).unwrap()
 }
 
 /// A client of a running simulator with the key `key_id` and `secret`.
