@@ -14,7 +14,7 @@ mod engine;
 mod error;
 pub mod faults;
 mod limits;
-mod paging;
+pub mod paging;
 mod routes;
 pub mod seed;
 pub mod store;
@@ -99,6 +99,13 @@ pub(crate) struct SimState {
     pub tokens_issued: std::sync::atomic::AtomicU64,
 }
 
+impl SimState {
+    /// [`Simulator::reset`], which `POST /_sim/reset` also runs.
+    pub(crate) fn reset(&self) -> Result<(), store::StoreError> {
+        seed::seed(&self.store, self.opts.seed, self.opts.devices_per_client)
+    }
+}
+
 /// A simulator instance, not yet listening.
 #[derive(Clone)]
 pub struct Simulator {
@@ -126,10 +133,9 @@ impl Simulator {
                 }
                 opts.seed = existing;
             }
-            None => {
-                seed::seed(&store, opts.seed, opts.devices_per_client)?;
-                store.set_meta("seed", &opts.seed.to_string())?;
-            }
+            // Not seeded (a new file, or one whose first seeding a crash cut short: the seed
+            // and its meta are one transaction, so such a file holds nothing of it).
+            None => seed::seed(&store, opts.seed, opts.devices_per_client)?,
         }
         // Tokens are only meaningful to the simulator that issued them: the key is drawn from
         // the OS for each run, never derived from the seed (which is public, default 1), so a
@@ -151,11 +157,10 @@ impl Simulator {
         })
     }
 
-    /// Empties the state and writes the demo data set again (for test isolation).
+    /// Replaces the state with the demo data set again (for test isolation), in one
+    /// transaction: a crash or an error leaves the old state or the new one ([`seed::seed`]).
     pub fn reset(&self) -> Result<(), store::StoreError> {
-        self.state.store.clear()?;
-        seed::seed(&self.state.store, self.state.opts.seed, self.state.opts.devices_per_client)?;
-        self.state.store.set_meta("seed", &self.state.opts.seed.to_string())
+        self.state.reset()
     }
 
     /// Replaces the faults applied to every request.

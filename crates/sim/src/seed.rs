@@ -197,8 +197,11 @@ pub fn demo_customers(seed: u64) -> Vec<(Uuid, &'static str)> {
     draw_customers(&mut rng_for(seed, 3))
 }
 
-/// Writes the demo data set into an empty store: `devices_per_client` devices for the
-/// reseller and for each customer, each with a firmware state per module of its specification.
+/// Replaces the whole state with the demo data set: `devices_per_client` devices for the
+/// reseller and for each customer, each with a firmware state per module of its specification,
+/// and the `seed` meta that marks the store as seeded. One transaction
+/// ([`Store::replace_all`]): a crash or an error at any moment leaves the old state or the new
+/// one, so neither a reset nor the first seeding of a data file can leave a half-written state.
 pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), StoreError> {
     let mut rng = rng_for(seed, 3);
     let reseller = ClientRow { id: reseller_id(seed), name: RESELLER.to_owned(), reseller_id: None };
@@ -207,7 +210,7 @@ pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), Sto
         clients.push(ClientRow { id, name: name.to_owned(), reseller_id: Some(reseller.id) });
     }
 
-    store.with_tx(|tx| {
+    store.replace_all(|tx| {
         for c in &clients {
             insert::client(tx, c)?;
         }
@@ -231,7 +234,8 @@ pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), Sto
         let first_unrelated = bindable.len();
         seed_client(tx, &mut own, &unrelated, devices_per_client, &mut when, &mut serial, &mut bindable)?;
         seed_bindings(tx, &mut rng_for(seed, 4), &clients, &bindable[..first_unrelated])?;
-        seed_bindings(tx, &mut rng_for(seed, 7), &[unrelated], &bindable[first_unrelated..])
+        seed_bindings(tx, &mut rng_for(seed, 7), &[unrelated], &bindable[first_unrelated..])?;
+        insert::meta(tx, "seed", &seed.to_string())
     })
 }
 

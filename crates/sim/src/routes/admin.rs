@@ -38,13 +38,9 @@ pub(crate) async fn info(State(state): State<Arc<SimState>>) -> Result<Json<Valu
 
 pub(crate) async fn reset(State(state): State<Arc<SimState>>) -> Result<StatusCode, ApiError> {
     let st = state.clone();
-    tokio::task::spawn_blocking(move || -> Result<(), crate::store::StoreError> {
-        st.store.clear()?;
-        crate::seed::seed(&st.store, st.opts.seed, st.opts.devices_per_client)?;
-        st.store.set_meta("seed", &st.opts.seed.to_string())
-    })
-    .await
-    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    tokio::task::spawn_blocking(move || st.reset())
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -211,6 +211,11 @@ CREATE TABLE IF NOT EXISTS meta (
 );
 "#;
 
+/// Columns added to [`SCHEMA`] after data files were written with it: table, column, definition.
+const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
+    ("api_keys", "customer_management", "INTEGER NOT NULL DEFAULT 1"),
+];
+
 /// A client (tenant) of the service. A reseller's customers point to it by `reseller_id`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientRow {
@@ -289,14 +294,17 @@ impl Store {
     fn prepare(conn: &Connection) -> Result<(), StoreError> {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.execute_batch(SCHEMA)?;
-        // A data file written before the add-on column: every key had the capability then.
-        let has_add_on: bool = conn.query_row(
-            "SELECT COUNT(*) > 0 FROM pragma_table_info('api_keys') WHERE name = 'customer_management'",
-            [],
-            |r| r.get(0),
-        )?;
-        if !has_add_on {
-            conn.execute_batch("ALTER TABLE api_keys ADD COLUMN customer_management INTEGER NOT NULL DEFAULT 1")?;
+        // A data file written before a column existed gets it with its default: every key had
+        // the add-on then.
+        for (table, column, definition) in ADDED_COLUMNS {
+            let has: bool = conn.query_row(
+                "SELECT COUNT(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2",
+                [table, column],
+                |r| r.get(0),
+            )?;
+            if !has {
+                conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {definition}"))?;
+            }
         }
         Ok(())
     }
@@ -330,24 +338,28 @@ impl Store {
     }
 
     pub fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
-        self.conn().execute(
-            "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [key, value],
-        )?;
-        Ok(())
+        self.with_tx(|tx| insert::meta(tx, key, value))
     }
 
-    /// Empties every table and the files folder (the seed is written again by the caller).
-    pub fn clear(&self) -> Result<(), StoreError> {
-        let conn = self.conn();
-        conn.execute_batch(
-            "PRAGMA foreign_keys = OFF;
-             DELETE FROM context_switch_grants; DELETE FROM connector_bindings; DELETE FROM downlinks; DELETE FROM firmware_states; DELETE FROM devices; DELETE FROM firmware_files;
-             DELETE FROM firmware_packages; DELETE FROM firmware_modules;
-             DELETE FROM device_specifications; DELETE FROM api_keys; DELETE FROM clients; DELETE FROM meta;
-             PRAGMA foreign_keys = ON;",
-        )?;
-        drop(conn);
+    /// Replaces the whole state with what `write` puts into the emptied tables, in one
+    /// transaction: a crash or an error at any moment leaves the old state or the new one,
+    /// never a mix (so `write` also sets the `seed` meta that marks a data file as seeded).
+    /// Uploaded files are removed after the commit: the new state refers to none of them, and
+    /// those a crash leaves behind are removed by the next replacement.
+    pub(crate) fn replace_all(
+        &self,
+        write: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        self.with_tx(|tx| {
+            // Children before parents, so the foreign keys hold after each statement.
+            tx.execute_batch(
+                "DELETE FROM context_switch_grants; DELETE FROM connector_bindings; DELETE FROM downlinks;
+                 DELETE FROM firmware_states; DELETE FROM devices; DELETE FROM firmware_files;
+                 DELETE FROM firmware_packages; DELETE FROM firmware_modules; DELETE FROM device_specifications;
+                 DELETE FROM api_keys; DELETE FROM clients; DELETE FROM meta;",
+            )?;
+            write(tx)
+        })?;
         for entry in std::fs::read_dir(self.files_dir())? {
             let entry = entry?;
             if entry.file_type()?.is_file() {
@@ -448,6 +460,14 @@ impl Store {
 /// Inserts used by the seed; kept here so all SQL lives in one file.
 pub(crate) mod insert {
     use super::*;
+
+    pub fn meta(tx: &rusqlite::Transaction<'_>, key: &str, value: &str) -> Result<(), StoreError> {
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [key, value],
+        )?;
+        Ok(())
+    }
 
     pub fn client(tx: &rusqlite::Transaction<'_>, c: &ClientRow) -> Result<(), StoreError> {
         tx.execute(
