@@ -579,3 +579,46 @@ async fn a_beta_listing_answering_the_same_pages_again_stops() {
     assert_error(&err, ErrorCode::Protocol, &["page 2 of the device listing brings only devices already listed"]);
     assert_eq!(seen.load(Ordering::SeqCst), 3, "pages 0, 1 and 2");
 }
+
+/// A download streams to disk whatever its size, but a service that never answers it, or stops
+/// sending half-way, ends it at the read timeout, and no partial file is left.
+#[tokio::test]
+async fn a_download_that_stalls_ends_at_the_read_timeout_and_leaves_no_part_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("fw.bin");
+    let package = Uuid::nil();
+
+    let c = answering(|| std::future::pending::<Response>()).await;
+    let err =
+        within(Duration::from_secs(3), c.firmware().download_firmware_file(package, &target, &Default::default()))
+            .await
+            .unwrap_err();
+    assert_error(
+        &err,
+        ErrorCode::Network,
+        &["could not reach", "no answer within 1500 ms (the client's read timeout)"],
+    );
+
+    let c = answering(|| async {
+        let stuck =
+            stream::once(async { Ok::<_, std::io::Error>(Bytes::from_static(b"0123456789")) }).chain(stream::pending());
+        ([("content-type", "application/octet-stream"), ("content-length", "100")], Body::from_stream(stuck))
+            .into_response()
+    })
+    .await;
+    let err =
+        within(Duration::from_secs(3), c.firmware().download_firmware_file(package, &target, &Default::default()))
+            .await
+            .unwrap_err();
+    assert_error(&err, ErrorCode::Protocol, &["stopped arriving", "no byte for 1500 ms after 10 bytes"]);
+
+    let c = answering(|| async {
+        ([("content-type", "application/octet-stream"), ("content-length", "100")], cut_after(vec![b"0123456789"]))
+            .into_response()
+    })
+    .await;
+    let err = c.firmware().download_firmware_file(package, &target, &Default::default()).await.unwrap_err();
+    assert_error(&err, ErrorCode::Protocol, &["answer was cut short", "after 10 bytes of the 100 announced"]);
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
