@@ -281,7 +281,7 @@ async fn a_body_of_one_byte_a_second_ends_at_the_answer_timeout() {
 /// A service that takes the request and never answers: no answer within the answer timeout.
 #[tokio::test]
 async fn a_service_that_never_answers_ends_at_the_answer_timeout() {
-    let c = answering(|| std::future::pending::<Response>()).await;
+    let c = answering(std::future::pending::<Response>).await;
     let err = within(Duration::from_secs(4), c.firmware().modules_page(&ModuleFilter::default())).await.unwrap_err();
     assert_error(&err, ErrorCode::Network, &["could not reach", "no answer within 2500 ms"]);
 }
@@ -588,7 +588,7 @@ async fn a_download_that_stalls_ends_at_the_read_timeout_and_leaves_no_part_file
     let target = dir.path().join("fw.bin");
     let package = Uuid::nil();
 
-    let c = answering(|| std::future::pending::<Response>()).await;
+    let c = answering(std::future::pending::<Response>).await;
     let err =
         within(Duration::from_secs(3), c.firmware().download_firmware_file(package, &target, &Default::default()))
             .await
