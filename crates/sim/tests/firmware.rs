@@ -418,3 +418,65 @@ async fn writes_for_a_customer_land_there_and_nowhere_else() {
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "the device is not in the reseller's environment");
 }
+
+/// `GET /_sim/target-sets?module=<id>`: the set-target count of each device of the module.
+async fn target_sets(e: &Env, module: &str) -> (StatusCode, Value) {
+    let res = e.http.get(format!("{}/_sim/target-sets?module={module}", e.base)).send().await.unwrap();
+    (res.status(), res.json().await.unwrap())
+}
+
+/// Every set-target call that reaches a state is counted for tests, in no answer of the API:
+/// `GET /_sim/target-sets` and the data file's `firmware_states.target_sets` read it. The same
+/// target again, on an update under way, starts it over.
+#[tokio::test]
+async fn set_target_calls_are_counted_for_tests_and_the_same_target_again_starts_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("sim.db");
+    let e = env_with(SimOptions { devices_per_client: 40, data: Some(data.clone()), ..Default::default() }).await;
+    let module = e.first_module().await["id"].as_str().unwrap().to_owned();
+    let (_, packages) = e.get(&format!("/firmware/packages?moduleId={module}&limit=1000")).await;
+    let version = packages["items"][0]["firmwareVersion"].as_str().unwrap().to_owned();
+    let (_, states) = e.get(&format!("/firmware/states?moduleId={module}&limit=1000")).await;
+    let states = states["items"].as_array().unwrap();
+    let state = states.iter().find(|s| s["currentFirmwareVersion"] != version.as_str()).expect("a device not on it");
+    let device = state["deviceId"].as_str().unwrap();
+
+    let (status, before) = target_sets(&e, &module).await;
+    assert_eq!(status, StatusCode::OK);
+    let before = before.as_object().unwrap();
+    assert_eq!(before.len(), states.len(), "every state of the module");
+    assert!(before.values().all(|n| n == 0), "the seed sets none: {before:?}");
+
+    let path = format!("/firmware/states/{device}/{module}");
+    let (status, first) = e.send(reqwest::Method::PUT, &path, json!({"targetFirmwareVersion": version})).await;
+    assert_eq!((status, first["firmwareUpdateStatus"].as_str()), (StatusCode::OK, Some("PENDING")), "{first}");
+    assert_eq!(target_sets(&e, &module).await.1[device], 1);
+
+    // The device is downloading when the same target comes again: its update starts over.
+    let db = rusqlite::Connection::open(&data).unwrap();
+    let under_way = "UPDATE firmware_states SET status = 'DOWNLOADING' WHERE device_id = ?1 AND module_id = ?2";
+    assert_eq!(db.execute(under_way, [device, &module]).unwrap(), 1);
+    let (status, again) = e.send(reqwest::Method::PUT, &path, json!({"targetFirmwareVersion": version})).await;
+    assert_eq!((status, again["firmwareUpdateStatus"].as_str()), (StatusCode::OK, Some("PENDING")), "{again}");
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&again), keys(&first), "the answer has no count");
+
+    let (_, after) = target_sets(&e, &module).await;
+    assert_eq!(after[device], 2);
+    assert_eq!(after.as_object().unwrap().values().filter_map(Value::as_u64).sum::<u64>(), 2, "no other device");
+    let stored: u64 = db
+        .query_row(
+            "SELECT target_sets FROM firmware_states WHERE device_id = ?1 AND module_id = ?2",
+            [device, &module],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, 2, "the data file has it too");
+
+    for query in ["", "?module=nope"] {
+        let res = e.http.get(format!("{}/_sim/target-sets{query}", e.base)).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{query}");
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(body["invalidParams"][0]["name"], "module", "{body}");
+    }
+}

@@ -1,16 +1,19 @@
 //! The simulator's own control endpoints under `/_sim/` (not part of the service): state
-//! inspection, reset, clock speed and faults. No token needed; the simulator listens on
+//! inspection, reset, clock speed and faults, and for tests the set-target count of each
+//! device (`GET /_sim/target-sets?module=<id>`). No token needed; the simulator listens on
 //! loopback unless told otherwise.
 
 use std::sync::Arc;
 
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde_json::{json, Value};
 
 use crate::error::ApiError;
 use crate::faults::Faults;
+use crate::paging::QueryParams;
+use crate::routes::uuid_path;
 use crate::SimState;
 
 pub(crate) async fn info(State(state): State<Arc<SimState>>) -> Result<Json<Value>, ApiError> {
@@ -78,4 +81,18 @@ pub(crate) async fn step(State(state): State<Arc<SimState>>) -> Result<Json<Valu
     .await
     .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
     Ok(Json(json!({ "changed": changed })))
+}
+
+/// `GET /_sim/target-sets?module=<id>`: `{"<deviceId>": n}` for every firmware state of the
+/// module (any client), n the set-target calls that reached it, a reset of the target and the
+/// same target again included; `{}` for an unknown module. A test aid (a rollout must set each
+/// device's target exactly once), in no answer of the API; the data file has it as
+/// `firmware_states.target_sets`.
+pub(crate) async fn target_sets(
+    State(state): State<Arc<SimState>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<std::collections::BTreeMap<uuid::Uuid, u64>>, ApiError> {
+    let query = QueryParams::from_query(raw.as_deref());
+    let module = query.one("module")?.ok_or_else(|| ApiError::invalid("module", "is required"))?;
+    Ok(Json(state.store.target_sets(uuid_path("module", module)?)?))
 }

@@ -80,6 +80,7 @@ pub(crate) fn router(state: Arc<SimState>) -> Router {
         .route("/_sim/clock", put(admin::set_clock))
         .route("/_sim/faults", get(admin::get_faults).put(admin::set_faults))
         .route("/_sim/step", post(admin::step))
+        .route("/_sim/target-sets", get(admin::target_sets))
         .route("/openapi.yaml", get(openapi))
         .fallback(|| async { ApiError::not_found("no such operation in this API") })
         .method_not_allowed_fallback(|| async {

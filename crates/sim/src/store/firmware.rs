@@ -1,5 +1,7 @@
 //! SQL of the firmware area: modules, packages, their files, and per-device firmware states.
 
+use std::collections::BTreeMap;
+
 use dcs_model::{
     FileAttributes, FirmwareDeviceSpecification, FirmwareModule, FirmwarePackage, FirmwareState, UpdateStatus,
 };
@@ -520,7 +522,9 @@ impl Store {
     }
 
     /// Sets (or with `None` resets) a target version. A new target starts an update at once
-    /// (`PENDING`, first step at `first_step`); a reset cancels one in progress.
+    /// (`PENDING`, first step at `first_step`), the same target again starts it over (A-38); a
+    /// reset cancels one in progress. Each call that reaches a state adds one to its
+    /// `target_sets` ([`Store::target_sets`]).
     pub fn set_target(
         &self,
         owner: Uuid,
@@ -534,6 +538,7 @@ impl Store {
         let n = match target {
             Some(version) => self.conn().execute(
                 "UPDATE firmware_states SET target_version = ?1, target_modified_at = ?2, modified_at = ?2,
+                     target_sets = target_sets + 1,
                      status = CASE WHEN current_version IS ?1 THEN 'SUCCEEDED' ELSE 'PENDING' END,
                      status_details = CASE WHEN current_version IS ?1 THEN 'already on the target version' ELSE NULL END,
                      status_modified_at = ?2,
@@ -543,6 +548,7 @@ impl Store {
             )?,
             None => self.conn().execute(
                 "UPDATE firmware_states SET target_version = NULL, target_modified_at = ?1, modified_at = ?1,
+                     target_sets = target_sets + 1,
                      status = CASE WHEN status IN ('PENDING', 'DOWNLOADING', 'INSTALLING') THEN 'CANCELLED' ELSE status END,
                      status_details = CASE WHEN status IN ('PENDING', 'DOWNLOADING', 'INSTALLING')
                                            THEN 'target reset before the update finished' ELSE status_details END,
@@ -554,6 +560,20 @@ impl Store {
             )?,
         };
         Ok(n == 1)
+    }
+
+    /// How many set-target calls reached each state of `module_id` (any client), by device: a
+    /// test aid (`GET /_sim/target-sets`), never part of the API's answers.
+    pub fn target_sets(&self, module_id: Uuid) -> Result<BTreeMap<Uuid, u64>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare_cached("SELECT device_id, target_sets FROM firmware_states WHERE module_id = ?1")?;
+        let rows = stmt.query_map([module_id.to_string()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, u64>(1)?)))?;
+        rows.map(|row| {
+            let (device, count) = row?;
+            Ok((parse_uuid("firmware_states.device_id", device)?, count))
+        })
+        .collect()
     }
 
     /// Updates whose next step is due at `now` (simulated time), oldest first.

@@ -137,6 +137,9 @@ CREATE TABLE IF NOT EXISTS firmware_states (
     next_step_at             TEXT,
     -- Updates this device has attempted: varies the outcome of each attempt.
     attempts                 INTEGER NOT NULL DEFAULT 0,
+    -- Set-target calls that reached this state (a target set or reset, the same one again
+    -- included): a test aid, in no answer of the API (`GET /_sim/target-sets`).
+    target_sets              INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (device_id, module_id)
 );
 CREATE INDEX IF NOT EXISTS firmware_states_client ON firmware_states(client_id, device_id, module_id);
@@ -214,6 +217,7 @@ CREATE TABLE IF NOT EXISTS meta (
 /// Columns added to [`SCHEMA`] after data files were written with it: table, column, definition.
 const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("api_keys", "customer_management", "INTEGER NOT NULL DEFAULT 1"),
+    ("firmware_states", "target_sets", "INTEGER NOT NULL DEFAULT 0"),
 ];
 
 /// A client (tenant) of the service. A reseller's customers point to it by `reseller_id`.
@@ -295,7 +299,7 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.execute_batch(SCHEMA)?;
         // A data file written before a column existed gets it with its default: every key had
-        // the add-on then.
+        // the add-on then, and no set-target was counted.
         for (table, column, definition) in ADDED_COLUMNS {
             let has: bool = conn.query_row(
                 "SELECT COUNT(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2",
