@@ -480,3 +480,26 @@ async fn set_target_calls_are_counted_for_tests_and_the_same_target_again_starts
         assert_eq!(body["invalidParams"][0]["name"], "module", "{body}");
     }
 }
+
+/// A data file written before the count existed gets it, zero, and counts from then on.
+#[test]
+fn a_data_file_from_before_the_count_gets_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("sim.db");
+    let opts = SimOptions { devices_per_client: 5, data: Some(data.clone()), ..Default::default() };
+    drop(Simulator::new(opts.clone()).unwrap());
+    let db = rusqlite::Connection::open(&data).unwrap();
+    db.execute_batch("ALTER TABLE firmware_states DROP COLUMN target_sets").unwrap();
+    let (owner, device, module): (String, String, String) = db
+        .query_row("SELECT client_id, device_id, module_id FROM firmware_states LIMIT 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
+    let [owner, device, module] = [owner, device, module].map(|id| uuid::Uuid::parse_str(&id).unwrap());
+
+    let sim = Simulator::new(opts).unwrap();
+    assert!(sim.store().target_sets(module).unwrap().values().all(|n| *n == 0));
+    let now = sim.now();
+    assert!(sim.store().set_target(owner, device, module, None, now, now).unwrap());
+    assert_eq!(sim.store().target_sets(module).unwrap()[&device], 1);
+}
