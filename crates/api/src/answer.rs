@@ -135,11 +135,30 @@ pub(crate) fn not_answered(url: &Url, source: reqwest::Error, limits: &Limits) -
     Failure { error: Error::network(url, reason, Some(source)), transient: true }
 }
 
-/// A redirect the client does not follow (see [`crate::client`]: one to another origin, a
-/// 302, any redirect of a POST's answer...), reported with where it led.
-pub(crate) fn redirected(url: &Url, status: u16, headers: &reqwest::header::HeaderMap) -> Error {
+/// Where a redirect leads, for a message (its start).
+fn location(headers: &reqwest::header::HeaderMap) -> String {
     let to = headers.get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok()).unwrap_or("no Location");
-    let to: String = to.chars().take(300).collect();
+    to.chars().take(300).filter(|c| !c.is_control()).collect()
+}
+
+/// A redirect of the API the client does not follow (see [`crate::client`]: a 302, or one to
+/// another origin), reported with where it led. A 302 is the beta API's "access token
+/// incorrect or without access to the service" (reference 4.5, wherever it points): the
+/// service's refusal, code `unauthorized`. Any other is [`not_followed`].
+pub(crate) fn redirected(url: &Url, status: u16, headers: &reqwest::header::HeaderMap) -> Error {
+    if status == 302 {
+        let to = location(headers);
+        let detail = format!(
+            "a redirect to {to}, not followed: the beta API's answer to an access token that is incorrect or without access to the service"
+        );
+        return Error::Api { status, problem: Box::new(dcs_model::Problem::new(302, "Found", detail)) };
+    }
+    not_followed(url, status, headers)
+}
+
+/// A redirect the client does not follow, as a protocol error naming where it led.
+pub(crate) fn not_followed(url: &Url, status: u16, headers: &reqwest::header::HeaderMap) -> Error {
+    let to = location(headers);
     protocol(
         url,
         format!("the service answered {status}, a redirect to {to}, which the client does not follow (it follows only 301, 303, 307 and 308 within the service's origin)"),

@@ -138,7 +138,7 @@ async fn fetch(http: &reqwest::Client, creds: &Credentials<'_>) -> Result<TokenR
         });
     }
     if status.is_redirection() {
-        return Err(crate::answer::redirected(creds.token_url, status.as_u16(), &headers));
+        return Err(crate::answer::not_followed(creds.token_url, status.as_u16(), &headers));
     }
     // The identity platform's two documented messages may come in any member of the body.
     let text = String::from_utf8_lossy(&bytes);

@@ -351,7 +351,7 @@ impl Client {
                     continue;
                 }
             }
-            if status.is_redirection() && !beta_bad_token {
+            if status.is_redirection() {
                 return Err(answer::redirected(&url, status.as_u16(), &headers));
             }
             if !status.is_success() {
