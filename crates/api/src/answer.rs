@@ -14,8 +14,9 @@
 //!   stalls: `protocol`, "the service's answer was cut short ..." or "... stopped arriving",
 //!   also retried for GET, PUT and DELETE (the next attempt may get it whole);
 //! - an answer too large (announced or read past [`Limits::max_answer`]), headers over the HTTP
-//!   stack's bound (about 400 KiB, or 100 headers), a body that is not JSON: `protocol`, never
-//!   retried (the same answer would come again).
+//!   stack's bound (about 400 KiB, or 100 headers), a body that is not JSON, a request that
+//!   cannot be made (an access token with a line break): `protocol`, never retried (the same
+//!   would happen again).
 //!
 //! JSON is read tolerantly where the reference is silent (it says only "responses are JSON"):
 //! whatever the `Content-Type` (`text/plain` too), a leading UTF-8 byte-order mark skipped
@@ -114,6 +115,15 @@ pub(crate) fn not_answered(url: &Url, source: reqwest::Error, limits: &Limits) -
     if let Some(head) = unreadable_head(&source) {
         let reason = format!(
             "the service's answer could not be read as HTTP: {head} (the client reads at most about 400 KiB of headers, and 100 headers)"
+        );
+        return Failure { error: protocol(url, reason), transient: false };
+    }
+    if source.is_builder() {
+        // Nothing was sent: a header value HTTP cannot carry, and the only one that comes
+        // from outside is the access token the identity platform gave.
+        let reason = format!(
+            "the request could not be made ({}): the access token the identity platform gave has characters HTTP cannot carry in a header",
+            root_cause(&source)
         );
         return Failure { error: protocol(url, reason), transient: false };
     }

@@ -100,12 +100,23 @@ pub enum Error {
     },
 }
 
+/// The message of a refusal: its status, title and detail, each cut to its start (a service
+/// may send megabytes; the problem document itself is kept whole).
 fn describe(status: &u16, p: &Problem) -> String {
-    let title = p.title.as_deref().unwrap_or("error");
+    let title = brief(p.title.as_deref().unwrap_or("error"), 200);
     match &p.detail {
-        Some(detail) => format!("{status} {title}: {detail}"),
+        Some(detail) => format!("{status} {title}: {}", brief(detail, 2000)),
         None => format!("{status} {title}"),
     }
+}
+
+/// `text` cut to `max` characters, saying how long it was.
+fn brief(text: &str, max: usize) -> String {
+    let n = text.chars().count();
+    if n <= max {
+        return text.to_owned();
+    }
+    format!("{}… ({n} characters in all)", text.chars().take(max).collect::<String>())
 }
 
 impl Error {

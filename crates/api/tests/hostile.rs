@@ -624,3 +624,36 @@ async fn a_download_that_stalls_ends_at_the_read_timeout_and_leaves_no_part_file
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// A token HTTP cannot carry in a header (a line break in it) is a protocol error naming it,
+/// not "could not reach" after four attempts; the service's refusal with a 1 MB `detail` is
+/// shown cut to its start.
+#[tokio::test]
+async fn a_token_no_header_can_carry_and_a_huge_refusal_are_named_briefly() {
+    let app = Router::new().route(
+        "/api/v3/idp/oidc/token",
+        post(|| async {
+            Json(json!({"access_token": "t\r\nx-injected: 1", "token_type": "Bearer", "expires_in": 3600}))
+        }),
+    );
+    let base = common::serve(app).await;
+    let err = within(
+        Duration::from_secs(1),
+        common::client_at(&base, "key", "secret").firmware().modules_page(&ModuleFilter::default()),
+    )
+    .await
+    .unwrap_err();
+    assert_error(&err, ErrorCode::Protocol, &["could not be made", "access token"]);
+
+    let c = answering(|| async {
+        let problem =
+            json!({"type": "about:blank", "title": "Bad Request", "status": 400, "detail": "x".repeat(1 << 20)});
+        (StatusCode::BAD_REQUEST, [("content-type", "application/problem+json")], problem.to_string()).into_response()
+    })
+    .await;
+    let err = c.firmware().modules_page(&ModuleFilter::default()).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::BadRequest);
+    assert_eq!(err.problem().unwrap().detail.as_ref().unwrap().len(), 1 << 20, "the document is kept whole");
+    assert!(err.to_string().len() < 2100, "the message is cut: {} characters", err.to_string().len());
+    assert!(err.to_string().ends_with("… (1048576 characters in all)"), "{}", &err.to_string()[2000..]);
+}
