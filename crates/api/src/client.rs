@@ -310,7 +310,7 @@ impl Client {
                 Err(failure) => {
                     if idempotent && failure.transient {
                         if let Some(delay) = backoff(attempt) {
-                            tracing::warn!(%method, path = url.path(), attempt, reason = %failure.error, delay_ms = delay.as_millis() as u64, "retrying: no whole answer");
+                            tracing::warn!(%method, path = url.path(), attempt, reason = %failure.error, delay_ms = delay.as_millis() as u64, "retrying: connection error or broken answer");
                             tokio::time::sleep(delay).await;
                             attempt += 1;
                             continue;
