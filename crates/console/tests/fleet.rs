@@ -815,3 +815,66 @@ fn the_fleet_database_is_readable_by_its_user_only() {
         assert_eq!(mode, 0o600, "{name} is {mode:o}");
     }
 }
+
+/// A crash while a wave starts, at any point: the step is dropped mid-way (its requests cut
+/// off, as a kill -9 would), then the next steps go on from what the database and the
+/// service's states say. Every device of the wave ends with the target on the service, set
+/// exactly once (a second set restarts an update under way), and the rollout moves on.
+#[tokio::test]
+async fn a_wave_start_cut_short_at_any_point_resumes_and_sets_each_target_once() {
+    // Cut points spread over the wave's start: before its claim, within each slice of targets,
+    // between slices, after the last (about 140 devices, 8 at a time, 25 ms each: ~0.5 s).
+    for cut_ms in [0, 40, 120, 220, 330, 450, 600, 900] {
+        let e = env(450, 1.0).await;
+        refresh(&e, ScanKind::Full).await;
+        let (module, version) = pick(&e);
+        let module_id: uuid::Uuid = module.parse().unwrap();
+        let p = plan(&module, &version, &[100.0], 10.0, 100.0);
+        let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
+        let before = target_sets(&e.sim, module_id);
+        let id = rollout::create(&e.db, e.scope, &p, &devices).unwrap();
+        // Each request takes 25 ms: the wave's start takes a while, in which the cut falls.
+        e.sim.set_faults(dcs_sim::faults::Faults { latency_ms: 25, ..Default::default() });
+        let cut =
+            tokio::time::timeout(Duration::from_millis(cut_ms), rollout::advance(&e.client, Some(&e.op), &e.db, &id))
+                .await;
+        // Requests under way when the step was cut off end (or not) before anything else runs.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let at_cut = target_sets(&e.sim, module_id).values().sum::<u64>() - before.values().sum::<u64>();
+        let mut outcomes = vec![format!("{cut:?}")];
+        let started = Instant::now();
+        loop {
+            let view = rollout::get(&e.db, &id).unwrap();
+            if view.waves[0].set + view.waves[0].refused == view.waves[0].size {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "cut at {cut_ms} ms: stuck {outcomes:?} {:?}",
+                view.events
+            );
+            refresh(&e, ScanKind::Incremental).await;
+            outcomes.push(format!("{:?}", rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap()));
+        }
+        let after = target_sets(&e.sim, module_id);
+        for (d, ..) in &devices {
+            let sets = after.get(d).copied().unwrap_or(0) - before.get(d).copied().unwrap_or(0);
+            assert_eq!(sets, 1, "cut at {cut_ms} ms: device {d} had its target set {sets} times; {outcomes:?}");
+        }
+        let states = common::all_states(&e.client).await;
+        let on_target = states
+            .iter()
+            .filter(|s| s.module_id == module_id && devices.iter().any(|(d, ..)| *d == s.device_id))
+            .filter(|s| s.target_firmware_version.as_deref() == Some(version.as_str()))
+            .count();
+        assert_eq!(on_target, devices.len(), "cut at {cut_ms} ms");
+        let view = rollout::get(&e.db, &id).unwrap();
+        eprintln!("cut at {cut_ms} ms: {at_cut} of {} targets set by then; steps {outcomes:?}", devices.len());
+        assert_eq!((view.waves[0].set, view.waves[0].refused), (devices.len() as u32, 0), "{:?}", view.events);
+    }
+}
+
+/// How many times the simulator saw each device's target of `module` set (a test aid it keeps).
+fn target_sets(sim: &Simulator, module: uuid::Uuid) -> std::collections::BTreeMap<uuid::Uuid, u64> {
+    sim.store().target_sets(module).unwrap()
+}

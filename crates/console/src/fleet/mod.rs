@@ -177,6 +177,7 @@ CREATE TABLE IF NOT EXISTS rollout_devices (
     device_id TEXT NOT NULL,
     wave INTEGER NOT NULL,
     previous_target TEXT,
+    sending_at INTEGER,
     set_at INTEGER,
     error TEXT,
     PRIMARY KEY (rollout, device_id)
@@ -199,6 +200,7 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("scopes", "since_checked_at", "INTEGER"),
     ("scopes", "sort_support", "TEXT"),
     ("scopes", "sort_checked_at", "INTEGER"),
+    ("rollout_devices", "sending_at", "INTEGER"),
 ];
 
 fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {

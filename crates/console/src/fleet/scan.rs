@@ -551,6 +551,14 @@ async fn cancellable<T>(cancel: &CancellationToken, fut: impl std::future::Futur
 pub fn write_page(db: &FleetDb, scope: Scope, items: &[FirmwareState]) -> Result<u32> {
     let mut conn = db.conn();
     let tx = conn.transaction()?;
+    let changed = write_states(&tx, scope, items)?;
+    tx.commit()?;
+    Ok(changed)
+}
+
+/// Writes states inside the caller's transaction (what [`write_page`] does in its own), so a
+/// caller can record them together with what they mean to it.
+pub(crate) fn write_states(tx: &rusqlite::Transaction<'_>, scope: Scope, items: &[FirmwareState]) -> Result<u32> {
     let mut changed = 0u32;
     {
         let mut upsert = tx.prepare_cached(
@@ -584,7 +592,6 @@ pub fn write_page(db: &FleetDb, scope: Scope, items: &[FirmwareState]) -> Result
             ])? as u32;
         }
     }
-    tx.commit()?;
     Ok(changed)
 }
 

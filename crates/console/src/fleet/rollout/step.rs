@@ -6,9 +6,10 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::budget::pct;
-use super::store::{claim_wave, load_known, record_wave, set_state, RolloutState, Row};
+use super::store::{claim_wave, load_known, mark_sending, record_sets, set_state, wave_started, RolloutState, Row};
 use super::targets::{set_targets, NO_OPERATION};
 use super::view::{total, wave_views, WaveView};
+use super::PARALLEL_SETS;
 use crate::fleet::{FleetDb, FleetError, Result, Scope};
 use crate::set_target::{self, SetTarget};
 
@@ -19,7 +20,8 @@ use crate::set_target::{self, SetTarget};
 pub enum StepOutcome {
     /// Nothing to do yet.
     Waiting,
-    /// A wave started (its index) with this many targets set and refused.
+    /// A wave started (its index) with this many targets set and refused (also a wave whose
+    /// start a crash interrupted, resumed: the rest of its targets).
     WaveStarted {
         wave: u32,
         set: u32,
@@ -46,7 +48,8 @@ pub async fn advance(client: &Client, op: Option<&SetTarget>, db: &FleetDb, id: 
             set_state(&conn, id, RolloutState::Completed, Some(&reason), &format!("Completed: {reason}"))?;
             Ok(StepOutcome::Completed)
         }
-        Verdict::StartNext => start_next_wave(client, op, db, id, scope, &row).await,
+        Verdict::StartNext => start_wave(client, op, db, scope, &row, (row.current + 1) as u32, false).await,
+        Verdict::ResumeStart => start_wave(client, op, db, scope, &row, row.current as u32, true).await,
     }
 }
 
@@ -57,6 +60,9 @@ enum Verdict {
     Pause(String),
     Complete(String),
     StartNext,
+    /// The current wave has devices whose target was never recorded as set or refused: its
+    /// start was interrupted (a crash, a lost connection), so it goes on.
+    ResumeStart,
 }
 
 /// The rollout with its waves, if it is running.
@@ -81,6 +87,9 @@ fn judge(row: &Row, waves: &[WaveView]) -> Verdict {
         return Verdict::Pause(reason);
     }
     let wave = &waves[row.current as usize];
+    if wave.set + wave.refused < wave.size {
+        return Verdict::ResumeStart;
+    }
     let success = pct(wave.succeeded, wave.size);
     let last = row.current as usize + 1 == waves.len();
     if success < row.success {
@@ -131,17 +140,20 @@ fn pause_for(db: &FleetDb, id: &str, reason: String) -> Result<StepOutcome> {
     Ok(StepOutcome::Paused { reason })
 }
 
-/// Starts the next wave: sets the target of each of its devices with `op` (pausing instead when
-/// there is no operation, or it needs a package the service does not list) and records the
-/// answers.
-async fn start_next_wave(
+/// Starts wave `wave` (or resumes its start): sets the target of each of its devices with `op`
+/// (pausing instead when there is no operation, or it needs a package the service does not
+/// list), a slice at a time, each slice marked as being sent before its requests go out and its
+/// answers recorded as they come, so a crash loses at most the answers of one slice.
+async fn start_wave(
     client: &Client,
     op: Option<&SetTarget>,
     db: &FleetDb,
-    id: &str,
     scope: Scope,
     row: &Row,
+    wave: u32,
+    resume: bool,
 ) -> Result<StepOutcome> {
+    let id = row.id.as_str();
     let Some(op) = op else {
         return pause_for(db, id, NO_OPERATION.to_owned());
     };
@@ -163,9 +175,15 @@ async fn start_next_wave(
     } else {
         None
     };
-    let next = (row.current + 1) as u32;
-    let devices = claim_wave(db, id, next)?;
-    let results = set_targets(client, op, &devices, module, Some(&row.version), package).await;
-    let (set, refused) = record_wave(db, scope, id, next, &row.version, &results)?;
-    Ok(StepOutcome::WaveStarted { wave: next, set, refused })
+    let to_send = claim_wave(db, scope, row, wave, resume)?;
+    for slice in to_send.chunks(SLICE) {
+        mark_sending(db, id, slice)?;
+        let results = set_targets(client, op, slice, module, Some(&row.version), package).await;
+        record_sets(db, scope, id, &results)?;
+    }
+    let (set, refused) = wave_started(db, id, wave, &row.version)?;
+    Ok(StepOutcome::WaveStarted { wave, set, refused })
 }
+
+/// Targets sent between two records of a wave's start: what a crash can leave in doubt.
+const SLICE: usize = PARALLEL_SETS * 8;

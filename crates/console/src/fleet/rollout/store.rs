@@ -169,14 +169,15 @@ pub(super) fn set_state(
     event(conn, id, now, message)
 }
 
-/// Devices whose update under this rollout has not finished (targets set, still on the way).
+/// Devices whose update under this rollout has not finished (targets set, or sent before an
+/// interruption and found on the service, still on the way).
 pub fn unfinished(db: &FleetDb, id: &str) -> Result<Vec<Uuid>> {
     let conn = db.conn();
     let (scope, row) = load_known(&conn, id)?;
     let mut stmt = conn.prepare_cached(
         "SELECT d.device_id FROM rollout_devices d
          LEFT JOIN states s ON s.scope = ?2 AND s.module_id = ?3 AND s.device_id = d.device_id
-         WHERE d.rollout = ?1 AND d.set_at IS NOT NULL AND s.target IS ?4
+         WHERE d.rollout = ?1 AND (d.set_at IS NOT NULL OR d.sending_at IS NOT NULL) AND s.target IS ?4
            AND (s.status IS NULL OR s.status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED'))",
     )?;
     let rows = stmt.query_map(params![id, scope.0, row.module_id, row.version], |r| r.get::<_, String>(0))?;
@@ -263,52 +264,100 @@ pub(super) fn known_states(db: &FleetDb, scope: Scope, module: &str) -> Result<H
     Ok(map)
 }
 
-/// Marks wave `next` as under way and answers its devices whose target is still to set.
-pub(super) fn claim_wave(db: &FleetDb, id: &str, next: u32) -> Result<Vec<Uuid>> {
-    let conn = db.conn();
-    conn.execute("UPDATE rollouts SET current_wave = ?2, updated_at = ?3 WHERE id = ?1", params![id, next, now_ms()])?;
-    let mut stmt = conn.prepare_cached(
-        "SELECT device_id FROM rollout_devices WHERE rollout = ?1 AND wave = ?2 AND set_at IS NULL AND error IS NULL",
-    )?;
-    let rows = stmt.query_map(params![id, next], |r| r.get::<_, String>(0))?;
-    Ok(rows.filter_map(|r| r.ok()?.parse().ok()).collect())
+/// Marks wave `wave` as under way (when `resume` is false) and answers its devices whose target
+/// is still to set, in one transaction with the wave's event. A crash can stop a wave's start
+/// at any point; the wave is then resumed by the next step: a device never sent is sent, one
+/// that was being sent is taken as set when its state carries the version (its request reached
+/// the service before the crash), else sent again. So each target goes to the service once.
+pub(super) fn claim_wave(db: &FleetDb, scope: Scope, row: &Row, wave: u32, resume: bool) -> Result<Vec<Uuid>> {
+    let mut conn = db.conn();
+    let tx = conn.transaction()?;
+    let now = now_ms();
+    if !resume {
+        tx.execute("UPDATE rollouts SET current_wave = ?2, updated_at = ?3 WHERE id = ?1", params![row.id, wave, now])?;
+    }
+    let found = tx.execute(
+        "UPDATE rollout_devices SET set_at = ?3
+         WHERE rollout = ?1 AND wave = ?2 AND set_at IS NULL AND error IS NULL AND sending_at IS NOT NULL
+           AND device_id IN (SELECT device_id FROM states WHERE scope = ?4 AND module_id = ?5 AND target IS ?6)",
+        params![row.id, wave, now, scope.0, row.module_id, row.version],
+    )? as u32;
+    let to_send: Vec<Uuid> = {
+        let mut stmt = tx.prepare_cached(
+            "SELECT device_id FROM rollout_devices WHERE rollout = ?1 AND wave = ?2 AND set_at IS NULL AND error IS NULL",
+        )?;
+        let rows = stmt.query_map(params![row.id, wave], |r| r.get::<_, String>(0))?;
+        rows.filter_map(|r| r.ok()?.parse().ok()).collect()
+    };
+    let message = if resume {
+        format!(
+            "Wave {} resumed after an interruption: {found} targets found set on the service, {} to set",
+            wave + 1,
+            to_send.len()
+        )
+    } else {
+        format!("Wave {} starting: {} targets to set", wave + 1, to_send.len())
+    };
+    event(&tx, &row.id, now, &message)?;
+    tx.commit()?;
+    Ok(to_send)
 }
 
-/// Records the targets of wave `next`: the states the service answered, each device's set time
-/// or refusal, and the event. Answers how many were set and refused.
-pub(super) fn record_wave(
-    db: &FleetDb,
-    scope: Scope,
-    id: &str,
-    next: u32,
-    version: &str,
-    results: &[SetResult],
-) -> Result<(u32, u32)> {
-    let (mut set, mut refused) = (0u32, 0u32);
-    let mut first_refusal = None;
-    let states: Vec<FirmwareState> = results.iter().filter_map(|(_, r)| r.as_ref().ok().cloned().flatten()).collect();
-    crate::fleet::scan::write_page(db, scope, &states)?;
-    let conn = db.conn();
-    let now = now_ms();
-    let mut ok = conn.prepare_cached("UPDATE rollout_devices SET set_at = ?3 WHERE rollout = ?1 AND device_id = ?2")?;
-    let mut err = conn.prepare_cached("UPDATE rollout_devices SET error = ?3 WHERE rollout = ?1 AND device_id = ?2")?;
-    for (device, result) in results {
-        match result {
-            Ok(_) => {
-                ok.execute(params![id, device.to_string(), now])?;
-                set += 1;
-            }
-            Err(e) => {
-                err.execute(params![id, device.to_string(), e.to_string()])?;
-                refused += 1;
-                first_refusal.get_or_insert_with(|| e.to_string());
-            }
+/// Marks `devices` as being sent (committed before their requests go out, so that after a
+/// crash only these are in doubt).
+pub(super) fn mark_sending(db: &FleetDb, id: &str, devices: &[Uuid]) -> Result<()> {
+    let mut conn = db.conn();
+    let tx = conn.transaction()?;
+    {
+        let now = now_ms();
+        let mut mark =
+            tx.prepare_cached("UPDATE rollout_devices SET sending_at = ?3 WHERE rollout = ?1 AND device_id = ?2")?;
+        for d in devices {
+            mark.execute(params![id, d.to_string(), now])?;
         }
     }
-    let mut message = format!("Wave {} started: target {version} set on {set} devices", next + 1);
-    if let Some(why) = &first_refusal {
-        message.push_str(&format!("; {refused} refused (first: {why})"));
+    tx.commit()?;
+    Ok(())
+}
+
+/// Records what setting some of a wave's targets answered, in one transaction: the states the
+/// service answered, and each device's set time or refusal.
+pub(super) fn record_sets(db: &FleetDb, scope: Scope, id: &str, results: &[SetResult]) -> Result<()> {
+    let states: Vec<FirmwareState> = results.iter().filter_map(|(_, r)| r.as_ref().ok().cloned().flatten()).collect();
+    let mut conn = db.conn();
+    let tx = conn.transaction()?;
+    crate::fleet::scan::write_states(&tx, scope, &states)?;
+    {
+        let now = now_ms();
+        let mut ok =
+            tx.prepare_cached("UPDATE rollout_devices SET set_at = ?3 WHERE rollout = ?1 AND device_id = ?2")?;
+        let mut err =
+            tx.prepare_cached("UPDATE rollout_devices SET error = ?3 WHERE rollout = ?1 AND device_id = ?2")?;
+        for (device, result) in results {
+            match result {
+                Ok(_) => ok.execute(params![id, device.to_string(), now])?,
+                Err(e) => err.execute(params![id, device.to_string(), e.to_string()])?,
+            };
+        }
     }
-    event(&conn, id, now, &message)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Records that wave `wave`'s targets are all sent, with how many were set and refused (also
+/// those recorded before an interruption). Answers the two counts.
+pub(super) fn wave_started(db: &FleetDb, id: &str, wave: u32, version: &str) -> Result<(u32, u32)> {
+    let conn = db.conn();
+    let (set, refused, first): (u32, u32, Option<String>) = conn.query_row(
+        "SELECT coalesce(sum(set_at IS NOT NULL), 0), coalesce(sum(error IS NOT NULL), 0), min(error)
+         FROM rollout_devices WHERE rollout = ?1 AND wave = ?2",
+        params![id, wave],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    let mut message = format!("Wave {} started: target {version} set on {set} devices", wave + 1);
+    if let Some(why) = first {
+        message.push_str(&format!("; {refused} refused (for example: {why})"));
+    }
+    event(&conn, id, now_ms(), &message)?;
     Ok((set, refused))
 }
