@@ -9,6 +9,10 @@
 //!   least one each. Devices that already run the version are left out.
 //! - A wave starts by setting every device's target. The next wave starts once the share of the
 //!   current wave's devices that **succeeded** reaches the success threshold.
+//! - A wave's start interrupted (a crash, a kill) is resumed by the next step: each target is
+//!   recorded as being sent before its request and as set after, so only the requests under way
+//!   are in doubt, and the refreshed states tell whether they reached the service. Each target
+//!   is set once.
 //! - The rollout **pauses** when the share of failed devices among all devices of the started
 //!   waves passes the error threshold (0%: at the first failure; a target the service refused
 //!   counts as failed), or when a wave ends (every device final) short of the success threshold.
