@@ -35,6 +35,14 @@ fn renew_margin(lifetime: Duration) -> Duration {
     (lifetime / 10).clamp(Duration::from_secs(5), Duration::from_secs(300)).min(lifetime / 2)
 }
 
+/// How long a token answered with `expires_in` (seconds) is used before it is renewed: ahead
+/// of its expiry, and at most a day whatever `expires_in` says (a hostile 2^64 - 1 overflows
+/// any clock; fetching a token again early is always safe).
+pub fn renew_after(expires_in: u64) -> Duration {
+    let lifetime = Duration::from_secs(expires_in).min(MAX_KEPT);
+    lifetime - renew_margin(lifetime)
+}
+
 pub(crate) struct Credentials<'a> {
     pub token_url: &'a Url,
     pub audience: &'a str,
@@ -54,12 +62,9 @@ impl TokenCache {
             }
         }
         let fetched = fetch(http, creds).await?;
-        // Whatever `expires_in` says (a hostile 2^64 - 1 overflows any clock), a token is kept
-        // at most a day: fetching one again early is always safe.
-        let lifetime = Duration::from_secs(fetched.expires_in).min(MAX_KEPT);
         let cached = Cached {
+            renew_at: Instant::now() + renew_after(fetched.expires_in),
             token: Secret::new(fetched.access_token),
-            renew_at: Instant::now() + lifetime - renew_margin(lifetime),
         };
         *slot = Some(cached.clone());
         Ok(cached.token)
@@ -92,15 +97,21 @@ pub struct TokenCheck {
 
 /// Exchanges the key for a new token (bypassing the cache) and reports what it says.
 pub(crate) async fn check(http: &reqwest::Client, creds: &Credentials<'_>) -> Result<TokenCheck> {
-    let fetched = fetch(http, creds).await?;
-    let claims = jwt_claims(&fetched.access_token);
-    let claim = |name: &str| claims.as_ref().and_then(|c| c.get(name)).and_then(|v| v.as_str()).map(str::to_owned);
-    Ok(TokenCheck {
-        token_type: fetched.token_type.clone(),
-        expires_in: u32::try_from(fetched.expires_in).unwrap_or(u32::MAX),
-        scopes: claim("scope").map(|s| s.split_whitespace().map(str::to_owned).collect()),
-        subject: claim("sub"),
-    })
+    Ok(TokenCheck::of(&fetch(http, creds).await?))
+}
+
+impl TokenCheck {
+    /// What a token answer says; its JWT claims are read, not verified.
+    pub fn of(answer: &TokenResponse) -> TokenCheck {
+        let claims = jwt_claims(&answer.access_token);
+        let claim = |name: &str| claims.as_ref().and_then(|c| c.get(name)).and_then(|v| v.as_str()).map(str::to_owned);
+        TokenCheck {
+            token_type: answer.token_type.clone(),
+            expires_in: u32::try_from(answer.expires_in).unwrap_or(u32::MAX),
+            scopes: claim("scope").map(|s| s.split_whitespace().map(str::to_owned).collect()),
+            subject: claim("sub"),
+        }
+    }
 }
 
 /// The payload of a JWT, decoded without verification; `None` for anything else.

@@ -179,7 +179,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// A refusal of the service: its problem document, or, when the body is not one, a problem
     /// made of the status's reason and the start of the body.
-    pub(crate) fn from_answer(status: u16, body: &[u8]) -> Error {
+    pub fn from_answer(status: u16, body: &[u8]) -> Error {
         let problem = serde_json::from_slice::<Problem>(body).unwrap_or_else(|_| {
             let text = String::from_utf8_lossy(body);
             let reason =

@@ -239,7 +239,7 @@ pub async fn sha256_file(path: &Path, transfer: &Transfer) -> Result<(String, u6
 /// The `filename` of a `Content-Disposition: attachment; filename="..."` header, made safe to
 /// show or propose for saving: its last path component without control characters; none when
 /// nothing is left but dots (`..`).
-fn disposition_file_name(value: &str) -> Option<String> {
+pub fn disposition_file_name(value: &str) -> Option<String> {
     let raw = value.split(';').map(str::trim).find_map(|p| p.strip_prefix("filename="))?.trim_matches('"');
     let last = raw.rsplit(['/', '\\']).next().unwrap_or("");
     let name: String = last.chars().filter(|c| !c.is_control()).collect();

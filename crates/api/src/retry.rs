@@ -88,8 +88,13 @@ fn random_u64() -> u64 {
 /// Reads `Retry-After` in seconds (the service's and the simulator's form). An HTTP date or
 /// anything else gives `None`.
 pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
-    v.parse::<u64>().ok().map(Duration::from_secs)
+    parse_retry_after(headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?)
+}
+
+/// A `Retry-After` value in seconds (RFC 9110 `delay-seconds`: digits only); `None` for an
+/// HTTP date or anything else. The wait is then bounded by [`RetryPolicy::max_retry_after`].
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    value.trim().parse::<u64>().ok().map(Duration::from_secs)
 }
 
 #[cfg(test)]

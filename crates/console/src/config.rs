@@ -60,6 +60,25 @@ impl ConfigError {
 }
 
 impl Config {
+    /// Reads the text of a profiles file: TOML whose every profile passes its checks; the
+    /// error says what is wrong.
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
+        for p in &config.profiles {
+            if let Some(e) = p.check().into_iter().next() {
+                return Err(format!("profile `{}`: {e}", p.name));
+            }
+        }
+        Ok(config)
+    }
+
+    /// The text of a profiles file ([`ConfigStore::save`] writes it), which [`Config::parse`]
+    /// reads back.
+    pub fn to_text(&self) -> Result<String, String> {
+        let body = toml::to_string_pretty(self).map_err(|e| e.to_string())?;
+        Ok(format!("{HEADER}{body}"))
+    }
+
     pub fn profile(&self, name: &str) -> Option<&Profile> {
         self.profiles.iter().find(|p| p.name == name)
     }
@@ -142,14 +161,7 @@ impl ConfigStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
             Err(source) => return Err(ConfigError::Read { path: display, source }),
         };
-        let config: Config =
-            toml::from_str(&text).map_err(|e| ConfigError::Parse { path: display.clone(), reason: e.to_string() })?;
-        for p in &config.profiles {
-            if let Some(e) = p.check().into_iter().next() {
-                return Err(ConfigError::Parse { path: display, reason: format!("profile `{}`: {e}", p.name) });
-            }
-        }
-        Ok(config)
+        Config::parse(&text).map_err(|reason| ConfigError::Parse { path: display, reason })
     }
 
     /// Writes the whole configuration: to a temporary file beside it, then renamed over it.
@@ -157,9 +169,9 @@ impl ConfigStore {
         let err = |source| ConfigError::Write { path: self.path.display().to_string(), source };
         let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(err)?;
-        let body = toml::to_string_pretty(config).map_err(|e| err(std::io::Error::other(e)))?;
+        let text = config.to_text().map_err(|e| err(std::io::Error::other(e)))?;
         let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
-        tmp.write_all(HEADER.as_bytes()).and_then(|()| tmp.write_all(body.as_bytes())).map_err(err)?;
+        tmp.write_all(text.as_bytes()).map_err(err)?;
         tmp.as_file().sync_all().map_err(err)?;
         tmp.persist(&self.path).map_err(|e| err(e.error))?;
         Ok(())

@@ -90,6 +90,16 @@ impl DeviceId {
         Err(DeviceIdError(format!("`{input}` is not a device id; expected {FORMS}")))
     }
 
+    /// The entries of a device list (a `--device-list` file, a list pasted in the rollout
+    /// form): ids in any form separated by whitespace, `,` or `;`, each with its parse, in the
+    /// list's order; empty entries are skipped.
+    pub fn parse_list(text: &str) -> Vec<(&str, Result<DeviceId, DeviceIdError>)> {
+        text.split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+            .filter(|s| !s.is_empty())
+            .map(|e| (e, DeviceId::parse(e)))
+            .collect()
+    }
+
     /// The URN shape of section 2.6 (`urn:dev:<kind>:<id>:`), where the form has one.
     /// The device's UUID when the form is the bare UUID (the other forms need the service).
     pub fn as_uuid(&self) -> Option<Uuid> {

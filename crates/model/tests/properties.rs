@@ -3,8 +3,10 @@
 use std::time::Duration;
 
 use dcs_model::duration::{format_duration, parse_duration, parse_feedback_timeout};
-use dcs_model::{validate, DeviceId, SortSpec};
+use dcs_model::{timestamp, validate, ActuatorDownlink, DeviceId, Problem, SortSpec};
 use proptest::prelude::*;
+use time::format_description::well_known::Rfc3339;
+use time::{OffsetDateTime, UtcOffset};
 
 /// A prefix with each letter in random case.
 fn any_case(s: &'static str) -> impl Strategy<Value = String> {
@@ -99,5 +101,85 @@ proptest! {
     fn hex_fields_need_their_exact_length(hex in "[0-9a-f]{0,40}") {
         prop_assert_eq!(validate::hex_exact(&hex, 16).is_ok(), hex.len() == 16);
         prop_assert_eq!(validate::hex_exact(&hex, 32).is_ok(), hex.len() == 32);
+    }
+
+    #[test]
+    fn device_lists_read_every_id_in_order_whatever_the_separators(
+        ids in proptest::collection::vec((0u8..4, any::<u128>(), "[0-9]{15}", "[0-9a-fA-F]{16}"), 0..20),
+        separators in proptest::collection::vec("[ \t\r\n,;]{1,3}", 21),
+    ) {
+        let ids: Vec<DeviceId> = ids
+            .into_iter()
+            .map(|(form, u, digits, hex)| match form {
+                0 => DeviceId::parse(&uuid::Uuid::from_u128(u).to_string()),
+                1 => DeviceId::parse(&format!("imei:{digits}")),
+                2 => DeviceId::parse(&format!("urn:dev:deveui:{hex}:")),
+                _ => DeviceId::parse(&format!("dvnuuid:{}", uuid::Uuid::from_u128(u))),
+            })
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let mut text = separators[0].clone();
+        for (id, sep) in ids.iter().zip(&separators[1..]) {
+            text.push_str(&id.to_string());
+            text.push_str(sep);
+        }
+        let read: Vec<DeviceId> = DeviceId::parse_list(&text).into_iter().map(|(_, id)| id.unwrap()).collect();
+        prop_assert_eq!(read, ids);
+    }
+
+    #[test]
+    fn timestamps_round_trip_through_rfc3339_and_the_millisecond_form(
+        secs in -62_167_132_800i64..253_402_214_400, // 0000-01-02 to 9999-12-31 in UTC
+        nanos in 0u32..1_000_000_000,
+        offset_minutes in -(23 * 60 + 59)..=(23 * 60 + 59i32),
+    ) {
+        let offset = UtcOffset::from_whole_seconds(offset_minutes * 60).unwrap();
+        let t = OffsetDateTime::from_unix_timestamp(secs).unwrap().replace_nanosecond(nanos).unwrap().to_offset(offset);
+        // RFC 3339 keeps the offset and every digit.
+        if let Ok(text) = t.format(&Rfc3339) {
+            prop_assert_eq!(timestamp::parse(&text), Ok(t));
+        }
+        // The millisecond form is UTC, fixed width, and drops what is below a millisecond.
+        let millis = timestamp::format_millis(t);
+        prop_assert_eq!(millis.len(), 24);
+        let back = timestamp::parse(&millis).unwrap();
+        prop_assert_eq!(back.offset(), UtcOffset::UTC);
+        prop_assert_eq!(back, t.replace_nanosecond(nanos / 1_000_000 * 1_000_000).unwrap());
+        prop_assert_eq!(timestamp::format_millis(back), millis);
+    }
+
+    #[test]
+    fn problem_documents_round_trip(
+        type_ in ".{0,20}", title in proptest::option::of(".{0,20}"), status in proptest::option::of(any::<u16>()),
+        detail in proptest::option::of(".{0,40}"), params in proptest::collection::vec((".{0,10}", ".{0,20}"), 0..3),
+    ) {
+        let p = Problem {
+            type_, title, status, detail, instance: None,
+            invalid_params: params.into_iter().map(|(name, reason)| dcs_model::InvalidParam { name, reason }).collect(),
+        };
+        let text = serde_json::to_string(&p).unwrap();
+        prop_assert_eq!(serde_json::from_str::<Problem>(&text).unwrap(), p);
+    }
+
+    #[test]
+    fn a_senml_message_shows_the_same_records_sent_as_a_string_or_as_an_array(
+        names in proptest::collection::vec("[a-z]{1,8}", 1..4), values in proptest::collection::vec(any::<i32>(), 4),
+        text_value in ".{0,12}",
+    ) {
+        let records: Vec<serde_json::Value> = names
+            .iter()
+            .zip(&values)
+            .map(|(n, v)| serde_json::json!({"n": n, "v": v, "vs": text_value}))
+            .collect();
+        let array = serde_json::Value::Array(records);
+        let pretty = serde_json::to_string_pretty(&array).unwrap();
+        let read = |message: serde_json::Value| {
+            serde_json::from_value::<ActuatorDownlink>(serde_json::json!({"status": "PENDING", "message": message})).unwrap()
+        };
+        let as_string = read(serde_json::Value::String(pretty)).message_text().unwrap();
+        let as_array = read(array.clone()).message_text().unwrap();
+        prop_assert_eq!(&as_string, &as_array);
+        prop_assert!(!as_string.contains('\n'));
+        prop_assert_eq!(serde_json::from_str::<serde_json::Value>(&as_string).unwrap(), array);
     }
 }

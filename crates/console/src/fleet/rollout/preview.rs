@@ -145,15 +145,14 @@ async fn list_ids(
     known: &HashMap<Uuid, Candidate>,
     text: &str,
 ) -> std::result::Result<Vec<Uuid>, Vec<FieldError>> {
-    let entries: Vec<&str> =
-        text.split(|c: char| c.is_whitespace() || c == ',' || c == ';').filter(|s| !s.is_empty()).collect();
+    let entries = DeviceId::parse_list(text);
     if entries.is_empty() {
         return Err(one_problem("devices", "paste at least one device id"));
     }
     let mut problems = Vec::new();
     let mut parsed = Vec::new();
-    for (i, e) in entries.iter().enumerate() {
-        match DeviceId::parse(e) {
+    for (i, (e, id)) in entries.into_iter().enumerate() {
+        match id {
             Ok(id) => parsed.push((i, e.to_string(), id)),
             Err(err) => problems.push((i, format!("#{} `{e}`: {err}", i + 1))),
         }
