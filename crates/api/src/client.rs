@@ -128,7 +128,9 @@ impl Client {
             // 4.5): not a page to follow but a 401 in disguise (handled in the request loop),
             // wherever its `Location` points (not shown: the token endpoint, a login page...).
             // Nor is a redirect to another origin followed: a 307/308 would send the token
-            // request's body, the client secret, there. It comes back as the answer it is.
+            // request's body, the client secret, there. The request loop reports a redirect it
+            // gets back as an error naming where it led (`answer::redirected`); one followed
+            // 10 times in a row (a loop) ends with a protocol error.
             .redirect(reqwest::redirect::Policy::custom(|attempt| {
                 let from = attempt.previous().first().map(|u| u.origin());
                 if attempt.status() == reqwest::StatusCode::FOUND || from.is_some_and(|o| o != attempt.url().origin()) {
@@ -216,7 +218,8 @@ impl Client {
     ///
     /// - 401 (and the beta API's 302): the token is renewed once and the request sent again.
     /// - 429: waits for `Retry-After` and sends again, whatever the method (not processed).
-    /// - connection error, 502/503/504: sent again with backoff, but only GET, PUT and DELETE;
+    /// - connection error, an answer cut short or stalled ([`crate::answer`]), 502/503/504: sent
+    ///   again with backoff, but only GET, PUT and DELETE;
     ///   a POST is never repeated (it may have been processed).
     pub(crate) async fn send_request(&self, spec: RequestSpec) -> Result<Vec<u8>> {
         use tracing::Instrument;
