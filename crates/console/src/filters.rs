@@ -7,26 +7,27 @@ use dcs_api::TimeFilter;
 use crate::FieldError;
 
 /// A time typed in a filter: RFC 3339, or `YYYY-MM-DD[ HH:MM[:SS]]` (`T` or a space between;
-/// what a date-time input gives) taken as UTC, as the lists show times. Empty is none.
+/// what a date-time input gives) taken as UTC, as the lists show times. Empty is none. The year
+/// has four digits (RFC 3339's, in which the time is sent).
 pub fn parse_time(field: &str, text: Option<&str>) -> Result<Option<Timestamp>, FieldError> {
     use time::format_description::well_known::Rfc3339;
     use time::macros::format_description;
     let Some(s) = text.map(str::trim).filter(|s| !s.is_empty()) else { return Ok(None) };
-    if let Ok(t) = Timestamp::parse(s, &Rfc3339) {
+    let plain = |s: &str| {
+        let s2 = s.replacen(' ', "T", 1);
+        let forms = [
+            format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]"),
+            format_description!("[year]-[month]-[day]T[hour]:[minute]"),
+        ];
+        forms.into_iter().find_map(|f| time::PrimitiveDateTime::parse(&s2, f).ok()).map(|t| t.assume_utc())
+    };
+    let read = Timestamp::parse(s, &Rfc3339).ok().or_else(|| plain(s)).or_else(|| {
+        time::Date::parse(s, format_description!("[year]-[month]-[day]")).ok().map(|d| d.midnight().assume_utc())
+    });
+    // `[year]` also reads a sign (`-2026-01-05`, a time RFC 3339 cannot write, which was
+    // refused only when the request was built): the text starts with the year's digits.
+    if let Some(t) = read.filter(|_| s.starts_with(|c: char| c.is_ascii_digit())) {
         return Ok(Some(t));
-    }
-    let s2 = s.replacen(' ', "T", 1);
-    let forms = [
-        format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]"),
-        format_description!("[year]-[month]-[day]T[hour]:[minute]"),
-    ];
-    for f in forms {
-        if let Ok(t) = time::PrimitiveDateTime::parse(&s2, f) {
-            return Ok(Some(t.assume_utc()));
-        }
-    }
-    if let Ok(d) = time::Date::parse(s, format_description!("[year]-[month]-[day]")) {
-        return Ok(Some(d.midnight().assume_utc()));
     }
     Err(FieldError {
         field: field.to_owned(),
@@ -66,6 +67,18 @@ mod tests {
         assert_eq!(p("  ").unwrap(), None);
         assert_eq!(parse_time("x", None).unwrap(), None);
         assert_eq!(parse_time("modifiedBefore", Some("yesterday")).unwrap_err().field, "modifiedBefore");
+    }
+
+    #[test]
+    fn only_times_the_client_can_send_are_read() {
+        // RFC 3339 has four-digit years: `-2026-01-05` read as the year -2026 was refused only
+        // when the request was built (found by fuzz/text_parsers).
+        let p = |s| parse_time("createdSince", Some(s));
+        for s in ["-2026-01-05", "-0001-12-31 23:00", "+2026-01-05T08:00:00", "-2026-01-05T08:00"] {
+            assert_eq!(p(s).unwrap_err().field, "createdSince", "{s}");
+        }
+        assert_eq!(p("0000-01-01").unwrap(), Some(datetime!(0000-01-01 00:00 UTC)));
+        assert_eq!(p("9999-12-31T23:59:59").unwrap(), Some(datetime!(9999-12-31 23:59:59 UTC)));
     }
 
     #[test]
