@@ -94,7 +94,9 @@ pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Durati
 /// A `Retry-After` value in seconds (RFC 9110 `delay-seconds`: digits only); `None` for an
 /// HTTP date or anything else. The wait is then bounded by [`RetryPolicy::max_retry_after`].
 pub fn parse_retry_after(value: &str) -> Option<Duration> {
-    value.trim().parse::<u64>().ok().map(Duration::from_secs)
+    let v = value.trim();
+    // Not `parse` alone: it also takes a leading `+`.
+    v.bytes().all(|b| b.is_ascii_digit()).then(|| v.parse::<u64>().ok()).flatten().map(Duration::from_secs)
 }
 
 #[cfg(test)]
@@ -137,5 +139,14 @@ mod tests {
         assert_eq!(retry_after(&h), Some(Duration::from_secs(3)));
         h.insert(reqwest::header::RETRY_AFTER, "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
         assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn retry_after_is_digits_only() {
+        // u64's parse also takes a `+` (found by fuzz/service_headers' seed corpus).
+        for v in ["+5", "-1", "5s", "1.5", "", "18446744073709551616"] {
+            assert_eq!(parse_retry_after(v), None, "{v:?}");
+        }
+        assert_eq!(parse_retry_after(" 120 "), Some(Duration::from_secs(120)));
     }
 }
