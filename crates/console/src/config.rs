@@ -64,9 +64,12 @@ impl Config {
     /// error says what is wrong.
     pub fn parse(text: &str) -> Result<Config, String> {
         let config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
-        for p in &config.profiles {
+        for (i, p) in config.profiles.iter().enumerate() {
             if let Some(e) = p.check().into_iter().next() {
                 return Err(format!("profile `{}`: {e}", p.name));
+            }
+            if config.profiles[..i].iter().any(|q| q.name == p.name) {
+                return Err(format!("profile `{}`: the name is given twice", p.name));
             }
         }
         Ok(config)
@@ -245,6 +248,20 @@ mod tests {
         c.remove("a").unwrap();
         assert_eq!(c.default_profile, None, "removing the default falls back to the simulator");
         assert!(c.remove("a").is_err());
+    }
+
+    #[test]
+    fn a_name_given_twice_is_refused() {
+        // `put` refuses it; a hand-edited file had it read, the second profile unreachable
+        // (found by fuzz/user_files' seed corpus).
+        let text = "[[profile]]\nname = \"a\"\nbaseUrl = \"https://x.example\"\nclientId = \"k\"\n\n\
+                    [[profile]]\nname = \"a\"\nbaseUrl = \"https://y.example\"\nclientId = \"k2\"\n";
+        let e = Config::parse(text).unwrap_err();
+        assert!(e.contains("`a`") && e.contains("twice"), "{e}");
+        let mut c = Config::parse(&text.replacen("\"a\"", "\"b\"", 1)).unwrap();
+        assert_eq!(c.profiles.len(), 2);
+        c.put(profile("c"), false).unwrap();
+        assert_eq!(Config::parse(&c.to_text().unwrap()).unwrap(), c);
     }
 
     #[test]
