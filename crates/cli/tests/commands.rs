@@ -3,9 +3,9 @@
 mod common;
 
 use std::io::Write;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 
-use common::{alt, dcs, run_config, s, stderr, Sim};
+use common::{alt, dcs, feed, run_config, s, stderr, Sim};
 use dcs_api::model::BindingKind;
 use dcs_sim::store::bindings::BindingRow;
 use dcs_sim::store::devices::DeviceRow;
@@ -111,12 +111,6 @@ impl Env {
             .find(|d| d.connection == connection)
             .unwrap_or_else(|| panic!("no {connection} device"))
     }
-}
-
-/// Writes `input` to the child's standard input, closes it, and waits for the output.
-fn feed(mut child: Child, input: &str) -> Output {
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
 }
 
 fn natural_id(d: &DeviceRow) -> String {

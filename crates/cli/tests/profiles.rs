@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
@@ -53,10 +52,9 @@ impl Env {
 
     /// Runs with `stdin` as standard input.
     fn run_with_input(&self, args: &[&str], stdin: &str) -> Output {
-        let mut child =
+        let child =
             self.dcs().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-        child.wait_with_output().unwrap()
+        common::feed(child, stdin)
     }
 
     /// Runs and expects success; returns stdout as JSON (`--json` is added).

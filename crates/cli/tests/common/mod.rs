@@ -3,7 +3,7 @@
 
 #![allow(dead_code)] // each test file is its own crate and uses only part of this
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Output, Stdio};
 
@@ -120,6 +120,15 @@ impl Drop for Sim {
 }
 
 /// A command's standard error, as text.
+/// Writes `input` to the child's standard input, closes it, and waits for the output. A dcs
+/// that refuses its arguments exits without reading its input: the pipe it closed is no error.
+pub fn feed(mut child: Child, input: &str) -> Output {
+    if let Err(e) = child.stdin.take().unwrap().write_all(input.as_bytes()) {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "writing dcs's standard input: {e}");
+    }
+    child.wait_with_output().unwrap()
+}
+
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
