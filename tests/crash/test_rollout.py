@@ -208,7 +208,7 @@ def test_mid_wave_start(sim_factory, dcs, rng, tmp_path):
     watch_window = (max(0.0, (next_target or 0) - 0.1), time.monotonic() - t)
     watch.wait(FINAL_TIMEOUT)
     assert check_rollout(dcs, sim, module, version, devices, before_targets, before_sets) == []
-    print(f"windows: start {start_window[0]:.2f}-{start_window[1]:.2f}s, watch {watch_window[0]:.2f}-{watch_window[1]:.2f}s")
+    print("windows: start {:.2f}-{:.2f}s, watch {:.2f}-{:.2f}s".format(*start_window, *watch_window))
 
     landed, failures, points, recovered = Counter(), [], 0, 0
     for module, version in plan[1:]:
