@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Long runs of the crash tests (tests/crash): N random kill points per loop (default 50, as in the
-# test command), e.g. `scripts/crash.sh 1000`. Builds dcs, then runs the loops inside a private
-# D-Bus session with an unlocked gnome-keyring (the profile's secret lives in the keychain).
-# DCS_CRASH_SEED=<seed> replays a run (every summary line prints its seed).
+# test command), e.g. `scripts/crash.sh 1000`; further arguments pick test files (default: all).
+# Builds dcs, then runs the loops inside a private D-Bus session with an unlocked gnome-keyring
+# (the profile's secret lives in the keychain). DCS_CRASH_SEED=<seed> replays a run (every
+# summary line prints its seed).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 export DCS_CRASH_POINTS="${1:-50}"
+shift || true
+[ $# -gt 0 ] || set -- "$ROOT/tests/crash"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 ensure_rust
 ensure_e2e_python
@@ -19,4 +22,4 @@ mkdir -p "$XDG_DATA_HOME/keyrings" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$XDG_RU
 chmod 700 "$XDG_RUNTIME_DIR"
 dbus-run-session -- bash -c 'eval "$(printf dcs-crash-keyring | gnome-keyring-daemon --unlock --components=secrets)"
   export GNOME_KEYRING_CONTROL
-  "$0" -m pytest -q -p no:cacheprovider "$1"' "$VENV/bin/python" "$ROOT/tests/crash"
+  exec "$0" -m pytest -q -p no:cacheprovider "$@"' "$VENV/bin/python" "$@"

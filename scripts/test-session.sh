@@ -33,6 +33,9 @@ while read -r dir exe; do
   (cd "$dir" && DCS_SIM_VARIANT=alt "$exe" -q)
 done <<<"$executables"
 
+# Crash safety: dcs and the simulator killed with SIGKILL at random points, 50 per loop (tests/crash).
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider "$ROOT/tests/crash"
+
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$ROOT/tests/e2e"
 # The firmware, downlinks and bindings screens again, against the alt variant of the simulator.
