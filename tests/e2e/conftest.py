@@ -11,6 +11,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -24,6 +25,9 @@ from selenium.webdriver.common.options import ArgOptions
 from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from xdisplay import x_display  # noqa: E402
+
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
 # The app under test: the debug build by default; the installer test points it at the installed one.
 APP = Path(os.environ.get("DCS_APP_BINARY", TARGET / "debug" / "dcs-console"))
@@ -62,24 +66,9 @@ def wait_for_port(port: int, timeout: float = 20.0) -> None:
 
 @pytest.fixture(scope="session")
 def display():
-    """An X display: the caller's, or a private Xvfb found with -displayfd."""
-    if os.environ.get("DISPLAY"):
-        yield os.environ["DISPLAY"]
-        return
-    r, w = os.pipe()
-    xvfb = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-        pass_fds=(w,),
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(w)
-    with os.fdopen(r) as f:
-        number = f.readline().strip()
-    os.environ["DISPLAY"] = f":{number}"
-    yield os.environ["DISPLAY"]
-    xvfb.terminate()
-    xvfb.wait(10)
-    del os.environ["DISPLAY"]
+    """An X display: the caller's, or a private Xvfb."""
+    with x_display() as d:
+        yield d
 
 
 @pytest.fixture(scope="session")
