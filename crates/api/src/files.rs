@@ -238,12 +238,12 @@ pub async fn sha256_file(path: &Path, transfer: &Transfer) -> Result<(String, u6
 
 /// The `filename` of a `Content-Disposition: attachment; filename="..."` header, made safe to
 /// show or propose for saving: its last path component without control characters; none when
-/// nothing is left but dots (`..`).
+/// nothing is left but dots and spaces (`..`, `. . `: Windows drops trailing dots and spaces).
 pub fn disposition_file_name(value: &str) -> Option<String> {
     let raw = value.split(';').map(str::trim).find_map(|p| p.strip_prefix("filename="))?.trim_matches('"');
     let last = raw.rsplit(['/', '\\']).next().unwrap_or("");
     let name: String = last.chars().filter(|c| !c.is_control()).collect();
-    (!name.trim_matches('.').trim().is_empty()).then_some(name)
+    (!name.trim_matches(|c: char| c == '.' || c.is_whitespace()).is_empty()).then_some(name)
 }
 
 impl Firmware<'_> {
@@ -556,6 +556,9 @@ mod tests {
         assert_eq!(disposition_file_name("attachment; filename=\"../../.bashrc\"").as_deref(), Some(".bashrc"));
         assert_eq!(disposition_file_name("attachment; filename=\"a\\\\b/c.bin\"").as_deref(), Some("c.bin"));
         assert_eq!(disposition_file_name("attachment; filename=\"..\"").as_deref(), None);
+        // Found by fuzz/service_headers: dots and spaces only.
+        assert_eq!(disposition_file_name("attachment; filename=\".   .  . \"").as_deref(), None);
+        assert_eq!(disposition_file_name("attachment; filename=\" . \"").as_deref(), None);
         assert_eq!(disposition_file_name("attachment; filename=\"x\u{1b}[31m\n.bin\"").as_deref(), Some("x[31m.bin"));
     }
 }
