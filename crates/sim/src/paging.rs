@@ -167,9 +167,12 @@ impl PageRequest {
             .map(|v| {
                 time::OffsetDateTime::parse(v, &time::format_description::well_known::Rfc3339)
                     // `9999-12-31T23:59:59-01:00` is valid RFC 3339 but past the last instant
-                    // the store's UTC form can hold: it stands for "after everything".
+                    // the store's UTC form can hold: it stands for "after everything";
+                    // `0000-01-01T00:00:00+01:00`, before the first, for "before everything".
                     .map(|t| {
-                        t.checked_to_offset(time::UtcOffset::UTC).unwrap_or(time::PrimitiveDateTime::MAX.assume_utc())
+                        t.checked_to_offset(time::UtcOffset::UTC)
+                            .unwrap_or(time::PrimitiveDateTime::MAX.assume_utc())
+                            .max(time::macros::datetime!(0000-01-01 0:00 UTC))
                     })
                     .map(crate::store::ts)
                     .map_err(|_| ApiError::invalid(name, "must be an RFC 3339 date-time, e.g. 2026-01-05T08:00:00Z"))
@@ -271,6 +274,21 @@ mod tests {
         .for_variant(crate::Variant::Alt);
         assert_eq!(PageRequest::from_params(&alt, &[], &[]).unwrap_err().invalid_params[0].name, "cursor");
         assert!(forged(MAX_OFFSET, MAX_LIMIT).is_ok());
+    }
+
+    #[test]
+    fn time_filters_beyond_the_store_form_stand_for_its_ends() {
+        // `0000-01-01T00:00:00+01:00` was stored as `-001-12-31T23:00:00.000Z`, which no reader
+        // of the store's form reads (found through fuzz/sim_requests).
+        let window = |q: &str| {
+            PageRequest::from_params(&QueryParams::from_query(Some(q)), TIME_FILTERS, &[])
+                .unwrap()
+                .time_window()
+                .unwrap()
+        };
+        let w = window("createdSince=0000-01-01T00:00:00%2B01:00&createdBefore=9999-12-31T23:59:59-01:00");
+        assert_eq!(w.created_since.as_deref(), Some("0000-01-01T00:00:00.000Z"));
+        assert_eq!(w.created_before.as_deref(), Some("9999-12-31T23:59:59.999Z"));
     }
 
     #[test]
