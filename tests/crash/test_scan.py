@@ -11,7 +11,7 @@ import urllib.request
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
-from conftest import POINTS, fleet_states, integrity, kill_after, service_states, summarize
+from conftest import POINTS, fleet_states, integrity, kill_after, kill_when, service_states, summarize
 
 DEVICES = 600  # about 1,700 states for the reseller: two pages of 1,000
 LATENCY_MS = 50  # each request lasts a window a kill can land in
@@ -135,26 +135,36 @@ def test_mid_scan(sim_factory, dcs, rng):
             changed = set(service_states(sim, dcs.tenant))
         else:
             changed = change_targets(sim, dcs.tenant, bearer, rng, rng.randint(1, 5))
+        service = service_states(sim, dcs.tenant)
+
+        def written() -> int:
+            """How many of the changed states the fleet database holds as the service does."""
+            if not dcs.fleet_db.exists():
+                return 0
+            held = {(m, d): t for m, d, t in fleet_states(dcs.fleet_db)}
+            return sum(1 for k in changed if k in held and held[k] == service[k])
+
         delay = rng.uniform(0, window[mode])
         proc = dcs.spawn("fleet", "scan", *(["--full"] if mode == "full" else []))
-        killed = kill_after(proc, delay)
+        if rng.random() < 0.5:
+            killed = kill_after(proc, delay)
+        else:
+            # At a chosen point: once k of the changed states are written (a page committed).
+            k = rng.randint(1, len(changed))
+            killed = kill_when(proc, lambda: written() >= k, window[mode] * 2)
 
         # Where it landed: how much of what changed the database held when the scan died.
         if not killed:
             where = "after the end"
         else:
-            held = (
-                {(m, d): t for m, d, t in fleet_states(dcs.fleet_db)} if dcs.fleet_db.exists() else {}
-            )
-            service = service_states(sim, dcs.tenant)
-            seen = sum(1 for k in changed if k in held and held[k] == service[k])
+            seen = written()
             where = "none written" if seen == 0 else "all written" if seen == len(changed) else "part written"
         landed[f"{mode} scan, {where}"] += 1
 
         out = dcs.run("fleet", "scan", check=False)
         problems = check_fleet(dcs, sim) if out.returncode == 0 else [f"the scan after the kill failed: {out.stderr}"]
         if problems:
-            failures.append(f"kill point {point} ({mode} scan killed after {delay:.3f}s, {where}): {problems}")
+            failures.append(f"kill point {point} ({mode} scan killed, {where}): {problems}")
 
     summarize(
         f"mid-scan: {POINTS} kill points, {POINTS - len(failures)} recovered, kills landed: "
