@@ -878,3 +878,33 @@ async fn a_wave_start_cut_short_at_any_point_resumes_and_sets_each_target_once()
 fn target_sets(sim: &Simulator, module: uuid::Uuid) -> std::collections::BTreeMap<uuid::Uuid, u64> {
     sim.store().target_sets(module).unwrap()
 }
+
+/// A package made (and given its file) after the last full scan is found by the preview, which
+/// reads the packages again when the plan's version is not among those the database holds: an
+/// incremental refresh reads only states.
+#[tokio::test]
+async fn a_package_made_after_the_last_full_scan_can_be_rolled_out() {
+    let e = env(20, 1.0).await;
+    refresh(&e, ScanKind::Full).await;
+    let (module, _) = pick(&e);
+    let spec =
+        query::modules(&e.db, e.scope).unwrap().into_iter().find(|m| m.module_id == module).unwrap().spec_id.unwrap();
+    let new = dcs_api::firmware::NewPackage::new(spec.parse().unwrap(), module.parse().unwrap(), "77.0.1");
+    let package = e.client.firmware().create_package(&new).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fw.bin");
+    std::fs::write(&file, b"\x7fFW firmware").unwrap();
+    let (options, transfer) = (Default::default(), Default::default());
+    e.client.firmware().upload_firmware_file(package.id, &file, &options, &transfer).await.unwrap();
+    refresh(&e, ScanKind::Incremental).await;
+
+    let p = plan(&module, "77.0.1", &[50.0, 100.0], 90.0, 10.0);
+    let (preview, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
+    assert!(preview.problems.is_empty(), "{:?}", preview.problems);
+    assert!(!devices.is_empty());
+    // A version the service does not have is still refused, naming the field.
+    let missing = plan(&module, "77.0.2", &[100.0], 90.0, 10.0);
+    let (preview, _) = rollout::preview(&e.client, &e.db, e.scope, &missing).await.unwrap();
+    assert_eq!(preview.problems[0].field, "version", "{:?}", preview.problems);
+    assert!(preview.problems[0].rule.contains("no package with version 77.0.2"), "{:?}", preview.problems);
+}

@@ -40,9 +40,7 @@ fn check_version(db: &FleetDb, scope: Scope, plan: &RolloutPlan) -> Option<Strin
     }
     match query::packages(db, scope, &plan.module_id) {
         Ok(pkgs) => match pkgs.iter().find(|p| p.version == plan.version) {
-            None => {
-                Some(format!("the module has no package with version {} (scan again after creating it)", plan.version))
-            }
+            None => Some(format!("the module has no package with version {}", plan.version)),
             Some(p) if !p.has_file => Some(format!("package {} has no firmware file uploaded yet", plan.version)),
             Some(_) => None,
         },
@@ -222,6 +220,10 @@ pub async fn preview(
     scope: Scope,
     plan: &RolloutPlan,
 ) -> Result<(PlanPreview, Vec<Candidate>)> {
+    if check_version(db, scope, plan).is_some() {
+        // The packages are read on full scans; one made or given its file since is read now.
+        crate::fleet::scan::refresh_catalogue(client, db, scope).await?;
+    }
     let module_name = module_name(&db.conn(), scope, &plan.module_id)?;
     let mut p = PlanPreview {
         problems: check_shape(db, scope, plan),
