@@ -16,6 +16,7 @@ import random
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -24,6 +25,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))  # shared.py, shared with tests/e2e
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
 DCS = Path(os.environ.get("DCS_BINARY", TARGET / "debug" / "dcs"))
 POINTS = int(os.environ.get("DCS_CRASH_POINTS", "50"))

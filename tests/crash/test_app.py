@@ -14,7 +14,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import POINTS, TARGET, kill_after, read_only, summarize
+from shared import x_display
 from test_rollout import (
     check_rollout,
     find_rollout,
@@ -34,8 +34,6 @@ from test_rollout import (
     target_sets,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from xdisplay import x_display  # noqa: E402
 
 APP = Path(os.environ.get("DCS_APP_BINARY", TARGET / "debug" / "dcs-console"))
 DEVICES = 600

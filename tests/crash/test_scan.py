@@ -11,27 +11,11 @@ import urllib.request
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
-from conftest import POINTS, fleet_states, integrity, kill_after, kill_when, service_states, summarize
+from conftest import SIM_SEED, POINTS, fleet_states, integrity, kill_after, kill_when, service_states, summarize
+from shared import service_token
 
 DEVICES = 600  # about 1,700 states for the reseller: two pages of 1,000
 LATENCY_MS = 50  # each request lasts a window a kill can land in
-
-
-def token(sim, dcs) -> str:
-    key = json.loads(dcs.run("sim", "demo-key", "--seed", "5", "--json").stdout)
-    body = json.dumps(
-        {
-            "grant_type": "client_credentials",
-            "audience": "4dc82561-f65f-523g-dek9-6c79ec314f02",
-            "client_id": key["clientId"],
-            "client_secret": key["clientSecret"],
-        }
-    ).encode()
-    req = urllib.request.Request(
-        sim.url + "/api/v3/idp/oidc/token", data=body, headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(req, timeout=30) as res:
-        return json.load(res)["access_token"]
 
 
 def change_targets(sim, tenant: str, bearer: str, rng, n: int) -> set[tuple[str, str]]:
@@ -109,7 +93,7 @@ def forget_fleet(dcs) -> None:
 def test_mid_scan(sim_factory, dcs, rng):
     sim = sim_factory(DEVICES)
     dcs.add_profile(sim)
-    bearer = token(sim, dcs)
+    bearer = service_token(sim.url, json.loads(dcs.run("sim", "demo-key", "--seed", SIM_SEED, "--json").stdout))
     sim.latency(LATENCY_MS)
 
     # The windows: how long each kind of scan lasts when nothing kills it.

@@ -26,7 +26,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
-from xdisplay import x_display  # noqa: E402
+from shared import service_token, x_display  # noqa: E402,F401 (service_token: for the tests)
 
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
 # The app under test: the debug build by default; the installer test points it at the installed one.
@@ -200,22 +200,6 @@ def service_get(base_url: str, path: str, token: str) -> dict:
     req.add_header("Authorization", f"Bearer {token}")
     with urllib.request.urlopen(req, timeout=10) as res:
         return json.load(res)
-
-
-def service_token(base_url: str, key: dict) -> str:
-    body = json.dumps(
-        {
-            "grant_type": "client_credentials",
-            "audience": "4dc82561-f65f-523g-dek9-6c79ec314f02",
-            "client_id": key["clientId"],
-            "client_secret": key["clientSecret"],
-        }
-    ).encode()
-    req = urllib.request.Request(
-        base_url.rstrip("/") + "/api/v3/idp/oidc/token", data=body, headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(req, timeout=10) as res:
-        return json.load(res)["access_token"]
 
 
 def create_package(base_url: str, token: str, version: str, module: dict | None = None) -> tuple[dict, dict]:
