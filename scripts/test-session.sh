@@ -33,7 +33,8 @@ while read -r dir exe; do
   (cd "$dir" && DCS_SIM_VARIANT=alt "$exe" -q)
 done <<<"$executables"
 
-# Crash safety: dcs and the simulator killed with SIGKILL at random points, 50 per loop (tests/crash).
+# Crash safety: dcs, the app and the simulator killed with SIGKILL at random points, 50 per loop
+# (tests/crash; the app's loop opens its own Xvfb display).
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$ROOT/tests/crash"
 
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
