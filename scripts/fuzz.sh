@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing of the parsers that take input from the service or the user
-# (fuzz/fuzz_targets: JSON the service answers decoded into the model; device ids, durations,
-# times and sort expressions), with cargo fuzz (libFuzzer, AddressSanitizer) on the stable
-# toolchain: RUSTC_BOOTSTRAP=1 lets it use the nightly flags it needs.
+# Coverage-guided fuzzing of every parser that takes input from outside, with cargo fuzz
+# (libFuzzer, AddressSanitizer) on the stable toolchain: RUSTC_BOOTSTRAP=1 lets it use the
+# nightly flags it needs. The targets (fuzz/fuzz_targets; each asserts round trips and bounds,
+# not only "no panic"):
+#   service_json     the service's JSON answers decoded into the model, refusals (problem+json
+#                    or not) into the client's error, SenML messages shown
+#   service_headers  Retry-After, Content-Disposition file names, access-token claims and how
+#                    long a token is kept
+#   text_parsers     device ids, durations, feedback timeouts, timestamps, the time filters as
+#                    typed, sort expressions
+#   sim_requests     the simulator's X-Sim-Fault and list queries: cursors (forged ones too),
+#                    limit, sort, filters, time filters, for both variants
+#   user_files       the profiles file (TOML), device lists (--device-list), SenML records
 # The committed corpus (fuzz/corpus/<target>) is read, never written: what a run finds goes to
 # $FUZZ_WORK/<target> (kept between runs, so long runs build on each other), and a crash to
 # $FUZZ_WORK/<target>-crashes, which fails the run and prints how to reproduce it.
