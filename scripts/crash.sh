@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Long runs of the crash tests (tests/crash): N random kill points per loop (default 50, as in the
 # test command), e.g. `scripts/crash.sh 1000`; further arguments pick test files (default: all).
-# Builds dcs, then runs the loops inside a private D-Bus session with an unlocked gnome-keyring
-# (the profile's secret lives in the keychain). DCS_CRASH_SEED=<seed> replays a run (every
+# Builds dcs and the app, then runs the loops side by side (pytest-xdist) inside a private D-Bus
+# session with an unlocked gnome-keyring (the profile's secret lives in the keychain). DCS_CRASH_SEED=<seed> replays a run (every
 # summary line prints its seed).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -11,8 +11,10 @@ shift || true
 [ $# -gt 0 ] || set -- "$ROOT/tests/crash"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 ensure_rust
+ensure_ui_deps
 ensure_e2e_python
-(cd "$ROOT" && cargo build -p dcs-cli)
+build_ui
+build_app
 log "crash loops: $DCS_CRASH_POINTS kill points each"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
@@ -22,4 +24,4 @@ mkdir -p "$XDG_DATA_HOME/keyrings" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$XDG_RU
 chmod 700 "$XDG_RUNTIME_DIR"
 dbus-run-session -- bash -c 'eval "$(printf dcs-crash-keyring | gnome-keyring-daemon --unlock --components=secrets)"
   export GNOME_KEYRING_CONTROL
-  exec "$0" -m pytest -q -p no:cacheprovider "$@"' "$VENV/bin/python" "$@"
+  exec "$0" -m pytest -q -p no:cacheprovider -n 3 "$@"' "$VENV/bin/python" "$@"

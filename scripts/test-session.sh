@@ -34,8 +34,9 @@ while read -r dir exe; do
 done <<<"$executables"
 
 # Crash safety: dcs, the app and the simulator killed with SIGKILL at random points, 50 per loop
-# (tests/crash; the app's loop opens its own Xvfb display).
-"$VENV/bin/python" -m pytest -q -p no:cacheprovider "$ROOT/tests/crash"
+# (tests/crash; the app's loop opens its own Xvfb display). The loops wait on the simulator's
+# latency more than they compute, so three run side by side.
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider -n 3 "$ROOT/tests/crash"
 
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$ROOT/tests/e2e"

@@ -17,6 +17,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -29,7 +30,13 @@ sys.path.insert(0, str(ROOT / "tests"))  # shared.py, shared with tests/e2e
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
 DCS = Path(os.environ.get("DCS_BINARY", TARGET / "debug" / "dcs"))
 POINTS = int(os.environ.get("DCS_CRASH_POINTS", "50"))
-SEED = int(os.environ.get("DCS_CRASH_SEED") or random.SystemRandom().randrange(1, 2**31))
+# One seed and one summary file for the run, also when pytest-xdist runs the loops in several
+# processes: the first process sets them in the environment, which the others inherit.
+os.environ.setdefault("DCS_CRASH_SEED", str(random.SystemRandom().randrange(1, 2**31)))
+SEED = int(os.environ["DCS_CRASH_SEED"])
+if "DCS_CRASH_SUMMARY" not in os.environ:
+    os.environ["DCS_CRASH_SUMMARY"] = tempfile.mkstemp(prefix="dcs-crash-", suffix=".txt")[1]
+SUMMARY = Path(os.environ["DCS_CRASH_SUMMARY"])
 # The simulator's demo data set.
 SIM_SEED = "5"
 # The set-target operation `dcs sim` prints for `dcs profile add` (the reference variant).
@@ -51,20 +58,22 @@ CALLER_VARS = [
     "DCS_SIM_VARIANT",
 ]
 
-SUMMARIES: list[str] = []
-
-
 def pytest_terminal_summary(terminalreporter):
-    if SUMMARIES:
+    if hasattr(terminalreporter.config, "workerinput"):
+        return  # a pytest-xdist worker: the controller prints them
+    lines = SUMMARY.read_text().splitlines() if SUMMARY.exists() else []
+    if lines:
         terminalreporter.section("crash loops")
-        for line in SUMMARIES:
+        for line in sorted(lines):
             terminalreporter.write_line(line)
+    SUMMARY.unlink(missing_ok=True)
 
 
 def summarize(line: str) -> None:
     """Keeps a loop's summary line for the end of the run (and prints it now, for -s)."""
     line = f"{line} (DCS_CRASH_SEED={SEED})"
-    SUMMARIES.append(line)
+    with open(SUMMARY, "a") as f:
+        f.write(line + "\n")
     print(line)
 
 
