@@ -69,12 +69,19 @@ def pytest_terminal_summary(terminalreporter):
     SUMMARY.unlink(missing_ok=True)
 
 
-def summarize(line: str) -> None:
-    """Keeps a loop's summary line for the end of the run (and prints it now, for -s)."""
-    line = f"{line} (DCS_CRASH_SEED={SEED})"
+def report_loop(loop: str, points: int, recovered: int, landed: dict, failures: list[str], note: str = "") -> None:
+    """Keeps a loop's summary line for the end of the run (and prints it now, for -s): its kill
+    points tried and recovered, where they landed and its seed; then fails on its failures."""
+    line = (
+        f"{loop}: {points} kill points, {recovered} recovered, kills landed: "
+        + ", ".join(f"{k} {n}" for k, n in sorted(landed.items()))
+        + (f"; {note}" if note else "")
+        + f" (DCS_CRASH_SEED={SEED})"
+    )
     with open(SUMMARY, "a") as f:
         f.write(line + "\n")
     print(line)
+    assert not failures, "\n".join(failures)
 
 
 @pytest.fixture

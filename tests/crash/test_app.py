@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import POINTS, TARGET, kill_after, read_only, summarize
+from conftest import POINTS, TARGET, kill_after, read_only, report_loop
 from shared import x_display
 from test_rollout import (
     check_rollout,
@@ -182,11 +182,7 @@ def test_app_mid_wave_start(sim_factory, dcs, rng, tmp_path, app_display):
         else:
             recovered += kills
 
-    summarize(
-        f"app mid-wave-start: {points} kill points, {recovered} recovered, kills landed: "
-        + ", ".join(f"{k} {n}" for k, n in sorted(landed.items()))
-        + (f"; app starts where GTK could not open the display, started again: {GTK_FAILURES['retried']}"
-           if GTK_FAILURES else "")
-    )
-    assert not failures, "\n".join(failures)
+    gtk = GTK_FAILURES["retried"]
+    note = f"app starts where GTK could not open the display, started again: {gtk}" if gtk else ""
+    report_loop("app mid-wave-start", points, recovered, landed, failures, note)
     assert points >= POINTS, f"only {points} kill points: too few rollouts planned"

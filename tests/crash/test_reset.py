@@ -11,7 +11,7 @@ import time
 import urllib.error
 from collections import Counter
 
-from conftest import POINTS, integrity, summarize
+from conftest import POINTS, integrity, report_loop
 
 DEVICES = 200
 # What a data set is made of: each table's row count must come back after every kill.
@@ -92,8 +92,4 @@ def test_mid_reset(sim_factory, rng):
         if problems:
             failures.append(f"kill point {point} (after {delay:.3f}s, {where}): {problems}")
 
-    summarize(
-        f"mid-reset: {POINTS} kill points, {POINTS - len(failures)} recovered, kills landed: "
-        + ", ".join(f"{k} {n}" for k, n in sorted(landed.items()))
-    )
-    assert not failures, "\n".join(failures)
+    report_loop("mid-reset", POINTS, POINTS - len(failures), landed, failures)

@@ -14,7 +14,7 @@ import subprocess
 import time
 from collections import Counter
 
-from conftest import POINTS, integrity, kill_after, kill_when, read_only, summarize
+from conftest import POINTS, integrity, kill_after, kill_when, read_only, report_loop
 
 DEVICES = 600  # about 157 devices per module of the reseller's own
 LATENCY_MS = 50  # each set-target request lasts a window (8 at a time)
@@ -259,10 +259,6 @@ def test_mid_wave_start(sim_factory, dcs, rng, tmp_path):
         else:
             recovered += kills
 
-    summarize(
-        f"mid-wave-start: {points} kill points, {recovered} recovered, kills landed: "
-        + ", ".join(f"{k} {n}" for k, n in sorted(landed.items()))
-    )
-    assert not failures, "\n".join(failures)
+    report_loop("mid-wave-start", points, recovered, landed, failures)
     assert points >= POINTS, f"only {points} kill points: too few rollouts planned"
     assert counting, "the simulator does not count target sets (firmware_states.target_sets): exactly once unchecked"

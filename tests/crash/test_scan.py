@@ -11,7 +11,7 @@ import urllib.request
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
-from conftest import SIM_SEED, POINTS, fleet_states, integrity, kill_after, kill_when, service_states, summarize
+from conftest import SIM_SEED, POINTS, fleet_states, integrity, kill_after, kill_when, service_states, report_loop
 from shared import service_token
 
 DEVICES = 600  # about 1,700 states for the reseller: two pages of 1,000
@@ -150,8 +150,4 @@ def test_mid_scan(sim_factory, dcs, rng):
         if problems:
             failures.append(f"kill point {point} ({mode} scan killed, {where}): {problems}")
 
-    summarize(
-        f"mid-scan: {POINTS} kill points, {POINTS - len(failures)} recovered, kills landed: "
-        + ", ".join(f"{k} {n}" for k, n in sorted(landed.items()))
-    )
-    assert not failures, "\n".join(failures)
+    report_loop("mid-scan", POINTS, POINTS - len(failures), landed, failures)

@@ -9,7 +9,7 @@ import hashlib
 import time
 from collections import Counter
 
-from conftest import POINTS, integrity, kill_after, summarize
+from conftest import POINTS, integrity, kill_after, report_loop
 
 DEVICES = 50
 LATENCY_MS = 50
@@ -116,9 +116,5 @@ def test_mid_upload(sim_factory, dcs, rng, tmp_path):
             failures.append(f"kill point {point} (after {delay:.3f}s, {where}): {problems}")
 
     ok = integrity(sim.data)
-    summarize(
-        f"mid-upload: {POINTS} kill points, {POINTS - len(failures)} recovered, kills landed: "
-        + ", ".join(f"{k} {n}" for k, n in sorted(landed.items()))
-    )
-    assert not failures, "\n".join(failures)
+    report_loop("mid-upload", POINTS, POINTS - len(failures), landed, failures)
     assert ok == "ok", f"the simulator's data file: {ok}"
