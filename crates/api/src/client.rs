@@ -106,6 +106,8 @@ struct Inner {
     tokens: TokenCache,
     /// What this client learnt of the service's page sizes ([`crate::page_sizes`]).
     page_sizes: std::sync::Mutex<PageSizes>,
+    /// Learnt when the service refused a checksum sent after the file ([`crate::files`]).
+    checksum_first: std::sync::atomic::AtomicBool,
 }
 
 /// A cheap-to-clone handle; clones share the connection pool and the token cache.
@@ -153,6 +155,7 @@ impl Client {
                 token_url,
                 tokens: TokenCache::default(),
                 page_sizes: Default::default(),
+                checksum_first: Default::default(),
             }),
         })
     }
@@ -164,6 +167,11 @@ impl Client {
     /// The page sizes this client learnt (shared by its clones).
     pub(crate) fn page_sizes(&self) -> std::sync::MutexGuard<'_, PageSizes> {
         self.inner.page_sizes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether uploads send the checksum before the file (learnt, shared by its clones).
+    pub(crate) fn checksum_first(&self) -> &std::sync::atomic::AtomicBool {
+        &self.inner.checksum_first
     }
 
     /// Fetches (or reuses) an access token: the cheapest way to check a profile works.

@@ -153,6 +153,17 @@ impl Error {
         }
     }
 
+    /// Whether this is a `400` refusal naming `field`: among its `invalidParams`, or as a whole
+    /// word of its detail (`limitless` does not name `limit`).
+    pub fn refuses_field(&self, field: &str) -> bool {
+        let Error::Api { status: 400, problem } = self else { return false };
+        problem.invalid_params.iter().any(|p| p.name == field)
+            || problem
+                .detail
+                .as_deref()
+                .is_some_and(|d| d.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == field))
+    }
+
     /// The problem document, when the service sent one.
     pub fn problem(&self) -> Option<&Problem> {
         match self {

@@ -1,24 +1,48 @@
 //! Firmware-file and release-notes uploads and downloads (reference section 4.1), streamed
 //! from and to disk: a file is never held whole in memory.
 //!
-//! An upload sends the file's SHA-256 as `checksum`, so the service can verify what arrived. It
-//! reads the file twice (once for the checksum, once while sending it), or once when the caller
-//! already knows the checksum ([`UploadOptions::checksum`]). Either way the bytes sent are hashed
-//! on the way and the upload stops before its last chunk when they do not match the checksum
-//! (the file changed since it was hashed). Uploads create something and are never retried. Both
-//! directions report progress and can be cancelled.
+//! An upload sends the file's SHA-256 as the multipart part `checksum`, so the service can
+//! verify what arrived. The reference lists the parts (`file`, `checksum`) but not their order,
+//! so where the checksum goes is the client's choice, made per service:
+//!
+//! - **One read, checksum after the file** (the default): the file is hashed while it is sent
+//!   and the `checksum` part follows the `file` part. The simulator accepts this (assumption
+//!   A-258 of docs/simulator-assumptions.md); a real service might not (one that verifies while
+//!   it receives needs the checksum first).
+//! - **Checksum first**: when the checksum is known before sending ([`UploadOptions::checksum`],
+//!   the one shown to the user), or once the service refused a checksum after the file. Without
+//!   a known checksum that takes two reads: a hash pass, then the send.
+//!
+//! How the client learns: an upload with the checksum after the file that the service refuses
+//! with a `400` naming `checksum` (in `invalidParams` or its detail, as [`Error::refuses_field`]
+//! reads it) is sent once more at once, the checksum (of the bytes just sent) first; when that
+//! one is taken, the client (and its clones) send the checksum first from then on. A refusal
+//! that is not about the order comes again and is reported. Nothing is stored by a `400`, so
+//! the second send creates nothing twice. A service that ignored a checksum after the file
+//! without refusing it cannot be told from one that checked it; the bytes sent are still the
+//! ones hashed, and the reader checks the file did not change while it was read.
+//!
+//! Either way the bytes sent are hashed on the way, on a blocking thread that reads ahead of
+//! the sender (large reads, off the async runtime), and the upload stops before its last chunk
+//! when they do not match a known checksum, or when the file changed (its size or modification
+//! time) while it was read: the service never receives a complete, different file. Uploads
+//! create something and are otherwise never retried. Both directions report progress and can
+//! be cancelled.
+//!
+//! SHA-256 is ring's (SHA-NI where the CPU has it): about openssl's rate.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use bytes::Bytes;
 use futures::StreamExt;
 use reqwest::multipart::{Form, Part};
 use reqwest::Method;
-use sha2::{Digest, Sha256};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio_util::io::ReaderStream;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
@@ -29,7 +53,55 @@ use crate::model::{validate, FileAttributes, Problem};
 /// Called with (bytes transferred so far, total bytes; 0 when the total is not known).
 pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
-const CHUNK: usize = 64 * 1024;
+/// Bytes read at a time when hashing a file: large reads on a blocking thread, so the cost is
+/// the hashing itself (a 64 KiB read through the async runtime's blocking pool each, as before,
+/// halved the rate).
+const HASH_CHUNK: usize = 1024 * 1024;
+/// Bytes per chunk of an upload's body (progress moves in these steps).
+const SEND_CHUNK: usize = 256 * 1024;
+/// Chunks read and hashed ahead of the sender: memory stays at a few chunks whatever the size.
+const READ_AHEAD: usize = 4;
+
+/// A SHA-256 under way.
+struct Hasher(ring::digest::Context);
+
+impl Hasher {
+    fn new() -> Hasher {
+        Hasher(ring::digest::Context::new(&ring::digest::SHA256))
+    }
+
+    fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// Lower-case hex.
+    fn hex(self) -> String {
+        hex::encode(self.0.finish())
+    }
+}
+
+/// Reads into `buf` until it is full or the file ends; answers how much was read.
+fn read_full(file: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Set when dropped: tells a blocking reader that no one waits for it any more.
+struct Abandoned(Arc<AtomicBool>);
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
 
 /// Which of a package's two files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,15 +224,110 @@ impl KnownChecksum {
     }
 }
 
-/// The refusal when the bytes read while sending are not the ones hashed.
-fn changed_while_sending(path: &Path, checksum: &str) -> Error {
-    Error::invalid(
-        "file",
-        format!(
-            "{} changed since its SHA-256 ({checksum}) was computed: the bytes read while sending do not match it; the upload was stopped before its end and nothing was stored: choose the file again",
+/// The refusal when the bytes read while sending are not the ones hashed (`checksum`), or
+/// (none known) the file changed while it was read.
+fn changed_while_sending(path: &Path, checksum: Option<&str>) -> Error {
+    let what = match checksum {
+        Some(checksum) => format!(
+            "{} changed since its SHA-256 ({checksum}) was computed: the bytes read while sending do not match it",
             path.display()
         ),
+        None => format!(
+            "{} changed while it was read for sending (its size or modification time, or it ended early)",
+            path.display()
+        ),
+    };
+    Error::invalid(
+        "file",
+        format!("{what}; the upload was stopped before its end and nothing was stored: choose the file again"),
     )
+}
+
+/// What the reader of an upload's body reads, and what it holds the bytes to.
+struct Reading {
+    file: std::fs::File,
+    /// The file when opened: its size is what is read and sent.
+    opened: std::fs::Metadata,
+    /// The SHA-256 the bytes must have (known, sent before them); none: computed and sent after.
+    expected: Option<String>,
+    cancel: Option<CancellationToken>,
+}
+
+/// What the reader found out, for the sender.
+#[derive(Default)]
+struct ReadOutcome {
+    /// The bytes read were not the ones expected, or the file changed while it was read.
+    changed: AtomicBool,
+    /// The SHA-256 of all the bytes sent, once read to the end and found good.
+    sha256: std::sync::OnceLock<String>,
+}
+
+/// Reads the file to its size when opened, in [`SEND_CHUNK`]s on a blocking thread, hashing
+/// them, up to [`READ_AHEAD`] chunks ahead of the sender. The last chunk is handed over only
+/// once the bytes are known good: their SHA-256 is the expected one, or (none expected) the
+/// file's size and modification time are still those it had when opened; the SHA-256 then goes
+/// to `outcome` and `digest`. Otherwise an error takes the last chunk's place (the request
+/// breaks off: nothing is stored) and `outcome.changed` is set.
+fn spawn_reader(
+    reading: Reading,
+    outcome: Arc<ReadOutcome>,
+    digest: oneshot::Sender<String>,
+) -> mpsc::Receiver<std::io::Result<Bytes>> {
+    let (tx, rx) = mpsc::channel(READ_AHEAD);
+    tokio::task::spawn_blocking(move || {
+        let Reading { mut file, opened, expected, cancel } = reading;
+        let total = opened.len();
+        let refuse = |reason: &str| {
+            outcome.changed.store(true, Ordering::Relaxed);
+            let _ = tx.blocking_send(Err(std::io::Error::other(reason.to_owned())));
+        };
+        let (mut hasher, mut digest, mut done) = (Some(Hasher::new()), Some(digest), 0u64);
+        loop {
+            if cancel.as_ref().is_some_and(CancellationToken::is_cancelled) {
+                return;
+            }
+            let want = (total - done).min(SEND_CHUNK as u64) as usize;
+            let mut buf = vec![0u8; want];
+            let n = match read_full(&mut file, &mut buf) {
+                Ok(n) => n,
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(e));
+                    return;
+                }
+            };
+            if n < want {
+                return refuse("the file ended before the size it had when opened");
+            }
+            if let Some(h) = hasher.as_mut() {
+                h.update(&buf);
+            }
+            done += n as u64;
+            if done == total {
+                let sha256 = hasher.take().map(Hasher::hex).unwrap_or_default();
+                match &expected {
+                    Some(e) if *e != sha256 => return refuse("the file changed since it was hashed"),
+                    None if !file.metadata().is_ok_and(|now| {
+                        now.len() == opened.len() && now.modified().ok() == opened.modified().ok()
+                    }) =>
+                    {
+                        return refuse("the file changed while it was read")
+                    }
+                    _ => {}
+                }
+                let _ = outcome.sha256.set(sha256.clone());
+                if let Some(d) = digest.take() {
+                    let _ = d.send(sha256);
+                }
+            }
+            if !buf.is_empty() && tx.blocking_send(Ok(Bytes::from(buf))).is_err() {
+                return; // The request is gone (cancelled, or failed).
+            }
+            if done == total {
+                return;
+            }
+        }
+    });
+    rx
 }
 
 /// The result of a download.
@@ -210,30 +377,36 @@ pub async fn open_regular(path: &Path) -> Result<(tokio::fs::File, std::fs::Meta
     Ok((file, meta))
 }
 
-/// SHA-256 of a regular file, read in chunks; with its size. Only the size the file had when
-/// opened is read (and progress reported against it), so a file that grows meanwhile is read
-/// to that size.
+/// SHA-256 of a regular file, read in large chunks on a blocking thread; with its size. Only
+/// the size the file had when opened is read (and progress reported against it), so a file
+/// that grows meanwhile is read to that size.
 pub async fn sha256_file(path: &Path, transfer: &Transfer) -> Result<(String, u64)> {
     let (file, meta) = open_regular(path).await?;
+    let mut file = file.into_std().await.take(meta.len());
     let total = meta.len();
-    let mut file = file.take(total);
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; CHUNK];
-    let mut size = 0u64;
-    transfer.report(0, total);
-    loop {
-        if transfer.cancelled() {
-            return Err(Error::Cancelled { what: format!("reading {}", path.display()) });
+    let (owned, transfer) = (path.to_owned(), transfer.clone());
+    let stop = Arc::new(AtomicBool::new(false));
+    let _abandoned = Abandoned(stop.clone());
+    let hashing = tokio::task::spawn_blocking(move || {
+        let mut hasher = Hasher::new();
+        let mut buf = vec![0u8; HASH_CHUNK];
+        let mut size = 0u64;
+        transfer.report(0, total);
+        loop {
+            if transfer.cancelled() || stop.load(Ordering::Relaxed) {
+                return Err(Error::Cancelled { what: format!("reading {}", owned.display()) });
+            }
+            let n = read_full(&mut file, &mut buf).map_err(|e| Error::local_file(&owned, e))?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+            size += n as u64;
+            transfer.report(size, total.max(size));
         }
-        let n = file.read(&mut buf).await.map_err(|e| Error::local_file(path, e))?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-        size += n as u64;
-        transfer.report(size, total.max(size));
-    }
-    Ok((hex::encode(hasher.finalize()), size))
+        Ok((hasher.hex(), size))
+    });
+    hashing.await.map_err(|e| Error::local_file(path, std::io::Error::other(e)))?
 }
 
 /// The `filename` of a `Content-Disposition: attachment; filename="..."` header, made safe to
@@ -246,7 +419,34 @@ pub fn disposition_file_name(value: &str) -> Option<String> {
     (!name.trim_matches(|c: char| c == '.' || c.is_whitespace()).is_empty()).then_some(name)
 }
 
+/// An upload's request, as [`Firmware::send_file`] sends it (maybe twice).
+#[derive(Clone, Copy)]
+struct Sending<'a> {
+    kind: FileKind,
+    url: &'a url::Url,
+    path: &'a Path,
+    name: &'a str,
+    content_type: &'a str,
+    transfer: &'a Transfer,
+}
+
+/// The first read of an upload in two: the file's checksum (progress on `transfer.hashing`),
+/// bound to the size and modification time it had before it was read.
+async fn hash_first(path: &Path, transfer: &Transfer) -> Result<KnownChecksum> {
+    let before = tokio::fs::metadata(path).await.map_err(|e| Error::local_file(path, e))?;
+    let first = Transfer { progress: transfer.hashing.clone(), hashing: None, cancel: transfer.cancel.clone() };
+    let (sha256, size) = sha256_file(path, &first).await?;
+    Ok(KnownChecksum { sha256, size, modified: before.modified().ok() })
+}
+
 impl Firmware<'_> {
+    /// Whether an upload with these options reads the file twice (a checksum pass first, on
+    /// [`Transfer::hashing`], then the send): when no checksum is known and this client learnt
+    /// that its service wants the checksum before the file (module doc).
+    pub fn hashes_before_sending(&self, options: &UploadOptions) -> bool {
+        options.checksum.is_none() && self.client.checksum_first().load(Ordering::Relaxed)
+    }
+
     /// Uploads a package's firmware file (once per package; a second is a conflict).
     pub async fn upload_firmware_file(
         &self,
@@ -332,82 +532,136 @@ impl Firmware<'_> {
             }
         }
 
-        // The checksum: the one known (the file unchanged since), else a first pass.
-        let (checksum, total, file) = match &options.checksum {
-            Some(known) => {
-                let (file, meta) = open_regular(path).await?;
-                known.check(path, &meta)?;
-                (known.sha256.to_ascii_lowercase(), known.size, file)
-            }
-            None => {
-                let first =
-                    Transfer { progress: transfer.hashing.clone(), hashing: None, cancel: transfer.cancel.clone() };
-                let (checksum, total) = sha256_file(path, &first).await?;
-                let (file, _) = open_regular(path).await?;
-                (checksum, total, file)
-            }
+        // Where the checksum goes (module doc): first when known, or when this service was
+        // seen to want it first (then hashed in a first pass); else after the file, computed
+        // while sending.
+        let known = match &options.checksum {
+            Some(known) => Some(KnownChecksum { sha256: known.sha256.to_ascii_lowercase(), ..known.clone() }),
+            None if self.client.checksum_first().load(Ordering::Relaxed) => Some(hash_first(path, transfer).await?),
+            None => None,
         };
+        let send = Sending { kind, url: &url, path, name: &name, content_type: &content_type, transfer };
+        let (result, sent) = self.send_file(&send, known.as_ref()).await;
+        match result {
+            Err(e) if known.is_none() && e.refuses_field("checksum") => {
+                let Some(sent) = sent else { return Err(e) };
+                tracing::info!(path = url.path(), refusal = %e, "the service refused the checksum after the file; sending it first");
+                let again = self.send_file(&send, Some(&sent)).await.0;
+                // Learnt only when that was it (a refusal of the checksum itself comes again).
+                if again.is_ok() {
+                    self.client.checksum_first().store(true, Ordering::Relaxed);
+                }
+                again
+            }
+            other => other,
+        }
+    }
 
-        // The body, streamed from the file with progress and cancellation, and hashed on the
-        // way: the last chunk is held back when the bytes do not match the checksum (or the
-        // file ends early), so the service never receives a complete, different file.
+    /// Sends the file with its checksum: `known` before the file, else computed while sending
+    /// and after it. Answers the outcome and, when the file was read to its end unchanged, the
+    /// checksum of what was sent.
+    async fn send_file(
+        &self,
+        send: &Sending<'_>,
+        known: Option<&KnownChecksum>,
+    ) -> (Result<FileAttributes>, Option<KnownChecksum>) {
+        let (file, opened) = match open_regular(send.path).await {
+            Ok(f) => f,
+            Err(e) => return (Err(e), None),
+        };
+        if let Some(known) = known {
+            if let Err(e) = known.check(send.path, &opened) {
+                return (Err(e), None);
+            }
+        }
+        let (total, modified) = (opened.len(), opened.modified().ok());
+        let outcome = Arc::new(ReadOutcome::default());
+        let result = self.send_opened(send, file.into_std().await, opened, known, outcome.clone()).await;
+        let sent = outcome.sha256.get().map(|sha256| KnownChecksum { sha256: sha256.clone(), size: total, modified });
+        (result, sent)
+    }
+
+    async fn send_opened(
+        &self,
+        send: &Sending<'_>,
+        file: std::fs::File,
+        opened: std::fs::Metadata,
+        known: Option<&KnownChecksum>,
+        outcome: Arc<ReadOutcome>,
+    ) -> Result<FileAttributes> {
+        let Sending { kind, url, path, transfer, .. } = *send;
+        let total = opened.len();
+        let expected = known.map(|k| k.sha256.clone());
+        let (digest_tx, digest_rx) = oneshot::channel();
+        let reading = Reading { file, opened, expected: expected.clone(), cancel: transfer.cancel.clone() };
+        let chunks = spawn_reader(reading, outcome.clone(), digest_tx);
+
+        // The body, streamed from the reader with progress and cancellation.
         let progress = transfer.clone();
         let sent = Arc::new(AtomicU64::new(0));
-        let changed = Arc::new(AtomicBool::new(false));
-        let mut hasher = Some(Sha256::new());
-        let (sent_in, changed_in, expected) = (sent.clone(), changed.clone(), checksum.clone());
+        let sent_in = sent.clone();
         progress.report(0, total);
-        let body = ReaderStream::with_capacity(file.take(total), CHUNK).map(move |chunk| {
-            if progress.cancelled() {
-                return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "upload cancelled"));
-            }
-            let chunk = chunk?;
-            let done = sent_in.fetch_add(chunk.len() as u64, Ordering::Relaxed) + chunk.len() as u64;
-            if let Some(h) = hasher.as_mut() {
-                h.update(&chunk);
-            }
-            if done >= total {
-                let got = hasher.take().map(|h| hex::encode(h.finalize()));
-                if got.as_deref() != Some(expected.as_str()) {
-                    changed_in.store(true, Ordering::Relaxed);
-                    return Err(std::io::Error::other("the file changed since it was hashed"));
+        let body = futures::stream::unfold(chunks, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) }).map(
+            move |chunk| {
+                if progress.cancelled() {
+                    return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "upload cancelled"));
                 }
-            }
-            progress.report(done, total);
-            Ok::<_, std::io::Error>(chunk)
-        });
-        let (sent_end, changed_end) = (sent.clone(), changed.clone());
+                let chunk = chunk?;
+                let done = sent_in.fetch_add(chunk.len() as u64, Ordering::Relaxed) + chunk.len() as u64;
+                progress.report(done, total);
+                Ok::<_, std::io::Error>(chunk)
+            },
+        );
+        // The reader ended before the file's size without saying why (it stopped): the request
+        // must not end as if complete.
+        let (sent_end, outcome_end) = (sent.clone(), outcome.clone());
         let short = futures::stream::once(async move {
             if sent_end.load(Ordering::Relaxed) < total {
-                changed_end.store(true, Ordering::Relaxed);
-                Err(std::io::Error::other("the file ended before the size it was hashed with"))
+                outcome_end.changed.store(true, Ordering::Relaxed);
+                Err(std::io::Error::other("the file ended before the size it was opened with"))
             } else {
-                Ok(bytes::Bytes::new())
+                Ok(Bytes::new())
             }
         });
-        let body = body.chain(short);
-        let part = Part::stream_with_length(reqwest::Body::wrap_stream(body), total)
-            .file_name(name)
-            .mime_str(&content_type)
+        let part = Part::stream_with_length(reqwest::Body::wrap_stream(body.chain(short)), total)
+            .file_name(send.name.to_owned())
+            .mime_str(send.content_type)
             .map_err(|e| Error::invalid("contentType", e.to_string()))?;
-        let mut form = Some(Form::new().part("file", part).text("checksum", checksum.clone()));
+        let form = match &expected {
+            Some(checksum) => Form::new().text("checksum", checksum.clone()).part("file", part),
+            None => {
+                // 64 hex characters once the file part has been read to its end.
+                let sha256 = futures::stream::once(async move {
+                    digest_rx
+                        .await
+                        .map(Bytes::from)
+                        .map_err(|_| std::io::Error::other("no checksum: the file was not read to its end"))
+                });
+                Form::new()
+                    .part("file", part)
+                    .part("checksum", Part::stream_with_length(reqwest::Body::wrap_stream(sha256), 64))
+            }
+        };
+        let mut form = Some(form);
 
         let what = || Error::Cancelled { what: format!("the upload of the {}", kind.what()) };
         if transfer.cancelled() {
             return Err(what());
         }
         // Never repeated: the body can be sent once, and the upload creates something.
-        let send = self.client.send_streamed(Method::POST, url.clone(), false, |req| match form.take() {
+        let request = self.client.send_streamed(Method::POST, url.clone(), false, |req| match form.take() {
             Some(form) => req.multipart(form),
             None => req,
         });
         let res = tokio::select! {
-            res = send => res,
+            res = request => res,
             _ = transfer.wait_cancelled() => return Err(what()),
         };
         let res = match res {
             Err(_) if transfer.cancelled() => return Err(what()),
-            Err(_) if changed.load(Ordering::Relaxed) => return Err(changed_while_sending(path, &checksum)),
+            Err(_) if outcome.changed.load(Ordering::Relaxed) => {
+                return Err(changed_while_sending(path, expected.as_deref()))
+            }
             // The service was reached and took part of the body, then closed the connection
             // without an answer the client could read: what a service does when it refuses a
             // body for its size (a 413 written while the client is still sending is lost).
@@ -425,10 +679,10 @@ impl Firmware<'_> {
             other => other?,
         };
         let answer = tokio::select! {
-            b = crate::answer::read(res, &url, self.client.limits()) => b?,
+            b = crate::answer::read(res, url, self.client.limits()) => b?,
             _ = transfer.wait_cancelled() => return Err(what()),
         };
-        crate::answer::json(&url, &answer)
+        crate::answer::json(url, &answer)
     }
 
     async fn download(&self, kind: FileKind, package: Uuid, target: &Path, transfer: &Transfer) -> Result<Downloaded> {
@@ -452,7 +706,7 @@ impl Firmware<'_> {
         let partial = part.path.clone();
         let outcome = async {
             let mut out = out;
-            let mut hasher = Sha256::new();
+            let mut hasher = Hasher::new();
             let mut size = 0u64;
             transfer.report(0, total);
             // Each chunk within the read timeout: a service that stops sending ends the
@@ -489,7 +743,7 @@ impl Firmware<'_> {
                     reason: format!("the download ended after {size} of {total} bytes"),
                 });
             }
-            Ok((hex::encode(hasher.finalize()), size))
+            Ok((hasher.hex(), size))
         }
         .await;
         let (sha256, size) = outcome?;

@@ -56,12 +56,7 @@ fn with_limit(url: &Url, limit: Option<u32>) -> Url {
 
 /// Whether a refusal is about the page size: a `400` whose problem names `limit`.
 pub fn refuses_limit(e: &Error) -> bool {
-    let Error::Api { status: 400, problem } = e else { return false };
-    problem.invalid_params.iter().any(|p| p.name == "limit")
-        || problem
-            .detail
-            .as_deref()
-            .is_some_and(|d| d.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == "limit"))
+    e.refuses_field("limit")
 }
 
 /// One page, from its URL. Returns the page and the resolved URL of the next one. A `limit`

@@ -6,8 +6,8 @@
 //!
 //! Progress comes from the client's per-chunk callbacks, paced here: at most one event per
 //! [`EMIT_INTERVAL`] plus the last one of each phase, each with the rate over about the last
-//! second and the time left at that rate. The bytes stream through the client (64 KiB at a
-//! time), so memory stays flat whatever the file's size.
+//! second and the time left at that rate. The bytes stream through the client (a few chunks of
+//! 256 KiB at a time), so memory stays flat whatever the file's size.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -62,9 +62,10 @@ impl JobKind {
     }
 }
 
-/// What a job is doing now. An upload hashes the whole file first (its checksum goes with the
-/// body), then sends it: two phases, each running from 0 to the file's size; only the second
-/// when the file was hashed by a job before and has not changed since.
+/// What a job is doing now. An upload sends the file, hashing it on the way (phase
+/// `uploading`); it hashes the whole file first (phase `hashing`, then `uploading`, each from 0
+/// to the file's size) only when the service wants the checksum before the file and no job
+/// hashed the file before (see `dcs_api::files`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
@@ -416,8 +417,9 @@ impl Transfers {
         hashed.iter().rev().find(|(p, k)| p == path && k.sha256.eq_ignore_ascii_case(sha256)).map(|(_, k)| k.clone())
     }
 
-    /// Uploads a package's firmware file or release notes: hashed (phase `hashing`), then sent
-    /// (phase `uploading`). The client refuses a second firmware file before reading anything
+    /// Uploads a package's firmware file or release notes: sent and hashed on the way (phase
+    /// `uploading`), or hashed first where the service wants the checksum before the file
+    /// ([`Phase`]). The client refuses a second firmware file before reading anything
     /// (a firmware file is uploaded once per package and never replaced); release notes replace
     /// the previous ones. A cancelled upload leaves nothing on the service.
     ///
@@ -465,18 +467,19 @@ impl Transfers {
                 };
             }
         }
-        // The first event carries the job id; with the checksum known it already says
-        // "uploading" (never a checksum pass at 0 bytes).
+        // The first event carries the job id; it already names the phase the client starts
+        // with (never a checksum pass at 0 bytes where there is none).
+        let fw = client.firmware();
         match &options.checksum {
             _ if hashed_now => {}
             Some(known) => reporter.report(Phase::Uploading, 0, known.size),
-            None => reporter.report(Phase::Hashing, 0, size_of(path).await),
+            None if fw.hashes_before_sending(&options) => reporter.report(Phase::Hashing, 0, size_of(path).await),
+            None => reporter.report(Phase::Uploading, 0, size_of(path).await),
         }
         let transfer = job
             .transfer()
             .with_hashing_progress(reporter.phase(Phase::Hashing))
             .with_progress(reporter.phase(Phase::Uploading));
-        let fw = client.firmware();
         let attributes = match file {
             FileKind::Firmware => fw.upload_firmware_file(package, path, &options, &transfer).await,
             FileKind::ReleaseNotes => fw.upload_release_notes(package, path, &options, &transfer).await,

@@ -156,8 +156,9 @@ async fn a_multi_megabyte_firmware_file_lands_byte_for_byte_and_comes_back() {
     assert_eq!(attrs.file_type.as_deref(), Some("FIRMWARE"));
     assert_eq!(env.stored(package.id, StoredKind::Firmware).unwrap(), bytes, "the service holds the same bytes");
 
+    // One read: hashed while sent (the checksum after the file), no checksum pass.
     let events = events.lock().unwrap().clone();
-    assert_eq!(check_phases(&events, size as u64), [Phase::Hashing, Phase::Uploading]);
+    assert_eq!(check_phases(&events, size as u64), [Phase::Uploading]);
     assert!(events.iter().all(|e| e.job == events[0].job && e.kind == JobKind::UploadFirmware));
     assert!(events.iter().all(|e| e.rate_per_sec >= 0.0 && e.rate_per_sec.is_finite()));
     assert!(jobs.running().is_empty());
@@ -447,12 +448,26 @@ async fn a_file_hashed_before_is_read_once_when_uploaded_with_that_checksum() {
     );
     assert!(jobs.running().is_empty());
 
-    // Control: without it the same file is opened twice (hashed, then sent), so the count above
-    // is not an accident of the watch.
+    // Without it, opened once too (hashed while sent, the checksum after the file); and a
+    // hash job then the upload are two opens, so the counts are not an accident of the watch.
     let other = env.package("78.1.1").await;
     jobs.upload(&env.client, other.id, FileKind::Firmware, &path, &UploadOptions::default(), None, |_| {})
         .await
         .unwrap();
+    assert_eq!(opens.take(), 1);
+    let fourth = env.package("78.1.3").await;
+    let rehashed = jobs.hash(&path, |_| {}).await.unwrap();
+    jobs.upload(
+        &env.client,
+        fourth.id,
+        FileKind::Firmware,
+        &path,
+        &UploadOptions::default(),
+        Some(&rehashed.sha256),
+        |_| {},
+    )
+    .await
+    .unwrap();
     assert_eq!(opens.take(), 2);
 
     // A job registry that never hashed it (the app restarted): hashed again, held to what the
