@@ -544,12 +544,34 @@ enum Twist {
 /// A scope's requests as the service in front of the simulator saw them (path and query).
 type Seen = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
 
+/// What a test does to the states listing of the service in front of the simulator while it runs.
+#[derive(Clone, Default)]
+struct Control {
+    /// A device whose states every answer leaves out: a change the service has not committed yet.
+    hidden: std::sync::Arc<std::sync::Mutex<Option<uuid::Uuid>>>,
+    /// Taken by the next request with `modifiedSince`: it says so on the first, and is answered
+    /// once the second is sent (or dropped).
+    gate: std::sync::Arc<
+        std::sync::Mutex<Option<(tokio::sync::oneshot::Sender<()>, tokio::sync::oneshot::Receiver<()>)>>,
+    >,
+}
+
 /// The simulator's routes behind `twists`, served on a free port, with a client, a fleet
 /// database in `dir` and its scope. Nothing moves the simulated devices: only what a test sets.
 async fn twisted(
     devices: u32,
     twists: &'static [Twist],
     dir: &std::path::Path,
+) -> (Simulator, Client, FleetDb, Scope, Seen) {
+    twisted_with(devices, twists, dir, Control::default()).await
+}
+
+/// [`twisted`], with the listing under the test's `control`.
+async fn twisted_with(
+    devices: u32,
+    twists: &'static [Twist],
+    dir: &std::path::Path,
+    control: Control,
 ) -> (Simulator, Client, FleetDb, Scope, Seen) {
     use axum::extract::Request;
     use axum::middleware::Next;
@@ -559,8 +581,28 @@ async fn twisted(
     let log = seen.clone();
     let app = sim.router().layer(axum::middleware::from_fn(move |mut req: Request, next: Next| {
         let log = log.clone();
+        let control = control.clone();
         async move {
             let path = req.uri().path().to_owned();
+            if path == "/firmware/states" && req.uri().query().unwrap_or("").contains("modifiedSince=") {
+                let gate = control.gate.lock().unwrap().take();
+                if let Some((arrived, release)) = gate {
+                    let _ = arrived.send(());
+                    let _ = release.await;
+                }
+            }
+            let hidden = *control.hidden.lock().unwrap();
+            if let (Some(device), "/firmware/states") = (hidden, path.as_str()) {
+                let answer = next.run(req).await;
+                let (parts, body) = answer.into_parts();
+                let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+                let mut page: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+                let device = device.to_string();
+                page["items"].as_array_mut().unwrap().retain(|s| s["deviceId"] != device.as_str());
+                let mut answer = axum::response::Response::from_parts(parts, axum::body::Body::from(page.to_string()));
+                answer.headers_mut().remove("content-length");
+                return answer;
+            }
             if path == "/firmware/states" {
                 let pairs: Vec<(String, String)> =
                     url::form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes()).into_owned().collect();
@@ -614,25 +656,38 @@ async fn refresh_in(client: &Client, db: &FleetDb, scope: Scope, kind: ScanKind)
 /// Sets a target (the first package's version of the state's module) on one state the
 /// database holds; answers the state's keys and the version.
 async fn set_one_target(client: &Client, db: &FleetDb, scope: Scope) -> (uuid::Uuid, uuid::Uuid, String) {
+    set_targets(client, db, scope, 1).await.remove(0)
+}
+
+/// [`set_one_target`] on `n` states, one after another.
+async fn set_targets(client: &Client, db: &FleetDb, scope: Scope, n: usize) -> Vec<(uuid::Uuid, uuid::Uuid, String)> {
     let module = &query::modules(db, scope).unwrap()[0];
     let overview = query::overview(db, scope, &module.module_id, &Default::default()).unwrap();
     let version = overview.packages.iter().find(|p| p.has_file).unwrap().version.clone();
-    let state = all_states(client)
+    let states: Vec<FirmwareState> = all_states(client)
         .await
         .into_iter()
-        .find(|s| s.module_id.to_string() == module.module_id && s.target_firmware_version.as_deref() != Some(&version))
+        .filter(|s| {
+            s.module_id.to_string() == module.module_id && s.target_firmware_version.as_deref() != Some(&version)
+        })
+        .take(n)
+        .collect();
+    assert_eq!(states.len(), n, "{n} states of module {} to set", module.module_id);
+    let mut set = Vec::new();
+    for state in states {
+        set_target::send(
+            client,
+            &SetTarget::simulator(),
+            &DeviceId::Uuid(state.device_id),
+            state.module_id,
+            Some(&version),
+            None,
+        )
+        .await
         .unwrap();
-    set_target::send(
-        client,
-        &SetTarget::simulator(),
-        &DeviceId::Uuid(state.device_id),
-        state.module_id,
-        Some(&version),
-        None,
-    )
-    .await
-    .unwrap();
-    (state.device_id, state.module_id, version)
+        set.push((state.device_id, state.module_id, version.clone()));
+    }
+    set
 }
 
 fn target_held(db: &FleetDb, scope: Scope, device: uuid::Uuid, module: uuid::Uuid) -> Option<String> {
@@ -662,6 +717,69 @@ async fn a_service_taking_both_parameters_is_refreshed_incrementally() {
     let asked = seen.lock().unwrap().clone();
     assert_eq!(asked.len(), 2, "{asked:?}");
     assert!(asked[0].contains("sort=-modifiedAt") && asked[1].contains("modifiedSince="), "{asked:?}");
+}
+
+/// The states the service lists whose time is at or after `at`.
+async fn stamped_since(client: &Client, at: time::OffsetDateTime) -> usize {
+    all_states(client).await.iter().filter_map(scan::modified_at).filter(|t| *t >= at).count()
+}
+
+#[tokio::test]
+async fn on_a_fast_clock_a_refresh_with_nothing_changed_reads_only_the_states_stamped_at_the_watermark() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sim, client, db, scope, _) = twisted(150, &[], dir.path()).await;
+    // A hundred simulated seconds a second: the fixed two minutes a refresh reached back before
+    // its watermark were 1.2 s, every change of that time read again and again.
+    sim.set_speed(100.0).unwrap();
+    let full = refresh_in(&client, &db, scope, ScanKind::Full).await;
+    let at = |r: &scan::ScanReport| {
+        time::OffsetDateTime::parse(r.watermark.as_deref().unwrap(), &time::format_description::well_known::Rfc3339)
+            .unwrap()
+    };
+    set_targets(&client, &db, scope, 20).await;
+    // Nothing changed while the full scan read: no overlap; the changes and the states stamped at
+    // the old watermark are read.
+    let expected = stamped_since(&client, at(&full)).await;
+    let first = refresh_in(&client, &db, scope, ScanKind::Incremental).await;
+    assert_eq!((first.kind, first.changed, first.states as usize), (ScanKind::Incremental, 20, expected));
+    // Nothing changed since: only the states stamped at the watermark (the last target set).
+    let second = refresh_in(&client, &db, scope, ScanKind::Incremental).await;
+    let newest = stamped_since(&client, at(&second)).await;
+    assert!(newest >= 1);
+    assert_eq!((second.kind, second.changed, second.states as usize), (ScanKind::Incremental, 0, newest));
+}
+
+#[tokio::test]
+async fn a_change_stamped_before_the_watermark_but_committed_after_it_is_read_by_the_next_refresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let control = Control::default();
+    let (_sim, client, db, scope, _) = twisted_with(150, &[], dir.path(), control.clone()).await;
+    refresh_in(&client, &db, scope, ScanKind::Full).await;
+    let set = set_targets(&client, &db, scope, 3).await;
+    // The first target set is not committed yet while the next refresh asks for the watermark (it
+    // gets the third's time) and reads; two more are committed while it reads (the service's
+    // clock is seen to move).
+    let (late, module, version) = set[0].clone();
+    *control.hidden.lock().unwrap() = Some(late);
+    let (arrived, reading) = tokio::sync::oneshot::channel();
+    let (release, released) = tokio::sync::oneshot::channel();
+    *control.gate.lock().unwrap() = Some((arrived, released));
+    let refresh = refresh_in(&client, &db, scope, ScanKind::Incremental);
+    let meanwhile = async {
+        reading.await.unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        set_targets(&client, &db, scope, 2).await;
+        release.send(()).unwrap();
+    };
+    let (first, ()) = tokio::join!(refresh, meanwhile);
+    assert_eq!(first.kind, ScanKind::Incremental);
+    assert_ne!(target_held(&db, scope, late, module), Some(version.clone()), "not committed while the refresh read");
+    *control.hidden.lock().unwrap() = None;
+    let next = refresh_in(&client, &db, scope, ScanKind::Incremental).await;
+    assert_eq!(next.kind, ScanKind::Incremental);
+    assert_eq!(target_held(&db, scope, late, module), Some(version), "{next:?}");
+    // Read again, not the fleet.
+    assert!(next.states < 10, "{next:?}");
 }
 
 #[tokio::test]

@@ -201,6 +201,8 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("scopes", "sort_support", "TEXT"),
     ("scopes", "sort_checked_at", "INTEGER"),
     ("rollout_devices", "sending_at", "INTEGER"),
+    // The incremental refresh's overlap, measured in the service's clock (scan.rs).
+    ("scopes", "overlap", "INTEGER"),
 ];
 
 fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {

@@ -26,8 +26,8 @@
 //!   order with at least two different times → [`Support::Supported`]; fewer than two different
 //!   times decide nothing.
 //!
-//! **`modifiedSince`**, sent by every incremental refresh (the watermark less [`OVERLAP_MS`],
-//! in whole seconds):
+//! **`modifiedSince`**, sent by every incremental refresh (the watermark less the overlap, below;
+//! in milliseconds when the service's times have them, else in whole seconds, rounded down):
 //! - Refused → [`Support::Refused`]; the refresh goes on as a full scan.
 //! - Ignored: a state on any page whose time is more than [`SLACK_MS`] before the instant sent
 //!   (a service filtering by its own coarser clock may round the instant down by less) →
@@ -44,14 +44,28 @@
 //!
 //! **The watermark** is in the service's clock, never this computer's. With the sort, it is the
 //! time of the latest state asked for before reading: every change made after that request is
-//! stamped at or after it, so the next refresh sees it even if this one missed it; the next
-//! refresh also reaches back [`OVERLAP_MS`] before it, for changes stamped just before the
-//! request but committed after it. Without the sort, it is the latest time among the states read,
-//! less the scan's duration: a change the scan missed was stamped after the scan started, and no
-//! state read was stamped later than the scan's end. Reading in the service's default order keeps
+//! stamped at or after it, so the next refresh sees it even if this one missed it.
+//!
+//! **The overlap**: the next refresh also reaches back before the watermark, for a change stamped
+//! just before the watermark request but committed after it (a write under way while it was
+//! asked). Such a write is under way while the service's clock moves, and that clock may run at
+//! any rate (a simulator's runs fast or slow), so the overlap is measured in it, never fixed: the
+//! service clock's progress while the previous refresh read, as its states show it (the span of
+//! the times after the watermark among the states read: changes committed while it read; not
+//! from the watermark, which may be long before the clock), plus that progress's rate over
+//! [`OVERLAP_MARGIN_MS`] of this computer's time. A service where at most one instant's changes
+//! were committed while the refresh read shows no progress: the next refresh asks from the
+//! watermark itself (the states stamped at it are read again). A write under way across the
+//! watermark request while nothing else was committed during the reading, or longer than the
+//! overlap, is left to the next full scan (hourly). A database from before the overlap was
+//! measured reaches back [`OVERLAP_MS`] once.
+//! Without the sort, the watermark is the latest time among the states read, less the scan's
+//! duration: a change the scan missed was stamped after the scan started, and no state read was
+//! stamped later than the scan's end; the overlap is then [`OVERLAP_MS`] (with no watermark
+//! request there is no measure of the clock). Reading in the service's default order keeps
 //! paging sound while states change: a state's time only grows, so the set `modifiedSince`
-//! selects only gains members during a scan, and the offsets of the `next` links never skip one
-//! (at worst a state is read twice, which the upsert absorbs).
+//! selects only gains members during a scan, and the `next` links (by offset or by key) never
+//! skip one (at worst a state is read twice, which the upsert absorbs).
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -69,8 +83,11 @@ use uuid::Uuid;
 
 use super::{from_ms, ms_to_text, now_ms, to_ms, FleetDb, FleetError, Result, Scope};
 
-/// How far before the watermark an incremental refresh reaches back (in the service's clock).
+/// How far before the watermark an incremental refresh reaches back (in the service's clock)
+/// when the overlap was not measured (module doc: without the sort, or a database from before).
 pub const OVERLAP_MS: i64 = 2 * 60 * 1000;
+/// This computer's time over which the clock's progress is added again to the next overlap (module doc).
+pub const OVERLAP_MARGIN_MS: i64 = 1000;
 /// States asked for per page: the simulator's maximum (the reference shows none). A service that
 /// refuses it is asked again by the client's pager with a size it accepts, or its default.
 pub const PAGE_SIZE: u32 = 1000;
@@ -164,6 +181,8 @@ struct Known {
     since_at: Option<i64>,
     sort: Support,
     sort_at: Option<i64>,
+    /// The overlap measured by the refresh that set the watermark (the service's clock).
+    overlap: Option<i64>,
 }
 
 impl Known {
@@ -205,7 +224,7 @@ fn stale(at: Option<i64>, now: i64) -> bool {
 /// The scope's watermark and what is known of its service.
 fn load(db: &FleetDb, scope: Scope) -> Result<(Option<i64>, Known)> {
     Ok(db.conn().query_row(
-        "SELECT watermark, since_support, since_checked_at, sort_support, sort_checked_at FROM scopes WHERE id = ?1",
+        "SELECT watermark, since_support, since_checked_at, sort_support, sort_checked_at, overlap FROM scopes WHERE id = ?1",
         [scope.0],
         |r| {
             Ok((
@@ -215,6 +234,7 @@ fn load(db: &FleetDb, scope: Scope) -> Result<(Option<i64>, Known)> {
                     since_at: r.get(2)?,
                     sort: Support::parse(r.get::<_, Option<String>>(3)?.as_deref()),
                     sort_at: r.get(4)?,
+                    overlap: r.get(5)?,
                 },
             ))
         },
@@ -358,6 +378,7 @@ pub async fn refresh(
         progress: &progress,
         started,
         latest_read: None,
+        after: latest_asked.map(|w| (w, None)),
         report: ScanReport {
             kind,
             pages: 0,
@@ -371,8 +392,7 @@ pub async fn refresh(
     };
 
     if kind == ScanKind::Incremental {
-        // Whole seconds: the service may keep no finer times.
-        let since = (watermark.unwrap_or_default() - OVERLAP_MS).div_euclid(1000) * 1000;
+        let since = since_sent(watermark.unwrap_or_default(), known.overlap.unwrap_or(OVERLAP_MS));
         let filter = StateFilter { limit: Some(PAGE_SIZE), modified_since: Some(from_ms(since)), ..Default::default() };
         let outcome = run.pages(&filter, ScanKind::Incremental, None, &mut None).await;
         match outcome {
@@ -417,6 +437,7 @@ pub async fn refresh(
 
     let mut report = run.report;
     let duration = started.elapsed().as_millis() as i64;
+    let sorted = known.sort == Support::Supported && latest_asked.is_some();
     let next_watermark = match known.sort {
         Support::Supported => latest_asked,
         _ => run.latest_read.map(|t| t - duration),
@@ -426,11 +447,17 @@ pub async fn refresh(
         // Nothing read, or an earlier one: where the last refresh started still holds.
         ScanKind::Incremental => next_watermark.max(watermark),
     };
+    // The next overlap, in the service's clock (module doc).
+    let overlap = match (sorted, next_watermark) {
+        (true, Some(_)) => Some(measured_overlap(run.after.and_then(|(_, span)| span), duration)),
+        _ => None,
+    };
     let stamp = now_ms();
     db.conn().execute(
         "UPDATE scopes SET watermark = ?2, last_refresh_at = ?3,
              last_full_at = CASE WHEN ?4 THEN ?3 ELSE last_full_at END,
-             since_support = ?5, since_checked_at = ?6, sort_support = ?7, sort_checked_at = ?8
+             since_support = ?5, since_checked_at = ?6, sort_support = ?7, sort_checked_at = ?8,
+             overlap = ?9
          WHERE id = ?1",
         params![
             scope.0,
@@ -441,12 +468,34 @@ pub async fn refresh(
             known.since_at,
             (known.sort != Support::Unknown).then(|| known.sort.as_str()),
             known.sort_at,
+            overlap,
         ],
     )?;
     report.watermark = next_watermark.map(ms_to_text);
     report.elapsed_ms = started.elapsed().as_millis() as u32;
     report.mode = known.mode();
     Ok(report)
+}
+
+/// The `modifiedSince` sent for `watermark` less `overlap` (ms): in milliseconds when the
+/// watermark has them (the service keeps them), else in whole seconds, rounded down (it may keep
+/// no finer times).
+fn since_sent(watermark: i64, overlap: i64) -> i64 {
+    let since = watermark.saturating_sub(overlap.max(0));
+    if watermark.rem_euclid(1000) == 0 {
+        since.div_euclid(1000) * 1000
+    } else {
+        since
+    }
+}
+
+/// The overlap of the next refresh (module doc), in the service's clock: `span` is the earliest
+/// and the latest time after the watermark among the states read, and reading them took
+/// `reading` ms of this computer's time.
+fn measured_overlap(span: Option<(i64, i64)>, reading: i64) -> i64 {
+    let progress = span.map_or(0, |(first, last)| last.saturating_sub(first)).max(0);
+    let margin = progress as f64 * OVERLAP_MARGIN_MS as f64 / reading.max(1) as f64;
+    progress.saturating_add(margin.ceil().min(i64::MAX as f64 / 2.0) as i64)
 }
 
 /// How a reading of pages ended.
@@ -473,6 +522,8 @@ struct Run<'a, P> {
     started: Instant,
     /// The latest time among the states read.
     latest_read: Option<i64>,
+    /// The watermark asked for, and the earliest and latest times after it among the states read.
+    after: Option<(i64, Option<(i64, i64)>)>,
     report: ScanReport,
 }
 
@@ -510,6 +561,11 @@ impl<P: Fn(&ScanProgress)> Run<'_, P> {
             }
             if let Some(t) = items.iter().filter_map(modified_at).max().map(to_ms) {
                 self.latest_read = Some(self.latest_read.map_or(t, |l| l.max(t)));
+            }
+            if let Some((w, span)) = self.after.as_mut() {
+                for t in items.iter().filter_map(modified_at).map(to_ms).filter(|t| *t > *w) {
+                    *span = Some(span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+                }
             }
             let (db, scope) = (self.db, self.scope);
             self.report.changed += blocking(|| write_page(db, scope, &items)).map_err(Failed::Later)?;
@@ -688,6 +744,28 @@ mod tests {
         assert_eq!(ordered_by_time(&[state(Some(1), Some(9)), state(Some(10), Some(2))]), Some(false));
         assert_eq!(ordered_by_time(&[state(Some(3), None), state(None, Some(3)), state(None, None)]), None);
         assert_eq!(ordered_by_time(&[]), None);
+    }
+
+    #[test]
+    fn the_overlap_is_the_service_clocks_progress_while_reading_and_its_rate_over_the_margin() {
+        // Nothing read past the watermark, or one instant's changes: no overlap.
+        assert_eq!(measured_overlap(None, 200), 0);
+        assert_eq!(measured_overlap(Some((7_000, 7_000)), 200), 0);
+        // 2 s of the service's clock in 200 ms of reading (10x): 2 s, and 10 s for the margin.
+        assert_eq!(measured_overlap(Some((5_000, 7_000)), 200), 2_000 + 10 * OVERLAP_MARGIN_MS);
+        assert!(measured_overlap(Some((0, i64::MAX / 4)), 0) > 0, "no overflow");
+    }
+
+    #[test]
+    fn since_keeps_the_services_precision() {
+        // Times with milliseconds: sent as they are.
+        assert_eq!(since_sent(10_250, 0), 10_250);
+        assert_eq!(since_sent(10_250, 100), 10_150);
+        // Whole seconds: rounded down to a whole second.
+        assert_eq!(since_sent(10_000, 0), 10_000);
+        assert_eq!(since_sent(10_000, 1), 9_000);
+        assert_eq!(since_sent(10_000, OVERLAP_MS), 10_000 - OVERLAP_MS);
+        assert_eq!(since_sent(-500, 0), -500);
     }
 
     #[test]
