@@ -551,10 +551,11 @@ struct Control {
     hidden: std::sync::Arc<std::sync::Mutex<Option<uuid::Uuid>>>,
     /// Taken by the next request with `modifiedSince`: it says so on the first, and is answered
     /// once the second is sent (or dropped).
-    gate: std::sync::Arc<
-        std::sync::Mutex<Option<(tokio::sync::oneshot::Sender<()>, tokio::sync::oneshot::Receiver<()>)>>,
-    >,
+    gate: std::sync::Arc<std::sync::Mutex<Option<Gate>>>,
 }
+
+/// A request's "arrived" and "go on" ([`Control::gate`]).
+type Gate = (tokio::sync::oneshot::Sender<()>, tokio::sync::oneshot::Receiver<()>);
 
 /// The simulator's routes behind `twists`, served on a free port, with a client, a fleet
 /// database in `dir` and its scope. Nothing moves the simulated devices: only what a test sets.
@@ -750,6 +751,26 @@ async fn on_a_fast_clock_a_refresh_with_nothing_changed_reads_only_the_states_st
 }
 
 #[tokio::test]
+async fn the_latest_changes_stamped_at_one_instant_leave_the_sort_decided_by_the_oldest() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sim, client, db, scope, _) = twisted(300, &[], dir.path()).await;
+    // A clock a million times slower than this computer's: every target set below is stamped at
+    // one millisecond, as a batch of the service's is.
+    sim.set_speed(1e-6).unwrap();
+    refresh_in(&client, &db, scope, ScanKind::Full).await;
+    set_targets(&client, &db, scope, scan::ORDER_SAMPLE as usize + 10).await;
+    // A first scan, into a new database: it learns whether the service sorts from these states.
+    let key = db.scope_key(scope).unwrap().unwrap();
+    let db = FleetDb::open(&dir.path().join("new.sqlite")).unwrap();
+    let scope = db.scope(&key).unwrap();
+    let full = refresh_in(&client, &db, scope, ScanKind::Full).await;
+    assert_eq!(full.mode.modified_at_sort, Support::Supported, "{:?}", full.mode);
+    // Where to start is the service's latest change: nothing changed, one instant's states read.
+    let next = refresh_in(&client, &db, scope, ScanKind::Incremental).await;
+    assert_eq!((next.kind, next.changed, next.states), (ScanKind::Incremental, 0, scan::ORDER_SAMPLE + 10));
+}
+
+#[tokio::test]
 async fn a_change_stamped_before_the_watermark_but_committed_after_it_is_read_by_the_next_refresh() {
     let dir = tempfile::tempdir().unwrap();
     let control = Control::default();
@@ -757,8 +778,8 @@ async fn a_change_stamped_before_the_watermark_but_committed_after_it_is_read_by
     refresh_in(&client, &db, scope, ScanKind::Full).await;
     let set = set_targets(&client, &db, scope, 3).await;
     // The first target set is not committed yet while the next refresh asks for the watermark (it
-    // gets the third's time) and reads; two more are committed while it reads (the service's
-    // clock is seen to move).
+    // gets the third's time) and reads; two more are committed while it reads, 20 ms apart (the
+    // service's clock is seen to move).
     let (late, module, version) = set[0].clone();
     *control.hidden.lock().unwrap() = Some(late);
     let (arrived, reading) = tokio::sync::oneshot::channel();
@@ -768,7 +789,9 @@ async fn a_change_stamped_before_the_watermark_but_committed_after_it_is_read_by
     let meanwhile = async {
         reading.await.unwrap();
         tokio::time::sleep(Duration::from_millis(20)).await;
-        set_targets(&client, &db, scope, 2).await;
+        set_one_target(&client, &db, scope).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        set_one_target(&client, &db, scope).await;
         release.send(()).unwrap();
     };
     let (first, ()) = tokio::join!(refresh, meanwhile);

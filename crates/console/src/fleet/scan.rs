@@ -23,8 +23,11 @@
 //! - Ignored: on every full scan, and whenever the support is not known or was learnt more than
 //!   [`RECHECK_AFTER_MS`] ago, it asks for [`ORDER_SAMPLE`] states. If the states of that page
 //!   that have a time are not in non-increasing order of it → [`Support::Ignored`]; in that
-//!   order with at least two different times → [`Support::Supported`]; fewer than two different
-//!   times decide nothing.
+//!   order with at least two different times → [`Support::Supported`]. Fewer than two different
+//!   times (the latest changes may be one batch, stamped at one instant) ask for as many states
+//!   the other way, `sort=modifiedAt`: not in non-decreasing order, or any later than the first
+//!   page's latest → [`Support::Ignored`]; in that order with two different times →
+//!   [`Support::Supported`]; else (or if that request fails) nothing is decided.
 //!
 //! **`modifiedSince`**, sent by every incremental refresh (the watermark less the overlap, below;
 //! in milliseconds when the service's times have them, else in whole seconds, rounded down):
@@ -311,14 +314,32 @@ fn about_the_request(e: &FleetError) -> bool {
         if (400..500).contains(status) && !matches!(status, 401 | 403 | 408 | 429))
 }
 
-/// Whether states are in non-increasing order of their times (those without one left out);
-/// `None` when fewer than two different times decide nothing.
-fn ordered_by_time(items: &[FirmwareState]) -> Option<bool> {
+/// Whether states are in non-increasing (`newest_first`) or non-decreasing order of their times
+/// (those without one left out); `None` when fewer than two different times decide nothing.
+fn ordered_by_time(items: &[FirmwareState], newest_first: bool) -> Option<bool> {
     let times: Vec<OffsetDateTime> = items.iter().filter_map(modified_at).collect();
     if times.iter().collect::<HashSet<_>>().len() < 2 {
         return None;
     }
-    Some(times.windows(2).all(|w| w[0] >= w[1]))
+    Some(times.windows(2).all(|w| if newest_first { w[0] >= w[1] } else { w[0] <= w[1] }))
+}
+
+/// Whether the service sorts by `modifiedAt` (module doc), from the first page of
+/// `sort=-modifiedAt`, asking for the oldest states when that page decides nothing.
+async fn sorts_by_time(client: &Client, cancel: &CancellationToken, newest: &[FirmwareState]) -> Result<Option<bool>> {
+    if let Some(ordered) = ordered_by_time(newest, true) {
+        return Ok(Some(ordered));
+    }
+    let Some(latest) = newest.iter().filter_map(modified_at).max() else { return Ok(None) };
+    let filter = StateFilter { sort: Some("modifiedAt".into()), limit: Some(ORDER_SAMPLE), ..Default::default() };
+    Ok(match cancellable(cancel, client.firmware().states_page(&filter)).await? {
+        Ok((oldest, _)) => ordered_by_time(&oldest.items, false)
+            .map(|ordered| ordered && oldest.items.iter().filter_map(modified_at).all(|t| t <= latest)),
+        Err(e) => {
+            tracing::info!(error = %e, "sort=modifiedAt failed: the order decides nothing");
+            None
+        }
+    })
 }
 
 /// Refreshes `scope` from the service: incrementally when a watermark is known, `kind` is
@@ -352,7 +373,7 @@ pub async fn refresh(
         match cancellable(cancel, firmware.states_page(&probe)).await?.map_err(FleetError::from) {
             Ok((page, _)) => {
                 if check {
-                    if let Some(ordered) = ordered_by_time(&page.items) {
+                    if let Some(ordered) = sorts_by_time(client, cancel, &page.items).await? {
                         known.sort = if ordered { Support::Supported } else { Support::Ignored };
                         known.sort_at = Some(now);
                     }
@@ -739,11 +760,14 @@ mod tests {
     #[test]
     fn the_order_is_judged_by_the_later_time_and_only_with_two_different_times() {
         let later_first = [state(Some(5), Some(9)), state(None, None), state(Some(7), None), state(Some(7), Some(1))];
-        assert_eq!(ordered_by_time(&later_first), Some(true));
+        assert_eq!(ordered_by_time(&later_first, true), Some(true));
+        assert_eq!(ordered_by_time(&later_first, false), Some(false));
         // 9 (status) before 10 (target): not by the later of the two times.
-        assert_eq!(ordered_by_time(&[state(Some(1), Some(9)), state(Some(10), Some(2))]), Some(false));
-        assert_eq!(ordered_by_time(&[state(Some(3), None), state(None, Some(3)), state(None, None)]), None);
-        assert_eq!(ordered_by_time(&[]), None);
+        assert_eq!(ordered_by_time(&[state(Some(1), Some(9)), state(Some(10), Some(2))], true), Some(false));
+        assert_eq!(ordered_by_time(&[state(Some(1), Some(9)), state(Some(10), Some(2))], false), Some(true));
+        let one_instant = [state(Some(3), None), state(None, Some(3)), state(None, None)];
+        assert_eq!((ordered_by_time(&one_instant, true), ordered_by_time(&one_instant, false)), (None, None));
+        assert_eq!(ordered_by_time(&[], true), None);
     }
 
     #[test]
