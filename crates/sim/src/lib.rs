@@ -42,7 +42,7 @@ pub struct SimOptions {
     pub token_lifetime: Duration,
     /// How much faster than real time simulated devices and downlinks move.
     pub speed: f64,
-    /// SQLite file to keep the state in (and `<file>.files/` for uploads); in memory if `None`.
+    /// SQLite file to keep the state in (and `<file>.files/` for uploads); in a temporary folder if `None`.
     pub data: Option<PathBuf>,
     /// Devices of the reseller and of each customer in the demo data set.
     pub devices_per_client: u32,
@@ -119,7 +119,7 @@ impl Simulator {
         opts.check().map_err(store::StoreError::Options)?;
         let store = match &opts.data {
             Some(path) => Store::open(path)?,
-            None => Store::open_in_memory()?,
+            None => Store::open_temporary()?,
         };
         match store.meta("seed")? {
             Some(existing) => {

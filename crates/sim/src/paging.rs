@@ -1,7 +1,10 @@
 //! Cursor paging shared by every list operation (reference section 1).
 //!
-//! A cursor is opaque to callers: base64url of a small JSON object holding the offset, the
-//! page size, the sort and every filter, so a `next` link alone fetches the right page.
+//! A cursor is opaque to callers: base64url of a small JSON object holding the page size, the
+//! sort, every filter and where the page starts, so a `next` link alone fetches the right page.
+//! Where a page starts is a keyset position for the lists that page by one (the sort's values
+//! and the unique key of the row a page follows, or for `prev` precedes: A-258), so a page deep
+//! in a million rows costs what the first does; the others carry an offset.
 
 use std::collections::BTreeMap;
 
@@ -14,6 +17,8 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::error::ApiError;
+use crate::store::query::{Keyset, Window};
+use rusqlite::types::Value;
 
 pub const DEFAULT_LIMIT: u64 = 50;
 /// The reference does not show a maximum page size; the simulator chooses 1000.
@@ -38,6 +43,30 @@ pub struct Cursor {
     pub sort: String,
     #[serde(rename = "f", default, skip_serializing_if = "BTreeMap::is_empty")]
     pub filters: BTreeMap<String, String>,
+    /// The keyset position a `next` page starts after.
+    #[serde(rename = "a", default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<Vec<serde_json::Value>>,
+    /// The keyset position a `prev` page ends before.
+    #[serde(rename = "b", default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<Vec<serde_json::Value>>,
+}
+
+/// A key value as a cursor carries it: text, a whole number or null.
+fn key_to_json(v: &Value) -> serde_json::Value {
+    match v {
+        Value::Integer(n) => (*n).into(),
+        Value::Text(t) => t.clone().into(),
+        _ => serde_json::Value::Null,
+    }
+}
+
+fn key_from_json(v: &serde_json::Value) -> Option<Value> {
+    match v {
+        serde_json::Value::Null => Some(Value::Null),
+        serde_json::Value::String(t) => Some(Value::Text(t.clone())),
+        serde_json::Value::Number(n) => n.as_i64().map(Value::Integer),
+        _ => None,
+    }
 }
 
 impl Cursor {
@@ -117,6 +146,13 @@ impl PageRequest {
                         format!("carries a page size outside 1 to {max} or an offset past {MAX_OFFSET}; follow the `next` or `prev` link"),
                     ));
                 }
+                let keys = c.after.iter().chain(&c.before);
+                if c.after.is_some() && c.before.is_some() || keys.flatten().any(|v| key_from_json(v).is_none()) {
+                    return Err(ApiError::invalid(
+                        "cursor",
+                        "carries a position this service never issued; follow the `next` or `prev` link",
+                    ));
+                }
                 c
             }
             None => {
@@ -141,7 +177,7 @@ impl PageRequest {
                         f.insert((*name).to_owned(), v);
                     }
                 }
-                Cursor { offset: 0, limit, sort, filters: f }
+                Cursor { offset: 0, limit, sort, filters: f, after: None, before: None }
             }
         };
         let sort = if cursor.sort.is_empty() {
@@ -205,7 +241,79 @@ impl PageRequest {
             order_by: self.order_by(columns),
             offset: self.cursor.offset,
             limit: self.cursor.limit + 1,
+            keyset: None,
         }
+    }
+
+    /// The store window of a list paged by keyset: ordered by the sort's terms (`default` when
+    /// there is no sort), then by the `unique` columns not among them, ascending; starting at
+    /// the cursor's position, with one row more than the page to see if more follow.
+    pub fn keyed_window(
+        &self,
+        columns: &[(&'static str, &'static str)],
+        default: &[(&'static str, bool)],
+        unique: &[&'static str],
+    ) -> Result<Window, ApiError> {
+        let mut terms = self.order_by(columns);
+        if terms.is_empty() {
+            terms = default.to_vec();
+        }
+        for col in unique {
+            if !terms.iter().any(|(c, _)| c == col) {
+                terms.push((col, false));
+            }
+        }
+        let c = &self.cursor;
+        let keyset = match (&c.after, &c.before) {
+            (Some(k), _) => Some((k, false)),
+            (_, Some(k)) => Some((k, true)),
+            _ => None,
+        };
+        let keyset = keyset
+            .map(|(values, before)| {
+                let values: Vec<Value> = values.iter().filter_map(key_from_json).collect();
+                if values.len() != terms.len() {
+                    return Err(ApiError::invalid(
+                        "cursor",
+                        "carries a position of another order; follow the `next` or `prev` link",
+                    ));
+                }
+                Ok(Keyset { values, before })
+            })
+            .transpose()?;
+        Ok(Window { order_by: terms, offset: c.offset, limit: c.limit + 1, keyset })
+    }
+
+    /// Turns the rows of [`PageRequest::keyed_window`], each with its key, into a page with its
+    /// links: `next` starts after its last row, `prev` ends before its first.
+    pub fn keyed_page<T>(&self, mut rows: Vec<(T, Vec<Value>)>, base: &str, path: &str) -> dcs_model::Page<T> {
+        let c = &self.cursor;
+        let more = rows.len() as u64 > c.limit;
+        rows.truncate(c.limit as usize);
+        let backward = c.before.is_some();
+        if backward {
+            rows.reverse();
+        }
+        let link = |after: Option<&Vec<Value>>, before: Option<&Vec<Value>>| {
+            let key = |k: &Vec<Value>| k.iter().map(key_to_json).collect();
+            let cursor = Cursor { offset: 0, after: after.map(key), before: before.map(key), ..c.clone() };
+            format!("{base}{path}?cursor={}", cursor.encode())
+        };
+        let first = link(None, None);
+        let (next, prev) = match (rows.first(), rows.last()) {
+            // Nothing is left before the position (the rows there went): the list from its start.
+            (None, _) if backward => (Some(first), None),
+            (None, _) => (None, (c.after.is_some() || c.offset > 0).then_some(first)),
+            (Some((_, head)), Some((_, tail))) if backward => {
+                (Some(link(Some(tail), None)), more.then(|| link(None, Some(head))))
+            }
+            (Some((_, head)), Some((_, tail))) => (
+                more.then(|| link(Some(tail), None)),
+                (c.after.is_some() || c.offset > 0).then(|| link(None, Some(head))),
+            ),
+            _ => unreachable!("a first row implies a last"),
+        };
+        dcs_model::Page { items: rows.into_iter().map(|(item, _)| item).collect(), next, prev }
     }
 
     /// Turns the rows of [`PageRequest::window`] into a page with its links.
@@ -245,8 +353,14 @@ mod tests {
 
     #[test]
     fn cursor_round_trips_and_rejects_garbage() {
-        let c =
-            Cursor { offset: 100, limit: 50, sort: "-name".into(), filters: [("moduleId".into(), "x".into())].into() };
+        let c = Cursor {
+            offset: 100,
+            limit: 50,
+            sort: "-name".into(),
+            filters: [("moduleId".into(), "x".into())].into(),
+            after: Some(vec!["2026-01-05T08:00:00.000Z".into(), serde_json::Value::Null, 7.into()]),
+            before: None,
+        };
         assert_eq!(Cursor::decode(&c.encode()).unwrap(), c);
         assert!(Cursor::decode("not-a-cursor!").is_err());
         assert!(Cursor::decode(&URL_SAFE_NO_PAD.encode(b"{\"x\":1}")).is_err());
@@ -258,7 +372,8 @@ mod tests {
     #[test]
     fn forged_cursors_are_refused_naming_cursor() {
         let forged = |offset: u64, limit: u64| {
-            let c = Cursor { offset, limit, sort: String::new(), filters: BTreeMap::new() }.encode();
+            let c = Cursor { offset, limit, sort: String::new(), filters: BTreeMap::new(), after: None, before: None }
+                .encode();
             PageRequest::from_params(&QueryParams::from_query(Some(&format!("cursor={c}"))), &[], &[])
         };
         for (offset, limit) in
@@ -269,7 +384,15 @@ mod tests {
         }
         let alt = QueryParams::from_query(Some(&format!(
             "cursor={}",
-            Cursor { offset: 0, limit: ALT_MAX_LIMIT + 1, sort: String::new(), filters: BTreeMap::new() }.encode()
+            Cursor {
+                offset: 0,
+                limit: ALT_MAX_LIMIT + 1,
+                sort: String::new(),
+                filters: BTreeMap::new(),
+                after: None,
+                before: None
+            }
+            .encode()
         )))
         .for_variant(crate::Variant::Alt);
         assert_eq!(PageRequest::from_params(&alt, &[], &[]).unwrap_err().invalid_params[0].name, "cursor");

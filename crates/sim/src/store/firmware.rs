@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use dcs_model::{
     FileAttributes, FirmwareDeviceSpecification, FirmwareModule, FirmwarePackage, FirmwareState, UpdateStatus,
 };
+use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Row};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -174,6 +175,11 @@ pub struct StateQuery {
     pub window: Window,
 }
 
+/// Columns of a state the row holds ([`state_from`]); its key's values follow them.
+const STATE_FIELDS: usize = 11;
+/// State columns that are never NULL: a descending keyset bound on one seeks an index.
+const STATE_NOT_NULL: &[&str] = &["device_id", "module_id", "client_id", "created_at", "modified_at"];
+
 const STATE_COLUMNS: &str = "SELECT device_id, module_id, device_specification_id, client_id, project_id,
         current_version, target_version, target_modified_at, status, status_details, status_modified_at
      FROM firmware_states";
@@ -211,6 +217,30 @@ fn state_from(r: &Row<'_>) -> rusqlite::Result<Result<FirmwareState, StoreError>
             extra: Default::default(),
         })
     })())
+}
+
+/// The statement of a states listing, its arguments, and how many key values end each row.
+/// The window's terms end in the unique key, device then module (without terms, those two).
+fn state_select(q: &StateQuery) -> (String, Vec<Value>, usize) {
+    let select = Select::new(STATE_COLUMNS)
+        .eq("client_id", q.owner.to_string())
+        .eq_opt("client_id", q.client_id.map(|v| v.to_string()))
+        .eq_opt("module_id", q.module_id.map(|v| v.to_string()))
+        .eq_opt("device_id", q.device_id.map(|v| v.to_string()))
+        .eq_opt("device_specification_id", q.device_specification_id.map(|v| v.to_string()))
+        .eq_opt("status", q.status.clone())
+        .eq_opt("current_version", q.current_version.clone())
+        .eq_opt("target_version", q.target_version.clone())
+        .time_window(&q.time);
+    let w = &q.window;
+    let terms: Vec<(&str, bool)> =
+        if w.order_by.is_empty() { vec![("device_id", false), ("module_id", false)] } else { w.order_by.clone() };
+    let select = match &w.keyset {
+        Some(k) => select.keyset(&terms, STATE_NOT_NULL, k),
+        None => select,
+    };
+    let before = w.keyset.as_ref().is_some_and(|k| k.before);
+    (select.keyed_sql(&terms, before, w.limit, w.offset), select.args, terms.len())
 }
 
 /// A state the device simulation must move on.
@@ -491,23 +521,31 @@ impl Store {
         })
     }
 
-    pub fn list_states(&self, q: &StateQuery) -> Result<Vec<FirmwareState>, StoreError> {
-        let select = Select::new(STATE_COLUMNS)
-            .eq("client_id", q.owner.to_string())
-            .eq_opt("client_id", q.client_id.map(|v| v.to_string()))
-            .eq_opt("module_id", q.module_id.map(|v| v.to_string()))
-            .eq_opt("device_id", q.device_id.map(|v| v.to_string()))
-            .eq_opt("device_specification_id", q.device_specification_id.map(|v| v.to_string()))
-            .eq_opt("status", q.status.clone())
-            .eq_opt("current_version", q.current_version.clone())
-            .eq_opt("target_version", q.target_version.clone())
-            .time_window(&q.time);
-        let w = &q.window;
-        let sql = select.sql(&w.order_by, "device_id ASC", "module_id ASC", w.limit, w.offset);
+    /// States in the window's order (its terms end in the unique key, device then module),
+    /// each with the values of those terms: its keyset position.
+    pub fn list_states(&self, q: &StateQuery) -> Result<Vec<(FirmwareState, Vec<Value>)>, StoreError> {
+        let (sql, args, keys) = state_select(q);
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(select.args.iter()), state_from)?;
-        rows.map(|r| r?).collect()
+        let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| {
+            let key: rusqlite::Result<Vec<Value>> = (STATE_FIELDS..STATE_FIELDS + keys).map(|i| r.get(i)).collect();
+            Ok((state_from(r)?, key?))
+        })?;
+        rows.map(|r| {
+            let (state, key) = r?;
+            Ok((state?, key))
+        })
+        .collect()
+    }
+
+    /// The plan SQLite chooses for [`Store::list_states`] (`EXPLAIN QUERY PLAN`, its detail
+    /// lines): tests check that a window is read through an index.
+    pub fn explain_states(&self, q: &StateQuery) -> Result<Vec<String>, StoreError> {
+        let (sql, args, _) = state_select(q);
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| r.get::<_, String>(3))?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     pub fn state(&self, owner: Uuid, device_id: Uuid, module_id: Uuid) -> Result<Option<FirmwareState>, StoreError> {
@@ -518,7 +556,7 @@ impl Store {
             window: Window { limit: 1, ..Default::default() },
             ..Default::default()
         };
-        Ok(self.list_states(&q)?.into_iter().next())
+        Ok(self.list_states(&q)?.into_iter().next().map(|(state, _)| state))
     }
 
     /// Sets (or with `None` resets) a target version. A new target starts an update at once

@@ -54,6 +54,64 @@ impl Select {
         self
     }
 
+    /// Rows after (or, for a `prev` page, before) a keyset position in the order `terms`
+    /// (column, descending), which ends in a unique key. SQLite orders NULL first ascending and
+    /// last descending, and so does this; `not_null` names the columns that hold no NULL, whose
+    /// descending bound can then seek an index. The leading term's bound is repeated on its
+    /// own, so an index on it starts the read at the position instead of scanning up to it.
+    pub fn keyset(mut self, terms: &[(&str, bool)], not_null: &[&str], k: &Keyset) -> Select {
+        let mut chain: Option<(String, Vec<Value>)> = None;
+        for ((col, desc), v) in terms.iter().zip(&k.values).rev() {
+            let desc = *desc != k.before;
+            let after = match (desc, v) {
+                (false, Value::Null) => (format!("{col} IS NOT NULL"), vec![]),
+                (false, v) => (format!("{col} > ?"), vec![v.clone()]),
+                (true, Value::Null) => ("0".to_owned(), vec![]),
+                (true, v) if not_null.contains(col) => (format!("{col} < ?"), vec![v.clone()]),
+                (true, v) => (format!("({col} < ? OR {col} IS NULL)"), vec![v.clone()]),
+            };
+            chain = Some(match chain {
+                None => after,
+                Some((rest, rest_args)) => {
+                    let (eq, eq_args) = match v {
+                        Value::Null => (format!("{col} IS NULL"), vec![]),
+                        v => (format!("{col} = ?"), vec![v.clone()]),
+                    };
+                    (format!("({} OR ({eq} AND {rest}))", after.0), [after.1, eq_args, rest_args].concat())
+                }
+            });
+        }
+        if let (Some((col, desc)), Some(v)) = (terms.first(), k.values.first()) {
+            match (*desc != k.before, v) {
+                (false, Value::Null) => {}
+                (false, v) => self = self.cond(&format!("{col} >= ?"), vec![v.clone()]),
+                (true, Value::Null) => self = self.cond(&format!("{col} IS NULL"), vec![]),
+                (true, v) if not_null.contains(col) => self = self.cond(&format!("{col} <= ?"), vec![v.clone()]),
+                (true, _) => {}
+            }
+        }
+        match chain {
+            Some((sql, args)) => self.cond(&sql, args),
+            None => self,
+        }
+    }
+
+    /// The statement of a keyset window: `columns` (the row's) then the key's, ordered by
+    /// `terms` (reversed for a page before its position), `limit` rows from `offset`.
+    pub fn keyed_sql(&self, terms: &[(&str, bool)], before: bool, limit: u64, offset: u64) -> String {
+        let keys: Vec<&str> = terms.iter().map(|(c, _)| *c).collect();
+        let from = self.base.rfind("FROM ").expect("a base statement has FROM");
+        let mut sql = format!("{}, {} {}", self.base[..from].trim_end(), keys.join(", "), &self.base[from..]);
+        if !self.wheres.is_empty() {
+            sql.push_str(" WHERE ");
+            sql.push_str(&self.wheres.join(" AND "));
+        }
+        let order: Vec<String> =
+            terms.iter().map(|(c, d)| format!("{c} {}", if *d != before { "DESC" } else { "ASC" })).collect();
+        sql.push_str(&format!(" ORDER BY {} LIMIT {limit} OFFSET {offset}", order.join(", ")));
+        sql
+    }
+
     /// The full statement. `order` empty means `default_order`; `tiebreak` always ends it.
     pub fn sql(&self, order: &[(&str, bool)], default_order: &str, tiebreak: &str, limit: u64, offset: u64) -> String {
         let mut sql = self.base.clone();
@@ -85,10 +143,20 @@ pub struct TimeWindow {
     pub modified_since: Option<String>,
 }
 
-/// A window of a list: ORDER BY terms (allow-listed columns), offset and limit.
+/// A window of a list: ORDER BY terms (allow-listed columns), offset and limit, or with a
+/// keyset position, the rows after (before) it.
 #[derive(Debug, Clone, Default)]
 pub struct Window {
     pub order_by: Vec<(&'static str, bool)>,
     pub offset: u64,
     pub limit: u64,
+    pub keyset: Option<Keyset>,
+}
+
+/// A position in a list: the values of its order's terms (the unique key last) of the row a
+/// page starts after, or for a `prev` page (`before`), ends before.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Keyset {
+    pub values: Vec<Value>,
+    pub before: bool,
 }
