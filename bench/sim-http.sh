@@ -1,30 +1,56 @@
 #!/usr/bin/env bash
 # Benchmark (not a test) of the simulator's GET throughput and latency on this machine.
-#   1. Throughput: wrk, 2 threads, 64 connections, 10 s, on two list operations.
+#   1. Throughput: wrk, 2 threads, 64 connections, 10 s, on the two list operations at 50 a
+#      page: modules, states from the start, and states from a page deep in the list (a `next`
+#      cursor of the last page; keyset paging, A-258).
 #   2. Latency at a fixed rate: hey, 1,000 requests/s for 10 s (10 workers x 100/s), p50/p99.
-# Load generator and simulator share the machine's cores, as they would on a developer's box.
-# Usage: bench/sim-http.sh        (builds the release `dcs` first)
+# Load generator and simulator share the machine's cores, as they would on a developer's box;
+# the load average each ran under is printed with it.
+# Usage: bench/sim-http.sh [devices-per-client, default 1375]   (builds the release `dcs`
+#        first; DCS=<binary> uses that one instead)
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
 
-ensure_packages wrk hey curl
-ensure_rust
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-log "building dcs (release)"
-(cd "$ROOT" && cargo build --release -q -p dcs-cli)
-DCS="$CARGO_TARGET_DIR/release/dcs"
+per_client="${1:-1375}"
+ensure_packages wrk hey curl python3
+if [ -z "${DCS:-}" ]; then
+  ensure_rust
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+  log "building dcs (release)"
+  (cd "$ROOT" && cargo build --release -q -p dcs-cli)
+  DCS="$CARGO_TARGET_DIR/release/dcs"
+fi
 
-start_bench_sim "$DCS" "$(mktemp -d)" 10 1
+start_bench_sim "$DCS" "$(mktemp -d)" 600 1 --devices-per-client "$per_client" --speed 0.001
 bench_credentials "$DCS" 1
 auth="Authorization: Bearer $token"
+# Until the seed's due updates are applied, the engine competes with the requests.
+for _ in $(seq 600); do
+  due="$(curl -sf "$url/_sim/info" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("dueSteps", 0))')"
+  [ "$due" = 0 ] && break
+  sleep 0.5
+done
+# The last page of the demo reseller's states at 50 a page, by its `next` cursors at 1000.
+deep="$(python3 - "$url" "$token" <<'PY'
+import json, sys, urllib.request
+url, token = sys.argv[1:]
+page, last = url + "/firmware/states?limit=1000", None
+while page:
+    p = json.load(urllib.request.urlopen(urllib.request.Request(page, headers={"Authorization": "Bearer " + token})))
+    last, page = page, p.get("next")
+print(last.replace(url, "") if "cursor=" in last else "/firmware/states?limit=50")
+PY
+)"
 
 echo
-echo "simulator at $url ($(nproc) cores), release build"
-for path in "/firmware/modules?limit=50" "/firmware/states?limit=50"; do
+echo "simulator at $url ($(nproc) cores), release build, $per_client devices per client"
+for path in "/firmware/modules?limit=50" "/firmware/states?limit=50" "$deep"; do
   curl -sf -H "$auth" "$url$path" -o /dev/null || die "GET $path failed"
   echo
-  echo "== throughput: wrk -t2 -c64 -d10s GET $path"
+  echo "== throughput: wrk -t2 -c64 -d10s GET ${path:0:60}"
+  echo "   load: $(cat /proc/loadavg)"
   wrk -t2 -c64 -d10s --latency -H "$auth" "$url$path" | grep -E 'Requests/sec|Latency  |99%|Non-2xx'
-  echo "== latency at 1,000 requests/s: hey -z 10s -c 10 -q 100 GET $path"
+  echo "== latency at 1,000 requests/s: hey -z 10s -c 10 -q 100 GET ${path:0:60}"
+  echo "   load: $(cat /proc/loadavg)"
   hey -z 10s -c 10 -q 100 -H "$auth" "$url$path" | grep -E 'Requests/sec|50%|99%|Status code|\[200\]' | sed 's/^ */  /'
 done

@@ -246,7 +246,8 @@ impl PageRequest {
     }
 
     /// The store window of a list paged by keyset: ordered by the sort's terms (`default` when
-    /// there is no sort), then by the `unique` columns not among them, ascending; starting at
+    /// there is no sort), then by the `unique` columns not among them, in the direction of the
+    /// last term; starting at
     /// the cursor's position, with one row more than the page to see if more follow.
     pub fn keyed_window(
         &self,
@@ -258,9 +259,11 @@ impl PageRequest {
         if terms.is_empty() {
             terms = default.to_vec();
         }
+        // Ties go the way of the last term, so one index in that order serves the window.
+        let ties = terms.last().is_some_and(|(_, desc)| *desc);
         for col in unique {
             if !terms.iter().any(|(c, _)| c == col) {
-                terms.push((col, false));
+                terms.push((col, ties));
             }
         }
         let c = &self.cursor;

@@ -36,6 +36,7 @@ pub(crate) async fn info(State(state): State<Arc<SimState>>) -> Result<Json<Valu
         "tokensIssued": state.tokens_issued.load(std::sync::atomic::Ordering::Relaxed),
         "resellerId": reseller,
         "customers": customers,
+        "dueSteps": state.store.due_count(state.clock.now())?,
     })))
 }
 

@@ -600,8 +600,9 @@ mod tests {
         sim.store().explain_states(&q).unwrap().join("; ")
     }
 
-    /// `modifiedSince` (a refresh's question) and the default order are each read through an
-    /// index from the position on, on the first page and on later ones: no sort of the rows
+    /// `modifiedSince` (a refresh's question), the default order and the orders by modification
+    /// time or device either way are each read through an index from the position on, on the
+    /// first page and on later ones: no sort of the rows
     /// (a temporary B-tree, which at a million states spilled gigabytes to temporary files).
     #[test]
     fn state_windows_are_read_through_an_index_without_a_sort() {
@@ -622,6 +623,8 @@ mod tests {
             ("limit=50", "firmware_states_client"),
             (next.trim_start_matches('?'), "firmware_states_client"),
             ("limit=50&modifiedSince=2026-02-01T00:00:00Z", "firmware_states_changed"),
+            ("limit=50&sort=-modifiedAt", "firmware_states_changed"),
+            ("limit=50&sort=-deviceId", "firmware_states_client"),
             (next_since.trim_start_matches('?'), "firmware_states_changed"),
         ] {
             let plan = plan(&sim, params);

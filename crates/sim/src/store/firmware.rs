@@ -614,6 +614,15 @@ impl Store {
         .collect()
     }
 
+    /// How many updates have a step due at `now` (simulated time): 0 once the engine caught up.
+    pub fn due_count(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
+        Ok(self.conn().query_row(
+            "SELECT count(*) FROM firmware_states WHERE next_step_at IS NOT NULL AND next_step_at <= ?1",
+            [ts(now)],
+            |r| r.get(0),
+        )?)
+    }
+
     /// Updates whose next step is due at `now` (simulated time), oldest first.
     pub fn due_steps(&self, now: OffsetDateTime, limit: u64) -> Result<Vec<DueStep>, StoreError> {
         let conn = self.conn();
