@@ -1,7 +1,9 @@
 """Benchmark (not a test): a firmware file uploaded through the real app, the way a drop does
 it, with the resident memory of the app's process sampled every 50 ms from before the drop to
-the end of the upload. Prints the file size, the app's baseline, peak and growth, and the time
-for checksum + upload, next to `sha256sum && curl` on the same file against the same simulator.
+the end of the upload. Prints the file size, the app's baseline, peak and growth, the time for
+the checksum shown and for the upload (which reuses it: one more read, the file sent and hashed
+on the way), next to `sha256sum && curl` on the same file against the same simulator, and the
+load average it ran under.
 
 Run by bench/app-upload.sh (it builds the app and sets up the display and D-Bus session)."""
 
@@ -71,6 +73,7 @@ def run(app, firmware: Path, size: int) -> None:
         for m in modules
     ]
 
+    load_before = Path("/proc/loadavg").read_text().split()[:3]
     pid = app_pid()
     app.find_element(By.CSS_SELECTOR, "[data-testid=tab-packages]").click()
     row = WebDriverWait(app, 30).until(
@@ -109,7 +112,8 @@ def run(app, firmware: Path, size: int) -> None:
     app_total = hashed + uploaded
     mib = 1024
     print(f"file:                   {size / 2**20:.0f} MiB")
-    print(f"app: checksum shown in  {hashed:.2f} s; upload (checksum + send) {uploaded:.2f} s; total {app_total:.2f} s")
+    print(f"load average:           {' '.join(load_before)} before, {' '.join(Path('/proc/loadavg').read_text().split()[:3])} after")
+    print(f"app: checksum shown in  {hashed:.2f} s; upload (one read: sent, hashed on the way) {uploaded:.2f} s; total {app_total:.2f} s")
     print(f"sha256sum && curl:      {pair:.2f} s  -> app/pair time ratio {app_total / pair:.2f}")
     print(f"app RSS: baseline {baseline / mib:.1f} MiB, peak {peak / mib:.1f} MiB, growth {(peak - baseline) / mib:.1f} MiB "
           f"({(peak - baseline) * 1024 / size * 100:.2f} % of the file), {len(samples)} samples")

@@ -3,14 +3,19 @@
 //!
 //!   transfer <base-url> <client-id> new-package          -> a fresh package id
 //!   transfer <base-url> <client-id> upload <package> <file>
+//!   transfer <base-url> <client-id> upload-two-pass <package> <file>
 //!   transfer <base-url> <client-id> scan <page-size>
+//!   transfer hash <file>
 //!
+//! `upload` is what the client does by default (one read: the checksum computed while sending,
+//! after the file); `upload-two-pass` what it does for a service that wants the checksum first
+//! (a hash pass, then the send with the checksum before the file). `hash` needs no service.
 //! The secret comes from DCS_CLIENT_SECRET.
 
 use std::path::Path;
 use std::time::Instant;
 
-use dcs_api::files::{Transfer, UploadOptions};
+use dcs_api::files::{sha256_file, KnownChecksum, Transfer, UploadOptions};
 use dcs_api::firmware::{ModuleFilter, NewPackage, StateFilter};
 use dcs_api::{Client, ClientConfig, Secret};
 use futures::TryStreamExt;
@@ -32,9 +37,20 @@ fn memory_kib() -> (u64, u64) {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
+    if let [_, op, file] = args.as_slice() {
+        if op == "hash" {
+            let started = Instant::now();
+            let (sha256, bytes) = sha256_file(Path::new(file), &Transfer::default()).await?;
+            let seconds = started.elapsed().as_secs_f64();
+            let (_, peak) = memory_kib();
+            let out = serde_json::json!({ "op": "hash", "sha256": sha256, "bytes": bytes, "seconds": seconds, "rss_peak_kib": peak });
+            println!("{out}");
+            return Ok(());
+        }
+    }
     let [_, base, client_id, op, rest @ ..] = args.as_slice() else {
         return Err(
-            "usage: transfer <base-url> <client-id> new-package|upload <package> <file>|scan <page-size>".into()
+            "usage: transfer <base-url> <client-id> new-package|upload <package> <file>|upload-two-pass <package> <file>|scan <page-size>, or transfer hash <file>".into()
         );
     };
     let secret = std::env::var("DCS_CLIENT_SECRET")?;
@@ -70,6 +86,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 )
                 .await?;
             serde_json::json!({ "op": "upload", "name": attrs.name, "bytes": std::fs::metadata(file)?.len() })
+        }
+        ("upload-two-pass", [package, file]) => {
+            let path = Path::new(file);
+            let modified = std::fs::metadata(path)?.modified().ok();
+            let (sha256, size) = sha256_file(path, &Transfer::default()).await?;
+            let options =
+                UploadOptions { checksum: Some(KnownChecksum { sha256, size, modified }), ..Default::default() };
+            let attrs =
+                client.firmware().upload_firmware_file(package.parse()?, path, &options, &Transfer::default()).await?;
+            serde_json::json!({ "op": "upload-two-pass", "name": attrs.name, "bytes": size })
         }
         ("scan", [page]) => {
             let filter = StateFilter { limit: Some(page.parse()?), ..Default::default() };
