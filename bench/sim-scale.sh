@@ -4,7 +4,8 @@
 #   settle:  seconds more until the device engine has applied every seeded update already due
 #            (`dueSteps` of GET /_sim/info is 0; a simulator without it: no state of any client
 #            is still PENDING, DOWNLOADING or INSTALLING with its seeded modification time)
-#   rss:     peak RSS of the simulator over both (GNU time %M)
+#   rss:     peak RSS of the simulator over the run (GNU time %M), and its CPU time (the
+#            machine is shared: CPU seconds say what the wall-clock figures cannot under load)
 #   pages:   cost of a page of GET /firmware/states?limit=1000 at the start of the demo
 #            reseller's list and at its end (its last page, reached by following `next`), in the
 #            default order and sorted by -modifiedAt (median of 20 each)
@@ -26,7 +27,7 @@ for per_client in "${@:-10000}"; do
   work="$(mktemp -d /var/tmp/dcs-sim-scale.XXXXXX)"
   echo "load before: $(cat /proc/loadavg)"
   t0="$(date +%s.%N)"
-  /usr/bin/time -f '%M' -o "$work/rss" "$DCS" sim --port 0 --seed 1 --devices-per-client "$per_client" --speed 0.001 \
+  /usr/bin/time -f '%M %U %S' -o "$work/rss" "$DCS" sim --port 0 --seed 1 --devices-per-client "$per_client" --speed 0.001 \
     > "$work/sim.out" 2> /dev/null &
   timer=$!
   for _ in $(seq 6000); do grep -q listening "$work/sim.out" && break; sleep 0.05; done
@@ -84,7 +85,8 @@ for name, first in (("default order", "/firmware/states?limit=50"), ("sort=-modi
 PY
   kill "$(pgrep -P $timer)" 2>/dev/null || true
   wait $timer 2>/dev/null || true
-  echo "  peak RSS of the simulator: $(( $(tail -1 "$work/rss") / 1024 )) MiB"
+  read -r rss user sys < <(tail -1 "$work/rss")
+  echo "  peak RSS of the simulator: $(( rss / 1024 )) MiB; CPU over the whole run: ${user} s user + ${sys} s system"
   echo "load after: $(cat /proc/loadavg)"
   rm -rf "$work"
 done

@@ -102,7 +102,8 @@ pub(crate) struct SimState {
 impl SimState {
     /// [`Simulator::reset`], which `POST /_sim/reset` also runs.
     pub(crate) fn reset(&self) -> Result<(), store::StoreError> {
-        seed::seed(&self.store, self.opts.seed, self.opts.devices_per_client)
+        seed::seed(&self.store, self.opts.seed, self.opts.devices_per_client)?;
+        engine::settle(self).map(|_| ())
     }
 }
 
@@ -152,9 +153,9 @@ impl Simulator {
             _ => clock::SimClock::new(opts.speed),
         };
         let faults = faults::FaultState::new(opts.faults.clone());
-        Ok(Simulator {
-            state: Arc::new(SimState { store, opts, signing_key, clock, faults, tokens_issued: Default::default() }),
-        })
+        let state = SimState { store, opts, signing_key, clock, faults, tokens_issued: Default::default() };
+        engine::settle(&state)?;
+        Ok(Simulator { state: Arc::new(state) })
     }
 
     /// Replaces the state with the demo data set again (for test isolation), in one

@@ -223,18 +223,24 @@ pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), Sto
 
         let mut when = EPOCH;
         let mut serial: u64 = 0;
-        // Devices a connector binding may be seeded for, with their creation time.
+        // Devices a connector binding may be seeded for, with their creation time: one
+        // client's at a time (their bindings are drawn from a stream of their own, so writing
+        // them client by client draws what writing them all at the end did).
         let mut bindable: Vec<(DeviceRow, OffsetDateTime)> = Vec::new();
+        let mut binding_rng = rng_for(seed, 4);
+        let authors = binding_authors(&mut binding_rng, &clients);
         for client in &clients {
             seed_client(tx, &mut rng, client, devices_per_client, &mut when, &mut serial, &mut bindable)?;
+            seed_bindings(tx, &mut binding_rng, &authors, &bindable)?;
+            bindable.clear();
         }
         // The unrelated customer last, from streams of its own: every other id, serial and
         // binding stays as it was before it existed.
         let mut own = rng_for(seed, 6);
-        let first_unrelated = bindable.len();
         seed_client(tx, &mut own, &unrelated, devices_per_client, &mut when, &mut serial, &mut bindable)?;
-        seed_bindings(tx, &mut rng_for(seed, 4), &clients, &bindable[..first_unrelated])?;
-        seed_bindings(tx, &mut rng_for(seed, 7), &[unrelated], &bindable[first_unrelated..])?;
+        let mut binding_rng = rng_for(seed, 7);
+        let authors = binding_authors(&mut binding_rng, &[unrelated]);
+        seed_bindings(tx, &mut binding_rng, &authors, &bindable)?;
         insert::meta(tx, "seed", &seed.to_string())
     })
 }
@@ -388,16 +394,20 @@ fn seed_client(
     seed_downlinks(tx, rng, client.id, &samples)
 }
 
+/// The principal each client's seeded bindings are written by, drawn first from the bindings'
+/// stream.
+fn binding_authors(rng: &mut ChaCha8Rng, clients: &[ClientRow]) -> Vec<(Uuid, String)> {
+    clients.iter().map(|c| (c.id, format!("principal/{}", uuid_from(rng)))).collect()
+}
+
 /// Connector bindings for about 60% of the lora, http and mqtt devices, each of its device's
 /// kind. Drawn from their own random stream, so the rest of the data set does not change.
 fn seed_bindings(
     tx: &rusqlite::Transaction<'_>,
     rng: &mut ChaCha8Rng,
-    clients: &[ClientRow],
+    authors: &[(Uuid, String)],
     devices: &[(DeviceRow, OffsetDateTime)],
 ) -> Result<(), StoreError> {
-    let authors: Vec<(Uuid, String)> =
-        clients.iter().map(|c| (c.id, format!("principal/{}", uuid_from(rng)))).collect();
     for (device, device_created) in devices {
         if !rng.gen_bool(0.6) {
             continue;
