@@ -126,10 +126,18 @@ CREATE TABLE IF NOT EXISTS states (
     status_at INTEGER,
     PRIMARY KEY (scope, module_id, device_id)
 ) WITHOUT ROWID;
--- One secondary index: the device table's default order over every module. The overview's
--- counts read one module's rows through the primary key; every extra index would cost each
--- of the 100,000 inserts of a first scan.
+-- The device table's orders: one index per sortable column (the module's order walks the
+-- primary key a module at a time), each ending in the device and module so that a window is a
+-- keyset range of one index in either direction (see query::rows). Failed states by reason,
+-- for the latest failure of each reason (a partial index: only failed states pay for it).
 CREATE INDEX IF NOT EXISTS states_device_order ON states (scope, device_id, module_id);
+CREATE INDEX IF NOT EXISTS states_by_current ON states (scope, current, device_id, module_id);
+CREATE INDEX IF NOT EXISTS states_by_target ON states (scope, target, device_id, module_id);
+CREATE INDEX IF NOT EXISTS states_by_status ON states (scope, status, device_id, module_id);
+CREATE INDEX IF NOT EXISTS states_by_status_at ON states (scope, status_at, device_id, module_id);
+CREATE INDEX IF NOT EXISTS states_by_target_at ON states (scope, target_at, device_id, module_id);
+CREATE INDEX IF NOT EXISTS states_failed ON states (scope, module_id, details, target, status_at)
+    WHERE status = 'FAILED';
 CREATE TABLE IF NOT EXISTS modules (
     scope INTEGER NOT NULL,
     module_id TEXT NOT NULL,
@@ -194,6 +202,126 @@ CREATE TABLE IF NOT EXISTS rollout_events (
 CREATE INDEX IF NOT EXISTS rollout_events_at ON rollout_events (rollout, at);
 ";
 
+/// The states counted per scope, module and group of values, kept by triggers in the transaction
+/// that writes the states (so a crash loses both or neither): what the dashboard's aggregates
+/// read instead of every state. Two groupings ([`COUNTED`]), so that writing a state costs two
+/// counts: `g` by current version (k1), target (k2), status (k3) and, for failed states, details
+/// (k4); `o` by owner (k1, client_id) and specification (k2). A value absent is kept as an
+/// empty blob `x''` (never equal to a text, so a version literally called "none" stays apart);
+/// a count that falls to zero is deleted.
+const COUNTS_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS state_counts (
+    scope INTEGER NOT NULL,
+    module_id TEXT NOT NULL,
+    dim TEXT NOT NULL,
+    k1 NOT NULL,
+    k2 NOT NULL,
+    k3 NOT NULL,
+    k4 NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (scope, module_id, dim, k1, k2, k3, k4)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS state_counts_zero AFTER UPDATE OF n ON state_counts WHEN new.n = 0 BEGIN
+    DELETE FROM state_counts WHERE scope = new.scope AND module_id = new.module_id AND dim = new.dim
+        AND k1 = new.k1 AND k2 = new.k2 AND k3 = new.k3 AND k4 = new.k4;
+END;
+";
+
+/// The groupings counted: (dim, k1..k4), `{r}` standing for the row (`new`, `old`, or `s` in a
+/// recount).
+const COUNTED: &[(&str, [&str; 4])] = &[
+    (
+        "g",
+        [
+            "COALESCE({r}.current, x'')",
+            "COALESCE({r}.target, x'')",
+            "COALESCE({r}.status, x'')",
+            "CASE WHEN {r}.status = 'FAILED' THEN COALESCE({r}.details, x'') ELSE '' END",
+        ],
+    ),
+    ("o", ["COALESCE({r}.client_id, x'')", "COALESCE({r}.spec_id, x'')", "''", "''"]),
+];
+
+/// The triggers that keep `state_counts`: one statement each; an update counts again only the
+/// groupings whose values changed.
+fn counts_triggers() -> String {
+    // No two rows of one statement share a key: an update's old and new rows of a grouping differ
+    // in scope, module or values, or are both left out.
+    let upsert = |rows: Vec<String>| {
+        format!(
+            "INSERT INTO state_counts (scope, module_id, dim, k1, k2, k3, k4, n)
+             SELECT * FROM (VALUES {}) WHERE column8 <> 0
+             ON CONFLICT DO UPDATE SET n = n + excluded.n;",
+            rows.join(", ")
+        )
+    };
+    let keys = |r: &str, keys: &[&str; 4]| keys.iter().map(|k| k.replace("{r}", r)).collect::<Vec<_>>();
+    let row = |r: &str, weight: &str, (dim, k): &(&str, [&str; 4])| {
+        format!("({r}.scope, {r}.module_id, '{dim}', {}, {weight})", keys(r, k).join(", "))
+    };
+    let insert = upsert(COUNTED.iter().map(|d| row("new", "1", d)).collect());
+    let delete = upsert(COUNTED.iter().map(|d| row("old", "-1", d)).collect());
+    let update = upsert(
+        COUNTED
+            .iter()
+            .flat_map(|d| {
+                let changed =
+                    std::iter::once("old.scope IS NOT new.scope OR old.module_id IS NOT new.module_id".into())
+                        .chain(keys("old", &d.1).iter().zip(keys("new", &d.1)).map(|(o, n)| format!("{o} IS NOT {n}")))
+                        .collect::<Vec<String>>()
+                        .join(" OR ");
+                [row("old", &format!("-({changed})"), d), row("new", &format!("({changed})"), d)]
+            })
+            .collect(),
+    );
+    format!(
+        "CREATE TRIGGER IF NOT EXISTS state_counts_insert AFTER INSERT ON states BEGIN {insert} END;
+         CREATE TRIGGER IF NOT EXISTS state_counts_delete AFTER DELETE ON states BEGIN {delete} END;
+         CREATE TRIGGER IF NOT EXISTS state_counts_update AFTER UPDATE ON states BEGIN {update} END;"
+    )
+}
+
+/// Every count recounted from the states (GROUP BY): how `state_counts` is built for a database
+/// made before it, and what tests compare it with.
+pub(crate) fn recount_sql() -> String {
+    COUNTED
+        .iter()
+        .map(|(dim, k)| {
+            let k: Vec<String> = k.iter().map(|e| e.replace("{r}", "s")).collect();
+            format!(
+                "SELECT s.scope, s.module_id, '{dim}', {}, count(*) FROM states s GROUP BY 1, 2, 4, 5, 6, 7",
+                k.join(", ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" UNION ALL ")
+}
+
+/// Creates the counts and their triggers where missing, counting the states already held, in
+/// one transaction.
+fn add_counts(conn: &mut Connection) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let present: bool = tx.query_row(
+        "SELECT count(*) = 4 FROM sqlite_master WHERE name IN
+             ('state_counts', 'state_counts_insert', 'state_counts_delete', 'state_counts_update')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !present {
+        tx.execute_batch(
+            "DROP TRIGGER IF EXISTS state_counts_insert; DROP TRIGGER IF EXISTS state_counts_delete;
+             DROP TRIGGER IF EXISTS state_counts_update; DROP TABLE IF EXISTS state_counts;",
+        )?;
+        tx.execute_batch(COUNTS_SCHEMA)?;
+        tx.execute_batch(&counts_triggers())?;
+        tx.execute(
+            &format!("INSERT INTO state_counts (scope, module_id, dim, k1, k2, k3, k4, n) {}", recount_sql()),
+            [],
+        )?;
+    }
+    tx.commit()
+}
+
 /// Columns added after a database may have been made without them: (table, column, type).
 const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("scopes", "since_support", "TEXT"),
@@ -224,6 +352,8 @@ pub struct FleetDb {
     conn: Mutex<Connection>,
     /// Scope ids by key, once looked up (asked on every command).
     scopes: Mutex<std::collections::HashMap<String, Scope>>,
+    /// Positions of the device table's recent orders and filters (see query::rows).
+    pub(crate) windows: Mutex<query::Positions>,
     path: Option<PathBuf>,
 }
 
@@ -264,9 +394,11 @@ impl FleetDb {
         conn.pragma_update(None, "cache_size", -65536)?;
         conn.pragma_update(None, "temp_store", "MEMORY")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        let mut conn = conn;
         conn.execute_batch(SCHEMA)?;
         add_missing_columns(&conn)?;
-        Ok(FleetDb { conn: Mutex::new(conn), scopes: Default::default(), path })
+        add_counts(&mut conn)?;
+        Ok(FleetDb { conn: Mutex::new(conn), scopes: Default::default(), windows: Default::default(), path })
     }
 
     /// The default file: `fleet.sqlite` in the console's data folder.
@@ -280,6 +412,40 @@ impl FleetDb {
 
     pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Which version of the data `conn` sees: changes when this connection writes anything
+    /// (its total of changed rows) or another connection commits (`data_version`). What the
+    /// table's positions are kept against.
+    pub(crate) fn generation(conn: &Connection) -> Result<(u64, i64)> {
+        let other: i64 = conn.query_row("PRAGMA data_version", [], |r| r.get(0))?;
+        Ok((conn.total_changes(), other))
+    }
+
+    /// Where the maintained counts differ from a recount of the states (empty when they agree):
+    /// `scope module dim k1 k2 k3 k4 n` lines, `+` held only in the counts, `-` only in the recount.
+    pub fn counts_differences(&self) -> Result<Vec<String>> {
+        let conn = self.conn();
+        let recount = recount_sql();
+        let sql = format!(
+            "SELECT '+', * FROM (SELECT scope, module_id, dim, k1, k2, k3, k4, n FROM state_counts
+                                  EXCEPT SELECT * FROM ({recount}))
+             UNION ALL SELECT '-', * FROM (SELECT * FROM ({recount})
+                                  EXCEPT SELECT scope, module_id, dim, k1, k2, k3, k4, n FROM state_counts)"
+        );
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map([], |r| {
+            let v: Vec<String> = (0..9)
+                .map(|i| match r.get_ref(i) {
+                    Ok(rusqlite::types::ValueRef::Text(t)) => String::from_utf8_lossy(t).into_owned(),
+                    Ok(rusqlite::types::ValueRef::Integer(n)) => n.to_string(),
+                    Ok(rusqlite::types::ValueRef::Blob(_)) => "NULL".into(),
+                    _ => "?".into(),
+                })
+                .collect();
+            Ok(v.join(" "))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// A setting kept with the fleet (the refresh interval), if set.
@@ -336,8 +502,11 @@ impl FleetDb {
     }
 
     pub fn scope_info(&self, scope: Scope) -> Result<ScopeInfo> {
-        let states: i64 =
-            self.conn().query_row("SELECT count(*) FROM states WHERE scope = ?1", [scope.0], |r| r.get(0))?;
+        let states: i64 = self.conn().query_row(
+            "SELECT COALESCE(sum(n), 0) FROM state_counts WHERE scope = ?1 AND dim = 'g'",
+            [scope.0],
+            |r| r.get(0),
+        )?;
         self.scope_info_with(scope, states as u32)
     }
 

@@ -94,18 +94,32 @@ pub fn modules(db: &FleetDb, scope: Scope) -> Result<Vec<ModuleSummary>> {
     summaries(db, scope, None)
 }
 
-/// The summaries of every module of `scope`, or of `only` that one. The counts are grouped on
-/// the states alone (in their primary key's order, no sorting) before the names are joined.
+/// A counted value (`k1`..`k4` of `state_counts`) as text: absent (an empty blob there) as `none`.
+fn key_text(k: &str) -> String {
+    format!("CASE WHEN typeof({k}) = 'blob' THEN 'none' ELSE {k} END")
+}
+
+/// A counted value as kept: absent as an empty blob.
+fn key_null(k: &str) -> String {
+    format!("CASE WHEN typeof({k}) = 'blob' THEN NULL ELSE {k} END")
+}
+
+/// The summaries of every module of `scope`, or of `only` that one, from the maintained counts
+/// (a few rows per module, whatever the number of states) before the names are joined.
 fn summaries(db: &FleetDb, scope: Scope, only: Option<&str>) -> Result<Vec<ModuleSummary>> {
     let conn = db.conn();
     let mut stmt = conn.prepare_cached(
         "SELECT g.module_id, COALESCE(m.name, g.module_id), COALESCE(m.spec_id, g.spec_id), sp.name,
                 g.n, g.drift, g.failed, g.updating
-         FROM (SELECT module_id, max(spec_id) AS spec_id, count(*) AS n,
-                      sum(target IS NOT NULL AND current IS NOT target) AS drift,
-                      sum(status = 'FAILED') AS failed,
-                      sum(status IS NOT NULL AND status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')) AS updating
-               FROM states WHERE scope = ?1 AND (?2 IS NULL OR module_id = ?2) GROUP BY module_id) g
+         FROM (SELECT module_id,
+                      max(CASE WHEN dim = 'o' AND typeof(k2) = 'text' THEN k2 END) AS spec_id,
+                      sum(CASE WHEN dim = 'g' THEN n ELSE 0 END) AS n,
+                      sum(CASE WHEN dim = 'g' AND typeof(k2) = 'text' AND k1 IS NOT k2 THEN n ELSE 0 END) AS drift,
+                      sum(CASE WHEN dim = 'g' AND k3 = 'FAILED' THEN n ELSE 0 END) AS failed,
+                      sum(CASE WHEN dim = 'g' AND typeof(k3) = 'text'
+                               AND k3 NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED') THEN n ELSE 0 END) AS updating
+               FROM state_counts WHERE scope = ?1 AND (?2 IS NULL OR module_id = ?2)
+               GROUP BY module_id HAVING n > 0) g
          LEFT JOIN modules m ON m.scope = ?1 AND m.module_id = g.module_id
          LEFT JOIN specs sp ON sp.scope = ?1 AND sp.spec_id = COALESCE(m.spec_id, g.spec_id)
          ORDER BY sp.name, 2",
@@ -127,8 +141,8 @@ fn summaries(db: &FleetDb, scope: Scope, only: Option<&str>) -> Result<Vec<Modul
         })?
         .collect::<rusqlite::Result<_>>()?;
     let mut top = conn.prepare_cached(
-        "SELECT current, count(*) AS n FROM states WHERE scope = ?1 AND module_id = ?2 AND current IS NOT NULL
-         GROUP BY current ORDER BY n DESC, current LIMIT 1",
+        "SELECT k1, sum(n) AS n FROM state_counts WHERE scope = ?1 AND module_id = ?2 AND dim = 'g'
+             AND typeof(k1) = 'text' GROUP BY k1 ORDER BY n DESC, k1 LIMIT 1",
     )?;
     for m in &mut out {
         if let Some((v, n)) = top
@@ -142,51 +156,84 @@ fn summaries(db: &FleetDb, scope: Scope, only: Option<&str>) -> Result<Vec<Modul
     Ok(out)
 }
 
-/// The overview of one module.
+/// The overview of one module, from the maintained counts.
 pub fn overview(db: &FleetDb, scope: Scope, module_id: &str, names: &Names) -> Result<ModuleOverview> {
     let module = summaries(db, scope, Some(module_id))?.into_iter().next().ok_or_else(|| {
         FleetError::invalid("moduleId", format!("no states of module {module_id} are known; scan first"))
     })?;
     let conn = db.conn();
-    let counts = |column: &str| -> Result<Vec<Count>> {
-        let sql = format!(
-            "SELECT COALESCE({column}, 'none'), count(*) AS n FROM states WHERE scope = ?1 AND module_id = ?2
-             GROUP BY 1 ORDER BY n DESC, 1"
-        );
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![scope.0, module_id], |r| {
+    let counts = |dim: &str, k: &str| -> Result<Vec<Count>> {
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {}, sum(n) AS n FROM state_counts WHERE scope = ?1 AND module_id = ?2 AND dim = ?3
+             GROUP BY 1 ORDER BY n DESC, 1",
+            key_text(k)
+        ))?;
+        let rows = stmt.query_map(params![scope.0, module_id, dim], |r| {
             let key: String = r.get(0)?;
             Ok(Count { label: key.clone(), key, count: r.get::<_, i64>(1)? as u32 })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     };
-    let by_version = counts("current")?;
-    let by_status = counts("status")?;
-    let by_target = counts("target")?;
-    let mut by_customer = counts("client_id")?;
+    let by_version = counts("g", "k1")?;
+    let by_status = counts("g", "k3")?;
+    let by_target = counts("g", "k2")?;
+    let mut by_customer = counts("o", "k1")?;
     for c in &mut by_customer {
         if let Some(name) = c.key.parse::<Uuid>().ok().and_then(|id| names.get(&id)) {
             c.label = name.clone();
         }
     }
-    let mut stmt = conn.prepare_cached(
-        "SELECT COALESCE(details, '(no details given)'), target, count(*) AS n, max(status_at)
-         FROM states WHERE scope = ?1 AND module_id = ?2 AND status = 'FAILED'
-         GROUP BY 1, 2 ORDER BY n DESC, 1 LIMIT 50",
-    )?;
-    let failures = stmt
-        .query_map(params![scope.0, module_id], |r| {
-            Ok(FailureGroup {
-                details: r.get(0)?,
-                target: r.get(1)?,
-                count: r.get::<_, i64>(2)? as u32,
-                latest: r.get::<_, Option<i64>>(3)?.map(ms_to_text),
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    drop(stmt);
+    let failures = failure_groups(&conn, scope, module_id)?;
     let packages = packages_of(&conn, scope, module_id)?;
     Ok(ModuleOverview { module, by_version, by_status, by_target, by_customer, failures, packages })
+}
+
+/// How failures without details are shown.
+const NO_DETAILS: &str = "(no details given)";
+
+/// A module's failed states grouped by details and target, the most first (at most 50). Counts
+/// from the maintained counts; the latest of a group from the partial index of failed states
+/// (one seek a group).
+fn failure_groups(conn: &rusqlite::Connection, scope: Scope, module_id: &str) -> Result<Vec<FailureGroup>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {}, {}, sum(n) FROM state_counts WHERE scope = ?1 AND module_id = ?2 AND dim = 'g' AND k3 = 'FAILED'
+         GROUP BY k4, k2",
+        key_null("k4"),
+        key_null("k2")
+    ))?;
+    let raw = stmt
+        .query_map(params![scope.0, module_id], |r| {
+            Ok((r.get::<_, Option<String>>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, i64>(2)? as u32))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut latest = conn.prepare_cached(
+        "SELECT status_at FROM states INDEXED BY states_failed
+         WHERE scope = ?1 AND module_id = ?2 AND status = 'FAILED' AND details IS ?3 AND target IS ?4
+         ORDER BY status_at DESC LIMIT 1",
+    )?;
+    // Details absent and details given as the placeholder are one group, as shown.
+    // Per (details as shown, target): the count and the details as kept.
+    type Groups = BTreeMap<(String, Option<String>), (u32, Vec<Option<String>>)>;
+    let mut groups = Groups::new();
+    for (details, target, n) in raw {
+        let g = groups.entry((details.clone().unwrap_or_else(|| NO_DETAILS.into()), target)).or_default();
+        g.0 += n;
+        g.1.push(details);
+    }
+    let mut sorted: Vec<_> = groups.into_iter().collect();
+    sorted.sort_by(|((d1, t1), (n1, _)), ((d2, t2), (n2, _))| n2.cmp(n1).then(d1.cmp(d2)).then(t1.cmp(t2)));
+    sorted.truncate(50);
+    let mut out = Vec::with_capacity(sorted.len());
+    for ((details, target), (n, raw_details)) in sorted {
+        let mut newest: Option<i64> = None;
+        for d in raw_details {
+            let at: Option<i64> =
+                latest.query_row(params![scope.0, module_id, d, target], |r| r.get(0)).optional()?.flatten();
+            newest = newest.max(at);
+        }
+        out.push(FailureGroup { details, target, count: n, latest: newest.map(ms_to_text) });
+    }
+    Ok(out)
 }
 
 fn packages_of(conn: &rusqlite::Connection, scope: Scope, module_id: &str) -> Result<Vec<PackageVersion>> {
@@ -278,16 +325,20 @@ pub struct FailureReason {
 /// The scope's health; at most `max_reasons` failure reasons.
 pub fn health(db: &FleetDb, scope: Scope, max_reasons: u32) -> Result<FleetHealth> {
     let conn = db.conn();
-    let (states, devices, modules, drift) = conn.query_row(
-        "SELECT count(*), count(DISTINCT device_id), count(DISTINCT module_id),
-                COALESCE(sum(target IS NOT NULL AND current IS NOT target), 0)
-         FROM states WHERE scope = ?1",
+    let (states, modules, drift) = conn.query_row(
+        "SELECT COALESCE(sum(n), 0), count(DISTINCT module_id),
+                COALESCE(sum(CASE WHEN typeof(k2) = 'text' AND k1 IS NOT k2 THEN n END), 0)
+         FROM state_counts WHERE scope = ?1 AND dim = 'g'",
         [scope.0],
-        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?)),
+        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)),
     )?;
-    let mut stmt = conn.prepare_cached(
-        "SELECT COALESCE(status, 'none'), count(*) AS n FROM states WHERE scope = ?1 GROUP BY 1 ORDER BY n DESC, 1",
-    )?;
+    // Distinct devices are not counted as the states are written: one walk of the device index.
+    let devices: i64 =
+        conn.query_row("SELECT count(DISTINCT device_id) FROM states WHERE scope = ?1", [scope.0], |r| r.get(0))?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {}, sum(n) AS n FROM state_counts WHERE scope = ?1 AND dim = 'g' GROUP BY 1 ORDER BY n DESC, 1",
+        key_text("k3")
+    ))?;
     let by_status = stmt
         .query_map([scope.0], |r| {
             let key: String = r.get(0)?;
@@ -431,9 +482,10 @@ fn where_clause(scope: Scope, q: &DeviceQuery, device: Option<&DeviceMatch>) -> 
     Ok((sql, args))
 }
 
-fn order_clause(sort: Option<&str>) -> Result<String> {
+/// The sort asked for: its column and whether descending (`None`: the default order).
+fn parse_sort(sort: Option<&str>) -> Result<Option<(&'static str, bool)>> {
     let Some(sort) = sort.filter(|s| !s.is_empty()) else {
-        return Ok("s.device_id, s.module_id".into());
+        return Ok(None);
     };
     let (name, desc) = match sort.strip_prefix('-') {
         Some(n) => (n, true),
@@ -443,8 +495,17 @@ fn order_clause(sort: Option<&str>) -> Result<String> {
         let names: Vec<&str> = SORT_COLUMNS.iter().map(|(n, _)| *n).collect();
         FleetError::invalid("sort", format!("must be one of {} (with `-` for descending)", names.join(", ")))
     })?;
+    Ok(Some((column, desc)))
+}
+
+/// The table's order: the column, then device and module, all in the column's direction (a
+/// descending sort is the ascending one reversed, absent values last either way).
+fn order_clause(sort: Option<&str>) -> Result<String> {
+    let Some((column, desc)) = parse_sort(sort)? else {
+        return Ok("s.device_id, s.module_id".into());
+    };
     let dir = if desc { "DESC" } else { "ASC" };
-    Ok(format!("{column} {dir} NULLS LAST, s.device_id, s.module_id"))
+    Ok(format!("{column} {dir} NULLS LAST, s.device_id {dir}, s.module_id {dir}"))
 }
 
 /// How the device filter matches.
@@ -505,17 +566,285 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DeviceRow> {
     })
 }
 
-/// How many rows match.
+/// How many rows match: from the maintained counts when the query filters on at most one
+/// counted column (and the module), else from the positions of the query's order (built once,
+/// and what the following windows start from).
 pub fn count(db: &FleetDb, scope: Scope, q: &DeviceQuery, device: Option<&DeviceMatch>) -> Result<u32> {
-    let (filter, args) = where_clause(scope, q, device)?;
+    let set = |v: &Option<String>| v.as_deref().filter(|v| !v.is_empty()).map(str::to_owned);
+    // The filters as conditions on one grouping's values (all of `g`, or all of `o`).
+    let g: Vec<(&str, String)> = [("k1", &q.version), ("k2", &q.target), ("k3", &q.status)]
+        .into_iter()
+        .filter_map(|(k, v)| set(v).map(|v| (k, v)))
+        .collect();
+    let o: Vec<(&str, String)> =
+        [("k1", &q.client_id), ("k2", &q.spec_id)].into_iter().filter_map(|(k, v)| set(v).map(|v| (k, v))).collect();
+    if device.is_none() && (o.is_empty() || (g.is_empty() && !q.drift)) {
+        let (dim, on) = if o.is_empty() { ("g", g) } else { ("o", o) };
+        let mut sql = String::from(
+            "SELECT COALESCE(sum(n), 0) FROM state_counts WHERE scope = ? AND dim = ? AND (? IS NULL OR module_id = ?)",
+        );
+        let module = set(&q.module_id);
+        let mut args = vec![
+            SqlValue::Integer(scope.0),
+            SqlValue::Text(dim.into()),
+            module.clone().map_or(SqlValue::Null, SqlValue::Text),
+            module.map_or(SqlValue::Null, SqlValue::Text),
+        ];
+        for (k, v) in on {
+            sql.push_str(&format!(" AND {k} = ?"));
+            args.push(if v == NO_STATUS { SqlValue::Blob(Vec::new()) } else { SqlValue::Text(v) });
+        }
+        if q.drift {
+            sql.push_str(" AND typeof(k2) = 'text' AND k1 IS NOT k2");
+        }
+        let n: i64 = db.conn().query_row(&sql, params_from_iter(args), |r| r.get(0))?;
+        return Ok(n as u32);
+    }
     let conn = db.conn();
-    let n: i64 =
-        conn.query_row(&format!("SELECT count(*) FROM states s WHERE {filter}"), params_from_iter(args), |r| r.get(0))?;
-    Ok(n as u32)
+    let plan = plan(&conn, scope, q, device)?;
+    Ok(positions(db, &conn, &plan)?.total)
 }
 
-/// A window of the matching rows in the query's order.
+/// A window of the matching rows in the query's order, at any depth in about the same time: it
+/// starts from the nearest of the order's positions (every few hundred rows' keys, found by one
+/// walk of the order's index on first use and kept until the data change) and reads on by
+/// keyset, skipping fewer rows than lie between two positions.
 pub fn rows(
+    db: &FleetDb,
+    scope: Scope,
+    q: &DeviceQuery,
+    device: Option<&DeviceMatch>,
+    offset: u32,
+    limit: u32,
+) -> Result<Vec<DeviceRow>> {
+    let limit = limit.min(5000);
+    let conn = db.conn();
+    let plan = plan(&conn, scope, q, device)?;
+    let anchors = positions(db, &conn, &plan)?;
+    if offset >= anchors.total || limit == 0 {
+        return Ok(Vec::new());
+    }
+    let mark = (offset / anchors.every) as usize;
+    let (first, key) = &anchors.marks[mark];
+    let mut skip = offset - mark as u32 * anchors.every;
+    let mut keys: Vec<(String, String)> = Vec::with_capacity(limit as usize);
+    for (i, seg) in plan.segments.iter().enumerate().skip(*first) {
+        let from = (i == *first).then_some(key.as_slice());
+        let want = limit - keys.len() as u32;
+        let mut stmt = conn.prepare_cached(&segment_sql(&plan, seg, from.is_some(), true))?;
+        let mut args = plan.args.clone();
+        args.extend(seg.args.iter().cloned());
+        args.extend(from.into_iter().flatten().cloned());
+        // The rows to skip are read and counted here: they may run past the segment's end.
+        args.push(SqlValue::Integer((skip + want) as i64));
+        let found = stmt.query_map(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?;
+        for k in found {
+            let k = k?;
+            if skip > 0 {
+                skip -= 1;
+            } else {
+                keys.push(k);
+            }
+        }
+        if keys.len() as u32 >= limit {
+            break;
+        }
+    }
+    let mut one = conn.prepare_cached(
+        "SELECT s.device_id, s.module_id, COALESCE(m.name, s.module_id), sp.name,
+                s.client_id, s.current, s.target, s.status, s.details, s.status_at, s.target_at
+         FROM states s
+         LEFT JOIN modules m ON m.scope = s.scope AND m.module_id = s.module_id
+         LEFT JOIN specs sp ON sp.scope = s.scope AND sp.spec_id = s.spec_id
+         WHERE s.scope = ?1 AND s.module_id = ?2 AND s.device_id = ?3",
+    )?;
+    keys.iter().map(|(m, d)| Ok(one.query_row(params![scope.0, m, d], row)?)).collect()
+}
+
+/// Positions of the device table's recent orders, kept against the data's generation.
+#[derive(Default)]
+pub struct Positions {
+    generation: Option<(u64, i64)>,
+    orders: std::collections::HashMap<String, std::sync::Arc<Anchors>>,
+}
+
+/// The positions of one order: the segment and keys of every `every`-th row, and the rows in all.
+pub(crate) struct Anchors {
+    every: u32,
+    total: u32,
+    marks: Vec<(usize, Vec<SqlValue>)>,
+}
+
+/// At most this many positions are kept per order (more rows: further apart).
+const MAX_MARKS: usize = 4096;
+/// Rows between two positions at the least (the walk notes one row in this many).
+const MIN_EVERY: u32 = 32;
+/// Orders kept at once.
+const MAX_ORDERS: usize = 16;
+
+/// A query's order as runs of one index each: the rows of `cond` in the order of `keys` (every
+/// key in the plan's direction), through `index` where given.
+struct Segment {
+    cond: String,
+    args: Vec<SqlValue>,
+    keys: Vec<&'static str>,
+    index: Option<&'static str>,
+}
+
+struct Plan {
+    filter: String,
+    args: Vec<SqlValue>,
+    desc: bool,
+    segments: Vec<Segment>,
+    /// What the positions are kept under.
+    id: String,
+}
+
+/// The index of a sortable column (mod.rs), ordered by the column, device and module.
+fn column_index(column: &str) -> Option<&'static str> {
+    Some(match column {
+        "s.current" => "states_by_current",
+        "s.target" => "states_by_target",
+        "s.status" => "states_by_status",
+        "s.status_at" => "states_by_status_at",
+        "s.target_at" => "states_by_target_at",
+        _ => return None,
+    })
+}
+
+fn plan(conn: &rusqlite::Connection, scope: Scope, q: &DeviceQuery, device: Option<&DeviceMatch>) -> Result<Plan> {
+    let (filter, args) = where_clause(scope, q, device)?;
+    let sort = parse_sort(q.sort.as_deref())?;
+    let desc = sort.is_some_and(|(_, d)| d);
+    // In device order, an equality filter on an indexed column walks that column's index (its
+    // rows of one value are in device order).
+    let set = |v: &Option<String>| v.as_deref().is_some_and(|v| !v.is_empty());
+    let by_filter = if set(&q.status) {
+        Some("states_by_status")
+    } else if set(&q.version) {
+        Some("states_by_current")
+    } else if set(&q.target) {
+        Some("states_by_target")
+    } else {
+        None
+    };
+    let device_keys = vec!["s.device_id", "s.module_id"];
+    let segments = match sort {
+        None | Some(("s.device_id", _)) => vec![Segment {
+            cond: "1".into(),
+            args: vec![],
+            keys: device_keys,
+            index: by_filter.or(Some("states_device_order")),
+        }],
+        Some(("module_name", _)) => {
+            // A module at a time, by name (modules of one name together).
+            let mut stmt = conn.prepare_cached(
+                "SELECT COALESCE(m.name, c.module_id) AS name, c.module_id
+                 FROM (SELECT DISTINCT module_id FROM state_counts WHERE scope = ?1) c
+                 LEFT JOIN modules m ON m.scope = ?1 AND m.module_id = c.module_id
+                 WHERE ?2 IS NULL OR c.module_id = ?2 ORDER BY 1, 2",
+            )?;
+            let only = q.module_id.as_deref().filter(|m| !m.is_empty());
+            let named = stmt
+                .query_map(params![scope.0, only], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut segments: Vec<Segment> = Vec::new();
+            let mut last: Option<String> = None;
+            for (name, module) in named {
+                if last.as_ref() == Some(&name) {
+                    let seg = segments.last_mut().expect("a segment of this name");
+                    seg.cond = format!("s.module_id IN ({})", vec!["?"; seg.args.len() + 1].join(", "));
+                    seg.args.push(SqlValue::Text(module));
+                    seg.index = by_filter;
+                } else {
+                    segments.push(Segment {
+                        cond: "s.module_id = ?".into(),
+                        args: vec![SqlValue::Text(module)],
+                        keys: device_keys.clone(),
+                        index: by_filter,
+                    });
+                }
+                last = Some(name);
+            }
+            if desc {
+                segments.reverse();
+            }
+            segments
+        }
+        Some((column, _)) => vec![
+            Segment {
+                cond: format!("{column} IS NOT NULL"),
+                args: vec![],
+                keys: vec![column, "s.device_id", "s.module_id"],
+                index: column_index(column),
+            },
+            Segment { cond: format!("{column} IS NULL"), args: vec![], keys: device_keys, index: column_index(column) },
+        ],
+    };
+    let id = format!("{filter} {args:?} {:?}", q.sort);
+    Ok(Plan { filter, args, desc, segments, id })
+}
+
+/// The rows of a segment in order: their module and device (then the other keys), from the
+/// keys given (inclusive) when `from`, the first few of them when `window` (LIMIT last).
+fn segment_sql(plan: &Plan, seg: &Segment, from: bool, window: bool) -> String {
+    let dir = if plan.desc { "DESC" } else { "ASC" };
+    let keys = seg.keys.join(", ");
+    let order: Vec<String> = seg.keys.iter().map(|k| format!("{k} {dir}")).collect();
+    let indexed = seg.index.map(|i| format!("INDEXED BY {i}")).unwrap_or_default();
+    let start = if from {
+        format!(" AND ({keys}) {} ({})", if plan.desc { "<=" } else { ">=" }, vec!["?"; seg.keys.len()].join(", "))
+    } else {
+        String::new()
+    };
+    format!(
+        "SELECT s.module_id, s.device_id, {keys} FROM states s {indexed} WHERE {} AND {}{start} ORDER BY {}{}",
+        plan.filter,
+        seg.cond,
+        order.join(", "),
+        if window { " LIMIT ?" } else { "" }
+    )
+}
+
+/// The positions of `plan`'s order: kept ones while the data are unchanged, else one walk.
+fn positions(db: &FleetDb, conn: &rusqlite::Connection, plan: &Plan) -> Result<std::sync::Arc<Anchors>> {
+    let generation = FleetDb::generation(conn)?;
+    let mut kept = db.windows.lock().unwrap_or_else(|p| p.into_inner());
+    if kept.generation != Some(generation) {
+        kept.orders.clear();
+        kept.generation = Some(generation);
+    }
+    if let Some(a) = kept.orders.get(&plan.id) {
+        return Ok(a.clone());
+    }
+    let mut marks: Vec<(usize, Vec<SqlValue>)> = Vec::new();
+    let mut total: u32 = 0;
+    for (i, seg) in plan.segments.iter().enumerate() {
+        let mut stmt = conn.prepare(&segment_sql(plan, seg, false, false))?;
+        let mut args = plan.args.clone();
+        args.extend(seg.args.iter().cloned());
+        let mut found = stmt.query(params_from_iter(args))?;
+        while let Some(r) = found.next()? {
+            if total.is_multiple_of(MIN_EVERY) {
+                let key = (0..seg.keys.len()).map(|k| r.get::<_, SqlValue>(k + 2)).collect::<rusqlite::Result<_>>()?;
+                marks.push((i, key));
+            }
+            total += 1;
+        }
+    }
+    let thin = marks.len().div_ceil(MAX_MARKS).max(1);
+    let marks: Vec<_> = marks.into_iter().step_by(thin).collect();
+    let anchors = std::sync::Arc::new(Anchors { every: MIN_EVERY * thin as u32, total, marks });
+    if kept.orders.len() >= MAX_ORDERS {
+        kept.orders.clear();
+    }
+    kept.orders.insert(plan.id.clone(), anchors.clone());
+    Ok(anchors)
+}
+
+/// [`rows`] by `LIMIT ... OFFSET`: every row before the window is walked. What the windows are
+/// checked against (tests, benchmark).
+pub fn rows_by_offset(
     db: &FleetDb,
     scope: Scope,
     q: &DeviceQuery,
@@ -657,9 +986,10 @@ pub fn snapshot(db: &FleetDb, scope: Scope, at: i64) -> Result<u32> {
     let tx = conn.transaction()?;
     let mut per_module: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
     {
-        let mut stmt = tx.prepare_cached(
-            "SELECT module_id, COALESCE(status, 'none'), count(*) FROM states WHERE scope = ?1 GROUP BY 1, 2",
-        )?;
+        let mut stmt = tx.prepare_cached(&format!(
+            "SELECT module_id, {}, sum(n) FROM state_counts WHERE scope = ?1 AND dim = 'g' GROUP BY 1, 2",
+            key_text("k3")
+        ))?;
         let rows =
             stmt.query_map([scope.0], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))?;
         for row in rows {
