@@ -770,6 +770,44 @@ async fn the_latest_changes_stamped_at_one_instant_leave_the_sort_decided_by_the
     assert_eq!((next.kind, next.changed, next.states), (ScanKind::Incremental, 0, scan::ORDER_SAMPLE + 10));
 }
 
+/// The indexes of the states table, as the database defines them.
+fn state_indexes(path: &std::path::Path) -> Vec<(String, String)> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'states' ORDER BY name")
+        .unwrap();
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, Option<String>>(1)?.unwrap_or_default())));
+    rows.unwrap().collect::<rusqlite::Result<_>>().unwrap()
+}
+
+#[tokio::test]
+async fn a_first_scan_cut_short_or_not_leaves_every_index_of_the_states_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.sqlite");
+    let (_sim, client, db, scope, _) = twisted(400, &[], dir.path()).await;
+    let indexes = state_indexes(&path);
+    assert!(!indexes.is_empty(), "{indexes:?}");
+    // Cancelled after its first page (of two): the indexes dropped for the first scan are back.
+    let cancel = CancellationToken::new();
+    let err = scan::refresh(&client, &db, scope, ScanKind::Full, &cancel, |_| cancel.cancel()).await.unwrap_err();
+    assert!(matches!(err, FleetError::Cancelled), "{err}");
+    assert_eq!(state_indexes(&path), indexes);
+    assert!(db.scope_info(scope).unwrap().states > 0);
+    // The next full scan is no first one (states are held); then one into a new database.
+    let full = refresh_in(&client, &db, scope, ScanKind::Full).await;
+    assert_eq!(state_indexes(&path), indexes);
+    let key = db.scope_key(scope).unwrap().unwrap();
+    let path = dir.path().join("new.sqlite");
+    let db = FleetDb::open(&path).unwrap();
+    let scope = db.scope(&key).unwrap();
+    let first = refresh_in(&client, &db, scope, ScanKind::Full).await;
+    assert_eq!(state_indexes(&path), indexes);
+    assert_eq!((first.states, db.scope_info(scope).unwrap().states), (full.states, full.states));
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(check, "ok");
+}
+
 #[tokio::test]
 async fn a_change_stamped_before_the_watermark_but_committed_after_it_is_read_by_the_next_refresh() {
     let dir = tempfile::tempdir().unwrap();

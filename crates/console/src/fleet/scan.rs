@@ -447,7 +447,10 @@ pub async fn refresh(
         let mut seen = expected.map(|_| HashSet::new());
         run.report.kind = ScanKind::Full;
         let filter = StateFilter { limit: Some(PAGE_SIZE), ..Default::default() };
-        match run.pages(&filter, ScanKind::Full, expected, &mut seen).await {
+        let deferred = if held == 0 { blocking(|| defer_indexes(db))? } else { Vec::new() };
+        let read = run.pages(&filter, ScanKind::Full, expected, &mut seen).await;
+        blocking(|| restore_indexes(db, &deferred))?;
+        match read {
             Ok(_) => {}
             Err(Failed::First(e) | Failed::Later(e)) => return Err(e),
         }
@@ -670,6 +673,51 @@ pub(crate) fn write_states(tx: &rusqlite::Transaction<'_>, scope: Scope, items: 
         }
     }
     Ok(changed)
+}
+
+/// Before a full scan into a `states` table that holds no state at all (a new database: the
+/// first scan of a million states), drops its secondary indexes, answering their definitions:
+/// [`restore_indexes`] builds each once from the sorted states at the end, where keeping them
+/// costs each index a random insertion per state (most of a first scan's writing at a million,
+/// once the indexes outgrow the page cache). A crash in between loses nothing: opening the
+/// database creates the schema's missing indexes.
+fn defer_indexes(db: &FleetDb) -> Result<Vec<(String, String)>> {
+    let mut conn = db.conn();
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let empty: bool = tx.query_row("SELECT NOT EXISTS (SELECT 1 FROM states)", [], |r| r.get(0))?;
+    if !empty {
+        return Ok(Vec::new());
+    }
+    let defs: Vec<(String, String)> = tx
+        .prepare(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'states' AND sql IS NOT NULL",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (name, _) in &defs {
+        tx.execute_batch(&format!("DROP INDEX \"{}\"", name.replace('"', "\"\"")))?;
+    }
+    tx.commit()?;
+    Ok(defs)
+}
+
+/// Creates again the indexes [`defer_indexes`] dropped (those another connection has not made
+/// meanwhile), in one transaction.
+fn restore_indexes(db: &FleetDb, defs: &[(String, String)]) -> Result<()> {
+    if defs.is_empty() {
+        return Ok(());
+    }
+    let mut conn = db.conn();
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    for (name, sql) in defs {
+        let present: bool =
+            tx.query_row("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = ?1)", [name], |r| r.get(0))?;
+        if !present {
+            tx.execute_batch(sql)?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
 }
 
 /// After a full scan: forgets the states of `scope` it did not see (the service no longer has
