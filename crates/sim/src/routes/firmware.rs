@@ -501,7 +501,7 @@ pub(crate) async fn list_states(
 ) -> Result<Json<Page<FirmwareState>>, ApiError> {
     caller.require_firmware("device.read")?;
     let (pr, query) = state_query(&state, caller.client, &req.query)?;
-    let rows = state.store.list_states(&query)?;
+    let rows = state.store.list_state_rows(&query)?;
     Ok(Json(pr.keyed_page(rows, &req.base, "/firmware/states")))
 }
 
@@ -609,7 +609,7 @@ mod tests {
         let sim = Simulator::new(SimOptions { devices_per_client: 20, ..Default::default() }).unwrap();
         let client = sim.demo_key().client_id;
         let (pr, q) = state_query(&sim.state, client, &QueryParams::from_query(Some("limit=3"))).unwrap();
-        let rows = sim.store().list_states(&q).unwrap();
+        let rows = sim.store().list_state_rows(&q).unwrap();
         let next = pr.keyed_page(rows, "", "").next.unwrap();
         let (pr, q) = state_query(
             &sim.state,
@@ -617,7 +617,7 @@ mod tests {
             &QueryParams::from_query(Some("limit=3&modifiedSince=2026-01-01T00:00:00Z")),
         )
         .unwrap();
-        let rows = sim.store().list_states(&q).unwrap();
+        let rows = sim.store().list_state_rows(&q).unwrap();
         let next_since = pr.keyed_page(rows, "", "").next.unwrap();
         for (params, index) in [
             ("limit=50", "firmware_states_client"),

@@ -523,7 +523,7 @@ impl Store {
 
     /// States in the window's order (its terms end in the unique key, device then module),
     /// each with the values of those terms: its keyset position.
-    pub fn list_states(&self, q: &StateQuery) -> Result<Vec<(FirmwareState, Vec<Value>)>, StoreError> {
+    pub fn list_state_rows(&self, q: &StateQuery) -> Result<Vec<(FirmwareState, Vec<Value>)>, StoreError> {
         let (sql, args, keys) = state_select(q);
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&sql)?;
@@ -538,7 +538,12 @@ impl Store {
         .collect()
     }
 
-    /// The plan SQLite chooses for [`Store::list_states`] (`EXPLAIN QUERY PLAN`, its detail
+    /// The states of [`Store::list_state_rows`], without their keys.
+    pub fn list_states(&self, q: &StateQuery) -> Result<Vec<FirmwareState>, StoreError> {
+        Ok(self.list_state_rows(q)?.into_iter().map(|(state, _)| state).collect())
+    }
+
+    /// The plan SQLite chooses for [`Store::list_state_rows`] (`EXPLAIN QUERY PLAN`, its detail
     /// lines): tests check that a window is read through an index.
     pub fn explain_states(&self, q: &StateQuery) -> Result<Vec<String>, StoreError> {
         let (sql, args, _) = state_select(q);
@@ -556,7 +561,7 @@ impl Store {
             window: Window { limit: 1, ..Default::default() },
             ..Default::default()
         };
-        Ok(self.list_states(&q)?.into_iter().next().map(|(state, _)| state))
+        Ok(self.list_states(&q)?.into_iter().next())
     }
 
     /// Sets (or with `None` resets) a target version. A new target starts an update at once
