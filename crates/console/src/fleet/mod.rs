@@ -206,7 +206,7 @@ CREATE INDEX IF NOT EXISTS rollout_events_at ON rollout_events (rollout, at);
 /// that writes the states (so a crash loses both or neither): what the dashboard's aggregates
 /// read instead of every state. Two groupings ([`COUNTED`]), so that writing a state costs two
 /// counts: `g` by current version (k1), target (k2), status (k3) and, for failed states, details
-/// (k4); `o` by owner (k1, client_id) and specification (k2). A value absent is kept as an
+/// (k4); `o` by specification (k1) and owner (k2, client_id). A value absent is kept as an
 /// empty blob `x''` (never equal to a text, so a version literally called "none" stays apart);
 /// a count that falls to zero is deleted.
 const COUNTS_SCHEMA: &str = "
@@ -219,7 +219,7 @@ CREATE TABLE IF NOT EXISTS state_counts (
     k3 NOT NULL,
     k4 NOT NULL,
     n INTEGER NOT NULL,
-    PRIMARY KEY (scope, module_id, dim, k1, k2, k3, k4)
+    PRIMARY KEY (scope, dim, module_id, k1, k2, k3, k4)
 ) WITHOUT ROWID;
 CREATE TRIGGER IF NOT EXISTS state_counts_zero AFTER UPDATE OF n ON state_counts WHEN new.n = 0 BEGIN
     DELETE FROM state_counts WHERE scope = new.scope AND module_id = new.module_id AND dim = new.dim
@@ -239,7 +239,7 @@ const COUNTED: &[(&str, [&str; 4])] = &[
             "CASE WHEN {r}.status = 'FAILED' THEN COALESCE({r}.details, x'') ELSE '' END",
         ],
     ),
-    ("o", ["COALESCE({r}.client_id, x'')", "COALESCE({r}.spec_id, x'')", "''", "''"]),
+    ("o", ["COALESCE({r}.spec_id, x'')", "COALESCE({r}.client_id, x'')", "''", "''"]),
 ];
 
 /// The triggers that keep `state_counts`: one statement each; an update counts again only the

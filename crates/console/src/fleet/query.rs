@@ -108,22 +108,27 @@ fn key_null(k: &str) -> String {
 /// (a few rows per module, whatever the number of states) before the names are joined.
 fn summaries(db: &FleetDb, scope: Scope, only: Option<&str>) -> Result<Vec<ModuleSummary>> {
     let conn = db.conn();
-    let mut stmt = conn.prepare_cached(
+    // One module's counts are a range of the counts' key (scope, dim, module), every module's
+    // the range of the dimension.
+    let only_module = if only.is_some() { "AND module_id = ?2" } else { "AND ?2 IS NULL" };
+    let mut stmt = conn.prepare_cached(&format!(
         "SELECT g.module_id, COALESCE(m.name, g.module_id), COALESCE(m.spec_id, g.spec_id), sp.name,
                 g.n, g.drift, g.failed, g.updating
          FROM (SELECT module_id,
-                      max(CASE WHEN dim = 'o' AND typeof(k2) = 'text' THEN k2 END) AS spec_id,
-                      sum(CASE WHEN dim = 'g' THEN n ELSE 0 END) AS n,
-                      sum(CASE WHEN dim = 'g' AND typeof(k2) = 'text' AND k1 IS NOT k2 THEN n ELSE 0 END) AS drift,
-                      sum(CASE WHEN dim = 'g' AND k3 = 'FAILED' THEN n ELSE 0 END) AS failed,
-                      sum(CASE WHEN dim = 'g' AND typeof(k3) = 'text'
-                               AND k3 NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED') THEN n ELSE 0 END) AS updating
-               FROM state_counts WHERE scope = ?1 AND (?2 IS NULL OR module_id = ?2)
+                      (SELECT o.k1 FROM state_counts o WHERE o.scope = ?1 AND o.dim = 'o'
+                           AND o.module_id = c.module_id AND typeof(o.k1) = 'text'
+                       ORDER BY o.k1 DESC LIMIT 1) AS spec_id,
+                      sum(n) AS n,
+                      sum(CASE WHEN typeof(k2) = 'text' AND k1 IS NOT k2 THEN n ELSE 0 END) AS drift,
+                      sum(CASE WHEN k3 = 'FAILED' THEN n ELSE 0 END) AS failed,
+                      sum(CASE WHEN typeof(k3) = 'text' AND k3 NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')
+                               THEN n ELSE 0 END) AS updating
+               FROM state_counts c WHERE scope = ?1 AND dim = 'g' {only_module}
                GROUP BY module_id HAVING n > 0) g
          LEFT JOIN modules m ON m.scope = ?1 AND m.module_id = g.module_id
          LEFT JOIN specs sp ON sp.scope = ?1 AND sp.spec_id = COALESCE(m.spec_id, g.spec_id)
-         ORDER BY sp.name, 2",
-    )?;
+         ORDER BY sp.name, 2"
+    ))?;
     let mut out: Vec<ModuleSummary> = stmt
         .query_map(params![scope.0, only], |r| {
             Ok(ModuleSummary {
@@ -177,7 +182,7 @@ pub fn overview(db: &FleetDb, scope: Scope, module_id: &str, names: &Names) -> R
     let by_version = counts("g", "k1")?;
     let by_status = counts("g", "k3")?;
     let by_target = counts("g", "k2")?;
-    let mut by_customer = counts("o", "k1")?;
+    let mut by_customer = counts("o", "k2")?;
     for c in &mut by_customer {
         if let Some(name) = c.key.parse::<Uuid>().ok().and_then(|id| names.get(&id)) {
             c.label = name.clone();
@@ -577,7 +582,7 @@ pub fn count(db: &FleetDb, scope: Scope, q: &DeviceQuery, device: Option<&Device
         .filter_map(|(k, v)| set(v).map(|v| (k, v)))
         .collect();
     let o: Vec<(&str, String)> =
-        [("k1", &q.client_id), ("k2", &q.spec_id)].into_iter().filter_map(|(k, v)| set(v).map(|v| (k, v))).collect();
+        [("k2", &q.client_id), ("k1", &q.spec_id)].into_iter().filter_map(|(k, v)| set(v).map(|v| (k, v))).collect();
     if device.is_none() && (o.is_empty() || (g.is_empty() && !q.drift)) {
         let (dim, on) = if o.is_empty() { ("g", g) } else { ("o", o) };
         let mut sql = String::from(
@@ -729,6 +734,14 @@ fn plan(conn: &rusqlite::Connection, scope: Scope, q: &DeviceQuery, device: Opti
         None
     };
     let device_keys = vec!["s.device_id", "s.module_id"];
+    // Sorted by a column the filter fixes: in device order (the order within one value).
+    let fixed = |column: &str| match column {
+        "s.status" => set(&q.status),
+        "s.current" => set(&q.version),
+        "s.target" => set(&q.target),
+        _ => false,
+    };
+    let sort = sort.map(|(column, d)| if fixed(column) { ("s.device_id", d) } else { (column, d) });
     let segments = match sort {
         None | Some(("s.device_id", _)) => vec![Segment {
             cond: "1".into(),
