@@ -19,8 +19,10 @@ use time::OffsetDateTime;
 
 /// Real time between two passes.
 const TICK: StdDuration = StdDuration::from_millis(250);
-/// Most steps applied in one pass (the rest wait for the next).
+/// Most steps applied in one transaction (the rest wait for the next).
 const BATCH: u64 = 5000;
+/// Most real time a pass spends on a backlog of full batches before it waits a tick.
+const BACKLOG_TIME: StdDuration = StdDuration::from_millis(1000);
 
 pub(crate) async fn run(state: Arc<SimState>) {
     let mut interval = tokio::time::interval(TICK);
@@ -36,7 +38,7 @@ pub(crate) async fn run(state: Arc<SimState>) {
     }
 }
 
-/// Applies the steps due, a batch per transaction, batch after batch for up to one tick while
+/// Applies the steps due, a batch per transaction, batch after batch for up to a second while
 /// full batches come: a backlog (the seed's updates already due, 10% of a million states) is
 /// worked off in seconds rather than at one batch a tick, and the store's lock is let go between
 /// batches, so requests are served meanwhile. Returns how many steps were applied.
@@ -46,21 +48,7 @@ fn backlog(state: &SimState) -> Result<usize, StoreError> {
     loop {
         let n = step(state)?;
         total += n;
-        if n < BATCH as usize || started.elapsed() >= TICK {
-            return Ok(total);
-        }
-    }
-}
-
-/// Applies every step due now, batch after batch: the seed's updates already due (a tenth of
-/// the states) are taken before the simulator listens, so no client ever reads a state the
-/// engine is about to move at once, and a million states settle in seconds.
-pub(crate) fn settle(state: &SimState) -> Result<usize, StoreError> {
-    let mut total = 0;
-    loop {
-        let n = step(state)?;
-        total += n;
-        if n < BATCH as usize {
+        if n < BATCH as usize || started.elapsed() >= BACKLOG_TIME {
             return Ok(total);
         }
     }

@@ -102,8 +102,7 @@ pub(crate) struct SimState {
 impl SimState {
     /// [`Simulator::reset`], which `POST /_sim/reset` also runs.
     pub(crate) fn reset(&self) -> Result<(), store::StoreError> {
-        seed::seed(&self.store, self.opts.seed, self.opts.devices_per_client)?;
-        engine::settle(self).map(|_| ())
+        seed::seed(&self.store, self.opts.seed, self.opts.devices_per_client)
     }
 }
 
@@ -154,7 +153,6 @@ impl Simulator {
         };
         let faults = faults::FaultState::new(opts.faults.clone());
         let state = SimState { store, opts, signing_key, clock, faults, tokens_issued: Default::default() };
-        engine::settle(&state)?;
         Ok(Simulator { state: Arc::new(state) })
     }
 
