@@ -18,6 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from app_idle import app_pid, kib, name, tree_of  # noqa: E402
 from conftest import app_session  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -26,15 +29,38 @@ DEVICES = int(os.environ.get("DCS_BENCH_DEVICES", "38000"))
 
 # Samples the page for `ms`: frame gaps (rAF), timer lag (a 50 ms timer's delay past its due
 # time) and IPC round trips (`fleet_status`, one at a time). With `scroll`, the device table is
-# scrolled by 37 px every frame meanwhile, and the frames showing a placeholder row are counted.
+# scrolled by 37 px every frame meanwhile, the frames showing a placeholder row are counted, and
+# each frame's gap is broken down: the table's own JavaScript (the scroll handler: the
+# virtualizer and Preact drawing the rows, timed from a capturing listener on the document to
+# one on the table, which runs after the table's), style and layout (forced in the next frame's
+# callback, before anything else runs there), and the rest (paint, composite, and waiting for the
+# CPU). The `fleet_rows` calls the table makes meanwhile are timed apart (their round trip; they
+# never hold a frame: rows show a placeholder until they arrive).
 PROBE = """
 const [ms, scroll, done] = [arguments[0], arguments[1], arguments[arguments.length - 1]];
 const el = document.querySelector('[data-testid=device-table] .vt-scroll');
-const frames = [], lags = [], ipc = [];
-let blank = 0;
+const frames = [], lags = [], ipc = [], handler = [], layout = [], fetches = [];
+let blank = 0, pre = 0, js = 0;
+const onPre = () => { pre = performance.now(); };
+const onPost = () => { if (pre) js += performance.now() - pre; pre = 0; };
+document.addEventListener('scroll', onPre, true);
+if (el) el.addEventListener('scroll', onPost);
+const internals = window.__TAURI_INTERNALS__;
+const invoke = internals.invoke;
+internals.invoke = function (cmd, ...rest) {
+  if (cmd !== 'fleet_rows') return invoke.call(this, cmd, ...rest);
+  const t0 = performance.now();
+  const p = invoke.call(this, cmd, ...rest);
+  p.then(() => fetches.push(performance.now() - t0), () => undefined);
+  return p;
+};
 const end = performance.now() + ms;
 let last = performance.now();
 function frame(t) {
+  const l0 = performance.now();
+  document.body.offsetHeight;
+  layout.push(performance.now() - l0);
+  handler.push(js); js = 0;
   frames.push(t - last); last = t;
   if (scroll && el) {
     el.scrollTop += 37;
@@ -48,12 +74,17 @@ timer();
 async function calls() {
   while (performance.now() < end) {
     const t0 = performance.now();
-    await window.__TAURI_INTERNALS__.invoke("fleet_status");
+    await invoke("fleet_status");
     ipc.push(performance.now() - t0);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
-calls().then(() => setTimeout(() => done({ frames, lags, ipc, blank }), 100));
+calls().then(() => setTimeout(() => {
+  internals.invoke = invoke;
+  document.removeEventListener('scroll', onPre, true);
+  if (el) el.removeEventListener('scroll', onPost);
+  done({ frames, lags, ipc, blank, handler, layout, fetches });
+}, 100));
 """
 
 # Jumps the device table to `n` random rows and times until the rows in view show their content
@@ -71,7 +102,9 @@ function filled(target) {
 function next() {
   if (i++ >= n) return done({ times, height: body.scrollHeight });
   body.scrollTop = Math.random() * (body.scrollHeight - body.clientHeight);
-  const target = Math.floor(body.scrollTop / 28) + 2;
+  // The table's row height (22 px compact, 28 by default), from a row's own style.
+  const rowHeight = parseFloat(document.querySelector('[data-testid=device-table] [data-index]').style.height);
+  const target = Math.floor(body.scrollTop / rowHeight) + 2;
   const t0 = performance.now();
   (function wait() {
     if (filled(target)) { times.push(performance.now() - t0); setTimeout(next, 30); }
@@ -80,6 +113,34 @@ function next() {
   })();
 }
 next();
+"""
+
+
+def loadavg() -> str:
+    return Path("/proc/loadavg").read_text().strip()
+
+
+def web_memory() -> tuple[float, float]:
+    """RSS and PSS (MiB) of the app's WebKit web process (the page)."""
+    rss = pss = 0
+    for p in tree_of(app_pid()):
+        if name(p).startswith("WebKitWebProces"):
+            rss += kib(p, "status", "VmRSS:")
+            pss += kib(p, "smaps_rollup", "Pss:")
+    return rss / 1024, pss / 1024
+
+
+# Scrolls the device table to its last row and waits until the rows there are filled.
+TO_END = """
+const done = arguments[arguments.length - 1];
+const body = document.querySelector('[data-testid=device-table] .vt-scroll');
+body.scrollTop = body.scrollHeight;
+const t0 = performance.now();
+(function wait() {
+  const rows = [...document.querySelectorAll('[data-testid=device-table] [data-index]')];
+  if ((rows.length && rows.every((r) => r.hasAttribute('data-key'))) || performance.now() - t0 > 20000) done(performance.now() - t0);
+  else requestAnimationFrame(wait);
+})();
 """
 
 
@@ -92,6 +153,8 @@ def pct(xs, p):
 
 def summary(s, jumps=None):
     f, lag, ipc = s["frames"], s["lags"], s["ipc"]
+    # What a frame's gap holds besides the table's JavaScript and style/layout.
+    rest = [g - h - l for g, h, l in zip(f, s["handler"], s["layout"])]
     out = {
         "frames": len(f),
         "frame p50 ms": pct(f, 50),
@@ -104,6 +167,15 @@ def summary(s, jumps=None):
         "ipc p95 ms": pct(ipc, 95),
         "ipc calls": len(ipc),
         "frames with a blank row": s["blank"],
+        "table JS p50 ms": pct(s["handler"], 50),
+        "table JS p95 ms": pct(s["handler"], 95),
+        "style+layout p50 ms": pct(s["layout"], 50),
+        "style+layout p95 ms": pct(s["layout"], 95),
+        "paint+rest p50 ms": pct(rest, 50),
+        "paint+rest p95 ms": pct(rest, 95),
+        "fleet_rows calls": len(s["fetches"]),
+        "fleet_rows p50 ms": pct(s["fetches"], 50),
+        "fleet_rows p95 ms": pct(s["fetches"], 95),
     }
     if jumps is not None:
         out["jump fill p50 ms"] = pct(jumps, 50)
@@ -149,11 +221,21 @@ def main() -> None:
         count = d.find_element(By.CSS_SELECTOR, "[data-testid=device-count]").text
         dom_rows = d.execute_script("return document.querySelectorAll('[data-testid=device-table] [data-index]').length")
         time.sleep(3)
+        compositing = "off" if any(
+            "WEBKIT_DISABLE_COMPOSITING_MODE=1" in Path(f"/proc/{p}/environ").read_bytes().decode(errors="replace").split("\0")
+            for p in tree_of(app_pid()) if name(p).startswith("WebKitWebProces")
+        ) else "on"
+        web_before = web_memory()
+        load_idle = loadavg()
         # Idle: the device table over every state, nothing running.
         idle = summary(d.execute_async_script(PROBE, 6000, True), d.execute_async_script(JUMPS, 20)["times"])
+        to_end = d.execute_async_script(TO_END)
+        time.sleep(2)
+        web_after = web_memory()
         # The same while a full scan of every state runs.
         d.execute_script("document.querySelector('[data-testid=scan-full]').click()")
         WebDriverWait(d, 30).until(lambda x: x.find_elements(By.CSS_SELECTOR, "[data-testid=scan-progress]"))
+        load_busy = loadavg()
         busy_probe = d.execute_async_script(PROBE, 6000, True)
         busy_jumps = d.execute_async_script(JUMPS, 20)["times"]
         still = bool(d.find_elements(By.CSS_SELECTOR, "[data-testid=scan-progress]"))
@@ -168,7 +250,10 @@ def main() -> None:
     print(f"while the first scan ran (dashboard waiting for it): timer lag p95 {first_probe['timer lag p95 ms']:.0f} ms, "
           f"IPC p50/p95 {first_probe['ipc p50 ms']:.0f}/{first_probe['ipc p95 ms']:.0f} ms")
     print(f"aggregate (fleet_home + fleet_overview of a {module['devices']:,}-device module, from the page): median {pct(agg, 50):.0f} ms of 5")
-    print(f"device table: {count}; {dom_rows} rows in the DOM")
+    print(f"device table: {count}; {dom_rows} rows in the DOM; WebKit compositing {compositing}")
+    print(f"the page's memory (web process RSS/PSS): {web_before[0]:.0f}/{web_before[1]:.0f} MiB before scrolling, "
+          f"{web_after[0]:.0f}/{web_after[1]:.0f} MiB after 6 s of scrolling, 20 jumps and a jump to the last row ({to_end:.0f} ms to fill)")
+    print(f"load average: {load_idle} (idle measures), {load_busy} (while scanning)")
     print()
     print(f"{'device table, 6 s':<26}{'while scanning':>16}{'idle':>10}{'ratio':>8}")
     for k in during:

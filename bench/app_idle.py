@@ -5,6 +5,13 @@ session (which starts the app) to the firmware modules on screen, then, after 10
 resident memory of the app and of its WebKit processes (RSS, and PSS, which shares the pages of
 common libraries out among the processes that map them, so the sum does not count them twice).
 
+With `DCS_FLOOR_BINARY` (bench/app-idle.sh builds bench/tauri-floor and sets it): the same three
+starts of WebKitGTK's floor, the smallest Tauri window (one line of HTML, the same tauri version,
+drawn the same way), started the same way; then the app's PSS as a ratio of the floor's (aim
+<= 1.2x) and the app process's private anonymous memory (`Anonymous` in smaps_rollup: its heaps,
+Rust's and GTK's/WebKit's UI side, and thread stacks) beside the floor's, whose difference is
+what the app itself holds (aim: the Rust heap <= 40 MiB).
+
 Run by tests/install/run.sh on the installed app (inside Xvfb and a D-Bus session); by hand:
 `DCS_APP_BINARY=target/release/dcs-console .venv/bin/python bench/app_idle.py` with a DISPLAY."""
 
@@ -18,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
 
+import conftest  # noqa: E402
 from conftest import APP, app_session  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -62,12 +70,39 @@ def name(pid: int) -> str:
         return "?"
 
 
-def app_pid() -> int:
-    out = subprocess.run(["pgrep", "-n", "-f", f"^{APP}"], capture_output=True, text=True).stdout.split()
+def app_pid(binary: Path = APP) -> int:
+    out = subprocess.run(["pgrep", "-n", "-f", f"^{binary}"], capture_output=True, text=True).stdout.split()
     return int(out[0])
 
 
-def one_start(work: Path) -> tuple[float, dict[str, tuple[int, int]]]:
+FLOOR = os.environ.get("DCS_FLOOR_BINARY")
+
+
+def floor_start(work: Path) -> tuple[dict[str, tuple[int, int]], int]:
+    """One start of the floor window through WebDriver, as the app is started: its memory
+    after IDLE_SECONDS (per process name: RSS, PSS in KiB) and its own Anonymous (KiB)."""
+    env = dict(os.environ, XDG_CONFIG_HOME=str(work / "config"), XDG_DATA_HOME=str(work / "data"))
+    conftest.APP = Path(FLOOR)
+    try:
+        with app_session(env) as floor:
+            WebDriverWait(floor, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=floor]"))
+            time.sleep(IDLE_SECONDS)
+            pid = app_pid(Path(FLOOR))
+            return tree_memory(pid), kib(pid, "smaps_rollup", "Anonymous:")
+    finally:
+        conftest.APP = APP
+
+
+def tree_memory(pid: int) -> dict[str, tuple[int, int]]:
+    memory: dict[str, tuple[int, int]] = {}
+    for p in tree_of(pid):
+        rss, pss = kib(p, "status", "VmRSS:"), kib(p, "smaps_rollup", "Pss:")
+        old = memory.get(name(p), (0, 0))
+        memory[name(p)] = (old[0] + rss, old[1] + pss)
+    return memory
+
+
+def one_start(work: Path) -> tuple[float, dict[str, tuple[int, int]], int]:
     env = dict(os.environ, XDG_CONFIG_HOME=str(work / "config"), XDG_DATA_HOME=str(work / "data"))
     started = []
     with app_session(env, on_start=lambda: started.append(time.monotonic())) as app:
@@ -77,22 +112,20 @@ def one_start(work: Path) -> tuple[float, dict[str, tuple[int, int]]]:
         )
         first_screen = time.monotonic() - started[0]
         time.sleep(IDLE_SECONDS)
-        memory: dict[str, tuple[int, int]] = {}
-        for p in tree_of(app_pid()):
-            rss, pss = kib(p, "status", "VmRSS:"), kib(p, "smaps_rollup", "Pss:")
-            old = memory.get(name(p), (0, 0))
-            memory[name(p)] = (old[0] + rss, old[1] + pss)
-        return first_screen, memory
+        pid = app_pid()
+        return first_screen, tree_memory(pid), kib(pid, "smaps_rollup", "Anonymous:")
 
 
 def main() -> None:
     print(f"app: {APP} ({APP.stat().st_size / 2**20:.1f} MiB)")
-    times, memories = [], []
+    print(f"load average: {Path('/proc/loadavg').read_text().strip()}")
+    times, memories, anons = [], [], []
     for i in range(3):
         with tempfile.TemporaryDirectory(prefix="dcs-idle.") as work:
-            t, m = one_start(Path(work))
+            t, m, anon = one_start(Path(work))
         times.append(t)
         memories.append(m)
+        anons.append(anon)
         rss = sum(v[0] for v in m.values()) / 1024
         pss = sum(v[1] for v in m.values()) / 1024
         parts = ", ".join(f"{k} {v[0] / 1024:.1f}/{v[1] / 1024:.1f}" for k, v in sorted(m.items()))
@@ -100,6 +133,22 @@ def main() -> None:
     rss = statistics.median(sum(v[0] for v in m.values()) for m in memories) / 1024
     pss = statistics.median(sum(v[1] for v in m.values()) for m in memories) / 1024
     print(f"median of 3: first screen after {statistics.median(times):.2f} s; idle RSS {rss:.1f} MiB, PSS {pss:.1f} MiB (aim: under 120 MB in all)")
+    anon = statistics.median(anons) / 1024
+    print(f"the app process's private anonymous memory (Anonymous): median {anon:.1f} MiB")
+    if FLOOR:
+        floors, floor_anons = [], []
+        for i in range(3):
+            with tempfile.TemporaryDirectory(prefix="dcs-floor.") as work:
+                m, a = floor_start(Path(work))
+            floors.append(m)
+            floor_anons.append(a)
+            parts = ", ".join(f"{k} {v[0] / 1024:.1f}/{v[1] / 1024:.1f}" for k, v in sorted(m.items()))
+            print(f"floor start {i + 1}: idle PSS {sum(v[1] for v in m.values()) / 1024:.1f} MiB ({parts}; RSS/PSS MiB)")
+        floor_pss = statistics.median(sum(v[1] for v in m.values()) for m in floors) / 1024
+        floor_anon = statistics.median(floor_anons) / 1024
+        print(f"floor (the smallest Tauri window, median of 3): PSS {floor_pss:.1f} MiB; the app's {pss:.1f} MiB = {pss / floor_pss:.2f}x (aim <= 1.2x)")
+        print(f"Anonymous: the app process {anon:.1f} MiB, the floor's {floor_anon:.1f} MiB: the app's own {anon - floor_anon:.1f} MiB (aim: Rust heap <= 40 MiB)")
+    print(f"load average: {Path('/proc/loadavg').read_text().strip()}")
 
 
 if __name__ == "__main__":
