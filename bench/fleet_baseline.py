@@ -8,10 +8,12 @@
                      version, status, target, owner and failures) twice: with
                      collections.Counter over the rows in memory, and with GROUP BY in SQLite.
                      Prints one JSON object of times and the aggregates.
-  set-targets URL FRACTION SEED
-                     sets the target of about FRACTION of the states to another packaged
-                     version with a file (PUT /firmware/states/{deviceId}/{moduleId}, the
-                     simulator's documented operation); prints how many.
+  set-targets URL FRACTION SEED [DB]
+                     sets the target of about FRACTION of the states (those of DB, as `scan`
+                     wrote it, else every state listed) to another packaged version with a file
+                     (PUT /firmware/states/{deviceId}/{moduleId}, the simulator's documented
+                     operation); prints how many, and the service time of the first change
+                     (`since`, from the answers).
 
 The token comes from the environment (BENCH_TOKEN), fetched as the other benchmarks do.
 """
@@ -169,30 +171,41 @@ def summary(devices, drift, failed, updating, versions, biggest, by_version, by_
     }
 
 
-def set_targets(base, fraction, seed):
+def set_targets(base, fraction, seed, path=None):
     base = base.rstrip("/")
     with_file = defaultdict(list)
     for items in pages(base + "/firmware/packages?limit=1000"):
         for p in items:
             if p.get("firmwareFileName"):
                 with_file[p["moduleId"]].append(p["firmwareVersion"])
-    states = [s for items in pages(base + "/firmware/states?limit=1000") for s in items]
+    if path:
+        db = sqlite3.connect(path)
+        states = [
+            {"moduleId": m, "deviceId": d, "targetFirmwareVersion": t}
+            for m, d, t in db.execute("SELECT module_id, device_id, target FROM states ORDER BY module_id, device_id")
+        ]
+        db.close()
+    else:
+        states = [s for items in pages(base + "/firmware/states?limit=1000") for s in items]
     rng = random.Random(seed)
     chosen = rng.sample(states, max(1, int(len(states) * fraction)))
-    done = 0
+    done, since = 0, None
     for s in chosen:
         versions = [v for v in with_file[s["moduleId"]] if v != s.get("targetFirmwareVersion")]
         if not versions:
             continue
-        put(f"{base}/firmware/states/{s['deviceId']}/{s['moduleId']}", {"targetFirmwareVersion": rng.choice(versions)})
+        state = put(f"{base}/firmware/states/{s['deviceId']}/{s['moduleId']}", {"targetFirmwareVersion": rng.choice(versions)})
+        at = state.get("targetFirmwareVersionModifiedAt")
+        if since is None and at:
+            since = at
         done += 1
-    print(json.dumps({"set": done, "of": len(states)}))
+    print(json.dumps({"set": done, "of": len(states), "since": since}))
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "scan":
         scan(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "set-targets":
-        set_targets(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))
+        set_targets(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else None)
     else:
         sys.exit(__doc__)
