@@ -303,6 +303,9 @@ impl Store {
         let dir = tempfile::tempdir()?;
         let conn = Connection::open(dir.path().join("sim.sqlite"))?;
         conn.pragma_update(None, "synchronous", "OFF")?;
+        // No other connection ever opens it: holding the file's lock for good spares each
+        // statement the lock, unlock and change-counter read a shared file needs.
+        conn.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
         Self::prepare(&conn)?;
         let files = dir.path().join("files");
         std::fs::create_dir_all(&files)?;
