@@ -2,7 +2,7 @@
 # Benchmark (not a test) of the simulator's GET throughput and latency on this machine.
 #   1. Throughput: wrk, 2 threads, 64 connections, 10 s, on the two list operations at 50 a
 #      page: modules, states from the start, and the last page of the states (its `next` link;
-#      keyset paging, A-258: the baseline's offset paging costs more there).
+#      keyset paging, A-259: the baseline's offset paging costs more there).
 #   2. Latency at a fixed rate: hey, 1,000 requests/s for 10 s (10 workers x 100/s), p50/p99.
 # Load generator and simulator share the machine's cores, as they would on a developer's box;
 # the load average each ran under is printed with it.

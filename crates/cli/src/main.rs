@@ -344,7 +344,7 @@ struct SimArgs {
     #[arg(long, default_value_t = dcs_sim::DEMO_SPEED)]
     speed: f64,
     /// Keep the state in this SQLite file (uploads beside it in FILE.files/); restarting with
-    /// the same file loses nothing. Without it the state lives in memory.
+    /// the same file loses nothing. Without it the state lives in a temporary file, removed on exit.
     #[arg(long, value_name = "FILE")]
     data: Option<std::path::PathBuf>,
     /// Devices of the reseller and of each customer in a new data set.

@@ -3,7 +3,7 @@
 //! A cursor is opaque to callers: base64url of a small JSON object holding the page size, the
 //! sort, every filter and where the page starts, so a `next` link alone fetches the right page.
 //! Where a page starts is a keyset position for the lists that page by one (the sort's values
-//! and the unique key of the row a page follows, or for `prev` precedes: A-258), so a page deep
+//! and the unique key of the row a page follows, or for `prev` precedes: A-259), so a page deep
 //! in a million rows costs what the first does; the others carry an offset.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! Keyset paging of `GET /firmware/states`: a page sequence equals the whole ordered
+//! Keyset paging of `GET /firmware/states`: a page sequence equals the whole ordered
 //! list in every sort, a row changed between pages is neither skipped nor makes others skip,
 //! `prev` walks the same pages back, and a cursor the service never issued is a 400 naming
 //! `cursor`.

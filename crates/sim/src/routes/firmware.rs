@@ -59,7 +59,7 @@ const STATE_SORT: &[(&str, &str)] = &[
 /// The unique key that ends every order of the states: device, then module.
 const STATE_KEY: &[&str] = &["device_id", "module_id"];
 
-/// The order of the states without `sort`: by device and module, or, with
+/// The order of the states without `sort`: by device and module, or, with
 /// `modifiedSince`, by modification time first, so that the states changed since are read
 /// through an index in time order rather than found among all and sorted.
 fn state_order(modified_since: bool) -> &'static [(&'static str, bool)] {

@@ -145,7 +145,7 @@ CREATE TABLE IF NOT EXISTS firmware_states (
     PRIMARY KEY (device_id, module_id)
 );
 CREATE INDEX IF NOT EXISTS firmware_states_client ON firmware_states(client_id, device_id, module_id);
--- Keyset pages in the default order, and by modification time (A-258), each read through one
+-- Keyset pages in the default order, and by modification time (A-259), each read through one
 -- (`firmware_states_modified`, of data files before it, lacked the key).
 DROP INDEX IF EXISTS firmware_states_modified;
 CREATE INDEX IF NOT EXISTS firmware_states_changed ON firmware_states(client_id, modified_at, device_id, module_id);
