@@ -780,6 +780,18 @@ fn state_indexes(path: &std::path::Path) -> Vec<(String, String)> {
     rows.unwrap().collect::<rusqlite::Result<_>>().unwrap()
 }
 
+/// How many of the triggers that keep `state_counts` the database holds.
+fn counts_triggers(path: &std::path::Path) -> i64 {
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'states' AND name LIKE 'state_counts_%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
 #[tokio::test]
 async fn a_first_scan_cut_short_or_not_leaves_every_index_of_the_states_in_place() {
     let dir = tempfile::tempdir().unwrap();
@@ -793,6 +805,9 @@ async fn a_first_scan_cut_short_or_not_leaves_every_index_of_the_states_in_place
     assert!(matches!(err, FleetError::Cancelled), "{err}");
     assert_eq!(state_indexes(&path), indexes);
     assert!(db.scope_info(scope).unwrap().states > 0);
+    // The counts' triggers, dropped with the indexes, are back, and the counts equal a recount.
+    assert_eq!(counts_triggers(&path), 3);
+    assert_eq!(db.counts_differences().unwrap(), Vec::<String>::new());
     // The next full scan is no first one (states are held); then one into a new database.
     let full = refresh_in(&client, &db, scope, ScanKind::Full).await;
     assert_eq!(state_indexes(&path), indexes);
@@ -803,6 +818,13 @@ async fn a_first_scan_cut_short_or_not_leaves_every_index_of_the_states_in_place
     let first = refresh_in(&client, &db, scope, ScanKind::Full).await;
     assert_eq!(state_indexes(&path), indexes);
     assert_eq!((first.states, db.scope_info(scope).unwrap().states), (full.states, full.states));
+    assert_eq!(counts_triggers(&path), 3);
+    assert_eq!(db.counts_differences().unwrap(), Vec::<String>::new());
+    let summed: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT sum(n) FROM state_counts WHERE dim = 'g'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(summed, first.states as i64);
     let conn = rusqlite::Connection::open(&path).unwrap();
     let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
     assert_eq!(check, "ok");

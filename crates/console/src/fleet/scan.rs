@@ -676,11 +676,13 @@ pub(crate) fn write_states(tx: &rusqlite::Transaction<'_>, scope: Scope, items: 
 }
 
 /// Before a full scan into a `states` table that holds no state at all (a new database: the
-/// first scan of a million states), drops its secondary indexes, answering their definitions:
-/// [`restore_indexes`] builds each once from the sorted states at the end, where keeping them
+/// first scan of a million states), drops its secondary indexes and the triggers that keep
+/// `state_counts`, answering their definitions: [`restore_indexes`] builds each index once from
+/// the sorted states at the end, and counts the states once (one GROUP BY), where keeping them
 /// costs each index a random insertion per state (most of a first scan's writing at a million,
-/// once the indexes outgrow the page cache). A crash in between loses nothing: opening the
-/// database creates the schema's missing indexes.
+/// once the indexes outgrow the page cache) and each state two upserts of its counts. A crash in
+/// between loses nothing: opening the database creates the schema's missing indexes, and the
+/// counts' triggers with a recount.
 fn defer_indexes(db: &FleetDb) -> Result<Vec<(String, String)>> {
     let mut conn = db.conn();
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -688,17 +690,18 @@ fn defer_indexes(db: &FleetDb) -> Result<Vec<(String, String)>> {
     if !empty {
         return Ok(Vec::new());
     }
-    let defs: Vec<(String, String)> = tx
+    let defs: Vec<(String, String, String)> = tx
         .prepare(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'states' AND sql IS NOT NULL",
+            "SELECT name, sql, type FROM sqlite_master WHERE type IN ('index', 'trigger') AND tbl_name = 'states'
+                 AND sql IS NOT NULL",
         )?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<rusqlite::Result<_>>()?;
-    for (name, _) in &defs {
-        tx.execute_batch(&format!("DROP INDEX \"{}\"", name.replace('"', "\"\"")))?;
+    for (name, _, kind) in &defs {
+        tx.execute_batch(&format!("DROP {kind} \"{}\"", name.replace('"', "\"\"")))?;
     }
     tx.commit()?;
-    Ok(defs)
+    Ok(defs.into_iter().map(|(name, sql, _)| (name, sql)).collect())
 }
 
 /// Creates again the indexes [`defer_indexes`] dropped (those another connection has not made
@@ -709,12 +712,21 @@ fn restore_indexes(db: &FleetDb, defs: &[(String, String)]) -> Result<()> {
     }
     let mut conn = db.conn();
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let mut recount = false;
     for (name, sql) in defs {
         let present: bool =
             tx.query_row("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = ?1)", [name], |r| r.get(0))?;
         if !present {
             tx.execute_batch(sql)?;
+            recount |= name.starts_with("state_counts_");
         }
+    }
+    if recount {
+        // Nothing kept the counts while their triggers were away: every state counted once.
+        tx.execute_batch(&format!(
+            "DELETE FROM state_counts; INSERT INTO state_counts (scope, module_id, dim, k1, k2, k3, k4, n) {}",
+            super::recount_sql()
+        ))?;
     }
     tx.commit()?;
     Ok(())
