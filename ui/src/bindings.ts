@@ -2168,9 +2168,10 @@ export type PayloadMode =
 "senml";
 
 /**
- *  What a job is doing now. An upload hashes the whole file first (its checksum goes with the
- *  body), then sends it: two phases, each running from 0 to the file's size; only the second
- *  when the file was hashed by a job before and has not changed since.
+ *  What a job is doing now. An upload sends the file, hashing it on the way (phase
+ *  `uploading`); it hashes the whole file first (phase `hashing`, then `uploading`, each from 0
+ *  to the file's size) only when the service wants the checksum before the file and no job
+ *  hashed the file before (see `dcs_api::files`).
  */
 export type Phase = "hashing" | "uploading" | "downloading";
 
