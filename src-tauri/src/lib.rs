@@ -9,7 +9,6 @@ mod error;
 mod events;
 mod fleet_worker;
 mod picked;
-pub mod rendering;
 mod state;
 
 use tauri::Manager;
@@ -118,8 +117,6 @@ pub fn export_bindings(path: &str) -> Result<(), String> {
 }
 
 pub fn run() {
-    // Before anything starts a thread or WebKit: how the web view draws (see the module).
-    rendering::choose();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("DCS_LOG").unwrap_or_else(|_| "info,tao=warn,wry=warn".into()),
