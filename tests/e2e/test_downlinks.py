@@ -14,7 +14,7 @@ import urllib.request
 import uuid
 
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -83,8 +83,18 @@ def open_picker(driver, picker):
 
 def pick_device(driver, picker, search):
     """Opens the picker's list, searches it and picks the first device; returns its UUID."""
-    box = open_picker(driver, picker)
-    box.send_keys(search)
+    def searched(d):
+        # The list re-renders while it loads; WebKitWebDriver answers typing into an input it
+        # replaced with a bare "unknown error" (CI saw it), not a stale reference: find it again.
+        box = open_picker(d, picker)
+        try:
+            box.send_keys(Keys.CONTROL, "a")
+            box.send_keys(search)
+            return box.get_attribute("value") == search
+        except WebDriverException:
+            return False
+
+    WebDriverWait(driver, 20, ignored_exceptions=STALE).until(searched)
     option = WebDriverWait(driver, 20, ignored_exceptions=STALE).until(
         lambda d: next((o for o in d.find_elements(By.CSS_SELECTOR, f"[data-testid={picker}-option]") if search in o.text), False)
     )
