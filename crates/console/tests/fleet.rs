@@ -830,6 +830,51 @@ async fn a_first_scan_cut_short_or_not_leaves_every_index_of_the_states_in_place
     assert_eq!(check, "ok");
 }
 
+/// The names of the sort indexes (`states_by_*`) the database at `path` holds.
+fn sort_indexes(path: &std::path::Path) -> Vec<String> {
+    state_indexes(path).into_iter().map(|(name, _)| name).filter(|n| n.starts_with("states_by_")).collect()
+}
+
+#[tokio::test]
+async fn a_first_scan_builds_no_sort_index_and_an_order_or_filter_makes_its_own_when_first_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_sim, client, db, scope, _) = twisted(400, &[], dir.path()).await;
+    let key = db.scope_key(scope).unwrap().unwrap();
+    let path = dir.path().join("new.sqlite");
+    let db = FleetDb::open(&path).unwrap();
+    let scope = db.scope(&key).unwrap();
+    let first = refresh_in(&client, &db, scope, ScanKind::Full).await;
+    assert!(first.states > 0);
+    // Only the default order's index and the failed states' were built by the first scan.
+    assert_eq!(sort_indexes(&path), Vec::<String>::new());
+    let names: Vec<String> = state_indexes(&path).into_iter().map(|(n, _)| n).collect();
+    assert!(names.contains(&"states_device_order".to_string()), "{names:?}");
+    // A window by status makes the status index, and is the same rows as LIMIT/OFFSET.
+    let by_status = DeviceQuery { sort: Some("-status".into()), ..Default::default() };
+    let window = query::rows(&db, scope, &by_status, None, 17, 50).unwrap();
+    assert_eq!(window, query::rows_by_offset(&db, scope, &by_status, None, 17, 50).unwrap());
+    assert_eq!(window.len(), 50);
+    assert_eq!(sort_indexes(&path), vec!["states_by_status".to_string()]);
+    // A filter on the version, in device order, walks (and so makes) the version's index.
+    let held = window[0].current.clone().expect("a current version");
+    let by_version = DeviceQuery { version: Some(held), ..Default::default() };
+    let total = query::count(&db, scope, &by_version, None).unwrap();
+    let rows = query::rows(&db, scope, &by_version, None, 0, total).unwrap();
+    assert_eq!(rows, query::rows_by_offset(&db, scope, &by_version, None, 0, total).unwrap());
+    assert_eq!(sort_indexes(&path), vec!["states_by_current".to_string(), "states_by_status".to_string()]);
+    // Every other order works as well and the index set is then complete; the counts still agree.
+    for sort in ["target", "-statusAt", "targetAt"] {
+        let q = DeviceQuery { sort: Some(sort.into()), ..Default::default() };
+        assert_eq!(
+            query::rows(&db, scope, &q, None, 100, 30).unwrap(),
+            query::rows_by_offset(&db, scope, &q, None, 100, 30).unwrap(),
+            "{sort}"
+        );
+    }
+    assert_eq!(sort_indexes(&path).len(), 5, "{:?}", sort_indexes(&path));
+    assert_eq!(db.counts_differences().unwrap(), Vec::<String>::new());
+}
+
 #[tokio::test]
 async fn a_change_stamped_before_the_watermark_but_committed_after_it_is_read_by_the_next_refresh() {
     let dir = tempfile::tempdir().unwrap();

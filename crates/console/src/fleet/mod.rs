@@ -126,16 +126,9 @@ CREATE TABLE IF NOT EXISTS states (
     status_at INTEGER,
     PRIMARY KEY (scope, module_id, device_id)
 ) WITHOUT ROWID;
--- The device table's orders: one index per sortable column (the module's order walks the
--- primary key a module at a time), each ending in the device and module so that a window is a
--- keyset range of one index in either direction (see query::rows). Failed states by reason,
--- for the latest failure of each reason (a partial index: only failed states pay for it).
-CREATE INDEX IF NOT EXISTS states_device_order ON states (scope, device_id, module_id);
-CREATE INDEX IF NOT EXISTS states_by_current ON states (scope, current, device_id, module_id);
-CREATE INDEX IF NOT EXISTS states_by_target ON states (scope, target, device_id, module_id);
-CREATE INDEX IF NOT EXISTS states_by_status ON states (scope, status, device_id, module_id);
-CREATE INDEX IF NOT EXISTS states_by_status_at ON states (scope, status_at, device_id, module_id);
-CREATE INDEX IF NOT EXISTS states_by_target_at ON states (scope, target_at, device_id, module_id);
+-- The device table's orders: DEVICE_ORDER_INDEX and SORT_INDEXES (the module's order walks the
+-- primary key a module at a time). Failed states by reason, for the latest failure of each
+-- reason (a partial index: only failed states pay for it).
 CREATE INDEX IF NOT EXISTS states_failed ON states (scope, module_id, details, target, status_at)
     WHERE status = 'FAILED';
 CREATE TABLE IF NOT EXISTS modules (
@@ -281,6 +274,49 @@ fn counts_triggers() -> String {
     )
 }
 
+/// The device table's orders by a column: one index per sortable column, each ending in the
+/// device and module so that a window is a keyset range of one index in either direction (see
+/// query::rows). Made by [`ensure_index`] when an order or filter first needs one, not with the
+/// schema: every index costs each written state a random insertion, and a first scan of a
+/// million states builds only the indexes some screen has asked for.
+const SORT_INDEXES: &[(&str, &str)] = &[
+    (
+        "states_by_current",
+        "CREATE INDEX IF NOT EXISTS states_by_current ON states (scope, current, device_id, module_id)",
+    ),
+    ("states_by_target", "CREATE INDEX IF NOT EXISTS states_by_target ON states (scope, target, device_id, module_id)"),
+    ("states_by_status", "CREATE INDEX IF NOT EXISTS states_by_status ON states (scope, status, device_id, module_id)"),
+    (
+        "states_by_status_at",
+        "CREATE INDEX IF NOT EXISTS states_by_status_at ON states (scope, status_at, device_id, module_id)",
+    ),
+    (
+        "states_by_target_at",
+        "CREATE INDEX IF NOT EXISTS states_by_target_at ON states (scope, target_at, device_id, module_id)",
+    ),
+];
+
+/// The index of the device table's default order, made with the schema (a first scan drops it
+/// until its end, as every other: scan::defer_indexes).
+const DEVICE_ORDER_INDEX: (&str, &str) =
+    ("states_device_order", "CREATE INDEX IF NOT EXISTS states_device_order ON states (scope, device_id, module_id)");
+
+/// Makes the device table's index `name` ([`SORT_INDEXES`], or the default order's) unless it is
+/// there. A window asked for while a first scan has the indexes dropped (scan::defer_indexes)
+/// makes its index at once; the scan then keeps that one up as it writes.
+pub(crate) fn ensure_index(conn: &Connection, name: &str) -> rusqlite::Result<()> {
+    let Some((_, sql)) = SORT_INDEXES.iter().chain([&DEVICE_ORDER_INDEX]).find(|(n, _)| *n == name) else {
+        return Ok(());
+    };
+    let present: bool = conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?1)")?
+        .query_row([name], |r| r.get(0))?;
+    if !present {
+        conn.execute_batch(sql)?;
+    }
+    Ok(())
+}
+
 /// Every count recounted from the states (GROUP BY): how `state_counts` is built for a database
 /// made before it, and what tests compare it with.
 pub(crate) fn recount_sql() -> String {
@@ -396,6 +432,7 @@ impl FleetDb {
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         let mut conn = conn;
         conn.execute_batch(SCHEMA)?;
+        conn.execute_batch(DEVICE_ORDER_INDEX.1)?;
         add_missing_columns(&conn)?;
         add_counts(&mut conn)?;
         Ok(FleetDb { conn: Mutex::new(conn), scopes: Default::default(), windows: Default::default(), path })

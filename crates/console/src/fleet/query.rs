@@ -794,6 +794,9 @@ fn plan(conn: &rusqlite::Connection, scope: Scope, q: &DeviceQuery, device: Opti
             Segment { cond: format!("{column} IS NULL"), args: vec![], keys: device_keys, index: column_index(column) },
         ],
     };
+    for index in segments.iter().filter_map(|s| s.index) {
+        super::ensure_index(conn, index)?;
+    }
     let id = format!("{filter} {args:?} {:?}", q.sort);
     Ok(Plan { filter, args, desc, segments, id })
 }
