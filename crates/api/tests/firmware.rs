@@ -9,10 +9,10 @@ use dcs_api::files::{Transfer, UploadOptions};
 use dcs_api::firmware::{Embed, Firmware, NewPackage, PackageFilter, SetTargetMethod, SetTargetRequest, StateFilter};
 use dcs_api::model::{DeviceId, FirmwareModule, UpdateStatus};
 use dcs_api::{Client, ErrorCode};
+use dcs_sim::fixtures::sha256_hex;
 use dcs_sim::store::ModuleQuery;
 use dcs_sim::{RunningSim, SimOptions, Simulator};
 use futures::TryStreamExt;
-use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 mod common;
@@ -35,21 +35,7 @@ fn a_module(sim: &Simulator) -> FirmwareModule {
 
 /// A file of pseudo-random bytes (not compressible, not repeating).
 fn write_random_file(path: &Path, size: usize) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(size);
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    while bytes.len() < size {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        bytes.extend_from_slice(&x.to_le_bytes());
-    }
-    bytes.truncate(size);
-    std::fs::write(path, &bytes).unwrap();
-    bytes
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+    dcs_sim::fixtures::write_random_file(path, size).unwrap()
 }
 
 #[tokio::test]

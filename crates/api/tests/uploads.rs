@@ -15,11 +15,11 @@ use axum::{Json, Router};
 use dcs_api::files::{sha256_file, KnownChecksum, Transfer, UploadOptions};
 use dcs_api::firmware::NewPackage;
 use dcs_api::{Client, ErrorCode};
+use dcs_sim::fixtures::sha256_hex;
 use dcs_sim::store::firmware::FileKind as StoredKind;
 use dcs_sim::store::ModuleQuery;
 use dcs_sim::SimOptions;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 
 mod common;
 
@@ -27,21 +27,7 @@ const MIB: usize = 1024 * 1024;
 
 /// A file of pseudo-random bytes (not compressible, not repeating).
 fn write_random_file(path: &Path, size: usize) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(size + 8);
-    let mut x: u64 = 0x2545_f491_4f6c_dd1d ^ size as u64;
-    while bytes.len() < size {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        bytes.extend_from_slice(&x.to_le_bytes());
-    }
-    bytes.truncate(size);
-    std::fs::write(path, &bytes).unwrap();
-    bytes
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+    dcs_sim::fixtures::write_random_file(path, size).unwrap()
 }
 
 /// What coreutils' `sha256sum` says of the file.

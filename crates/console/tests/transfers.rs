@@ -12,10 +12,10 @@ use dcs_api::model::FirmwarePackage;
 use dcs_api::{Client, ErrorCode};
 use dcs_console::transfers::{self, JobKind, Phase, TransferProgress, Transfers};
 use dcs_sim::faults::Faults;
+use dcs_sim::fixtures::sha256_hex;
 use dcs_sim::store::firmware::{FileContent, FileKind as StoredKind};
 use dcs_sim::store::ModuleQuery;
 use dcs_sim::{RunningSim, SimOptions, Simulator};
-use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 mod common;
@@ -62,21 +62,7 @@ impl Env {
 
 /// A file of pseudo-random bytes (not compressible, not repeating).
 fn write_random_file(path: &Path, size: usize) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(size);
-    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-    while bytes.len() < size {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        bytes.extend_from_slice(&x.to_le_bytes());
-    }
-    bytes.truncate(size);
-    std::fs::write(path, &bytes).unwrap();
-    bytes
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+    dcs_sim::fixtures::write_random_file(path, size).unwrap()
 }
 
 type Events = Arc<Mutex<Vec<TransferProgress>>>;

@@ -13,6 +13,7 @@ pub mod clock;
 mod engine;
 mod error;
 pub mod faults;
+pub mod fixtures;
 mod limits;
 pub mod paging;
 mod routes;
