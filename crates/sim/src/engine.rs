@@ -12,7 +12,7 @@ use time::Duration;
 
 use crate::seed::FAILURES;
 use crate::store::downlinks::{DownlinkChange, DownlinkRow};
-use crate::store::firmware::AppliedStep;
+use crate::store::firmware::{AppliedStep, DueStep};
 use crate::store::StoreError;
 use crate::SimState;
 use time::OffsetDateTime;
@@ -54,64 +54,45 @@ fn backlog(state: &SimState) -> Result<usize, StoreError> {
     }
 }
 
-/// Applies every step due now, up to [`BATCH`]; returns how many.
+/// Applies the steps due now, up to [`BATCH`], each at the time it was due (within the bounds
+/// of [`crate::store::Store::settle_due`]); returns how many.
 pub(crate) fn step(state: &SimState) -> Result<usize, StoreError> {
     let now = state.clock.now();
-    let due = state.store.due_steps(now, BATCH)?;
     let seed = state.opts.seed;
-    let steps: Vec<AppliedStep> = due
-        .into_iter()
-        .map(|d| {
-            let mut rng = ChaCha8Rng::seed_from_u64(
-                seed ^ (d.device_id.as_u128() as u64)
-                    ^ (d.module_id.as_u128() >> 64) as u64
-                    ^ (d.attempts as u64) << 56,
-            );
-            rng.set_stream(match d.status.as_str() {
-                "PENDING" => 1u64,
-                "DOWNLOADING" => 2,
-                _ => 3,
-            });
-            // One device in ten is flaky: its updates fail far more often.
-            let flaky = d.device_id.as_u128().is_multiple_of(10);
-            let fail_rate = if flaky { 0.35 } else { 0.03 };
-            let secs = |lo: i64, hi: i64, rng: &mut ChaCha8Rng| Duration::seconds(rng.gen_range(lo..hi));
-            let base = AppliedStep {
-                device_id: d.device_id,
-                module_id: d.module_id,
-                status: "",
-                details: None,
-                at: now,
-                next_step_at: None,
-                new_current: None,
-                attempt: 0,
-            };
-            match d.status.as_str() {
-                // The device wakes up, learns of its target and starts downloading.
-                "PENDING" => {
-                    AppliedStep { status: "DOWNLOADING", next_step_at: Some(now + secs(60, 600, &mut rng)), ..base }
-                }
-                "DOWNLOADING" if rng.gen_bool(fail_rate / 2.0) => {
-                    AppliedStep { status: "FAILED", details: Some(FAILURES[0].to_owned()), attempt: 1, ..base }
-                }
-                "DOWNLOADING" => {
-                    AppliedStep { status: "INSTALLING", next_step_at: Some(now + secs(30, 180, &mut rng)), ..base }
-                }
-                _ if rng.gen_bool(fail_rate) => AppliedStep {
-                    status: "FAILED",
-                    details: Some(FAILURES[rng.gen_range(1..FAILURES.len())].to_owned()),
-                    attempt: 1,
-                    ..base
-                },
-                _ => AppliedStep { status: "SUCCEEDED", new_current: d.target.clone(), attempt: 1, ..base },
-            }
-        })
-        .collect();
-    let n = steps.len();
-    if n > 0 {
-        state.store.apply_steps(&steps)?;
+    state.store.settle_due(now, state.started_at, BATCH, |d, at| outcome(seed, d, at))
+}
+
+/// What one due step of an update does, happening at `at`: the next step is scheduled from
+/// there, so a device's timeline does not depend on when the engine got round to it.
+fn outcome(seed: u64, d: &DueStep, at: OffsetDateTime) -> AppliedStep {
+    let mut rng = ChaCha8Rng::seed_from_u64(
+        seed ^ (d.device_id.as_u128() as u64) ^ (d.module_id.as_u128() >> 64) as u64 ^ (d.attempts as u64) << 56,
+    );
+    rng.set_stream(match d.status.as_str() {
+        "PENDING" => 1u64,
+        "DOWNLOADING" => 2,
+        _ => 3,
+    });
+    // One device in ten is flaky: its updates fail far more often.
+    let flaky = d.device_id.as_u128().is_multiple_of(10);
+    let fail_rate = if flaky { 0.35 } else { 0.03 };
+    let secs = |lo: i64, hi: i64, rng: &mut ChaCha8Rng| Duration::seconds(rng.gen_range(lo..hi));
+    let base = AppliedStep { status: "", details: None, at, next_step_at: None, new_current: None, attempt: 0 };
+    match d.status.as_str() {
+        // The device wakes up, learns of its target and starts downloading.
+        "PENDING" => AppliedStep { status: "DOWNLOADING", next_step_at: Some(at + secs(60, 600, &mut rng)), ..base },
+        "DOWNLOADING" if rng.gen_bool(fail_rate / 2.0) => {
+            AppliedStep { status: "FAILED", details: Some(FAILURES[0].to_owned()), attempt: 1, ..base }
+        }
+        "DOWNLOADING" => AppliedStep { status: "INSTALLING", next_step_at: Some(at + secs(30, 180, &mut rng)), ..base },
+        _ if rng.gen_bool(fail_rate) => AppliedStep {
+            status: "FAILED",
+            details: Some(FAILURES[rng.gen_range(1..FAILURES.len())].to_owned()),
+            attempt: 1,
+            ..base
+        },
+        _ => AppliedStep { status: "SUCCEEDED", new_current: d.target.clone(), attempt: 1, ..base },
     }
-    Ok(n)
 }
 
 /// Moves every downlink whose step, cancellation or deadline is due. Returns how many changed.

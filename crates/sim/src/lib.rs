@@ -98,6 +98,8 @@ pub(crate) struct SimState {
     pub faults: faults::FaultState,
     /// Access tokens issued so far (to check that clients share and reuse tokens).
     pub tokens_issued: std::sync::atomic::AtomicU64,
+    /// The simulated time this simulator started at: no device step is stamped before it.
+    pub started_at: time::OffsetDateTime,
 }
 
 impl SimState {
@@ -153,7 +155,8 @@ impl Simulator {
             _ => clock::SimClock::new(opts.speed),
         };
         let faults = faults::FaultState::new(opts.faults.clone());
-        let state = SimState { store, opts, signing_key, clock, faults, tokens_issued: Default::default() };
+        let started_at = clock.now();
+        let state = SimState { store, opts, signing_key, clock, faults, tokens_issued: Default::default(), started_at };
         Ok(Simulator { state: Arc::new(state) })
     }
 

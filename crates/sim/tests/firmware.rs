@@ -341,8 +341,10 @@ async fn a_restarted_simulator_goes_on_from_its_latest_time() {
         let sim = Simulator::new(opts.clone()).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert!(sim.step().unwrap() > 0, "seeded updates move");
+        // Their later steps, each at its own simulated time (minutes after the start, A-260).
+        while sim.step().unwrap() > 0 {}
         let latest = sim.store().latest_change().unwrap().unwrap();
-        assert!(latest > time::OffsetDateTime::now_utc() + time::Duration::hours(1), "ahead: {latest}");
+        assert!(latest > time::OffsetDateTime::now_utc() + time::Duration::minutes(1), "ahead: {latest}");
         latest
     };
     let again = Simulator::new(SimOptions { speed: 1.0, ..opts }).unwrap();
@@ -502,4 +504,54 @@ fn a_data_file_from_before_the_count_gets_it() {
     let now = sim.now();
     assert!(sim.store().set_target(owner, device, module, None, now, now).unwrap());
     assert_eq!(sim.store().target_sets(module).unwrap()[&device], 1);
+}
+
+/// a batch of due steps is stamped at each step's own due time, not at the one instant
+/// the engine ran it, in due order; a step due before the client's latest change is stamped at
+/// that change instead (never before a stamp a listing could already have shown), and
+/// `modifiedSince` reads exactly the states stamped from its instant on.
+#[tokio::test]
+async fn each_step_of_a_batch_is_stamped_at_its_own_due_time() {
+    use dcs_sim::store::firmware::StateQuery;
+    use dcs_sim::store::query::{TimeWindow, Window};
+    use time::Duration as Span;
+
+    let sim = Simulator::new(SimOptions { devices_per_client: 10, speed: 1.0, ..Default::default() }).unwrap();
+    // The seed's backlog first (its next steps are a minute or more away).
+    while sim.step().unwrap() > 0 {}
+    let owner = sim.demo_key().client_id;
+    let query = |time: TimeWindow| StateQuery {
+        owner,
+        time,
+        window: Window { limit: 1000, ..Default::default() },
+        ..Default::default()
+    };
+    let states = sim.store().list_states(&query(TimeWindow::default())).unwrap();
+    let picked: Vec<_> = states.iter().take(4).map(|s| (s.device_id, s.module_id)).collect();
+    // Whole milliseconds: the store keeps times to the millisecond.
+    let t0 = sim.now();
+    let t0 = t0.replace_millisecond(t0.millisecond()).unwrap();
+    let ms = |n: i64| t0 + Span::milliseconds(n);
+    // Targets set at t0, due at +10, +30, +20 ms; a fourth set later, at +15, due at +40.
+    for (&(device, module), (set, due)) in picked.iter().zip([(0, 10), (0, 30), (0, 20), (15, 40)]) {
+        assert!(sim.store().set_target(owner, device, module, Some("9.9.9"), ms(set), ms(due)).unwrap());
+    }
+    while sim.now() < ms(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(sim.step().unwrap(), 4, "the four due steps, in one batch");
+    let stamp = |(device, module): (uuid::Uuid, uuid::Uuid)| {
+        let s = sim.store().state(owner, device, module).unwrap().unwrap();
+        assert_eq!(s.firmware_update_status, Some(dcs_model::UpdateStatus::Downloading));
+        s.firmware_update_status_modified_at.unwrap()
+    };
+    let stamps: Vec<_> = picked.iter().map(|p| stamp(*p)).collect();
+    // The first was due before the fourth's target was set: stamped at that change.
+    assert_eq!(stamps, vec![ms(15), ms(30), ms(20), ms(40)]);
+    // modifiedSince from the third's stamp: the second, third and fourth, in time order.
+    let since = TimeWindow { modified_since: Some(dcs_sim::store::ts(ms(20))), ..Default::default() };
+    let mut q = query(since);
+    q.window.order_by = vec![("modified_at", false), ("device_id", false), ("module_id", false)];
+    let read: Vec<_> = sim.store().list_states(&q).unwrap().iter().map(|s| (s.device_id, s.module_id)).collect();
+    assert_eq!(read, vec![picked[2], picked[1], picked[3]]);
 }

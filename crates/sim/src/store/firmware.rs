@@ -248,9 +248,12 @@ fn state_select(q: &StateQuery) -> (String, Vec<Value>, usize) {
 pub struct DueStep {
     pub device_id: Uuid,
     pub module_id: Uuid,
+    pub client_id: Uuid,
     pub status: String,
     pub target: Option<String>,
     pub attempts: i64,
+    /// When the step is due (simulated time).
+    pub due: OffsetDateTime,
 }
 
 impl Store {
@@ -628,57 +631,89 @@ impl Store {
         )?)
     }
 
-    /// Updates whose next step is due at `now` (simulated time), oldest first.
-    pub fn due_steps(&self, now: OffsetDateTime, limit: u64) -> Result<Vec<DueStep>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
-            "SELECT device_id, module_id, status, target_version, attempts FROM firmware_states
-             WHERE next_step_at IS NOT NULL AND next_step_at <= ?1 ORDER BY next_step_at LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![ts(now), limit as i64], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, Option<String>>(3)?,
-                r.get(4)?,
-            ))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (device, module, status, target, attempts) = row?;
-            out.push(DueStep {
-                device_id: parse_uuid("firmware_states.device_id", device)?,
-                module_id: parse_uuid("firmware_states.module_id", module)?,
-                status,
-                target,
-                attempts,
-            });
-        }
-        Ok(out)
-    }
-
-    /// Applies steps computed by the device simulation, in one transaction.
-    pub fn apply_steps(&self, steps: &[AppliedStep]) -> Result<(), StoreError> {
+    /// Moves on the updates whose next step is due at `now` (simulated time), up to `limit`,
+    /// oldest first, in one transaction; returns how many. `outcome` turns a due step and the
+    /// instant its change is stamped at into what happens. The stamp is the step's own due time
+    /// (A-260), not the time the engine got round to it, so a batch is not one instant, except:
+    /// - never after `now` (the simulated clock);
+    /// - never before `floor` (when the simulator started: a step due before it ran, the seed's
+    ///   backlog, happens when it first runs);
+    /// - never before the latest change of the client's states committed so far (its own
+    ///   included): every change is stamped at or after every stamp a listing could have shown
+    ///   before it was committed, so a client's `modifiedSince` watermark never skips one.
+    pub fn settle_due(
+        &self,
+        now: OffsetDateTime,
+        floor: OffsetDateTime,
+        limit: u64,
+        mut outcome: impl FnMut(&DueStep, OffsetDateTime) -> AppliedStep,
+    ) -> Result<usize, StoreError> {
         self.with_tx(|tx| {
-            let mut stmt = tx.prepare_cached(
+            let due = {
+                let mut stmt = tx.prepare_cached(
+                    "SELECT rowid, device_id, module_id, client_id, status, target_version, attempts, next_step_at
+                     FROM firmware_states
+                     WHERE next_step_at IS NOT NULL AND next_step_at <= ?1 ORDER BY next_step_at LIMIT ?2",
+                )?;
+                let rows = stmt.query_map(params![ts(now), limit as i64], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        [r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?],
+                        r.get::<_, String>(4)?,
+                        r.get::<_, Option<String>>(5)?,
+                        r.get(6)?,
+                        r.get::<_, String>(7)?,
+                    ))
+                })?;
+                let mut out = Vec::new();
+                for row in rows {
+                    let (rowid, [device, module, client], status, target, attempts, due) = row?;
+                    out.push((
+                        rowid,
+                        DueStep {
+                            device_id: parse_uuid("firmware_states.device_id", device)?,
+                            module_id: parse_uuid("firmware_states.module_id", module)?,
+                            client_id: parse_uuid("firmware_states.client_id", client)?,
+                            status,
+                            target,
+                            attempts,
+                            due: parse_ts("firmware_states.next_step_at", due)?,
+                        },
+                    ));
+                }
+                out
+            };
+            // The latest change of each client's states (an index seek each).
+            let mut latest: BTreeMap<Uuid, OffsetDateTime> = BTreeMap::new();
+            {
+                let mut stmt =
+                    tx.prepare_cached("SELECT max(modified_at) FROM firmware_states WHERE client_id = ?1")?;
+                for (_, d) in &due {
+                    if let std::collections::btree_map::Entry::Vacant(e) = latest.entry(d.client_id) {
+                        let t: Option<String> = stmt.query_row([d.client_id.to_string()], |r| r.get(0))?;
+                        e.insert(opt_ts("firmware_states.modified_at", t)?.unwrap_or(floor));
+                    }
+                }
+            }
+            let mut update = tx.prepare_cached(
                 "UPDATE firmware_states SET status = ?1, status_details = ?2, status_modified_at = ?3, modified_at = ?3,
                      next_step_at = ?4, current_version = COALESCE(?5, current_version), attempts = attempts + ?6
-                 WHERE device_id = ?7 AND module_id = ?8",
+                 WHERE rowid = ?7",
             )?;
-            for s in steps {
-                stmt.execute(params![
+            for (rowid, d) in &due {
+                let at = d.due.min(now).max(floor).max(latest[&d.client_id]);
+                let s = outcome(d, at);
+                update.execute(params![
                     s.status,
                     s.details,
                     ts(s.at),
                     s.next_step_at.map(ts),
                     s.new_current,
                     s.attempt as i64,
-                    s.device_id.to_string(),
-                    s.module_id.to_string()
+                    rowid
                 ])?;
             }
-            Ok(())
+            Ok(due.len())
         })
     }
 }
@@ -686,10 +721,9 @@ impl Store {
 /// The outcome of one simulated update step.
 #[derive(Debug, Clone)]
 pub struct AppliedStep {
-    pub device_id: Uuid,
-    pub module_id: Uuid,
     pub status: &'static str,
     pub details: Option<String>,
+    /// When the change happened: its stamp (`modified_at`, `status_modified_at`).
     pub at: OffsetDateTime,
     pub next_step_at: Option<OffsetDateTime>,
     /// Set when the device now runs a new version.
