@@ -58,8 +58,7 @@ fn info(state: &AppState, s: &Session) -> AppInfo {
 #[tauri::command]
 #[specta::specta]
 pub async fn app_info(state: State<'_, AppState>) -> Result<AppInfo, CommandError> {
-    // Known at once, also while the built-in simulator is still seeding its demo data.
-    let s = state.current().await;
+    let s = state.session().await;
     Ok(info(&state, &s))
 }
 
