@@ -32,6 +32,8 @@ pub(crate) async fn run(state: Arc<SimState>) {
         let st = state.clone();
         match tokio::task::spawn_blocking(move || backlog(&st).and_then(|_| step_downlinks(&st))).await {
             Ok(Err(e)) => tracing::error!(error = %e, "device simulation step failed"),
+            // The runtime is shutting down (the process ends): no error, and no more steps.
+            Err(e) if e.is_cancelled() => return,
             Err(e) => tracing::error!(error = %e, "device simulation panicked"),
             Ok(Ok(_)) => {}
         }
