@@ -35,7 +35,7 @@ pub struct FleetChanged {
 
 /// The active scope's status and counts now (a scope never opened is not created by asking).
 async fn fleet_changed(state: &AppState, fleet: &FleetService) -> FleetChanged {
-    let session = state.session().await;
+    let session = state.current().await;
     let scope = match fleet.db().find_scope(&state.scope_key(&session)) {
         Ok(Some(scope)) => scope,
         Ok(None) => return FleetChanged { status: None, counts: RolloutCounts::default() },

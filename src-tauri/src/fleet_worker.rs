@@ -18,7 +18,7 @@ pub fn spawn(app: AppHandle) {
             tick.tick().await;
             let state = app.state::<AppState>();
             let Ok(fleet) = state.fleet().cloned() else { return };
-            let active = state.session().await;
+            let active = state.current().await;
             let mut scopes = Vec::new();
             if let Ok(s) = fleet.db().scope(&state.scope_key(&active)) {
                 scopes.push(s);

@@ -15,13 +15,15 @@ use tokio::sync::{Mutex, RwLock};
 use crate::fleet::service::FleetService;
 use crate::fleet::{EmbeddedBy, FleetDb, Scope, ScopeKey};
 use crate::session::{self, Acting, Session};
-use crate::simulator::{self, Embedded};
+use crate::simulator::{self, Starting};
 use crate::{ConfigStore, Error, Profile, ProfileDraft, SIMULATOR_PROFILE};
 
 pub struct Console {
     pub config: ConfigStore,
     session: RwLock<Arc<Session>>,
-    embedded: Mutex<Option<Embedded>>,
+    /// The built-in simulator once its profile has been used: its address at once, its data
+    /// when seeded in the background ([`Starting::ready`]).
+    embedded: std::sync::Mutex<Option<Arc<Starting>>>,
     /// Why the app did not open with the default profile, or could not read the profiles file.
     pub notice: std::sync::Mutex<Option<String>>,
     /// Seed of the embedded simulator's demo data set (`DCS_SIM_SEED`, 1 by default).
@@ -60,7 +62,7 @@ impl Console {
         let placeholder = Console {
             config,
             session: RwLock::new(Arc::new(Self::unconnected())),
-            embedded: Mutex::new(None),
+            embedded: std::sync::Mutex::new(None),
             notice: Default::default(),
             sim_seed: std::env::var("DCS_SIM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1),
             fleet,
@@ -98,31 +100,56 @@ impl Console {
         }
     }
 
-    pub async fn session(&self) -> Arc<Session> {
+    /// The active session, ready to talk to its service: on the built-in simulator, once it
+    /// serves (it starts in the background; this waits for it, or says why it could not start).
+    pub async fn session(&self) -> Result<Arc<Session>, Error> {
+        let s = self.current().await;
+        self.ready(&s).await?;
+        Ok(s)
+    }
+
+    /// The active session as it is now, without waiting for its service: for what reads only
+    /// the app's own state (the profile, the customer, the fleet database), such as the first
+    /// screen, which so does not wait for the built-in simulator's demo data.
+    pub async fn current(&self) -> Arc<Session> {
         self.session.read().await.clone()
     }
 
-    /// The running embedded simulator's address, its profile and secret, starting it first if
-    /// the built-in profile has not been used yet. It keeps its state in the app's data folder,
-    /// as a service would: uploads, targets and rollouts are still there after a restart.
-    async fn simulator(&self) -> Result<(String, Profile, Secret), Error> {
-        let mut slot = self.embedded.lock().await;
+    /// Waits until the service of `session` can be asked: the built-in simulator once it serves;
+    /// any other service at once.
+    pub async fn ready(&self, session: &Session) -> Result<(), Error> {
+        if session.simulator() {
+            if let Some(starting) = self.starting() {
+                starting.ready().await?;
+            }
+        }
+        Ok(())
+    }
+
+    fn starting(&self) -> Option<Arc<Starting>> {
+        self.embedded.lock().unwrap().clone()
+    }
+
+    /// The embedded simulator's address, its profile and secret, starting it first if the
+    /// built-in profile has not been used yet: the port at once, the demo data in the
+    /// background ([`Console::ready`] waits for it). It keeps its state in the app's data
+    /// folder, as a service would: uploads, targets and rollouts are still there after a restart.
+    fn simulator(&self) -> Result<(String, Profile, Secret), Error> {
+        let mut slot = self.embedded.lock().unwrap();
         if slot.is_none() {
             let data = self.data_dir.as_ref().map(|d| d.join(format!("simulator-seed-{}.sqlite", self.sim_seed)));
-            let started = simulator::start_from_env(self.sim_seed, data).await?;
-            tracing::info!(base_url = %started.running.base_url(), "embedded simulator started");
-            *slot = Some(started);
+            *slot = Some(Arc::new(simulator::start_in_background(self.sim_seed, data)?));
         }
         let e = slot.as_ref().expect("started above");
-        Ok((e.running.base_url(), e.profile.clone(), Secret::new(e.sim.demo_key().secret)))
+        Ok((e.base_url.clone(), e.profile.clone(), e.secret.clone()))
     }
 
     /// The clock of the service `session` talks to: the embedded simulator's simulated clock
     /// (it runs faster than real time), else this computer's.
     pub async fn service_clock(&self, session: &Session) -> crate::downlinks::ServiceClock {
-        if session.simulator() {
-            if let Some(e) = self.embedded.lock().await.as_ref() {
-                return e.clock();
+        if let (true, Some(starting)) = (session.simulator(), self.starting()) {
+            if let Ok(started) = starting.ready().await {
+                return started.clock();
             }
         }
         crate::downlinks::ServiceClock::wall()
@@ -131,7 +158,7 @@ impl Console {
     /// The profile `name` with what it takes to reach it: its address and its secret.
     pub async fn resolve(&self, name: &str) -> Result<(Profile, String, Secret), Error> {
         if name == SIMULATOR_PROFILE {
-            let (base, profile, secret) = self.simulator().await?;
+            let (base, profile, secret) = self.simulator()?;
             return Ok((profile, base, secret));
         }
         session::stored(&self.config, name)
@@ -153,10 +180,16 @@ impl Console {
         }
     }
 
-    /// A session of `scope` for background work: the active one if it is that scope, else one
-    /// opened (and kept) for it.
+    /// A session of `scope` for background work, ready to talk to its service: the active one
+    /// if it is that scope, else one opened (and kept) for it.
     pub async fn session_for(&self, fleet: &FleetService, scope: Scope) -> Result<Arc<Session>, Error> {
-        let active = self.session().await;
+        let session = self.scope_session(fleet, scope).await?;
+        self.ready(&session).await?;
+        Ok(session)
+    }
+
+    async fn scope_session(&self, fleet: &FleetService, scope: Scope) -> Result<Arc<Session>, Error> {
+        let active = self.current().await;
         if fleet.db().scope(&self.scope_key(&active)).ok() == Some(scope) {
             return Ok(active);
         }
@@ -188,8 +221,15 @@ impl Console {
     }
 
     /// Opens the profile `name` acting as `acting` (the built-in one on the embedded simulator).
+    /// Opening the built-in profile does not wait for the simulator's demo data ([`Console::ready`]).
     pub async fn connect(&self, name: &str, acting: Acting) -> Result<Session, Error> {
         let (profile, base_url, secret) = self.resolve(name).await?;
+        if profile.is_simulator() && profile.deprecated_sub_customer_mode && acting.customer_id().is_some() {
+            // The deprecated mode's context switch is a request to the simulator.
+            if let Some(starting) = self.starting() {
+                starting.ready().await?;
+            }
+        }
         Session::open(profile, base_url, secret, acting).await
     }
 
@@ -205,7 +245,7 @@ impl Console {
 
     /// Acts for `customer` (one of the profile's, or any UUID) or, with `None`, as yourself.
     pub async fn act_as(&self, customer: Option<uuid::Uuid>) -> Result<Arc<Session>, Error> {
-        let current = self.session().await;
+        let current = self.current().await;
         let acting = match customer {
             None => Acting::Yourself,
             Some(id) => Acting::Customer(current.profile.resolve_customer(&id.to_string())?),
@@ -219,7 +259,7 @@ impl Console {
     /// After the active profile was edited or removed: reopen it (as itself), or fall back to
     /// the simulator when it is gone.
     pub async fn reload_active(&self, removed: bool) -> Result<Arc<Session>, Error> {
-        let name = if removed { SIMULATOR_PROFILE.to_owned() } else { self.session().await.profile.name.clone() };
+        let name = if removed { SIMULATOR_PROFILE.to_owned() } else { self.current().await.profile.name.clone() };
         let next = Arc::new(self.connect(&name, Acting::Yourself).await?);
         *self.session.write().await = next.clone();
         Ok(next)
@@ -229,7 +269,7 @@ impl Console {
     /// it is active or the default and whether its secret is stored (never the secret). A file
     /// that cannot be read lists the built-in profile alone, with the reason.
     pub async fn profiles(&self) -> ProfileList {
-        let active = self.session().await;
+        let active = self.current().await;
         let (config, config_error) = match self.config.load() {
             Ok(c) => (c, None),
             Err(e) => (Default::default(), Some(e.to_string())),

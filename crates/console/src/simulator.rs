@@ -2,9 +2,11 @@
 //! configured, and the client that talks to it as the built-in profile.
 
 use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
 
 use dcs_api::{Client, ClientConfig, Secret};
 use dcs_sim::{RunningSim, SimOptions, Simulator};
+use futures::future::{BoxFuture, FutureExt as _, Shared};
 
 use crate::{Customer, Profile};
 
@@ -62,6 +64,119 @@ pub async fn start(mut opts: SimOptions) -> Result<Embedded, EmbedError> {
     let mut profile = builtin_profile(seed);
     profile.set_target = Some(crate::set_target::SetTarget::simulator_for(sim.variant()));
     Ok(Embedded { profile, sim, running, client, _scratch: scratch })
+}
+
+/// The app's built-in simulator, started in the background so that the window does not wait
+/// for its demo data to be seeded: the address is known at once (the port is bound first), and
+/// [`Starting::ready`] is the one handle that what needs the service waits on.
+pub struct Starting {
+    /// Base address of the API, e.g. `http://127.0.0.1:43125` (bound, served once ready).
+    pub base_url: String,
+    /// The built-in profile, as [`builtin_profile`] makes it.
+    pub profile: Profile,
+    /// The demo reseller key's secret, derived from the seed as the simulator derives it.
+    pub secret: Secret,
+    ready: Shared<BoxFuture<'static, Result<Arc<Started>, String>>>,
+}
+
+/// The built-in simulator once seeded and serving.
+pub struct Started {
+    pub sim: Simulator,
+    serving: tokio::task::JoinHandle<()>,
+    _scratch: Option<tempfile::TempDir>,
+}
+
+impl Started {
+    /// The simulated clock now and its speed, for countdowns against the simulator's times.
+    pub fn clock(&self) -> crate::downlinks::ServiceClock {
+        crate::downlinks::ServiceClock {
+            now: dcs_api::model::timestamp::format_millis(self.sim.now()),
+            rate: self.sim.speed(),
+        }
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        self.serving.abort();
+    }
+}
+
+impl Starting {
+    /// Waits until the simulator serves (at once when it already does); why it could not start.
+    pub async fn ready(&self) -> Result<Arc<Started>, crate::Error> {
+        self.ready.clone().await.map_err(crate::Error::Setup)
+    }
+
+    /// The simulator if it serves already, without waiting.
+    pub fn started(&self) -> Option<Arc<Started>> {
+        self.ready.peek().and_then(|r| r.as_ref().ok().cloned())
+    }
+}
+
+/// Starts the built-in simulator as [`start_from_env`] does, but answers as soon as its port is
+/// bound: the seeding (seconds for a new data file) and the serving go on in a task of the
+/// current tokio runtime. A request sent before it serves waits in the port's listen queue; the
+/// app's commands wait on [`Starting::ready`] instead. The options are checked here, so a bad
+/// `DCS_SIM_VARIANT` fails at once; a failure to seed or serve comes from `ready`.
+pub fn start_in_background(seed: u64, data: Option<std::path::PathBuf>) -> Result<Starting, crate::Error> {
+    let failed = |e: String| crate::Error::Setup(format!("the built-in simulator could not start: {e}"));
+    let speed = std::env::var("DCS_SIM_SPEED").ok().and_then(|s| s.parse().ok()).filter(|s: &f64| *s > 0.0);
+    let mut opts = SimOptions {
+        seed,
+        speed: speed.unwrap_or(dcs_sim::DEMO_SPEED),
+        data,
+        variant: variant_from_env().map_err(|e| failed(e.to_string()))?,
+        ..Default::default()
+    };
+    if let Some(n) = std::env::var("DCS_SIM_DEVICES").ok().and_then(|s| s.parse().ok()).filter(|n: &u32| *n > 0) {
+        opts.devices_per_client = n;
+    }
+    opts.check().map_err(failed)?;
+    let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| failed(e.to_string()))?;
+    listener.set_nonblocking(true).map_err(|e| failed(e.to_string()))?;
+    let base_url = format!("http://{}", listener.local_addr().map_err(|e| failed(e.to_string()))?);
+    let key = dcs_sim::seed::demo_reseller_key(seed);
+    let mut profile = builtin_profile(seed);
+    profile.set_target = Some(crate::set_target::SetTarget::simulator_for(opts.variant));
+    let (url, secret) = (base_url.clone(), key.secret.clone());
+    let task = tokio::spawn(async move {
+        let scratch = match opts.data {
+            Some(_) => None,
+            None => {
+                let dir = tempfile::Builder::new().prefix("dcs-sim.").tempdir().map_err(|e| e.to_string())?;
+                opts.data = Some(dir.path().join("simulator.sqlite"));
+                Some(dir)
+            }
+        };
+        // Seeding a new data file is seconds of blocking work: off the runtime's workers.
+        let sim = tokio::task::spawn_blocking(move || Simulator::new(opts))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        if sim.demo_key().secret != secret {
+            // A data file seeded with another seed keeps its own keys (dcs_sim::Simulator::new).
+            return Err("its data file holds another seed's demo data".to_owned());
+        }
+        let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+        let served = sim.clone();
+        let serving = tokio::spawn(async move {
+            if let Err(e) = served.serve(listener).await {
+                tracing::error!(error = %e, "the built-in simulator stopped serving");
+            }
+        });
+        tracing::info!(base_url = %url, "embedded simulator started");
+        Ok(Arc::new(Started { sim, serving, _scratch: scratch }))
+    });
+    let ready = async move {
+        match task.await {
+            Ok(r) => r.map_err(|e| format!("the built-in simulator could not start: {e}")),
+            Err(e) => Err(format!("the built-in simulator could not start: {e}")),
+        }
+    }
+    .boxed()
+    .shared();
+    Ok(Starting { base_url, profile, secret: Secret::new(key.secret), ready })
 }
 
 /// Starts the built-in simulator with `seed`, its state in `data` (a scratch file when `None`),

@@ -26,7 +26,7 @@ pub async fn list_bindings(
     kind: BindingKind,
     request: BindingPageRequest,
 ) -> Result<BindingPage, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.run(async { Ok(bindings::page(&session.client, kind, &request).await?) }).await
 }
 
@@ -34,7 +34,7 @@ pub async fn list_bindings(
 #[tauri::command]
 #[specta::specta]
 pub async fn get_binding(state: State<'_, AppState>, kind: BindingKind, id: Uuid) -> Result<BindingView, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.run(async { Ok(bindings::get(&session.client, kind, id).await?) }).await
 }
 
@@ -62,7 +62,7 @@ pub async fn reveal_binding_secret(
     kind: BindingKind,
     id: Uuid,
 ) -> Result<String, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session
         .run(async {
             let secret = bindings::reveal(&session.client, kind, id).await?;
@@ -81,7 +81,7 @@ pub async fn copy_binding_secret(
     kind: BindingKind,
     id: Uuid,
 ) -> Result<(), CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session
         .run(async {
             let secret = bindings::reveal(&session.client, kind, id).await?;
@@ -103,7 +103,7 @@ pub struct CreateBinding {
 #[tauri::command]
 #[specta::specta]
 pub async fn create_binding(state: State<'_, AppState>, request: CreateBinding) -> Result<BindingView, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.check_acting_for(request.acting_for)?;
     session
         .run(async {
@@ -126,7 +126,7 @@ pub struct UpdateBinding {
 #[tauri::command]
 #[specta::specta]
 pub async fn update_binding(state: State<'_, AppState>, request: UpdateBinding) -> Result<BindingView, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.check_acting_for(request.acting_for)?;
     session
         .run(async {
@@ -148,7 +148,7 @@ pub struct DeleteBinding {
 #[tauri::command]
 #[specta::specta]
 pub async fn delete_binding(state: State<'_, AppState>, request: DeleteBinding) -> Result<(), CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.check_acting_for(request.acting_for)?;
     session
         .run(async {
@@ -176,7 +176,7 @@ pub async fn delete_bindings(
     state: State<'_, AppState>,
     request: DeleteBindings,
 ) -> Result<Vec<ItemOutcome>, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.check_acting_for(request.acting_for)?;
     let outcomes = bindings::delete_many(&session.client, request.kind, &request.ids).await?;
     let done = outcomes.iter().filter(|o| o.done).count();
@@ -196,7 +196,7 @@ pub async fn export_bindings_csv(
     path: String,
 ) -> Result<u32, CommandError> {
     let path = picked.check(crate::picked::Use::Write, "path", &path)?;
-    let session = state.session().await;
+    let session = state.session().await?;
     let names = state.devices.get(&session.scope(), &session.client).await.unwrap_or_default();
     session
         .run(async {
@@ -222,7 +222,7 @@ pub async fn sync_lora_binding(
     state: State<'_, AppState>,
     request: SyncLoraBinding,
 ) -> Result<BindingView, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.check_acting_for(request.acting_for)?;
     session
         .run(async {

@@ -27,7 +27,7 @@ const MAX_SEARCH: usize = 200;
 #[tauri::command]
 #[specta::specta]
 pub async fn list_devices(state: State<'_, AppState>, request: DevicePageRequest) -> Result<DevicePage, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     let search = request.search.as_deref().map(str::trim).unwrap_or_default().to_owned();
     if search.chars().count() > MAX_SEARCH || search.chars().any(char::is_control) {
         return Err(CommandError::invalid(
@@ -52,7 +52,7 @@ pub async fn list_devices(state: State<'_, AppState>, request: DevicePageRequest
 #[specta::specta]
 pub async fn device_labels(state: State<'_, AppState>, ids: Vec<String>) -> Result<Vec<DeviceLabel>, CommandError> {
     devices::check_ids(&ids)?;
-    let session = state.session().await;
+    let session = state.session().await?;
     let dir = match state.devices.get(&session.scope(), &session.client).await {
         Ok(d) => d,
         Err(e) => {

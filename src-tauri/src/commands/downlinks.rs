@@ -42,7 +42,7 @@ pub async fn list_downlinks(
     state: State<'_, AppState>,
     request: DownlinkPageRequest,
 ) -> Result<DownlinkPage, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session
         .run(async {
             let page = downlinks::list(&session.client, &request).await?;
@@ -65,7 +65,7 @@ pub async fn get_downlink(
     kind: DownlinkKind,
     id: String,
 ) -> Result<DownlinkDetail, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session
         .run(async {
             let downlink = downlinks::get(&session.client, kind, &id).await?;
@@ -87,7 +87,7 @@ pub struct SendDownlink {
 #[tauri::command]
 #[specta::specta]
 pub async fn send_downlink(state: State<'_, AppState>, request: SendDownlink) -> Result<DownlinkView, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.check_acting_for(request.acting_for)?;
     session
         .run(async {
@@ -113,7 +113,7 @@ pub async fn send_connection_downlink(
     state: State<'_, AppState>,
     request: SendConnectionDownlink,
 ) -> Result<DownlinkView, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.check_acting_for(request.acting_for)?;
     session
         .run(async {
@@ -143,7 +143,7 @@ pub struct CancelDownlink {
 #[tauri::command]
 #[specta::specta]
 pub async fn cancel_downlink(state: State<'_, AppState>, request: CancelDownlink) -> Result<(), CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.check_acting_for(request.acting_for)?;
     session
         .run(async {
@@ -170,7 +170,7 @@ pub async fn cancel_downlinks(
     state: State<'_, AppState>,
     request: CancelDownlinks,
 ) -> Result<Vec<ItemOutcome>, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.check_acting_for(request.acting_for)?;
     let outcomes = downlinks::cancel_many(&session.client, &request.items).await?;
     let done = outcomes.iter().filter(|o| o.done).count();
@@ -189,7 +189,7 @@ pub async fn export_downlinks_csv(
     path: String,
 ) -> Result<u32, CommandError> {
     let path = picked.check(crate::picked::Use::Write, "path", &path)?;
-    let session = state.session().await;
+    let session = state.session().await?;
     session
         .run(async {
             let names = state.devices.get(&session.scope(), &session.client).await.unwrap_or_default();
@@ -302,7 +302,7 @@ pub async fn send_beta_downlink(
     state: State<'_, AppState>,
     request: SendBetaDownlink,
 ) -> Result<BetaDownlinkAnswer, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.check_acting_for(request.acting_for)?;
     let (payloads, port) = check_beta(&request.draft)?;
     let reference = request.draft.external_reference.as_deref().filter(|r| !r.is_empty());

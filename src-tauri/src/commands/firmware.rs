@@ -59,7 +59,7 @@ pub async fn list_packages(
     state: State<'_, AppState>,
     request: PackagePageRequest,
 ) -> Result<PackagePage, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session
         .run(async {
             let firmware = session.client.firmware();
@@ -86,14 +86,14 @@ pub async fn list_packages(
 #[tauri::command]
 #[specta::specta]
 pub async fn list_specifications(state: State<'_, AppState>) -> Result<Vec<SpecificationSummary>, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.run(async { Ok(listing::specifications(&session.client).await?) }).await
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn list_modules(state: State<'_, AppState>, request: ModulePageRequest) -> Result<ModulePage, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session
         .run(async {
             let firmware = session.client.firmware();
@@ -149,7 +149,7 @@ pub async fn create_package(
     state: State<'_, AppState>,
     request: CreatePackage,
 ) -> Result<FirmwarePackage, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.check_acting_for(request.acting_for)?;
     session
         .run(async {
@@ -175,7 +175,7 @@ pub async fn update_package_description(
     state: State<'_, AppState>,
     request: UpdateDescription,
 ) -> Result<FirmwarePackage, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.check_acting_for(request.acting_for)?;
     session
         .run(async {
@@ -197,7 +197,7 @@ pub struct DeletePackage {
 #[tauri::command]
 #[specta::specta]
 pub async fn delete_package(state: State<'_, AppState>, request: DeletePackage) -> Result<(), CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.check_acting_for(request.acting_for)?;
     session
         .run(async {
@@ -212,7 +212,7 @@ pub async fn delete_package(state: State<'_, AppState>, request: DeletePackage) 
 #[tauri::command]
 #[specta::specta]
 pub async fn get_package(state: State<'_, AppState>, package_id: Uuid) -> Result<FirmwarePackage, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session
         .run(async {
             let embed = [Embed::Module, Embed::DeviceSpecification];
@@ -226,7 +226,7 @@ pub async fn get_package(state: State<'_, AppState>, package_id: Uuid) -> Result
 #[tauri::command]
 #[specta::specta]
 pub async fn get_module(state: State<'_, AppState>, module_id: Uuid) -> Result<ModuleDetail, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session
         .run(async {
             let firmware = session.client.firmware();
@@ -261,7 +261,7 @@ pub async fn list_module_states(
     request: ModuleStatesRequest,
 ) -> Result<StatePage, CommandError> {
     use dcs_console::listing;
-    let session = state.session().await;
+    let session = state.session().await?;
     session
         .run(async {
             let firmware = session.client.firmware();

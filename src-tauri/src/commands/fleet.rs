@@ -20,9 +20,17 @@ use uuid::Uuid;
 use crate::error::CommandError;
 use crate::state::{Answer as _, AppState, Session};
 
-/// The active session, its fleet service and its scope.
+/// The active session, ready to ask its service, its fleet service and its scope.
 async fn open(state: &AppState) -> Result<(Arc<Session>, Arc<FleetService>, Scope), CommandError> {
-    let session = state.session().await;
+    let (session, fleet, scope) = open_local(state).await?;
+    state.ready(&session).await?;
+    Ok((session, fleet, scope))
+}
+
+/// As [`open`], for what reads the fleet database only: it does not wait for the service (the
+/// built-in simulator seeding in the background), so the first screen does not either.
+async fn open_local(state: &AppState) -> Result<(Arc<Session>, Arc<FleetService>, Scope), CommandError> {
+    let session = state.current().await;
     let fleet = state.fleet()?.clone();
     let scope = fleet.db().scope(&state.scope_key(&session))?;
     Ok((session, fleet, scope))
@@ -64,14 +72,14 @@ pub struct CustomerScope {
 #[tauri::command]
 #[specta::specta]
 pub async fn fleet_status(state: State<'_, AppState>) -> Result<FleetStatus, CommandError> {
-    let (_, fleet, scope) = open(&state).await?;
+    let (_, fleet, scope) = open_local(&state).await?;
     Ok(fleet.status(scope)?)
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn fleet_home(state: State<'_, AppState>) -> Result<FleetHome, CommandError> {
-    let (session, fleet, scope) = open(&state).await?;
+    let (session, fleet, scope) = open_local(&state).await?;
     let names = names(&session);
     let mut customer_scopes = Vec::new();
     let own_key = state.scope_key(&session);
@@ -139,7 +147,7 @@ pub async fn fleet_set_refresh(
     interval_seconds: u32,
     auto: bool,
 ) -> Result<FleetStatus, CommandError> {
-    let (_, fleet, scope) = open(&state).await?;
+    let (_, fleet, scope) = open_local(&state).await?;
     fleet.set_refresh(interval_seconds, auto)?;
     Ok(fleet.status(scope)?)
 }
@@ -147,7 +155,7 @@ pub async fn fleet_set_refresh(
 #[tauri::command]
 #[specta::specta]
 pub async fn fleet_overview(state: State<'_, AppState>, module_id: String) -> Result<ModuleOverview, CommandError> {
-    let (session, fleet, scope) = open(&state).await?;
+    let (session, fleet, scope) = open_local(&state).await?;
     Ok(query::overview(fleet.db(), scope, &module_id, &names(&session))?)
 }
 
@@ -214,7 +222,7 @@ pub async fn fleet_history(
     module_id: String,
     hours: Option<u32>,
 ) -> Result<Vec<HistoryPoint>, CommandError> {
-    let (_, fleet, scope) = open(&state).await?;
+    let (_, fleet, scope) = open_local(&state).await?;
     let since = hours.map(|h| dcs_console::fleet::now_ms() - h as i64 * 3_600_000);
     Ok(query::history(fleet.db(), scope, &module_id, since, 600)?)
 }
@@ -228,7 +236,7 @@ pub async fn fleet_wave_starts(
     module_id: String,
     hours: Option<u32>,
 ) -> Result<Vec<WaveStart>, CommandError> {
-    let (_, fleet, scope) = open(&state).await?;
+    let (_, fleet, scope) = open_local(&state).await?;
     let since = hours.map(|h| dcs_console::fleet::now_ms() - h as i64 * 3_600_000);
     Ok(query::wave_starts(fleet.db(), scope, &module_id, since)?)
 }
@@ -238,7 +246,7 @@ pub async fn fleet_wave_starts(
 #[tauri::command]
 #[specta::specta]
 pub async fn fleet_health(state: State<'_, AppState>) -> Result<FleetHealth, CommandError> {
-    let (_, fleet, scope) = open(&state).await?;
+    let (_, fleet, scope) = open_local(&state).await?;
     Ok(query::health(fleet.db(), scope, 8)?)
 }
 
@@ -297,7 +305,7 @@ pub async fn rollout_start(
 #[tauri::command]
 #[specta::specta]
 pub async fn rollouts(state: State<'_, AppState>) -> Result<Vec<RolloutView>, CommandError> {
-    let (_, fleet, scope) = open(&state).await?;
+    let (_, fleet, scope) = open_local(&state).await?;
     Ok(rollout::list(fleet.db(), scope)?)
 }
 
@@ -307,7 +315,7 @@ pub async fn rollouts(state: State<'_, AppState>) -> Result<Vec<RolloutView>, Co
 #[tauri::command]
 #[specta::specta]
 pub async fn rollout_counts(state: State<'_, AppState>) -> Result<rollout::RolloutCounts, CommandError> {
-    let session = state.session().await;
+    let session = state.current().await;
     let fleet = state.fleet()?.clone();
     match fleet.db().find_scope(&state.scope_key(&session))? {
         Some(scope) => Ok(rollout::counts(fleet.db(), scope)?),
@@ -334,7 +342,7 @@ pub async fn rollout_pause(
     id: String,
     acting_for: Option<Uuid>,
 ) -> Result<RolloutView, CommandError> {
-    let (session, fleet, scope) = open(&state).await?;
+    let (session, fleet, scope) = open_local(&state).await?;
     session.check_acting_for(acting_for)?;
     own(&fleet, scope, &id)?;
     Ok(fleet.exclusive(async { rollout::pause(fleet.db(), &id) }).await?)
@@ -365,7 +373,7 @@ pub async fn rollout_resume(
 #[tauri::command]
 #[specta::specta]
 pub async fn rollout_unfinished(state: State<'_, AppState>, id: String) -> Result<u32, CommandError> {
-    let (_, fleet, scope) = open(&state).await?;
+    let (_, fleet, scope) = open_local(&state).await?;
     own(&fleet, scope, &id)?;
     Ok(rollout::unfinished(fleet.db(), &id).map(|d| d.len() as u32)?)
 }

@@ -58,7 +58,8 @@ fn info(state: &AppState, s: &Session) -> AppInfo {
 #[tauri::command]
 #[specta::specta]
 pub async fn app_info(state: State<'_, AppState>) -> Result<AppInfo, CommandError> {
-    let s = state.session().await;
+    // Known at once, also while the built-in simulator is still seeding its demo data.
+    let s = state.current().await;
     Ok(info(&state, &s))
 }
 

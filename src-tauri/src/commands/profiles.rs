@@ -84,7 +84,7 @@ pub async fn save_profile(state: State<'_, AppState>, request: SaveProfile) -> R
         None => save()?,
     }
     tracing::info!(profile = %profile.name, new = is_new, secret_changed = secret.is_some(), "profile saved");
-    let active = state.session().await;
+    let active = state.current().await;
     if active.profile.name == profile.name && !active.simulator() {
         state.reload_active(false).await?;
     }
@@ -110,7 +110,7 @@ pub async fn delete_profile(state: State<'_, AppState>, name: String) -> Result<
     state.config.update(|c| c.remove(&name))?;
     Keychain.delete_secret(&name)?;
     tracing::info!(profile = %name, "profile removed");
-    let active = state.session().await;
+    let active = state.current().await;
     let s = if active.profile.name == name && !active.simulator() { state.reload_active(true).await? } else { active };
     Ok(super::info(&state, &s))
 }

@@ -75,7 +75,7 @@ async fn upload(
     on_progress: Channel<TransferProgress>,
 ) -> Result<FileAttributes, CommandError> {
     let path = picked.check(Use::Read, "path", &request.path)?;
-    let session = state.session().await;
+    let session = state.session().await?;
     session.check_acting_for(request.acting_for)?;
     let options = UploadOptions {
         file_name: request.file_name.filter(|n| !n.is_empty()),
@@ -142,7 +142,7 @@ async fn download(
     on_progress: Channel<TransferProgress>,
 ) -> Result<Downloaded, CommandError> {
     let target = picked.check(Use::Write, "target", &request.target)?;
-    let session = state.session().await;
+    let session = state.session().await?;
     session
         .run(async {
             Ok(state
@@ -186,7 +186,7 @@ pub async fn checksum_firmware_file(
     package_id: Uuid,
     on_progress: Channel<TransferProgress>,
 ) -> Result<HashResult, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session
         .run(async {
             Ok(state
@@ -205,7 +205,7 @@ pub async fn read_release_notes(
     state: State<'_, AppState>,
     package_id: Uuid,
 ) -> Result<ReleaseNotesText, CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session
         .run(async {
             Ok(transfers::read_release_notes(&session.client, package_id, transfers::RELEASE_NOTES_DISPLAY_CAP).await?)
@@ -224,7 +224,7 @@ pub struct DeleteReleaseNotes {
 #[tauri::command]
 #[specta::specta]
 pub async fn delete_release_notes(state: State<'_, AppState>, request: DeleteReleaseNotes) -> Result<(), CommandError> {
-    let session = state.session().await;
+    let session = state.session().await?;
     session.check_acting_for(request.acting_for)?;
     session
         .run(async {
