@@ -10,6 +10,7 @@
 //!   and the history timeline;
 //! - [`rollout`]: plans in waves with success and error thresholds, and the step that moves them.
 
+mod first_counts;
 pub mod query;
 pub mod rollout;
 pub mod scan;

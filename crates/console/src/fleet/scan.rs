@@ -84,6 +84,7 @@ use tokio_util::sync::CancellationToken;
 use url::Url;
 use uuid::Uuid;
 
+use super::first_counts::FirstCounts;
 use super::{from_ms, ms_to_text, now_ms, to_ms, FleetDb, FleetError, Result, Scope};
 
 /// How far before the watermark an incremental refresh reaches back (in the service's clock)
@@ -400,6 +401,7 @@ pub async fn refresh(
         started,
         latest_read: None,
         after: latest_asked.map(|w| (w, None)),
+        first: None,
         report: ScanReport {
             kind,
             pages: 0,
@@ -448,8 +450,12 @@ pub async fn refresh(
         run.report.kind = ScanKind::Full;
         let filter = StateFilter { limit: Some(PAGE_SIZE), ..Default::default() };
         let deferred = if held == 0 { blocking(|| defer_indexes(db))? } else { Vec::new() };
+        if deferred.iter().any(|(name, _)| name.starts_with("state_counts_")) {
+            run.first = Some(FirstCounts::start(&db.conn(), scope)?);
+        }
         let read = run.pages(&filter, ScanKind::Full, expected, &mut seen).await;
-        blocking(|| restore_indexes(db, &deferred))?;
+        let first = run.first.take();
+        blocking(|| restore_indexes(db, &deferred, first.as_ref()))?;
         match read {
             Ok(_) => {}
             Err(Failed::First(e) | Failed::Later(e)) => return Err(e),
@@ -548,6 +554,8 @@ struct Run<'a, P> {
     latest_read: Option<i64>,
     /// The watermark asked for, and the earliest and latest times after it among the states read.
     after: Option<(i64, Option<(i64, i64)>)>,
+    /// A first scan's counts, while the counts' triggers are away (defer_indexes).
+    first: Option<FirstCounts>,
     report: ScanReport,
 }
 
@@ -591,8 +599,18 @@ impl<P: Fn(&ScanProgress)> Run<'_, P> {
                     *span = Some(span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
                 }
             }
-            let (db, scope) = (self.db, self.scope);
-            self.report.changed += blocking(|| write_page(db, scope, &items)).map_err(Failed::Later)?;
+            let (db, scope, first) = (self.db, self.scope, self.first.as_mut());
+            let written = match first {
+                Some(first) => blocking(|| {
+                    let mut conn = db.conn();
+                    let tx = conn.transaction()?;
+                    let n = first.insert(&tx, &items)?;
+                    tx.commit()?;
+                    Ok(n)
+                }),
+                None => blocking(|| write_page(db, scope, &items)),
+            };
+            self.report.changed += written.map_err(Failed::Later)?;
             self.report.pages += 1;
             self.report.states += items.len() as u32;
             (self.progress)(&ScanProgress {
@@ -683,7 +701,7 @@ pub(crate) fn write_states(tx: &rusqlite::Transaction<'_>, scope: Scope, items: 
 /// once the indexes outgrow the page cache) and each state two upserts of its counts. A crash in
 /// between loses nothing: opening the database creates the schema's missing indexes, and the
 /// counts' triggers with a recount.
-fn defer_indexes(db: &FleetDb) -> Result<Vec<(String, String)>> {
+pub(super) fn defer_indexes(db: &FleetDb) -> Result<Vec<(String, String)>> {
     let mut conn = db.conn();
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let empty: bool = tx.query_row("SELECT NOT EXISTS (SELECT 1 FROM states)", [], |r| r.get(0))?;
@@ -706,9 +724,10 @@ fn defer_indexes(db: &FleetDb) -> Result<Vec<(String, String)>> {
 
 /// Creates again the indexes [`defer_indexes`] dropped (those another connection has not made
 /// meanwhile), in one transaction.
-fn restore_indexes(db: &FleetDb, defs: &[(String, String)]) -> Result<()> {
+/// Answers whether the counts were the first scan's own (else recounted or left as they were).
+pub(super) fn restore_indexes(db: &FleetDb, defs: &[(String, String)], first: Option<&FirstCounts>) -> Result<bool> {
     if defs.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
     let mut conn = db.conn();
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -721,15 +740,17 @@ fn restore_indexes(db: &FleetDb, defs: &[(String, String)]) -> Result<()> {
             recount |= name.starts_with("state_counts_");
         }
     }
-    if recount {
-        // Nothing kept the counts while their triggers were away: every state counted once.
+    // Nothing kept the counts while their triggers were away: the first scan's own counts if they
+    // hold, else every state counted once.
+    let own = recount && first.map(|f| f.write(&tx)).transpose()?.unwrap_or(false);
+    if recount && !own {
         tx.execute_batch(&format!(
             "DELETE FROM state_counts; INSERT INTO state_counts (scope, module_id, dim, k1, k2, k3, k4, n) {}",
             super::recount_sql()
         ))?;
     }
     tx.commit()?;
-    Ok(())
+    Ok(own)
 }
 
 /// After a full scan: forgets the states of `scope` it did not see (the service no longer has

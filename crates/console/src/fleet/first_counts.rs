@@ -1,0 +1,296 @@
+//! A first scan's counts, kept in memory while the counts' triggers are away.
+//!
+//! A full scan into an empty `states` table drops the triggers that keep `state_counts`
+//! (scan::defer_indexes). Counting its states afterwards is a GROUP BY that sorts every state
+//! twice: a third of a first scan's time at 110,000 states. Instead the scan inserts each state
+//! with `INSERT OR IGNORE` and counts it here as it goes, grouped exactly as the triggers group
+//! (`COUNTED` in mod.rs); at the end these counts are written as they are, unless something else
+//! could have changed the states meanwhile. Then the GROUP BY is done as before:
+//! - a state came twice (the insert was ignored: the service answered it on two pages);
+//! - anything else wrote to the database: another connection committed (`data_version`), or
+//!   this one changed rows the scan did not (its total of changed rows);
+//! - the scope holds another number of states than were counted.
+
+use std::collections::HashMap;
+
+use dcs_api::model::FirmwareState;
+use rusqlite::{params, Connection, Transaction};
+use uuid::Uuid;
+
+use super::{FleetDb, Result, Scope};
+
+/// The `g` grouping's key: module, then current version, target, status and the failure's
+/// details (for failed states only), `None` where the value is absent (`x''` in the table).
+type GroupKey<S> = (Uuid, Option<S>, Option<S>, Option<S>, Option<S>);
+
+/// What a first scan counted.
+pub(crate) struct FirstCounts {
+    scope: Scope,
+    /// By module, version, target, status and details.
+    g: HashMap<GroupKey<String>, i64>,
+    /// By module, specification and owner.
+    o: HashMap<(Uuid, Option<Uuid>, Option<Uuid>), i64>,
+    /// States inserted and counted.
+    inserted: i64,
+    /// Rows the scan changed through the connection, to tell apart anyone else's changes.
+    changed: u64,
+    /// The connection's generation when the triggers were dropped (FleetDb::generation).
+    since: (u64, i64),
+    /// False once a state came twice.
+    exact: bool,
+}
+
+impl FirstCounts {
+    /// Starts counting; `conn` is the connection the scan writes through, right after the
+    /// triggers were dropped.
+    pub(crate) fn start(conn: &Connection, scope: Scope) -> Result<FirstCounts> {
+        Ok(FirstCounts {
+            scope,
+            g: HashMap::new(),
+            o: HashMap::new(),
+            inserted: 0,
+            changed: 0,
+            since: FleetDb::generation(conn)?,
+            exact: true,
+        })
+    }
+
+    /// Inserts a page of states in the caller's transaction, counting those inserted; a state
+    /// already there is written as scan::write_states writes it, and the counts are then left
+    /// to a recount. Answers how many states were new or changed.
+    pub(crate) fn insert(&mut self, tx: &Transaction<'_>, items: &[FirmwareState]) -> Result<u32> {
+        let mut page: HashMap<GroupKey<&str>, i64> = HashMap::new();
+        let mut written = 0u32;
+        {
+            let mut insert = tx.prepare_cached(
+                "INSERT OR IGNORE INTO states (scope, module_id, device_id, spec_id, client_id, project_id, current,
+                                               target, target_at, status, details, status_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            )?;
+            for s in items {
+                let status = s.firmware_update_status.as_ref().map(|st| st.as_str());
+                let n = insert.execute(params![
+                    self.scope.0,
+                    s.module_id.to_string(),
+                    s.device_id.to_string(),
+                    s.device_specification_id.map(|u| u.to_string()),
+                    s.client_id.map(|u| u.to_string()),
+                    s.project_id.map(|u| u.to_string()),
+                    s.current_firmware_version,
+                    s.target_firmware_version,
+                    s.target_firmware_version_modified_at.map(super::to_ms),
+                    status,
+                    s.firmware_update_status_details,
+                    s.firmware_update_status_modified_at.map(super::to_ms),
+                ])?;
+                if n == 1 {
+                    let details =
+                        if status == Some("FAILED") { s.firmware_update_status_details.as_deref() } else { Some("") };
+                    let key = (
+                        s.module_id,
+                        s.current_firmware_version.as_deref(),
+                        s.target_firmware_version.as_deref(),
+                        status,
+                        details,
+                    );
+                    *page.entry(key).or_default() += 1;
+                    *self.o.entry((s.module_id, s.device_specification_id, s.client_id)).or_default() += 1;
+                    self.inserted += 1;
+                    self.changed += 1;
+                    written += 1;
+                } else {
+                    self.exact = false;
+                    let n = super::scan::write_states(tx, self.scope, std::slice::from_ref(s))?;
+                    self.changed += u64::from(n);
+                    written += n;
+                }
+            }
+        }
+        for ((m, a, b, c, d), n) in page {
+            let owned = |v: Option<&str>| v.map(str::to_owned);
+            *self.g.entry((m, owned(a), owned(b), owned(c), owned(d))).or_default() += n;
+        }
+        Ok(written)
+    }
+
+    /// Whether these counts are the states' counts: see the module's comment.
+    fn hold(&self, tx: &Transaction<'_>) -> Result<bool> {
+        if !self.exact {
+            return Ok(false);
+        }
+        let (changes, other) = FleetDb::generation(tx)?;
+        if other != self.since.1 || changes != self.since.0 + self.changed {
+            return Ok(false);
+        }
+        let held: i64 = tx.query_row("SELECT count(*) FROM states", [], |r| r.get(0))?;
+        Ok(held == self.inserted)
+    }
+
+    /// Writes the counts into the emptied `state_counts` if they hold; answers whether they did
+    /// (else the caller recounts).
+    pub(crate) fn write(&self, tx: &Transaction<'_>) -> Result<bool> {
+        if !self.hold(tx)? {
+            return Ok(false);
+        }
+        tx.execute("DELETE FROM state_counts", [])?;
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO state_counts (scope, module_id, dim, k1, k2, k3, k4, n) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )?;
+        // An absent value is an empty blob, as the triggers write it.
+        let value = |v: Option<&str>| match v {
+            Some(s) => rusqlite::types::Value::Text(s.to_owned()),
+            None => rusqlite::types::Value::Blob(Vec::new()),
+        };
+        for ((m, current, target, status, details), n) in &self.g {
+            insert.execute(params![
+                self.scope.0,
+                m.to_string(),
+                "g",
+                value(current.as_deref()),
+                value(target.as_deref()),
+                value(status.as_deref()),
+                value(details.as_deref()),
+                n
+            ])?;
+        }
+        for ((m, spec, owner), n) in &self.o {
+            let (spec, owner) = (spec.map(|u| u.to_string()), owner.map(|u| u.to_string()));
+            insert.execute(params![
+                self.scope.0,
+                m.to_string(),
+                "o",
+                value(spec.as_deref()),
+                value(owner.as_deref()),
+                "",
+                "",
+                n
+            ])?;
+        }
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use dcs_api::model::firmware::UpdateStatus;
+    use rand::{Rng, SeedableRng};
+
+    use super::*;
+    use crate::fleet::scan::{defer_indexes, restore_indexes, write_page};
+    use crate::fleet::ScopeKey;
+
+    /// States of a few modules, with every value sometimes absent, failures with and without
+    /// details, and a status this console does not know.
+    fn states(rng: &mut rand::rngs::StdRng, n: usize) -> Vec<FirmwareState> {
+        let modules: Vec<Uuid> = (0..3).map(|_| Uuid::new_v4()).collect();
+        let owners: Vec<Uuid> = (0..2).map(|_| Uuid::new_v4()).collect();
+        let some = |rng: &mut rand::rngs::StdRng, v: &str| rng.gen_bool(0.8).then(|| v.to_owned());
+        (0..n)
+            .map(|_| {
+                let status = match rng.gen_range(0..5) {
+                    0 => None,
+                    1 => Some(UpdateStatus::Failed),
+                    2 => Some(UpdateStatus::Succeeded),
+                    3 => Some(UpdateStatus::Pending),
+                    _ => Some(UpdateStatus::Unknown("PAUSED".into())),
+                };
+                let version = format!("1.{}.0", rng.gen_range(0..3));
+                let details = ["", "none", "battery low"][rng.gen_range(0..3)];
+                FirmwareState {
+                    module_id: modules[rng.gen_range(0..modules.len())],
+                    device_id: Uuid::new_v4(),
+                    device_specification_id: rng.gen_bool(0.7).then(|| modules[0]),
+                    client_id: rng.gen_bool(0.9).then(|| owners[rng.gen_range(0..owners.len())]),
+                    project_id: None,
+                    current_firmware_version: some(rng, &version),
+                    target_firmware_version: some(rng, "2.0.0"),
+                    target_firmware_version_modified_at: None,
+                    firmware_update_status: status,
+                    firmware_update_status_details: some(rng, details),
+                    firmware_update_status_modified_at: None,
+                    extra: Default::default(),
+                }
+            })
+            .collect()
+    }
+
+    /// A first scan of `pages` through FirstCounts, `between` run after its first page; answers
+    /// whether the counts written were its own.
+    fn first_scan(db: &FleetDb, scope: Scope, pages: &[Vec<FirmwareState>], between: impl FnOnce()) -> bool {
+        let deferred = defer_indexes(db).unwrap();
+        assert!(deferred.iter().any(|(n, _)| n == "state_counts_insert"), "{deferred:?}");
+        let mut first = FirstCounts::start(&db.conn(), scope).unwrap();
+        let mut between = Some(between);
+        for page in pages {
+            let mut conn = db.conn();
+            let tx = conn.transaction().unwrap();
+            first.insert(&tx, page).unwrap();
+            tx.commit().unwrap();
+            drop(conn);
+            if let Some(f) = between.take() {
+                f();
+            }
+        }
+        restore_indexes(db, &deferred, Some(&first)).unwrap()
+    }
+
+    fn assert_counts_agree(db: &FleetDb) {
+        let diff = db.counts_differences().unwrap();
+        assert!(diff.is_empty(), "the counts differ from a recount: {diff:#?}");
+        let n: i64 = db.conn().query_row("SELECT sum(n) FROM state_counts WHERE dim = 'o'", [], |r| r.get(0)).unwrap();
+        let held: i64 = db.conn().query_row("SELECT count(*) FROM states", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, held);
+    }
+
+    #[test]
+    fn a_first_scan_writes_its_own_counts_equal_to_a_recount() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let db = FleetDb::in_memory().unwrap();
+        let scope = db.scope(&ScopeKey::new("p", "http://127.0.0.1:1/", None)).unwrap();
+        let pages: Vec<_> = (0..5).map(|_| states(&mut rng, 300)).collect();
+        assert!(first_scan(&db, scope, &pages, || {}), "the scan's counts were not used");
+        assert_counts_agree(&db);
+    }
+
+    #[test]
+    fn a_state_answered_twice_is_counted_once_by_a_recount() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(8);
+        let db = FleetDb::in_memory().unwrap();
+        let scope = db.scope(&ScopeKey::new("p", "http://127.0.0.1:1/", None)).unwrap();
+        let mut pages: Vec<_> = (0..3).map(|_| states(&mut rng, 200)).collect();
+        // The first page's first state again on the last page, moved on meanwhile.
+        let again = FirmwareState {
+            firmware_update_status: Some(UpdateStatus::Succeeded),
+            current_firmware_version: Some("9.9.9".into()),
+            ..pages[0][0].clone()
+        };
+        pages[2].push(again);
+        assert!(!first_scan(&db, scope, &pages, || {}));
+        assert_counts_agree(&db);
+    }
+
+    #[test]
+    fn a_state_written_by_anyone_else_meanwhile_leaves_the_counts_to_a_recount() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+        let pages: Vec<_> = (0..3).map(|_| states(&mut rng, 200)).collect();
+        let other = states(&mut rng, 3);
+        // The same connection (a rollout's write in this process).
+        let db = FleetDb::in_memory().unwrap();
+        let scope = db.scope(&ScopeKey::new("p", "http://127.0.0.1:1/", None)).unwrap();
+        assert!(!first_scan(&db, scope, &pages, || {
+            write_page(&db, scope, &other[..1]).unwrap();
+        }));
+        assert_counts_agree(&db);
+        // Another connection (another process), changing a state the scan wrote.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fleet.sqlite");
+        let db = FleetDb::open(&path).unwrap();
+        let scope = db.scope(&ScopeKey::new("p", "http://127.0.0.1:1/", None)).unwrap();
+        let changed = pages[0][0].device_id.to_string();
+        assert!(!first_scan(&db, scope, &pages, || {
+            let c = Connection::open(&path).unwrap();
+            c.execute("UPDATE states SET status = 'CANCELLED' WHERE device_id = ?1", [&changed]).unwrap();
+        }));
+        assert_counts_agree(&db);
+    }
+}
