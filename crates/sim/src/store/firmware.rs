@@ -219,6 +219,81 @@ fn state_from(r: &Row<'_>) -> rusqlite::Result<Result<FirmwareState, StoreError>
     })())
 }
 
+/// One row of [`STATE_COLUMNS`] as the JSON of its [`FirmwareState`]: members in the struct's
+/// order, absent ones left out, times as RFC 3339 writes them (store text of another form is
+/// parsed and formatted as [`state_from`] would).
+fn state_json(r: &Row<'_>) -> Result<Vec<u8>, StoreError> {
+    const NAMES: [&str; STATE_FIELDS] = [
+        "deviceId",
+        "moduleId",
+        "deviceSpecificationId",
+        "clientId",
+        "projectId",
+        "currentFirmwareVersion",
+        "targetFirmwareVersion",
+        "targetFirmwareVersionModifiedAt",
+        "firmwareUpdateStatus",
+        "firmwareUpdateStatusDetails",
+        "firmwareUpdateStatusModifiedAt",
+    ];
+    // FirmwareState's member order: moduleId before deviceId, then the columns' own order.
+    const ORDER: [usize; STATE_FIELDS] = [1, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    const TIMES: [usize; 2] = [7, 10];
+    let mut out = Vec::with_capacity(512);
+    out.push(b'{');
+    for i in ORDER {
+        let text = match r.get_ref(i)? {
+            rusqlite::types::ValueRef::Null => continue,
+            rusqlite::types::ValueRef::Text(t) => std::str::from_utf8(t).map_err(|_| StoreError::Malformed {
+                column: "firmware_states",
+                value: String::from_utf8_lossy(t).into_owned(),
+            })?,
+            other => {
+                return Err(StoreError::Malformed { column: "firmware_states", value: format!("{other:?}") });
+            }
+        };
+        if out.len() > 1 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(NAMES[i].as_bytes());
+        out.extend_from_slice(b"\":");
+        if TIMES.contains(&i) {
+            let rfc = rfc3339_of_stored(text)?;
+            out.push(b'"');
+            out.extend_from_slice(rfc.as_bytes());
+            out.push(b'"');
+        } else {
+            serde_json::to_writer(&mut out, text).map_err(|e| StoreError::Malformed {
+                column: "firmware_states",
+                value: e.to_string(),
+            })?;
+        }
+    }
+    out.push(b'}');
+    Ok(out)
+}
+
+/// A stored time (`ts`: `YYYY-MM-DDTHH:MM:SS.mmmZ`) as RFC 3339 writes it: the fraction without
+/// its trailing zeros, none when it is zero. Any other stored form is parsed and formatted.
+fn rfc3339_of_stored(text: &str) -> Result<std::borrow::Cow<'_, str>, StoreError> {
+    let b = text.as_bytes();
+    if b.len() == 24 && b[19] == b'.' && b[23] == b'Z' && b[20..23].iter().all(u8::is_ascii_digit) {
+        let fraction = text[20..23].trim_end_matches('0');
+        return Ok(if fraction.is_empty() {
+            format!("{}Z", &text[..19]).into()
+        } else if fraction.len() == 3 {
+            text.into()
+        } else {
+            format!("{}.{fraction}Z", &text[..19]).into()
+        });
+    }
+    let t = parse_ts("firmware_states", text.to_owned())?;
+    Ok(t.format(&time::format_description::well_known::Rfc3339)
+        .map_err(|e| StoreError::Malformed { column: "firmware_states", value: e.to_string() })?
+        .into())
+}
+
 /// The statement of a states listing, its arguments, and how many key values end each row.
 /// The window's terms end in the unique key, device then module (without terms, those two).
 fn state_select(q: &StateQuery) -> (String, Vec<Value>, usize) {
@@ -541,6 +616,22 @@ impl Store {
         .collect()
     }
 
+    /// The rows of [`Store::list_state_rows`] as each state's JSON, written straight from the
+    /// columns (the same bytes as serializing the [`FirmwareState`] read from them, without
+    /// parsing and formatting every id and time: most of a states page's cost).
+    pub fn list_state_json(&self, q: &StateQuery) -> Result<Vec<(Vec<u8>, Vec<Value>)>, StoreError> {
+        let (sql, args, keys) = state_select(q);
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(args.iter()))?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let key: Vec<Value> = (STATE_FIELDS..STATE_FIELDS + keys).map(|i| r.get(i)).collect::<rusqlite::Result<_>>()?;
+            out.push((state_json(r)?, key));
+        }
+        Ok(out)
+    }
+
     /// The states of [`Store::list_state_rows`], without their keys.
     pub fn list_states(&self, q: &StateQuery) -> Result<Vec<FirmwareState>, StoreError> {
         Ok(self.list_state_rows(q)?.into_iter().map(|(state, _)| state).collect())
@@ -730,4 +821,64 @@ pub struct AppliedStep {
     pub new_current: Option<String>,
     /// 1 when this step ends an attempt.
     pub attempt: u8,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The states listing written straight from the rows is, byte for byte, the serialization of
+    /// the states read from them: times with and without milliseconds (and in another stored
+    /// form), absent values, texts needing escapes, a status the model does not know.
+    #[test]
+    fn states_written_from_their_rows_are_the_serialized_states() {
+        let store = Store::open_temporary().unwrap();
+        crate::seed::seed(&store, 5, 30).unwrap();
+        {
+            let conn = store.conn();
+            conn.execute_batch(
+                "UPDATE firmware_states SET status_details = 'a \"quoted\" \\ tab\t, new\nline, é ✓ \u{1}'
+                     WHERE rowid % 7 = 0;
+                 UPDATE firmware_states SET status_modified_at = '2026-11-27T01:02:03.000Z' WHERE rowid % 5 = 0;
+                 UPDATE firmware_states SET target_modified_at = '2026-11-27T01:02:03.100Z' WHERE rowid % 5 = 1;
+                 UPDATE firmware_states SET target_modified_at = '2026-11-27T01:02:03.120Z' WHERE rowid % 5 = 2;
+                 UPDATE firmware_states SET status_modified_at = '2026-11-27T02:02:03+01:00' WHERE rowid % 11 = 3;
+                 UPDATE firmware_states SET status = 'PAUSED_BY_OPERATOR' WHERE rowid % 9 = 4;
+                 UPDATE firmware_states SET current_version = NULL, target_version = NULL
+                     WHERE rowid % 4 = 3;",
+            )
+            .unwrap();
+        }
+        let owners: Vec<String> = store
+            .conn()
+            .prepare("SELECT DISTINCT client_id FROM firmware_states")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(owners.len() > 1);
+        let mut compared = 0;
+        for owner in owners {
+            let q = StateQuery {
+                owner: owner.parse().unwrap(),
+                window: Window { limit: 10_000, ..Default::default() },
+                ..Default::default()
+            };
+            let typed = store.list_state_rows(&q).unwrap();
+            let raw = store.list_state_json(&q).unwrap();
+            assert_eq!(typed.len(), raw.len());
+            for ((state, key), (json, raw_key)) in typed.iter().zip(&raw) {
+                assert_eq!(
+                    String::from_utf8(json.clone()).unwrap(),
+                    serde_json::to_string(state).unwrap(),
+                    "the state of {}",
+                    state.device_id
+                );
+                assert_eq!(key, raw_key);
+                compared += 1;
+            }
+        }
+        assert!(compared > 100, "{compared}");
+    }
 }
