@@ -74,8 +74,10 @@ async fn a_full_scan_completes_despite_server_errors() {
     let held = held_modules(&sim, key.client_id);
     assert!(held.len() >= 4, "several pages: {}", held.len());
     // The simulator's 5xx faults are 500, 502, 503 or 504 at random. 500 is not retried by
-    // default, so this policy adds it (the retry path is the same as for 503).
-    let policy = RetryPolicy { max_attempts: 10, retry_statuses: vec![500, 502, 503, 504], ..fast() };
+    // default, so this policy adds it (the retry path is the same as for 503). With 10 attempts
+    // a request failed for good once in 0.4^10 (1e-4) and the scans make hundreds: CI saw it
+    // (alt variant, 2026-11-27); with 40, once in 1e16.
+    let policy = RetryPolicy { max_attempts: 40, retry_statuses: vec![500, 502, 503, 504], ..fast() };
     let c = client_with(&running, &key, policy);
     sim.set_faults(Faults { error_rate: 0.4, ..Default::default() });
     let scanned = scan(&c).await.unwrap();
