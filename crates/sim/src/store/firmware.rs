@@ -177,6 +177,8 @@ pub struct StateQuery {
 
 /// Columns of a state the row holds ([`state_from`]); its key's values follow them.
 const STATE_FIELDS: usize = 11;
+/// A state's JSON and its keyset position ([`Store::list_state_json`]).
+pub type KeyedJson = (Vec<u8>, Vec<Value>);
 /// State columns that are never NULL: a descending keyset bound on one seeks an index.
 const STATE_NOT_NULL: &[&str] = &["device_id", "module_id", "client_id", "created_at", "modified_at"];
 
@@ -264,10 +266,8 @@ fn state_json(r: &Row<'_>) -> Result<Vec<u8>, StoreError> {
             out.extend_from_slice(rfc.as_bytes());
             out.push(b'"');
         } else {
-            serde_json::to_writer(&mut out, text).map_err(|e| StoreError::Malformed {
-                column: "firmware_states",
-                value: e.to_string(),
-            })?;
+            serde_json::to_writer(&mut out, text)
+                .map_err(|e| StoreError::Malformed { column: "firmware_states", value: e.to_string() })?;
         }
     }
     out.push(b'}');
@@ -619,14 +619,15 @@ impl Store {
     /// The rows of [`Store::list_state_rows`] as each state's JSON, written straight from the
     /// columns (the same bytes as serializing the [`FirmwareState`] read from them, without
     /// parsing and formatting every id and time: most of a states page's cost).
-    pub fn list_state_json(&self, q: &StateQuery) -> Result<Vec<(Vec<u8>, Vec<Value>)>, StoreError> {
+    pub fn list_state_json(&self, q: &StateQuery) -> Result<Vec<KeyedJson>, StoreError> {
         let (sql, args, keys) = state_select(q);
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&sql)?;
         let mut rows = stmt.query(rusqlite::params_from_iter(args.iter()))?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
-            let key: Vec<Value> = (STATE_FIELDS..STATE_FIELDS + keys).map(|i| r.get(i)).collect::<rusqlite::Result<_>>()?;
+            let key: Vec<Value> =
+                (STATE_FIELDS..STATE_FIELDS + keys).map(|i| r.get(i)).collect::<rusqlite::Result<_>>()?;
             out.push((state_json(r)?, key));
         }
         Ok(out)
