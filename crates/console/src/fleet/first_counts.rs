@@ -69,20 +69,7 @@ impl FirstCounts {
             )?;
             for s in items {
                 let status = s.firmware_update_status.as_ref().map(|st| st.as_str());
-                let n = insert.execute(params![
-                    self.scope.0,
-                    s.module_id.to_string(),
-                    s.device_id.to_string(),
-                    s.device_specification_id.map(|u| u.to_string()),
-                    s.client_id.map(|u| u.to_string()),
-                    s.project_id.map(|u| u.to_string()),
-                    s.current_firmware_version,
-                    s.target_firmware_version,
-                    s.target_firmware_version_modified_at.map(super::to_ms),
-                    status,
-                    s.firmware_update_status_details,
-                    s.firmware_update_status_modified_at.map(super::to_ms),
-                ])?;
+                let n = insert.execute(rusqlite::params_from_iter(super::scan::state_values(self.scope, s)))?;
                 if n == 1 {
                     let details =
                         if status == Some("FAILED") { s.firmware_update_status_details.as_deref() } else { Some("") };

@@ -78,6 +78,7 @@ use dcs_api::model::{FirmwareState, Page};
 use dcs_api::Client;
 use futures::TryStreamExt;
 use rusqlite::params;
+use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use serde::Serialize;
 use time::OffsetDateTime;
 use tokio_util::sync::CancellationToken;
@@ -674,23 +675,36 @@ pub(crate) fn write_states(tx: &rusqlite::Transaction<'_>, scope: Scope, items: 
                 OR states.project_id IS NOT excluded.project_id",
         )?;
         for s in items {
-            changed += upsert.execute(params![
-                scope.0,
-                s.module_id.to_string(),
-                s.device_id.to_string(),
-                s.device_specification_id.map(|u| u.to_string()),
-                s.client_id.map(|u| u.to_string()),
-                s.project_id.map(|u| u.to_string()),
-                s.current_firmware_version,
-                s.target_firmware_version,
-                s.target_firmware_version_modified_at.map(to_ms),
-                s.firmware_update_status.as_ref().map(|st| st.as_str()),
-                s.firmware_update_status_details,
-                s.firmware_update_status_modified_at.map(to_ms),
-            ])? as u32;
+            changed += upsert.execute(rusqlite::params_from_iter(state_values(scope, s)))? as u32;
         }
     }
     Ok(changed)
+}
+
+/// A state's values for the twelve columns `INSERT INTO states (scope, module_id, device_id,
+/// spec_id, client_id, project_id, current, target, target_at, status, details, status_at)`
+/// lists: every writer of states binds these.
+pub(super) fn state_values(scope: Scope, s: &FirmwareState) -> [ToSqlOutput<'_>; 12] {
+    fn text(t: Option<&str>) -> ToSqlOutput<'_> {
+        t.map_or(ToSqlOutput::Owned(Value::Null), |t| ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())))
+    }
+    let null = || ToSqlOutput::Owned(Value::Null);
+    let uuid = |u: Option<Uuid>| u.map_or_else(null, |u| ToSqlOutput::Owned(Value::Text(u.to_string())));
+    let ms = |t: Option<OffsetDateTime>| t.map_or_else(null, |t| ToSqlOutput::Owned(Value::Integer(to_ms(t))));
+    [
+        ToSqlOutput::Owned(Value::Integer(scope.0)),
+        uuid(Some(s.module_id)),
+        uuid(Some(s.device_id)),
+        uuid(s.device_specification_id),
+        uuid(s.client_id),
+        uuid(s.project_id),
+        text(s.current_firmware_version.as_deref()),
+        text(s.target_firmware_version.as_deref()),
+        ms(s.target_firmware_version_modified_at),
+        text(s.firmware_update_status.as_ref().map(|st| st.as_str())),
+        text(s.firmware_update_status_details.as_deref()),
+        ms(s.firmware_update_status_modified_at),
+    ]
 }
 
 /// Before a full scan into a `states` table that holds no state at all (a new database: the
