@@ -56,7 +56,7 @@ impl FirstCounts {
     }
 
     /// Inserts a page of states in the caller's transaction, counting those inserted; a state
-    /// already there is written as scan::write_states writes it, and the counts are then left
+    /// already there is written as states::write_states writes it, and the counts are then left
     /// to a recount. Answers how many states were new or changed.
     pub(crate) fn insert(&mut self, tx: &Transaction<'_>, items: &[FirmwareState]) -> Result<u32> {
         let mut page: HashMap<GroupKey<&str>, i64> = HashMap::new();
@@ -69,7 +69,7 @@ impl FirstCounts {
             )?;
             for s in items {
                 let status = s.firmware_update_status.as_ref().map(|st| st.as_str());
-                let n = insert.execute(rusqlite::params_from_iter(super::scan::state_values(self.scope, s)))?;
+                let n = insert.execute(rusqlite::params_from_iter(super::states::state_values(self.scope, s)))?;
                 if n == 1 {
                     let details =
                         if status == Some("FAILED") { s.firmware_update_status_details.as_deref() } else { Some("") };
@@ -87,7 +87,7 @@ impl FirstCounts {
                     written += 1;
                 } else {
                     self.exact = false;
-                    let n = super::scan::write_states(tx, self.scope, std::slice::from_ref(s))?;
+                    let n = super::states::write_states(tx, self.scope, std::slice::from_ref(s))?;
                     self.changed += u64::from(n);
                     written += n;
                 }

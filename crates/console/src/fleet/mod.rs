@@ -15,6 +15,7 @@ pub mod query;
 pub mod rollout;
 pub mod scan;
 pub mod service;
+mod states;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
