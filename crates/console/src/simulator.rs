@@ -107,15 +107,12 @@ impl Starting {
     pub async fn ready(&self) -> Result<Arc<Started>, crate::Error> {
         self.ready.clone().await.map_err(crate::Error::Setup)
     }
-
-    /// The simulator if it serves already, without waiting.
-    pub fn started(&self) -> Option<Arc<Started>> {
-        self.ready.peek().and_then(|r| r.as_ref().ok().cloned())
-    }
 }
 
-/// Starts the built-in simulator as [`start_from_env`] does, but answers as soon as its port is
-/// bound: the seeding (seconds for a new data file) and the serving go on in a task of the
+/// Starts the built-in simulator with `seed`, its state in `data` (a scratch file when `None`),
+/// as the environment sets it: `DCS_SIM_SPEED` (the demo speed when unset), `DCS_SIM_DEVICES`
+/// (devices per client, for a bigger demo fleet; the default when unset) and `DCS_SIM_VARIANT`.
+/// It answers as soon as its port is bound: the seeding (seconds for a new data file) and the serving go on in a task of the
 /// current tokio runtime. A request sent before it serves waits in the port's listen queue; the
 /// app's commands wait on [`Starting::ready`] instead. The options are checked here, so a bad
 /// `DCS_SIM_VARIANT` fails at once; a failure to seed or serve comes from `ready`.
@@ -177,25 +174,6 @@ pub fn start_in_background(seed: u64, data: Option<std::path::PathBuf>) -> Resul
     .boxed()
     .shared();
     Ok(Starting { base_url, profile, secret: Secret::new(key.secret), ready })
-}
-
-/// Starts the built-in simulator with `seed`, its state in `data` (a scratch file when `None`),
-/// as the environment sets it: `DCS_SIM_SPEED` (the demo speed when unset), `DCS_SIM_DEVICES`
-/// (devices per client, for a bigger demo fleet; the default when unset) and `DCS_SIM_VARIANT`.
-pub async fn start_from_env(seed: u64, data: Option<std::path::PathBuf>) -> Result<Embedded, crate::Error> {
-    let failed = |e: EmbedError| crate::Error::Setup(format!("the built-in simulator could not start: {e}"));
-    let speed = std::env::var("DCS_SIM_SPEED").ok().and_then(|s| s.parse().ok()).filter(|s: &f64| *s > 0.0);
-    let mut opts = SimOptions {
-        seed,
-        speed: speed.unwrap_or(dcs_sim::DEMO_SPEED),
-        data,
-        variant: variant_from_env().map_err(failed)?,
-        ..Default::default()
-    };
-    if let Some(n) = std::env::var("DCS_SIM_DEVICES").ok().and_then(|s| s.parse().ok()).filter(|n: &u32| *n > 0) {
-        opts.devices_per_client = n;
-    }
-    start(opts).await.map_err(failed)
 }
 
 /// The built-in profile of the simulator with `seed`: the demo reseller's key and its customers
