@@ -105,7 +105,7 @@ pub(crate) struct SimState {
 impl SimState {
     /// [`Simulator::reset`], which `POST /_sim/reset` also runs.
     pub(crate) fn reset(&self) -> Result<(), store::StoreError> {
-        seed::seed(&self.store, self.opts.seed, self.opts.devices_per_client)
+        seed::seed(&self.store, self.opts.seed, self.opts.devices_per_client, self.clock.now())
     }
 }
 
@@ -124,6 +124,13 @@ impl Simulator {
             Some(path) => Store::open(path)?,
             None => Store::open_temporary()?,
         };
+        // A data file from an earlier run may hold times ahead of the wall clock (the simulated
+        // clock runs fast): go on from the latest of them, so that nothing moves back in time.
+        let wall = time::OffsetDateTime::now_utc();
+        let start = match store.latest_change()? {
+            Some(latest) if latest >= wall => latest + time::Duration::seconds(1),
+            _ => wall,
+        };
         match store.meta("seed")? {
             Some(existing) => {
                 let existing: u64 = existing.parse().unwrap_or(opts.seed);
@@ -138,22 +145,17 @@ impl Simulator {
             }
             // Not seeded (a new file, or one whose first seeding a crash cut short: the seed
             // and its meta are one transaction, so such a file holds nothing of it).
-            None => seed::seed(&store, opts.seed, opts.devices_per_client)?,
+            None => seed::seed(&store, opts.seed, opts.devices_per_client, start)?,
         }
+        // The clock starts once the data set is there, at the time it was seeded for: seeding a
+        // million states takes minutes, which must not use up the minutes the seeded updates in
+        // progress are spread over.
+        let clock = clock::SimClock::starting_at(opts.speed, start);
         // Tokens are only meaningful to the simulator that issued them: the key is drawn from
         // the OS for each run, never derived from the seed (which is public, default 1), so a
         // token cannot be forged by anyone who knows the seed (a restart asks clients for a new
         // token: a 401, which the client renews).
         let signing_key = seed::signing_key();
-        // A data file from an earlier run may hold times ahead of the wall clock (the simulated
-        // clock runs fast): go on from the latest of them, so that nothing moves back in time.
-        let wall = time::OffsetDateTime::now_utc();
-        let clock = match store.latest_change()? {
-            Some(latest) if latest >= wall => {
-                clock::SimClock::starting_at(opts.speed, latest + time::Duration::seconds(1))
-            }
-            _ => clock::SimClock::new(opts.speed),
-        };
         let faults = faults::FaultState::new(opts.faults.clone());
         let started_at = clock.now();
         let state = SimState { store, opts, signing_key, clock, faults, tokens_issued: Default::default(), started_at };

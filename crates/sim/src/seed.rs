@@ -202,7 +202,9 @@ pub fn demo_customers(seed: u64) -> Vec<(Uuid, &'static str)> {
 /// and the `seed` meta that marks the store as seeded. One transaction
 /// ([`Store::replace_all`]): a crash or an error at any moment leaves the old state or the new
 /// one, so neither a reset nor the first seeding of a data file can leave a half-written state.
-pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), StoreError> {
+/// `now` is the simulated time it is seeded at: the updates it seeds in progress take their next
+/// step within the [`SEEDED_STEPS_WITHIN`] after it; nothing else depends on it.
+pub fn seed(store: &Store, seed: u64, devices_per_client: u32, now: OffsetDateTime) -> Result<(), StoreError> {
     let mut rng = rng_for(seed, 3);
     let reseller = ClientRow { id: reseller_id(seed), name: RESELLER.to_owned(), reseller_id: None };
     let mut clients = vec![reseller.clone()];
@@ -221,41 +223,50 @@ pub fn seed(store: &Store, seed: u64, devices_per_client: u32) -> Result<(), Sto
             insert::api_key(tx, &row)?;
         }
 
-        let mut when = EPOCH;
-        let mut serial: u64 = 0;
+        let mut run = Run { when: EPOCH, serial: 0, bindable: Vec::new(), now };
         // Devices a connector binding may be seeded for, with their creation time: one
         // client's at a time (their bindings are drawn from a stream of their own, so writing
         // them client by client draws what writing them all at the end did).
-        let mut bindable: Vec<(DeviceRow, OffsetDateTime)> = Vec::new();
         let mut binding_rng = rng_for(seed, 4);
         let authors = binding_authors(&mut binding_rng, &clients);
         for client in &clients {
-            seed_client(tx, &mut rng, client, devices_per_client, &mut when, &mut serial, &mut bindable)?;
-            seed_bindings(tx, &mut binding_rng, &authors, &bindable)?;
-            bindable.clear();
+            seed_client(tx, &mut rng, client, devices_per_client, &mut run)?;
+            seed_bindings(tx, &mut binding_rng, &authors, &run.bindable)?;
+            run.bindable.clear();
         }
         // The unrelated customer last, from streams of its own: every other id, serial and
         // binding stays as it was before it existed.
         let mut own = rng_for(seed, 6);
-        seed_client(tx, &mut own, &unrelated, devices_per_client, &mut when, &mut serial, &mut bindable)?;
+        seed_client(tx, &mut own, &unrelated, devices_per_client, &mut run)?;
         let mut binding_rng = rng_for(seed, 7);
         let authors = binding_authors(&mut binding_rng, &[unrelated]);
-        seed_bindings(tx, &mut binding_rng, &authors, &bindable)?;
+        seed_bindings(tx, &mut binding_rng, &authors, &run.bindable)?;
         insert::meta(tx, "seed", &seed.to_string())
     })
 }
 
+/// How far ahead of the seeding's time the next steps of the updates it seeds in progress are
+/// spread.
+pub const SEEDED_STEPS_WITHIN: Duration = Duration::minutes(10);
+
+/// What one client's seeding hands on to the next: `when` (the time things were last created)
+/// and `serial` go on from client to client (serials make IMEIs, DevEUIs and barcodes unique);
+/// the devices a binding may be seeded for go to `bindable`; `now` is the seeding's time.
+struct Run {
+    when: OffsetDateTime,
+    serial: u64,
+    bindable: Vec<(DeviceRow, OffsetDateTime)>,
+    now: OffsetDateTime,
+}
+
 /// One client's specifications, modules, packages, devices, firmware states and downlinks,
-/// drawn from `rng`. `when` and `serial` go on from client to client (serials make IMEIs,
-/// DevEUIs and barcodes unique); the devices a binding may be seeded for go to `bindable`.
+/// drawn from `rng`, going on with `run` from the client before.
 fn seed_client(
     tx: &rusqlite::Transaction<'_>,
     rng: &mut ChaCha8Rng,
     client: &ClientRow,
     devices_per_client: u32,
-    when: &mut OffsetDateTime,
-    serial: &mut u64,
-    bindable: &mut Vec<(DeviceRow, OffsetDateTime)>,
+    run: &mut Run,
 ) -> Result<(), StoreError> {
     // Each client gets a seeded subset of the specifications, at least two.
     let mut specs: Vec<&(&str, &[(&str, &str)])> = SPECS.iter().collect();
@@ -266,13 +277,13 @@ fn seed_client(
     let mut catalogue: Vec<CatalogueSpec> = Vec::new();
     for (spec_name, modules) in chosen {
         let spec_id = uuid_from(rng);
-        *when += Duration::minutes(rng.gen_range(30..600));
-        insert::device_specification(tx, spec_id, client.id, spec_name, *when)?;
+        run.when += Duration::minutes(rng.gen_range(30..600));
+        insert::device_specification(tx, spec_id, client.id, spec_name, run.when)?;
         let mut mods = Vec::new();
         for (module_name, attr) in modules.iter() {
-            *when += Duration::minutes(rng.gen_range(5..240));
+            run.when += Duration::minutes(rng.gen_range(5..240));
             let author = format!("principal/{}", uuid_from(rng));
-            let modified = *when + Duration::days(rng.gen_range(0..40));
+            let modified = run.when + Duration::days(rng.gen_range(0..40));
             let module_id = uuid_from(rng);
             insert::module(
                 tx,
@@ -282,7 +293,7 @@ fn seed_client(
                     firmware_version_attribute_name: (*attr).to_owned(),
                     device_specification_id: spec_id,
                     client_id: Some(client.id),
-                    created_at: Some(*when),
+                    created_at: Some(run.when),
                     created_by: Some(author.clone()),
                     modified_at: Some(modified),
                     modified_by: Some(author.clone()),
@@ -293,7 +304,7 @@ fn seed_client(
             let versions: Vec<&str> = VERSIONS[..n].to_vec();
             for (i, version) in versions.iter().enumerate() {
                 let pkg = uuid_from(rng);
-                let at = *when + Duration::days(3 + 9 * i as i64) + Duration::minutes(rng.gen_range(0..600));
+                let at = run.when + Duration::days(3 + 9 * i as i64) + Duration::minutes(rng.gen_range(0..600));
                 let description = format!("{module_name} firmware {version}");
                 insert::package(tx, pkg, client.id, spec_id, module_id, version, Some(&description), at, &author)?;
                 let slug = attr.replace('_', "-");
@@ -331,7 +342,7 @@ fn seed_client(
     let projects = [uuid_from(rng), uuid_from(rng)];
     let mut samples: Vec<DeviceRow> = Vec::new();
     for n in 0..devices_per_client {
-        *serial += 1;
+        run.serial += 1;
         let (spec_id, spec_name, mods) = &catalogue[rng.gen_range(0..catalogue.len())];
         let kinds = connections(spec_name);
         let connection = kinds[rng.gen_range(0..kinds.len())];
@@ -343,10 +354,10 @@ fn seed_client(
             project_id: projects[(n % 2) as usize],
             name: format!("{short}-{:05}", n + 1),
             description: format!("{spec_name} #{}", n + 1),
-            barcode: format!("BC{:010}", 1_000_000 + *serial * 7919 % 9_000_000),
+            barcode: format!("BC{:010}", 1_000_000 + run.serial * 7919 % 9_000_000),
             connection: connection.to_owned(),
-            imei: (connection != "lora").then(|| format!("35{:013}", 4_000_000_000 + *serial)),
-            deveui: (connection == "lora").then(|| format!("70b3d57ed0{:06x}", *serial)),
+            imei: (connection != "lora").then(|| format!("35{:013}", 4_000_000_000 + run.serial)),
+            deveui: (connection == "lora").then(|| format!("70b3d57ed0{:06x}", run.serial)),
             metadata: serde_json::json!({ "site": format!("site-{}", rng.gen_range(1..=40)), "batch": rng.gen_range(1..=12) }),
         };
         let created = EPOCH + Duration::minutes(rng.gen_range(0..60 * 24 * 30));
@@ -355,7 +366,7 @@ fn seed_client(
             samples.push(device.clone());
         }
         if device.connection != "sms" {
-            bindable.push((device.clone(), created));
+            run.bindable.push((device.clone(), created));
         }
         for (module_id, versions) in mods {
             let latest = versions[versions.len() - 1];
@@ -370,8 +381,12 @@ fn seed_client(
                 (Some(previous), Some(latest), Some("FAILED"), Some(FAILURES[rng.gen_range(0..FAILURES.len())]), None)
             } else if r < 0.90 {
                 let status = ["PENDING", "DOWNLOADING", "INSTALLING"][rng.gen_range(0..3)];
-                // Due at once: these updates move as soon as the simulator runs.
-                (Some(previous), Some(latest), Some(status), None, Some(modified))
+                // The next step within the minutes after the seeding, spread out: not
+                // already due, which would make them all happen at the one instant the
+                // simulator first ran. The spread comes from the drawn time (no draw more: the
+                // rest of the data set stays as it was).
+                let ahead = (modified - EPOCH).whole_minutes().rem_euclid(SEEDED_STEPS_WITHIN.whole_seconds());
+                (Some(previous), Some(latest), Some(status), None, Some(run.now + Duration::seconds(1 + ahead)))
             } else {
                 (Some(previous), Some(previous), Some("SUCCEEDED"), None, None)
             };

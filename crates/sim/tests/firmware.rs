@@ -555,3 +555,46 @@ async fn each_step_of_a_batch_is_stamped_at_its_own_due_time() {
     let read: Vec<_> = sim.store().list_states(&q).unwrap().iter().map(|s| (s.device_id, s.module_id)).collect();
     assert_eq!(read, vec![picked[2], picked[1], picked[3]]);
 }
+
+/// the updates the seed leaves in progress are not due when the simulator starts (which
+/// would stamp them all at its first instant): their next steps fall within the ten minutes after
+/// the seeding, spread out, and each is stamped at its own time when it comes.
+#[tokio::test]
+async fn the_seeds_updates_in_progress_move_on_spread_over_the_minutes_after_it_starts() {
+    use dcs_model::UpdateStatus;
+    use dcs_sim::store::firmware::StateQuery;
+    use dcs_sim::store::query::Window;
+
+    let sim = Simulator::new(SimOptions { devices_per_client: 200, speed: 1200.0, ..Default::default() }).unwrap();
+    let start = sim.now();
+    assert_eq!(sim.store().due_count(start).unwrap(), 0, "no step of the seed is due when it starts");
+    let owner = sim.demo_key().client_id;
+    let states = || {
+        let q = StateQuery { owner, window: Window { limit: 100_000, ..Default::default() }, ..Default::default() };
+        sim.store().list_states(&q).unwrap()
+    };
+    let moving = |s: &dcs_model::FirmwareState| {
+        matches!(
+            s.firmware_update_status,
+            Some(UpdateStatus::Pending | UpdateStatus::Downloading | UpdateStatus::Installing)
+        )
+    };
+    let in_progress: Vec<_> = states().into_iter().filter(moving).map(|s| (s.device_id, s.module_id)).collect();
+    assert!(in_progress.len() > 30, "{}", in_progress.len());
+    let within = start + dcs_sim::seed::SEEDED_STEPS_WITHIN;
+    while sim.now() <= within + time::Duration::seconds(1) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // One pass: each update due takes one step (the steps it schedules come in later passes).
+    sim.step().unwrap();
+    let stamps: Vec<_> = in_progress
+        .iter()
+        .map(|&(device, module)| {
+            let s = sim.store().state(owner, device, module).unwrap().unwrap();
+            s.firmware_update_status_modified_at.unwrap()
+        })
+        .collect();
+    assert!(stamps.iter().all(|t| *t > start && *t <= within + time::Duration::seconds(1)), "{stamps:?}");
+    let instants: std::collections::BTreeSet<_> = stamps.iter().collect();
+    assert!(instants.len() * 4 > stamps.len() * 3, "{} instants for {} steps", instants.len(), stamps.len());
+}

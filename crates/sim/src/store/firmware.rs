@@ -834,7 +834,7 @@ mod tests {
     #[test]
     fn states_written_from_their_rows_are_the_serialized_states() {
         let store = Store::open_temporary().unwrap();
-        crate::seed::seed(&store, 5, 30).unwrap();
+        crate::seed::seed(&store, 5, 30, OffsetDateTime::now_utc()).unwrap();
         {
             let conn = store.conn();
             conn.execute_batch(
