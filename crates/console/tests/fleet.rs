@@ -539,7 +539,14 @@ enum Twist {
     IgnoreSort,
     /// A 400 naming `sort` when it sorts by `modifiedAt`.
     RefuseSort,
+    /// The [`UNTIMED_NEWEST`] states the service changed last are answered without their
+    /// target, status and both times (states that only report their version, modified later
+    /// than any other): a `sort=-modifiedAt` answer starts with them.
+    UntimedNewest,
 }
+
+/// How many of the newest states [`Twist::UntimedNewest`] answers without a time.
+const UNTIMED_NEWEST: usize = 3;
 
 /// A scope's requests as the service in front of the simulator saw them (path and query).
 type Seen = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
@@ -578,11 +585,26 @@ async fn twisted_with(
     use axum::middleware::Next;
     use axum::response::IntoResponse;
     let sim = Simulator::new(SimOptions { devices_per_client: devices, ..Default::default() }).unwrap();
+    // The newest states by the service's own time, for Twist::UntimedNewest.
+    let untimed: std::sync::Arc<std::collections::HashSet<(String, String)>> =
+        std::sync::Arc::new(if twists.iter().any(|t| matches!(t, Twist::UntimedNewest)) {
+            let mut q = dcs_sim::store::firmware::StateQuery {
+                owner: sim.demo_key().client_id,
+                window: dcs_sim::store::query::Window { limit: UNTIMED_NEWEST as u64, ..Default::default() },
+                ..Default::default()
+            };
+            q.window.order_by = vec![("modified_at", true), ("device_id", true), ("module_id", true)];
+            let newest = sim.store().list_states(&q).unwrap();
+            newest.iter().map(|s| (s.device_id.to_string(), s.module_id.to_string())).collect()
+        } else {
+            Default::default()
+        });
     let seen: Seen = Default::default();
     let log = seen.clone();
     let app = sim.router().layer(axum::middleware::from_fn(move |mut req: Request, next: Next| {
         let log = log.clone();
         let control = control.clone();
+        let untimed = untimed.clone();
         async move {
             let path = req.uri().path().to_owned();
             if path == "/firmware/states" && req.uri().query().unwrap_or("").contains("modifiedSince=") {
@@ -636,6 +658,26 @@ async fn twisted_with(
                 let query = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(&keep).finish();
                 let uri = if query.is_empty() { path.clone() } else { format!("{path}?{query}") };
                 *req.uri_mut() = uri.parse().unwrap();
+                if !untimed.is_empty() {
+                    let answer = next.run(req).await;
+                    let (parts, body) = answer.into_parts();
+                    let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+                    let mut page: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+                    for item in page["items"].as_array_mut().unwrap() {
+                        let key = (
+                            item["deviceId"].as_str().unwrap().to_owned(),
+                            item["moduleId"].as_str().unwrap().to_owned(),
+                        );
+                        if untimed.contains(&key) {
+                            let item = item.as_object_mut().unwrap();
+                            item.retain(|k, _| !k.starts_with("target") && !k.starts_with("firmwareUpdateStatus"));
+                        }
+                    }
+                    let mut answer =
+                        axum::response::Response::from_parts(parts, axum::body::Body::from(page.to_string()));
+                    answer.headers_mut().remove("content-length");
+                    return answer;
+                }
             }
             next.run(req).await
         }
@@ -718,6 +760,38 @@ async fn a_service_taking_both_parameters_is_refreshed_incrementally() {
     let asked = seen.lock().unwrap().clone();
     assert_eq!(asked.len(), 2, "{asked:?}");
     assert!(asked[0].contains("sort=-modifiedAt") && asked[1].contains("modifiedSince="), "{asked:?}");
+}
+
+/// The newest states of the service's order may carry no time (a state that only reports its
+/// version): the watermark is the newest time among the states that do, and the refresh after a
+/// full scan stays incremental (it was a full scan every time: the watermark was the first
+/// state's time, and it had none).
+#[tokio::test]
+async fn newest_states_without_a_time_still_leave_a_watermark() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sim, client, db, scope, _) = twisted(150, &[Twist::UntimedNewest], dir.path()).await;
+    sim.set_speed(1e-6).unwrap();
+    let full = refresh_in(&client, &db, scope, ScanKind::Full).await;
+    let newest_timed = {
+        let page = client
+            .firmware()
+            .states_page(&StateFilter {
+                sort: Some("-modifiedAt".into()),
+                limit: Some(scan::ORDER_SAMPLE),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .0;
+        assert!(page.items[..UNTIMED_NEWEST].iter().all(|s| scan::modified_at(s).is_none()));
+        page.items.iter().find_map(scan::modified_at).unwrap()
+    };
+    let watermark = full.watermark.as_deref().expect("a watermark after the full scan");
+    let watermark = time::OffsetDateTime::parse(watermark, &time::format_description::well_known::Rfc3339).unwrap();
+    assert_eq!(watermark, newest_timed);
+    let next = refresh_in(&client, &db, scope, ScanKind::Incremental).await;
+    assert_eq!((next.kind, next.changed), (ScanKind::Incremental, 0));
+    assert!(next.states < full.states / 10, "read {} of {}", next.states, full.states);
 }
 
 /// The states the service lists whose time is at or after `at`.

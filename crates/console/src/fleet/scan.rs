@@ -47,7 +47,11 @@
 //!
 //! **The watermark** is in the service's clock, never this computer's. With the sort, it is the
 //! time of the latest state asked for before reading: every change made after that request is
-//! stamped at or after it, so the next refresh sees it even if this one missed it.
+//! stamped at or after it, so the next refresh sees it even if this one missed it. The newest
+//! states may show no time (a state reporting only its version has neither a target's nor a
+//! status's): the watermark request asks for [`ORDER_SAMPLE`] states and takes the first time
+//! among them, which is no later than the untimed ones' (a watermark too early reads more, never
+//! less).
 //!
 //! **The overlap**: the next refresh also reaches back before the watermark, for a change stamped
 //! just before the watermark request but committed after it (a write under way while it was
@@ -367,11 +371,7 @@ pub async fn refresh(
     let mut latest_asked = None;
     if known.sort.usable() || stale(known.sort_at, now) {
         let check = kind == ScanKind::Full || known.sort == Support::Unknown || stale(known.sort_at, now);
-        let probe = StateFilter {
-            sort: Some("-modifiedAt".into()),
-            limit: Some(if check { ORDER_SAMPLE } else { 1 }),
-            ..Default::default()
-        };
+        let probe = StateFilter { sort: Some("-modifiedAt".into()), limit: Some(ORDER_SAMPLE), ..Default::default() };
         match cancellable(cancel, firmware.states_page(&probe)).await?.map_err(FleetError::from) {
             Ok((page, _)) => {
                 if check {
@@ -380,7 +380,7 @@ pub async fn refresh(
                         known.sort_at = Some(now);
                     }
                 }
-                latest_asked = page.items.first().and_then(modified_at).map(to_ms);
+                latest_asked = page.items.iter().find_map(modified_at).map(to_ms);
             }
             Err(e) if about_the_request(&e) => {
                 let plain = StateFilter { limit: Some(1), ..Default::default() };
