@@ -147,6 +147,7 @@ impl Simulator {
             // and its meta are one transaction, so such a file holds nothing of it).
             None => seed::seed(&store, opts.seed, opts.devices_per_client, start)?,
         }
+        store.share_reads()?;
         // The clock starts once the data set is there, at the time it was seeded for: seeding a
         // million states takes minutes, which must not use up the minutes the seeded updates in
         // progress are spread over.

@@ -340,7 +340,7 @@ impl Store {
             .eq_opt("device_specification_id", q.device_specification_id.map(|v| v.to_string()))
             .eq_opt("client_id", q.client_id.map(|v| v.to_string()));
         let sql = select.sql(&q.order_by, "created_at ASC", "id ASC", q.limit, q.offset);
-        let conn = self.conn();
+        let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(select.args.iter()), module_row)?;
         rows.map(|r| module_from(r?)).collect()
@@ -603,7 +603,7 @@ impl Store {
     /// each with the values of those terms: its keyset position.
     pub fn list_state_rows(&self, q: &StateQuery) -> Result<Vec<(FirmwareState, Vec<Value>)>, StoreError> {
         let (sql, args, keys) = state_select(q);
-        let conn = self.conn();
+        let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| {
             let key: rusqlite::Result<Vec<Value>> = (STATE_FIELDS..STATE_FIELDS + keys).map(|i| r.get(i)).collect();
@@ -621,7 +621,7 @@ impl Store {
     /// parsing and formatting every id and time: most of a states page's cost).
     pub fn list_state_json(&self, q: &StateQuery) -> Result<Vec<KeyedJson>, StoreError> {
         let (sql, args, keys) = state_select(q);
-        let conn = self.conn();
+        let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(&sql)?;
         let mut rows = stmt.query(rusqlite::params_from_iter(args.iter()))?;
         let mut out = Vec::new();
@@ -881,5 +881,47 @@ mod tests {
             }
         }
         assert!(compared > 100, "{compared}");
+    }
+
+    /// Once reads are shared, a listing is answered while a write transaction is open (the
+    /// devices' engine applying a batch, a reset seeding), from what was committed before it;
+    /// it waited for the write before.
+    #[test]
+    fn listings_are_read_while_a_write_is_under_way() {
+        use std::sync::mpsc;
+        let store = Store::open_temporary().unwrap();
+        crate::seed::seed(&store, 5, 30, OffsetDateTime::now_utc()).unwrap();
+        store.share_reads().unwrap();
+        let owner: String =
+            store.conn().query_row("SELECT client_id FROM firmware_states LIMIT 1", [], |r| r.get(0)).unwrap();
+        let q = StateQuery {
+            owner: owner.parse().unwrap(),
+            window: Window { limit: 10_000, ..Default::default() },
+            ..Default::default()
+        };
+        let before = store.list_state_json(&q).unwrap().len();
+        assert!(before > 10);
+        let (started, writing) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let (store, owner, q) = (&store, &owner, &q);
+        std::thread::scope(|s| {
+            s.spawn(move || {
+                store
+                    .with_tx(|tx| {
+                        tx.execute("DELETE FROM firmware_states WHERE client_id = ?1", [owner])?;
+                        started.send(()).unwrap();
+                        released.recv().unwrap();
+                        Ok(())
+                    })
+                    .unwrap()
+            });
+            writing.recv().unwrap();
+            let (done, read) = mpsc::channel();
+            s.spawn(move || done.send(store.list_state_json(q).unwrap().len()).unwrap());
+            let answer = read.recv_timeout(std::time::Duration::from_secs(5));
+            release.send(()).unwrap();
+            assert_eq!(answer, Ok(before), "the listing during the write");
+        });
+        assert_eq!(store.list_state_json(q).unwrap().len(), 0, "after it");
     }
 }

@@ -248,7 +248,52 @@ pub struct ApiKeyRow {
 
 pub struct Store {
     conn: Mutex<Connection>,
+    /// Connections that only read, for the listings, once reads are shared
+    /// ([`Store::share_reads`]): requests read side by side, and while the devices' engine writes.
+    readers: Readers,
     files: FilesDir,
+}
+
+/// The read-only connections of a store's file: opened as requests need them, idle ones kept.
+pub(crate) struct Readers {
+    path: PathBuf,
+    shared: std::sync::atomic::AtomicBool,
+    idle: Mutex<Vec<Connection>>,
+}
+
+/// Most idle read connections kept (one a request being served; more are opened when needed and
+/// closed after).
+const IDLE_READERS: usize = 8;
+
+/// Page cache of a read connection (KiB): the listings read few pages, the OS's cache has them.
+const READER_CACHE_KIB: i64 = 8192;
+
+/// A connection to read with: one of the store's read connections, or the store's own
+/// connection while reads are not shared.
+pub(crate) enum Reader<'a> {
+    Own(MutexGuard<'a, Connection>),
+    Pooled(Option<Connection>, &'a Readers),
+}
+
+impl std::ops::Deref for Reader<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        match self {
+            Reader::Own(guard) => guard,
+            Reader::Pooled(conn, _) => conn.as_ref().expect("a read connection until dropped"),
+        }
+    }
+}
+
+impl Drop for Reader<'_> {
+    fn drop(&mut self) {
+        if let Reader::Pooled(conn, readers) = self {
+            let mut idle = readers.idle.lock().unwrap_or_else(|p| p.into_inner());
+            if idle.len() < IDLE_READERS {
+                idle.extend(conn.take());
+            }
+        }
+    }
 }
 
 /// Where uploaded files go: beside the database file, or a folder of the temporary store's
@@ -256,6 +301,12 @@ pub struct Store {
 enum FilesDir {
     Kept(PathBuf),
     Temporary { _dir: tempfile::TempDir, files: PathBuf },
+}
+
+impl Readers {
+    fn new(path: PathBuf, shared: bool) -> Readers {
+        Readers { path, shared: shared.into(), idle: Mutex::new(Vec::new()) }
+    }
 }
 
 impl FilesDir {
@@ -309,7 +360,8 @@ impl Store {
         Self::prepare(&conn)?;
         let files = dir.path().join("files");
         std::fs::create_dir_all(&files)?;
-        Ok(Store { conn: Mutex::new(conn), files: FilesDir::Temporary { _dir: dir, files } })
+        let readers = Readers::new(dir.path().join("sim.sqlite"), false);
+        Ok(Store { conn: Mutex::new(conn), readers, files: FilesDir::Temporary { _dir: dir, files } })
     }
 
     /// Opens (or creates) the database in `path`; uploaded files go to `<path>.files/`.
@@ -322,7 +374,9 @@ impl Store {
         files.push(".files");
         let files = PathBuf::from(files);
         std::fs::create_dir_all(&files)?;
-        Ok(Store { conn: Mutex::new(conn), files: FilesDir::Kept(files) })
+        // A WAL in the default locking mode: read connections can be used at once.
+        let readers = Readers::new(path.to_owned(), true);
+        Ok(Store { conn: Mutex::new(conn), readers, files: FilesDir::Kept(files) })
     }
 
     fn prepare(conn: &Connection) -> Result<(), StoreError> {
@@ -412,6 +466,49 @@ impl Store {
             }
         }
         Ok(())
+    }
+
+    /// Lets the listings read through connections of their own ([`Store::reader`]). A temporary
+    /// store is written with a rollback journal and its lock held for good (the fastest way to
+    /// seed it); this gives the lock up and switches it to a WAL, where readers and the writer
+    /// do not wait for one another. Called once its data set is seeded.
+    pub fn share_reads(&self) -> Result<(), StoreError> {
+        if self.readers.shared.load(std::sync::atomic::Ordering::Acquire) {
+            return Ok(());
+        }
+        let conn = self.conn();
+        conn.pragma_update(None, "locking_mode", "NORMAL")?;
+        // The exclusive lock is let go at the next access.
+        conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))?;
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Options(format!("the store's journal stayed {mode}, not a WAL")));
+        }
+        self.readers.shared.store(true, std::sync::atomic::Ordering::Release);
+        Ok(())
+    }
+
+    /// A connection to read with: a read-only one of the store's file once reads are shared (it
+    /// sees every transaction committed before it started reading), else the store's own.
+    pub(crate) fn reader(&self) -> Result<Reader<'_>, StoreError> {
+        if !self.readers.shared.load(std::sync::atomic::Ordering::Acquire) {
+            return Ok(Reader::Own(self.conn()));
+        }
+        let idle = self.readers.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => {
+                use rusqlite::OpenFlags;
+                let conn = Connection::open_with_flags(
+                    &self.readers.path,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                conn.pragma_update(None, "cache_size", -READER_CACHE_KIB)?;
+                conn.busy_timeout(std::time::Duration::from_secs(5))?;
+                conn
+            }
+        };
+        Ok(Reader::Pooled(Some(conn), &self.readers))
     }
 
     pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
