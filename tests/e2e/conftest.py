@@ -8,6 +8,7 @@ does for a user with no configuration.
 import contextlib
 import json
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -48,6 +49,22 @@ def by_variant(reference, alt):
 
 
 def free_port() -> int:
+    """A port free now, below the kernel's ephemeral range: a port from that range (what binding
+    port 0 gives) may be handed to another process's bind(0) (an app's built-in simulator)
+    before the driver that was meant to listen on it binds it."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    for _ in range(200):
+        port = random.randrange(max(1024, low - 12000), low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -147,31 +164,40 @@ def app_session(env: dict, log=subprocess.DEVNULL, on_start=None):
     # A native dialog or OS drop cannot be driven from here: the debug build takes the drop
     # events the tests send from the page as drops when told so (a release build cannot).
     env = {**env, "DCS_E2E_DROPS": "1", "DCS_E2E_RECORD_IPC": "1"}
-    port, native = free_port(), free_port()
-    driver_proc = subprocess.Popen(
-        ["tauri-driver", "--port", str(port), "--native-port", str(native)], env=env, stdout=log, stderr=subprocess.STDOUT
-    )
-    try:
-        # tauri-driver answers on `port` and hands sessions to WebKitWebDriver on `native`.
-        wait_for_port(port)
-        wait_for_port(native)
-        options = ArgOptions()
-        options.set_capability("browserName", "wry")
-        options.set_capability("tauri:options", {"application": str(APP)})
-        if on_start:
-            on_start()
-        driver = new_session(f"http://127.0.0.1:{port}", options)
-        driver.implicitly_wait(0)
+    for attempt in range(3):
+        port, native = free_port(), free_port()
+        driver_proc = subprocess.Popen(
+            ["tauri-driver", "--port", str(port), "--native-port", str(native)], env=env, stdout=log, stderr=subprocess.STDOUT
+        )
         try:
-            yield driver
+            # tauri-driver answers on `port` and hands sessions to WebKitWebDriver on `native`.
+            wait_for_port(port)
+            wait_for_port(native)
+            options = ArgOptions()
+            options.set_capability("browserName", "wry")
+            options.set_capability("tauri:options", {"application": str(APP)})
+            if on_start:
+                on_start()
+            try:
+                driver = new_session(f"http://127.0.0.1:{port}", options)
+            except Exception:
+                # Another process took one of the ports before the driver pair listened on it
+                # (WebKitWebDriver: "Unable to listen for HTTP server"): new ports, a new pair.
+                if attempt == 2:
+                    raise
+                continue
+            driver.implicitly_wait(0)
+            try:
+                yield driver
+            finally:
+                driver.quit()
+            return
         finally:
-            driver.quit()
-    finally:
-        driver_proc.terminate()
-        try:
-            driver_proc.wait(10)
-        except subprocess.TimeoutExpired:
-            driver_proc.kill()
+            driver_proc.terminate()
+            try:
+                driver_proc.wait(10)
+            except subprocess.TimeoutExpired:
+                driver_proc.kill()
 
 
 def new_session(url: str, options: ArgOptions, attempts: int = 5):
