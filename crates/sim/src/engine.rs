@@ -41,9 +41,10 @@ pub(crate) async fn run(state: Arc<SimState>) {
 }
 
 /// Applies the steps due, a batch per transaction, batch after batch for up to a second while
-/// full batches come: a backlog (the seed's updates already due, 10% of a million states) is
-/// worked off in seconds rather than at one batch a tick, and the store's lock is let go between
-/// batches, so requests are served meanwhile. Returns how many steps were applied.
+/// full batches come: a backlog (a data file reopened after its updates fell due, targets set
+/// across a million states) is worked off in seconds rather than at one batch a tick, and the
+/// store's lock is let go between batches, so requests are served meanwhile. Returns how many
+/// steps were applied.
 fn backlog(state: &SimState) -> Result<usize, StoreError> {
     let started = std::time::Instant::now();
     let mut total = 0;

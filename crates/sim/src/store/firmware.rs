@@ -728,8 +728,8 @@ impl Store {
     /// instant its change is stamped at into what happens. The stamp is the step's own due time
     /// not the time the engine got round to it, so a batch is not one instant, except:
     /// - never after `now` (the simulated clock);
-    /// - never before `floor` (when the simulator started: a step due before it ran, the seed's
-    ///   backlog, happens when it first runs);
+    /// - never before `floor` (when the simulator started: a step due before it ran, as in a data
+    ///   file reopened after its updates fell due, happens when it first runs);
     /// - never before the latest change of the client's states committed so far (its own
     ///   included): every change is stamped at or after every stamp a listing could have shown
     ///   before it was committed, so a client's `modifiedSince` watermark never skips one.
