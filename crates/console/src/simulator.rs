@@ -112,9 +112,9 @@ impl Starting {
 /// Starts the built-in simulator with `seed`, its state in `data` (a scratch file when `None`),
 /// as the environment sets it: `DCS_SIM_SPEED` (the demo speed when unset), `DCS_SIM_DEVICES`
 /// (devices per client, for a bigger demo fleet; the default when unset) and `DCS_SIM_VARIANT`.
-/// It answers as soon as its port is bound: the seeding (seconds for a new data file) and the serving go on in a task of the
-/// current tokio runtime. A request sent before it serves waits in the port's listen queue; the
-/// app's commands wait on [`Starting::ready`] instead. The options are checked here, so a bad
+/// It answers as soon as its port is bound: the seeding (seconds for a new data file) and the
+/// serving go on in a task of the current tokio runtime. A request sent before it serves waits
+/// in the port's listen queue; the app's commands wait on [`Starting::ready`] instead. The options are checked here, so a bad
 /// `DCS_SIM_VARIANT` fails at once; a failure to seed or serve comes from `ready`.
 pub fn start_in_background(seed: u64, data: Option<std::path::PathBuf>) -> Result<Starting, crate::Error> {
     let failed = |e: String| crate::Error::Setup(format!("the built-in simulator could not start: {e}"));

@@ -28,12 +28,8 @@ pub struct SimClock {
 }
 
 impl SimClock {
-    /// A clock that starts at the current wall-clock time.
-    pub fn new(speed: f64) -> SimClock {
-        SimClock { state: Mutex::new((Instant::now(), OffsetDateTime::now_utc(), speed)) }
-    }
-
-    /// A clock that starts at `start` (a restarted simulator's, so its time never goes back).
+    /// A clock that starts at `start`: the wall clock's time when a new data set is seeded, or
+    /// just after a data file's latest time, so that a restarted simulator's never goes back.
     pub fn starting_at(speed: f64, start: OffsetDateTime) -> SimClock {
         SimClock { state: Mutex::new((Instant::now(), start, speed)) }
     }
@@ -68,7 +64,7 @@ mod tests {
 
     #[test]
     fn runs_at_its_speed_and_changing_speed_does_not_jump() {
-        let clock = SimClock::new(1000.0);
+        let clock = SimClock::starting_at(1000.0, OffsetDateTime::now_utc());
         let a = clock.now();
         std::thread::sleep(std::time::Duration::from_millis(20));
         let b = clock.now();
@@ -81,7 +77,7 @@ mod tests {
 
     #[test]
     fn refuses_speeds_it_cannot_run_at_and_keeps_its_speed() {
-        let clock = SimClock::new(60.0);
+        let clock = SimClock::starting_at(60.0, OffsetDateTime::now_utc());
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e308, MAX_SPEED * 2.0] {
             assert!(clock.set_speed(bad).unwrap_err().contains("at most 1000000"), "{bad}");
             assert_eq!(clock.speed(), 60.0);
