@@ -502,15 +502,15 @@ pub(crate) async fn list_states(
     caller.require_firmware("device.read")?;
     let (pr, query) = state_query(&state, caller.client, &req.query)?;
     // Each state's JSON straight from its row; the page around them as `Page` serializes.
-    let rows = state.store.list_state_json(&query)?;
-    let page = pr.keyed_page(rows, &req.base, "/firmware/states");
+    let json = state.store.list_state_json(&query)?;
+    let page = pr.keyed_page(json.rows, &req.base, "/firmware/states");
     let mut body = Vec::with_capacity(page.items.iter().map(|i| i.len() + 1).sum::<usize>() + 512);
     body.extend_from_slice(b"{\"items\":[");
     for (n, item) in page.items.iter().enumerate() {
         if n > 0 {
             body.push(b',');
         }
-        body.extend_from_slice(item);
+        body.extend_from_slice(&json.text[item.clone()]);
     }
     body.push(b']');
     for (name, link) in [("next", &page.next), ("prev", &page.prev)] {

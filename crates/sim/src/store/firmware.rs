@@ -177,8 +177,14 @@ pub struct StateQuery {
 
 /// Columns of a state the row holds ([`state_from`]); its key's values follow them.
 const STATE_FIELDS: usize = 11;
-/// A state's JSON and its keyset position ([`Store::list_state_json`]).
-pub type KeyedJson = (Vec<u8>, Vec<Value>);
+/// The rows of a states listing as JSON ([`Store::list_state_json`]): each row's text, one after
+/// another in `text`, by its range there, with its keyset position where a page may start or
+/// end at it.
+#[derive(Debug, Default)]
+pub struct StatesJson {
+    pub text: Vec<u8>,
+    pub rows: Vec<(std::ops::Range<usize>, Vec<Value>)>,
+}
 /// State columns that are never NULL: a descending keyset bound on one seeks an index.
 const STATE_NOT_NULL: &[&str] = &["device_id", "module_id", "client_id", "created_at", "modified_at"];
 
@@ -221,10 +227,10 @@ fn state_from(r: &Row<'_>) -> rusqlite::Result<Result<FirmwareState, StoreError>
     })())
 }
 
-/// One row of [`STATE_COLUMNS`] as the JSON of its [`FirmwareState`]: members in the struct's
-/// order, absent ones left out, times as RFC 3339 writes them (store text of another form is
-/// parsed and formatted as [`state_from`] would).
-fn state_json(r: &Row<'_>) -> Result<Vec<u8>, StoreError> {
+/// One row of [`STATE_COLUMNS`] as the JSON of its [`FirmwareState`], written at the end of
+/// `out`: members in the struct's order, absent ones left out, times as RFC 3339 writes them
+/// (store text of another form is parsed and formatted as [`state_from`] would).
+fn write_state_json(r: &Row<'_>, out: &mut Vec<u8>) -> Result<(), StoreError> {
     const NAMES: [&str; STATE_FIELDS] = [
         "deviceId",
         "moduleId",
@@ -241,57 +247,64 @@ fn state_json(r: &Row<'_>) -> Result<Vec<u8>, StoreError> {
     // FirmwareState's member order: moduleId before deviceId, then the columns' own order.
     const ORDER: [usize; STATE_FIELDS] = [1, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10];
     const TIMES: [usize; 2] = [7, 10];
-    let mut out = Vec::with_capacity(512);
+    let malformed = |value: String| StoreError::Malformed { column: "firmware_states", value };
     out.push(b'{');
+    let mut first = true;
     for i in ORDER {
         let text = match r.get_ref(i)? {
             rusqlite::types::ValueRef::Null => continue,
-            rusqlite::types::ValueRef::Text(t) => std::str::from_utf8(t).map_err(|_| StoreError::Malformed {
-                column: "firmware_states",
-                value: String::from_utf8_lossy(t).into_owned(),
-            })?,
-            other => {
-                return Err(StoreError::Malformed { column: "firmware_states", value: format!("{other:?}") });
-            }
+            rusqlite::types::ValueRef::Text(t) => t,
+            other => return Err(malformed(format!("{other:?}"))),
         };
-        if out.len() > 1 {
+        if !first {
             out.push(b',');
         }
+        first = false;
         out.push(b'"');
         out.extend_from_slice(NAMES[i].as_bytes());
         out.extend_from_slice(b"\":");
+        // Ids, versions, statuses and stored times are plain ASCII: copied as they are. Any
+        // other text is checked and escaped as serde_json writes a string.
+        let plain = text.iter().all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\');
         if TIMES.contains(&i) {
-            let rfc = rfc3339_of_stored(text)?;
+            let text = std::str::from_utf8(text).map_err(|_| malformed(String::from_utf8_lossy(text).into_owned()))?;
             out.push(b'"');
-            out.extend_from_slice(rfc.as_bytes());
+            write_rfc3339_of_stored(text, out)?;
+            out.push(b'"');
+        } else if plain {
+            out.push(b'"');
+            out.extend_from_slice(text);
             out.push(b'"');
         } else {
-            serde_json::to_writer(&mut out, text)
-                .map_err(|e| StoreError::Malformed { column: "firmware_states", value: e.to_string() })?;
+            let text = std::str::from_utf8(text).map_err(|_| malformed(String::from_utf8_lossy(text).into_owned()))?;
+            serde_json::to_writer(&mut *out, text).map_err(|e| malformed(e.to_string()))?;
         }
     }
     out.push(b'}');
-    Ok(out)
+    Ok(())
 }
 
-/// A stored time (`ts`: `YYYY-MM-DDTHH:MM:SS.mmmZ`) as RFC 3339 writes it: the fraction without
-/// its trailing zeros, none when it is zero. Any other stored form is parsed and formatted.
-fn rfc3339_of_stored(text: &str) -> Result<std::borrow::Cow<'_, str>, StoreError> {
+/// A stored time (`ts`: `YYYY-MM-DDTHH:MM:SS.mmmZ`) as RFC 3339 writes it, at the end of `out`:
+/// the fraction without its trailing zeros, none when it is zero. Any other stored form is
+/// parsed and formatted.
+fn write_rfc3339_of_stored(text: &str, out: &mut Vec<u8>) -> Result<(), StoreError> {
     let b = text.as_bytes();
     if b.len() == 24 && b[19] == b'.' && b[23] == b'Z' && b[20..23].iter().all(u8::is_ascii_digit) {
         let fraction = text[20..23].trim_end_matches('0');
-        return Ok(if fraction.is_empty() {
-            format!("{}Z", &text[..19]).into()
-        } else if fraction.len() == 3 {
-            text.into()
-        } else {
-            format!("{}.{fraction}Z", &text[..19]).into()
-        });
+        out.extend_from_slice(&b[..19]);
+        if !fraction.is_empty() {
+            out.push(b'.');
+            out.extend_from_slice(fraction.as_bytes());
+        }
+        out.push(b'Z');
+        return Ok(());
     }
     let t = parse_ts("firmware_states", text.to_owned())?;
-    Ok(t.format(&time::format_description::well_known::Rfc3339)
-        .map_err(|e| StoreError::Malformed { column: "firmware_states", value: e.to_string() })?
-        .into())
+    let formatted = t
+        .format(&time::format_description::well_known::Rfc3339)
+        .map_err(|e| StoreError::Malformed { column: "firmware_states", value: e.to_string() })?;
+    out.extend_from_slice(formatted.as_bytes());
+    Ok(())
 }
 
 /// The statement of a states listing, its arguments, and how many key values end each row.
@@ -619,16 +632,29 @@ impl Store {
     /// The rows of [`Store::list_state_rows`] as each state's JSON, written straight from the
     /// columns (the same bytes as serializing the [`FirmwareState`] read from them, without
     /// parsing and formatting every id and time: most of a states page's cost).
-    pub fn list_state_json(&self, q: &StateQuery) -> Result<Vec<KeyedJson>, StoreError> {
+    pub fn list_state_json(&self, q: &StateQuery) -> Result<StatesJson, StoreError> {
         let (sql, args, keys) = state_select(q);
         let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(&sql)?;
         let mut rows = stmt.query(rusqlite::params_from_iter(args.iter()))?;
-        let mut out = Vec::new();
+        let mut out =
+            StatesJson { text: Vec::with_capacity(q.window.limit.min(1000) as usize * 450), rows: Vec::new() };
+        // A page's links start from its first row and from its last when more follow: the row
+        // before a window's extra one (`limit - 2`, `paging::PageRequest::keyed_window`). Only the
+        // first and the last two a window can hold carry their key; the others' is empty
+        // (a tenth of a listing's time went to keys no link used).
+        let keyed = |n: u64| n == 0 || n + 2 >= q.window.limit;
+        let mut n = 0u64;
         while let Some(r) = rows.next()? {
-            let key: Vec<Value> =
-                (STATE_FIELDS..STATE_FIELDS + keys).map(|i| r.get(i)).collect::<rusqlite::Result<_>>()?;
-            out.push((state_json(r)?, key));
+            let key: Vec<Value> = if keyed(n) {
+                (STATE_FIELDS..STATE_FIELDS + keys).map(|i| r.get(i)).collect::<rusqlite::Result<_>>()?
+            } else {
+                Vec::new()
+            };
+            let start = out.text.len();
+            write_state_json(r, &mut out.text)?;
+            out.rows.push((start..out.text.len(), key));
+            n += 1;
         }
         Ok(out)
     }
@@ -868,15 +894,21 @@ mod tests {
             };
             let typed = store.list_state_rows(&q).unwrap();
             let raw = store.list_state_json(&q).unwrap();
-            assert_eq!(typed.len(), raw.len());
-            for ((state, key), (json, raw_key)) in typed.iter().zip(&raw) {
+            assert_eq!(typed.len(), raw.rows.len());
+            for (n, ((state, key), (range, raw_key))) in typed.iter().zip(&raw.rows).enumerate() {
                 assert_eq!(
-                    String::from_utf8(json.clone()).unwrap(),
+                    std::str::from_utf8(&raw.text[range.clone()]).unwrap(),
                     serde_json::to_string(state).unwrap(),
                     "the state of {}",
                     state.device_id
                 );
-                assert_eq!(key, raw_key);
+                // The key of each row a page's links can start from: the first and the last two
+                // of the window; no other.
+                if n == 0 || n + 2 >= 10_000 {
+                    assert_eq!(key, raw_key);
+                } else {
+                    assert!(raw_key.is_empty(), "row {n}'s key: {raw_key:?}");
+                }
                 compared += 1;
             }
         }
@@ -899,7 +931,7 @@ mod tests {
             window: Window { limit: 10_000, ..Default::default() },
             ..Default::default()
         };
-        let before = store.list_state_json(&q).unwrap().len();
+        let before = store.list_state_json(&q).unwrap().rows.len();
         assert!(before > 10);
         let (started, writing) = mpsc::channel();
         let (release, released) = mpsc::channel::<()>();
@@ -917,11 +949,11 @@ mod tests {
             });
             writing.recv().unwrap();
             let (done, read) = mpsc::channel();
-            s.spawn(move || done.send(store.list_state_json(q).unwrap().len()).unwrap());
+            s.spawn(move || done.send(store.list_state_json(q).unwrap().rows.len()).unwrap());
             let answer = read.recv_timeout(std::time::Duration::from_secs(5));
             release.send(()).unwrap();
             assert_eq!(answer, Ok(before), "the listing during the write");
         });
-        assert_eq!(store.list_state_json(q).unwrap().len(), 0, "after it");
+        assert_eq!(store.list_state_json(q).unwrap().rows.len(), 0, "after it");
     }
 }
