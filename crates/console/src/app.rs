@@ -49,7 +49,7 @@ impl Console {
                 None
             }
         };
-        let data_dir = std::env::var_os("DCS_DATA_DIR").map(PathBuf::from).or_else(crate::app_data_dir);
+        let data_dir = crate::data_dir();
         let fleet = match &data_dir {
             Some(dir) => FleetDb::open(&dir.join("fleet.sqlite"))
                 .map(|db| Arc::new(FleetService::new(Arc::new(db))))

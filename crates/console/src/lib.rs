@@ -14,7 +14,9 @@ pub mod error;
 mod field_error;
 pub mod filters;
 pub mod fleet;
+pub mod instance;
 pub mod keychain;
+pub mod links;
 pub mod listing;
 pub mod profile;
 pub mod session;
@@ -34,4 +36,9 @@ pub use session::{Acting, SessionError};
 /// platform's data folder + `dcs-console`.
 pub fn app_data_dir() -> Option<std::path::PathBuf> {
     dirs::data_dir().map(|d| d.join("dcs-console"))
+}
+
+/// The data folder this process uses: `DCS_DATA_DIR` when set, else [`app_data_dir`].
+pub fn data_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os("DCS_DATA_DIR").map(std::path::PathBuf::from).or_else(app_data_dir)
 }

@@ -444,11 +444,6 @@ impl FleetDb {
         Ok(FleetDb { conn: Mutex::new(conn), scopes: Default::default(), windows: Default::default(), path })
     }
 
-    /// The default file: `fleet.sqlite` in the console's data folder.
-    pub fn default_path() -> Option<PathBuf> {
-        crate::app_data_dir().map(|d| d.join("fleet.sqlite"))
-    }
-
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
