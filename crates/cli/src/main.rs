@@ -58,7 +58,7 @@ const SERVICE_OPTIONS: [&str; 6] = ["base_url", "auth_url", "client_id", "profil
 /// nothing (its --json still shapes `demo-key` and errors); `dcs completions` only prints a script.
 fn not_applying(path: &[&str]) -> &'static [&'static str] {
     match path {
-        ["sim", ..] => &["base_url", "auth_url", "client_id", "profile", "customer", "x_client_id", "yes"],
+        ["sim", ..] | ["open"] => &["base_url", "auth_url", "client_id", "profile", "customer", "x_client_id", "yes"],
         ["completions"] => &["base_url", "auth_url", "client_id", "profile", "customer", "x_client_id", "yes", "json"],
         _ => &[],
     }
@@ -181,6 +181,19 @@ enum Command {
     Completions {
         /// The shell: bash, elvish, fish, powershell or zsh.
         shell: clap_complete::Shell,
+    },
+    /// Open an item in the desktop app by its `dcs-console://<kind>/<id>` link (printed too);
+    /// with --print, only print the link.
+    #[command(after_help = "Kinds: device (any id form), rollout, module, package, downlink.\n\nExamples:\n  \
+        dcs open device imei:490154203237518\n  dcs open rollout 9d5f8a4e-6a3b-4f6c-8d7e-2b1a0c9f8e7d --print")]
+    Open {
+        /// What the id names: device, rollout, module, package or downlink.
+        kind: String,
+        /// The item's id (a device's in any of its forms).
+        id: String,
+        /// Only print the link; do not hand it to the desktop.
+        #[arg(long)]
+        print: bool,
     },
     /// Run the simulator of the service until interrupted.
     #[command(after_help = "Example:\n  dcs sim --port 8080 --seed 7 --speed 60")]
@@ -415,6 +428,7 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             eprintln!("dcs: the secret of profile `{profile}` is no longer in the keychain");
             return Ok(());
         }
+        Command::Open { kind, id, print } => return open_link(&kind, &id, print, json),
         Command::Completions { shell } => {
             quiet_on_closed_pipe();
             clap_complete::generate(shell, &mut cli_command(), "dcs", &mut std::io::stdout());
@@ -444,11 +458,30 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             }
         }
         Command::Sim(_)
+        | Command::Open { .. }
         | Command::Completions { .. }
         | Command::Profile { .. }
         | Command::Auth { command: AuthCommand::SetSecret | AuthCommand::Forget } => unreachable!("handled above"),
     };
     done.map_err(|e| name_the_customer(e, acting_for.as_deref()))
+}
+
+/// `dcs open`: the item's link, checked, printed, and unless `print`, handed to the desktop
+/// (which starts the app, or has the running one open it).
+fn open_link(kind: &str, id: &str, print: bool, json: bool) -> anyhow::Result<()> {
+    use dcs_console::links::{Link, LinkKind};
+    let link = Link::new(LinkKind::parse(kind).map_err(dcs_api::Error::from)?, id).map_err(dcs_api::Error::from)?.url();
+    if json {
+        println!("{}", serde_json::json!({ "link": link, "opened": !print }));
+    } else {
+        println!("{link}");
+    }
+    if !print {
+        open::that_detached(&link).with_context(|| {
+            format!("the desktop could not open {link} (is the app installed, and a desktop session running?)")
+        })?;
+    }
+    Ok(())
 }
 
 /// A refusal while acting for a customer says which, by label too (the console's rule): the

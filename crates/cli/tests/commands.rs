@@ -761,10 +761,42 @@ fn every_leaf_command_has_an_example() {
         &["profile", "edit"],
         &["profile", "test"],
         &["profile", "use"],
+        &["open"],
     ] {
         let out = dcs().args(args).arg("--help").output().unwrap();
         let text = String::from_utf8(out.stdout).unwrap();
         assert!(text.contains("Example"), "{args:?}: {text}");
+    }
+}
+
+/// `dcs open --print` writes an item's `dcs-console://` link, the id normalised; a kind or id
+/// that is not one is refused naming the field and the rule, and service options do not apply.
+#[test]
+fn open_prints_an_items_link_and_refuses_a_bad_one_naming_the_field() {
+    let out = dcs().args(["open", "device", "URN:DEV:IMEI:490154203237518", "--print"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "dcs-console://device/urn:dev:imei:490154203237518:\n");
+
+    let u = Uuid::new_v4();
+    let out = dcs().args(["--json", "open", "Rollout", &u.to_string().to_uppercase(), "--print"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer, serde_json::json!({ "link": format!("dcs-console://rollout/{u}"), "opened": false }));
+
+    for (args, says) in [
+        (vec!["open", "firmware", "x", "--print"], "kind: must be one of device, rollout, module, package, downlink"),
+        (vec!["open", "rollout", "12", "--print"], "id: a rollout id is a UUID"),
+        (vec!["open", "device", "imei:12", "--print"], "id: an IMEI device id needs 15 or 16 digits"),
+        (
+            vec!["--base-url", "http://127.0.0.1:1", "open", "device", "imei:490154203237518"],
+            "--base-url: does not apply",
+        ),
+    ] {
+        let out = dcs().args(&args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing printed");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(says), "{args:?}: {err}");
     }
 }
 

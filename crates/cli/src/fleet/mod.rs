@@ -159,11 +159,9 @@ pub struct DevicesArgs {
 fn open_db(arg: &DbArg) -> anyhow::Result<FleetDb> {
     let path = match &arg.db {
         Some(p) => p.clone(),
-        None => match std::env::var_os("DCS_DATA_DIR") {
-            Some(dir) => PathBuf::from(dir).join("fleet.sqlite"),
-            None => FleetDb::default_path()
-                .context("this system has no data folder for the fleet database; give --db PATH")?,
-        },
+        None => dcs_console::data_dir()
+            .map(|dir| dir.join("fleet.sqlite"))
+            .context("this system has no data folder for the fleet database; give --db PATH")?,
     };
     Ok(FleetDb::open(&path)?)
 }
