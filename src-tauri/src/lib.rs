@@ -8,8 +8,10 @@ mod e2e_ipc_log;
 mod error;
 mod events;
 mod fleet_worker;
+mod launch;
 mod picked;
 mod state;
+mod window;
 
 use tauri::Manager;
 use tauri_specta::{collect_commands, collect_events, Builder};
@@ -101,8 +103,9 @@ fn specta_builder() -> Builder<tauri::Wry> {
             commands::fleet::rollout_resume,
             commands::fleet::rollout_unfinished,
             commands::fleet::rollout_abort,
+            launch::take_link,
         ])
-        .events(collect_events![events::FleetChanged, downlink_watch::DownlinkChanged])
+        .events(collect_events![events::FleetChanged, downlink_watch::DownlinkChanged, launch::LinkWaiting])
 }
 
 /// Writes the TypeScript bindings (commands and types) to `path`.
@@ -122,19 +125,32 @@ pub fn run() {
             tracing_subscriber::EnvFilter::try_from_env("DCS_LOG").unwrap_or_else(|_| "info,tao=warn,wry=warn".into()),
         )
         .init();
+    // One app per data folder: a second launch hands its link to the first and ends here,
+    // before a window or the web view exists.
+    let args: Vec<String> = std::env::args().collect();
+    let Some(primary) = launch::claim(&args) else {
+        tracing::info!("the console already runs on this data folder: it was handed this launch");
+        return;
+    };
     let builder = specta_builder();
     let app = tauri::Builder::default();
     #[cfg(debug_assertions)]
     let app = e2e_ipc_log::install(app);
     app.plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_clipboard_manager::init())
+        // The window's size, position and maximised state, as it was last (saved whenever it
+        // moves or is resized, so a crash keeps them too).
+        .plugin(tauri_plugin_window_state::Builder::new().with_state_flags(window::state_flags()).build())
         .invoke_handler(builder.invoke_handler())
         .manage(picked::Picked::default())
         .manage(downlink_watch::Watches::default())
-        .on_window_event(|window, event| {
-            if let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
+        .manage(window::Changes::default())
+        .on_window_event(|window, event| match event {
+            tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) => {
                 picked::dropped(window.app_handle(), paths);
             }
+            tauri::WindowEvent::Moved(_) | tauri::WindowEvent::Resized(_) => window::changed(window.app_handle()),
+            _ => {}
         })
         .on_webview_event(|webview, event| {
             if let tauri::WebviewEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
@@ -143,6 +159,7 @@ pub fn run() {
         })
         .setup(move |app| {
             builder.mount_events(app);
+            launch::start(app.handle(), &args, primary);
             #[cfg(debug_assertions)]
             picked::e2e_drops(app.handle());
             let state = tauri::async_runtime::block_on(state::AppState::start()).map_err(|e| e.message)?;

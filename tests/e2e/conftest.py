@@ -6,6 +6,7 @@ does for a user with no configuration.
 """
 
 import contextlib
+import fcntl
 import json
 import os
 import random
@@ -157,10 +158,11 @@ def open_firmware(driver, timeout: float = 30):
 
 
 @contextlib.contextmanager
-def app_session(env: dict, log=subprocess.DEVNULL, on_start=None):
-    """Starts tauri-driver and, through it, the app (`APP`) in a WebDriver session; `on_start`
-    is called just before the session is asked for (the benchmarks time the start from there).
-    Quits both at the end."""
+def app_session(env: dict, log=subprocess.DEVNULL, on_start=None, args=()):
+    """Starts tauri-driver and, through it, the app (`APP`, with `args`) in a WebDriver session;
+    `on_start` is called just before the session is asked for (the benchmarks time the start
+    from there). Quits both at the end, and waits until the app has ended: the next session on
+    the same data folder would otherwise hand itself to it (one app per data folder) and end."""
     # A native dialog or OS drop cannot be driven from here: the debug build takes the drop
     # events the tests send from the page as drops when told so (a release build cannot).
     env = {**env, "DCS_E2E_DROPS": "1", "DCS_E2E_RECORD_IPC": "1"}
@@ -175,7 +177,7 @@ def app_session(env: dict, log=subprocess.DEVNULL, on_start=None):
             wait_for_port(native)
             options = ArgOptions()
             options.set_capability("browserName", "wry")
-            options.set_capability("tauri:options", {"application": str(APP)})
+            options.set_capability("tauri:options", {"application": str(APP), "args": list(args)})
             if on_start:
                 on_start()
             try:
@@ -191,6 +193,7 @@ def app_session(env: dict, log=subprocess.DEVNULL, on_start=None):
                 yield driver
             finally:
                 driver.quit()
+                wait_until_ended(env)
             return
         finally:
             driver_proc.terminate()
@@ -198,6 +201,25 @@ def app_session(env: dict, log=subprocess.DEVNULL, on_start=None):
                 driver_proc.wait(10)
             except subprocess.TimeoutExpired:
                 driver_proc.kill()
+
+
+def wait_until_ended(env: dict, timeout: float = 15.0) -> None:
+    """Waits until no app holds the data folder of `env` (its `instance.lock`, which the OS
+    releases when the app's process ends)."""
+    lock = Path(env.get("DCS_DATA_DIR") or Path(env["XDG_DATA_HOME"]) / "dcs-console") / "instance.lock"
+    if not lock.exists():
+        return
+    deadline = time.monotonic() + timeout
+    with open(lock, "rb") as f:
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(f, fcntl.LOCK_UN)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"the app still holds {lock} {timeout} s after its session ended")
+                time.sleep(0.1)
 
 
 def new_session(url: str, options: ArgOptions, attempts: int = 5):

@@ -43,6 +43,9 @@ done
 desktop="$(grep '^/usr/share/applications/.*\.desktop$' <<<"$files" | head -n 1)"
 grep -q '^Exec=dcs-console' "$desktop" || fail "$desktop does not start dcs-console: $(cat "$desktop")"
 grep -q '^Name=Device Connectivity Console' "$desktop" || fail "$desktop has another name: $(cat "$desktop")"
+# dcs-console:// links open in the app (the running one, by the app's own hand-over).
+grep -q '^Exec=dcs-console %u$' "$desktop" || fail "$desktop does not pass a link to dcs-console: $(cat "$desktop")"
+grep -q '^MimeType=.*x-scheme-handler/dcs-console' "$desktop" || fail "$desktop does not claim dcs-console:// links: $(cat "$desktop")"
 if command -v desktop-file-validate >/dev/null; then desktop-file-validate "$desktop"; fi
 echo "  installed: $bin ($(du -k "$bin" | cut -f1) KiB), $desktop, icons: $(grep -c '^/usr/share/icons/.*\.png$' <<<"$files") sizes"
 

@@ -3,7 +3,9 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { ActingBanner, Header } from "./components/Header";
 import { Nav, type Area, AREAS } from "./components/Nav";
 import { StatusBar } from "./components/StatusBar";
-import { ipc, errorMessage, type AppInfo } from "./ipc";
+import { events } from "./bindings";
+import { ipc, errorMessage, type AppInfo, type Link } from "./ipc";
+import { subscribe } from "./lib/useEvent";
 import { oneOf, recall, remember } from "./lib/remember";
 import { SessionContext } from "./session";
 import { BindingsView } from "./views/bindings/BindingsView";
@@ -20,6 +22,15 @@ const loadFleet = () => import("./views/rollouts/FleetView");
 const FleetView = lazy(() => loadFleet().then((m) => m.FleetView));
 
 const isArea = oneOf(...AREAS.map((a) => a.id));
+
+/** The area a `dcs-console://` link's item is shown in. */
+const LINK_AREAS: Record<Link["kind"], Area> = {
+  device: "rollouts",
+  rollout: "rollouts",
+  module: "firmware",
+  package: "firmware",
+  downlink: "downlinks",
+};
 
 function areaFromHash(): Area | null {
   const h = location.hash.replace(/^#\/?/, "");
@@ -59,6 +70,26 @@ export function App() {
     setArea(a);
   };
 
+  // A `dcs-console://` link the app was launched with, or a later launch handed over (Rust
+  // keeps it until taken): its area, where the screen opens the item. Each link is a new object,
+  // so the same link twice opens its item twice.
+  const [link, setLink] = useState<Link | null>(null);
+  const [linkError, setLinkError] = useState<string | null>(null);
+  useEffect(() => {
+    const take = () =>
+      ipc.takeLink().then(
+        (l) => {
+          if (!l) return;
+          setLinkError(null);
+          setLink({ ...l });
+          go(LINK_AREAS[l.kind]);
+        },
+        (e) => setLinkError(`The link could not be opened: ${errorMessage(e)}`),
+      );
+    void take();
+    return subscribe(events.linkWaiting, () => void take());
+  }, []);
+
   const session = useMemo(() => ({ info, update: setInfo }), [info]);
   // Lists belong to one profile and customer: a switch remounts the screen so it loads afresh.
   const scope = info ? `${info.profile}|${info.acting?.id ?? ""}` : "";
@@ -70,19 +101,27 @@ export function App() {
         <ActingBanner />
         <Nav current={area} onSelect={go} />
         <main class="content" id="main" tabIndex={-1} key={scope}>
+          {linkError && (
+            <div class="notice notice-error" role="alert" data-testid="link-error">
+              {linkError}
+              <button type="button" class="button button-quiet button-small" onClick={() => setLinkError(null)}>
+                Dismiss
+              </button>
+            </div>
+          )}
           {info?.notice && (
             <div class="notice" role="status" data-testid="notice">
               {info.notice}
             </div>
           )}
           {info && area === "home" && <HomeView go={go} />}
-          {info && area === "firmware" && <FirmwareView />}
+          {info && area === "firmware" && <FirmwareView link={link} />}
           {info && area === "bindings" && <BindingsView />}
-          {info && area === "downlinks" && <DownlinksView />}
+          {info && area === "downlinks" && <DownlinksView link={link} />}
           {area === "settings" && <SettingsView error={infoError} />}
           {info && area === "rollouts" && (
             <Suspense fallback={<FleetSkeleton />}>
-              <FleetView />
+              <FleetView link={link} />
             </Suspense>
           )}
         </main>

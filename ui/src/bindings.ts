@@ -239,12 +239,18 @@ export const commands = {
 	rolloutUnfinished: (id: string) => typedError<number, CommandError_Serialize>(__TAURI_INVOKE("rollout_unfinished", { id })),
 	/**  Aborts a rollout; with `resetUnfinished`, resets the targets of devices still updating. */
 	rolloutAbort: (id: string, resetUnfinished: boolean, actingFor: string | null) => typedError<RolloutView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_abort", { id, resetUnfinished, actingFor })),
+	/**
+	 *  The link the app was launched with, or handed by a later launch, once: `null` when there is
+	 *  none (left); a malformed one is refused naming the field and the rule.
+	 */
+	takeLink: () => typedError<Link | null, CommandError_Serialize>(__TAURI_INVOKE("take_link")),
 };
 
 /** Events */
 export const events = {
 	downlinkChanged: makeEvent<DownlinkChanged_Serialize, DownlinkChanged_Deserialize>("downlink-changed"),
 	fleetChanged: makeEvent<FleetChanged_Serialize, FleetChanged_Deserialize>("fleet-changed"),
+	linkWaiting: makeEvent<LinkWaiting, LinkWaiting>("link-waiting"),
 };
 
 /* Types */
@@ -1858,6 +1864,31 @@ export type KindInfo = {
 	filters: string[],
 	retries: boolean,
 };
+
+/**
+ *  An item a link opens: its kind and its id, normalised (a device id in its canonical form,
+ *  other ids as lower-case UUIDs).
+ */
+export type Link = {
+	kind: LinkKind,
+	id: string,
+};
+
+/**  What a link names. */
+export type LinkKind = 
+/**  A device, by any of its id forms. */
+"device" | 
+/**  A rollout of the console's fleet database, by its id. */
+"rollout" | 
+/**  A firmware module, by its id. */
+"module" | 
+/**  A firmware package, by its id. */
+"package" | 
+/**  A downlink, by its id. */
+"downlink";
+
+/**  A later launch handed the app a link: the web view takes it with [`take_link`]. */
+export type LinkWaiting = null;
 
 /**  The `method` of an actuator downlink as typed. Only the fields of `variant` are used. */
 export type MethodDraft = MethodDraft_Serialize | MethodDraft_Deserialize;

@@ -6,7 +6,7 @@ import { DeviceLabel } from "../../components/DeviceLabel";
 import { FilterSelect, FilterText } from "../../components/FilterText";
 import { ErrorBox, Loading, NoticeRow, type Notice } from "../../components/States";
 import { TimeFilters } from "../../components/TimeFilters";
-import { errorMessage, IpcError, ipc, type DownlinkKind, type DownlinkView, type KindInfo } from "../../ipc";
+import { errorMessage, IpcError, ipc, type DownlinkKind, type DownlinkView, type KindInfo, type Link } from "../../ipc";
 import { bulkReport, stillShown, toggled, toggledAll, type BulkReport } from "../../lib/bulk";
 import { actingLabel } from "../../lib/forms";
 import { useSession } from "../../session";
@@ -33,7 +33,7 @@ function serviceWords(e: unknown): string {
  * sorting and paging, a composer, a detail with the status timeline, cancellation of one or
  * several, and a CSV export of what the filters show.
  */
-export function DownlinksView() {
+export function DownlinksView({ link = null }: { link?: Link | null }) {
   const { info } = useSession();
   const [kinds, setKinds] = useState<KindInfo[] | null>(null);
   const [kindsError, setKindsError] = useState<unknown>(null);
@@ -45,7 +45,8 @@ export function DownlinksView() {
   const [count, setCount] = useState("");
   const [composing, setComposing] = useState(false);
   const [composingBeta, setComposingBeta] = useState(false);
-  const [open, setOpen] = useState<DownlinkView | null>(null);
+  // The downlink whose detail is open.
+  const [open, setOpen] = useState<{ kind: DownlinkKind; id: string } | null>(null);
   const [notice, setNotice] = useState<Notice | null>(null);
   const [bulk, setBulk] = useState<BulkReport | null>(null);
   // The downlinks a bulk action was asked for, to name them in its result.
@@ -82,6 +83,31 @@ export function DownlinksView() {
     setPicked(new Set());
     setBulk(null);
   };
+
+  // A link names a downlink by id alone: it is looked up in each kind this service has, and
+  // opened in the first that knows it.
+  useEffect(() => {
+    if (link?.kind !== "downlink" || !kinds) return;
+    let live = true;
+    (async () => {
+      for (const k of kinds) {
+        try {
+          await ipc.getDownlink(k.kind, link.id);
+        } catch (e) {
+          if (e instanceof IpcError && (e.code === "not_found" || e.code === "bad_request")) continue;
+          throw e;
+        }
+        if (!live) return;
+        switchKind(k.kind);
+        setOpen({ kind: k.kind, id: link.id });
+        return;
+      }
+      if (live) setNotice({ kind: "error", text: `No downlink ${link.id} of any kind in this customer's downlinks.` });
+    })().catch((e) => live && setNotice({ kind: "error", text: `Downlink ${link.id} could not be opened: ${errorMessage(e)}` }));
+    return () => {
+      live = false;
+    };
+  }, [link, kinds]);
 
   /**
    * A forced cancellation stops a downlink even on its way to the device: chosen in the first

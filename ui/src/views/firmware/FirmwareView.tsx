@@ -2,7 +2,7 @@ import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { ErrorBox, Loading, NoticeRow, type Notice } from "../../components/States";
-import { errorMessage, ipc, type FirmwareModule, type FirmwarePackage, type SpecificationSummary } from "../../ipc";
+import { errorMessage, ipc, type FirmwareModule, type FirmwarePackage, type Link, type SpecificationSummary } from "../../ipc";
 import { oneOf, useRemembered } from "../../lib/remember";
 import { useSession } from "../../session";
 import { isFilters, sortOf } from "./columns";
@@ -27,7 +27,7 @@ const TABS: { id: Tab; label: string }[] = [
  * customer, narrowed by specification, module and owner; packages created, described and deleted.
  * The tab, the filters and each list's sort are remembered across starts.
  */
-export function FirmwareView() {
+export function FirmwareView({ link = null }: { link?: Link | null }) {
   const { info } = useSession();
   const [tab, setTab] = useRemembered<Tab>("firmware.tab", "modules", oneOf<Tab>("specifications", "modules", "packages"));
   const [filters, setFilters] = useRemembered<Filters>("firmware.filters", NO_FILTERS, isFilters);
@@ -39,7 +39,8 @@ export function FirmwareView() {
   const [modules, setModules] = useState<FirmwareModule[]>([]);
   const [count, setCount] = useState("");
   const [creatingFor, setCreatingFor] = useState<FirmwareModule | null>(null);
-  const [detailOf, setDetailOf] = useState<FirmwareModule | null>(null);
+  // The module whose detail is open, by id.
+  const [detailOf, setDetailOf] = useState<string | null>(null);
   const [editing, setEditing] = useState<FirmwarePackage | null>(null);
   const [notice, setNotice] = useState<Notice | null>(null);
   const [reloadKey, setReloadKey] = useState(0);
@@ -86,6 +87,19 @@ export function FirmwareView() {
       unlisten?.();
     };
   }, []);
+
+  // A link to a module opens its detail; to a package, its files (read by id: it may be on no
+  // page shown).
+  useEffect(() => {
+    if (link?.kind === "module") {
+      setDetailOf(link.id);
+    } else if (link?.kind === "package") {
+      ipc.getPackage(link.id).then(
+        (pkg) => setFiles({ pkg, dropped: null }),
+        (e) => setNotice({ kind: "error", text: `Package ${link.id} could not be opened: ${errorMessage(e)}` }),
+      );
+    }
+  }, [link]);
 
   const loadSpecs = () => {
     setSpecsError(null);
@@ -248,7 +262,7 @@ export function FirmwareView() {
       )}
       {detailOf && (
         <ModuleDetailDialog
-          moduleId={detailOf.id}
+          moduleId={detailOf}
           clientId={filters.client}
           specName={specName}
           onClose={() => setDetailOf(null)}
@@ -297,7 +311,7 @@ export function FirmwareView() {
           specName={specName}
           onCount={setCount}
           onNewPackage={setCreatingFor}
-          onOpen={setDetailOf}
+          onOpen={(m) => setDetailOf(m.id)}
           onShowPackages={(m) => {
             setFilters((f: Filters) => ({ ...f, spec: m.deviceSpecificationId, module: m.id }));
             setTab("packages");

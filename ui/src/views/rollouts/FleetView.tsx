@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { isString, oneOf, useRemembered } from "../../lib/remember";
 import { ErrorBox, Loading, NoticeRow, type Notice } from "../../components/States";
-import { errorMessage, ipc, type DeviceChoice, type DeviceQuery, type FleetHome } from "../../ipc";
+import { errorMessage, ipc, type DeviceChoice, type DeviceQuery, type FleetHome, type Link } from "../../ipc";
 import { Time } from "../../components/Time";
 import { useSession } from "../../session";
 import { DevicesTab } from "./DevicesTab";
@@ -29,7 +29,7 @@ const INTERVALS = [5, 15, 30, 60, 300, 900];
  * (scanned from the service, refreshed on a timer), per module; the device table; history;
  * and rollouts in waves.
  */
-export function FleetView() {
+export function FleetView({ link = null }: { link?: Link | null }) {
   const { info } = useSession();
   const { status, error: statusError, setStatus } = useFleetStatus();
   const [home, setHome] = useState<FleetHome | null>(null);
@@ -43,6 +43,16 @@ export function FleetView() {
   const started = useRef(false);
   const [tools, setTools] = useState<HTMLDivElement | null>(null);
   const revision = status?.revision ?? -1;
+
+  // A link to a device opens the device table filtered to it; to a rollout, the rollouts.
+  useEffect(() => {
+    if (link?.kind === "device") {
+      setQuery({ device: link.id });
+      setTab("devices");
+    } else if (link?.kind === "rollout") {
+      setTab("rollouts");
+    }
+  }, [link]);
 
   // Reload what is shown whenever the fleet changed (a refresh ended, a rollout moved).
   useEffect(() => {
@@ -266,7 +276,9 @@ export function FleetView() {
             />
           )}
           {tab === "history" && <HistoryTab home={home} moduleId={moduleId} onModule={setModuleId} revision={revision} />}
-          {tab === "rollouts" && <RolloutsTab home={home} revision={revision} onNotice={setNotice} />}
+          {tab === "rollouts" && (
+            <RolloutsTab home={home} revision={revision} onNotice={setNotice} linked={link?.kind === "rollout" ? link : null} />
+          )}
         </>
       )}
 

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { ErrorBox, Loading, type Notice } from "../../components/States";
 import { Time } from "../../components/Time";
-import { errorMessage, ipc, type FleetHome, type RolloutView, type WaveView } from "../../ipc";
+import { errorMessage, ipc, type FleetHome, type Link, type RolloutView, type WaveView } from "../../ipc";
 import { refreshRolloutCounts } from "../../lib/rolloutCounts";
 import { useSession } from "../../session";
 import { choiceText, num, parsePercent } from "./fleet";
@@ -91,7 +91,18 @@ function changeNotice(r: RolloutView, own = false): Notice | null {
   }
 }
 
-function RolloutCard({ r, onChanged, onNotice }: { r: RolloutView; onChanged: (after: RolloutView) => void; onNotice: (n: Notice) => void }) {
+function RolloutCard({
+  r,
+  linked,
+  onChanged,
+  onNotice,
+}: {
+  r: RolloutView;
+  /** The rollout a link asked for: marked. */
+  linked: boolean;
+  onChanged: (after: RolloutView) => void;
+  onNotice: (n: Notice) => void;
+}) {
   const { info } = useSession();
   const [confirmElement, confirm] = useConfirm();
   const [busy, setBusy] = useState(false);
@@ -192,7 +203,7 @@ function RolloutCard({ r, onChanged, onNotice }: { r: RolloutView; onChanged: (a
   const errorBudget = errorBudgetText(r);
 
   return (
-    <article class={`card rollout rollout-${badge.tone}`} data-testid="rollout" data-state={r.state} data-tone={badge.tone} data-id={r.id}>
+    <article class={`card rollout rollout-${badge.tone}${linked ? " linked" : ""}`} aria-current={linked ? "true" : undefined} data-testid="rollout" data-state={r.state} data-tone={badge.tone} data-id={r.id}>
       {confirmElement}
       <div class="card-head">
         <h3>
@@ -271,7 +282,18 @@ function RolloutCard({ r, onChanged, onNotice }: { r: RolloutView; onChanged: (a
 }
 
 /** The rollouts of the active customer, newest first, live. */
-export function RolloutsTab({ home, revision, onNotice }: { home: FleetHome; revision: number; onNotice: (n: Notice) => void }) {
+export function RolloutsTab({
+  home,
+  revision,
+  onNotice,
+  linked = null,
+}: {
+  home: FleetHome;
+  revision: number;
+  onNotice: (n: Notice) => void;
+  /** A `dcs-console://rollout/<id>` link to show: its card is scrolled to and marked. */
+  linked?: Link | null;
+}) {
   const [list, setList] = useState<RolloutView[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [reload, setReload] = useState(0);
@@ -301,6 +323,18 @@ export function RolloutsTab({ home, revision, onNotice }: { home: FleetHome; rev
     };
   }, [revision, reload]);
 
+  // The linked rollout, once the list is read: scrolled to, or said to be missing.
+  const linkShown = useRef<Link | null>(null);
+  useEffect(() => {
+    if (!linked || !list || linkShown.current === linked) return;
+    linkShown.current = linked;
+    if (list.some((r) => r.id === linked.id)) {
+      document.querySelector(`[data-testid="rollout"][data-id="${CSS.escape(linked.id)}"]`)?.scrollIntoView({ block: "start" });
+    } else {
+      onNotice({ kind: "error", text: `Rollout ${linked.id} is not among this customer's rollouts in the fleet database.` });
+    }
+  }, [linked, list]);
+
   if (error) return <ErrorBox error={error} onRetry={() => setReload((r) => r + 1)} />;
   if (!list) return <Loading label="Reading the rollouts…" />;
   if (list.length === 0)
@@ -321,6 +355,7 @@ export function RolloutsTab({ home, revision, onNotice }: { home: FleetHome; rev
         <RolloutCard
           key={r.id}
           r={r}
+          linked={linked?.id === r.id}
           onChanged={(after) => {
             // The operator's own change is said by the card, not again as news.
             shown.current?.set(after.id, after.state);
