@@ -104,6 +104,9 @@ fn specta_builder() -> Builder<tauri::Wry> {
             commands::fleet::rollout_unfinished,
             commands::fleet::rollout_abort,
             launch::take_link,
+            commands::help::log_folder,
+            commands::help::open_log_folder,
+            commands::help::save_diagnostics,
         ])
         .events(collect_events![events::FleetChanged, downlink_watch::DownlinkChanged, launch::LinkWaiting])
 }
@@ -119,12 +122,45 @@ pub fn export_bindings(path: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
-pub fn run() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("DCS_LOG").unwrap_or_else(|_| "info,tao=warn,wry=warn".into()),
-        )
+/// Logs to standard error and, written line by line (a crash loses none), to the day's file in
+/// the data folder's `logs` ([`dcs_console::diagnostics`]); `DCS_LOG` filters both.
+fn init_logging() {
+    use std::io::IsTerminal;
+    use tracing_subscriber::field::MakeExt;
+    use tracing_subscriber::prelude::*;
+    let filter =
+        || tracing_subscriber::EnvFilter::try_from_env("DCS_LOG").unwrap_or_else(|_| "info,tao=warn,wry=warn".into());
+    let files =
+        dcs_console::data_dir().map(|d| dcs_console::diagnostics::log_writer(&dcs_console::diagnostics::log_dir(&d)));
+    let (files, failed) = match files {
+        Some(Ok(w)) => (Some(w), None),
+        Some(Err(e)) => (None, Some(e)),
+        None => (None, None),
+    };
+    // The file's span fields get a formatter of their own type: fmt layers of one field
+    // formatter share the fields as the first formatted them (with the terminal's colours).
+    let plain_fields = tracing_subscriber::fmt::format::debug_fn(|w, field, value| match field.name() {
+        "message" => write!(w, "{value:?}"),
+        name => write!(w, "{name}={value:?}"),
+    })
+    .delimited(" ");
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_ansi(std::io::stderr().is_terminal()).with_filter(filter()))
+        .with(files.map(|w| {
+            tracing_subscriber::fmt::layer()
+                .with_ansi(false)
+                .fmt_fields(plain_fields)
+                .with_writer(w)
+                .with_filter(filter())
+        }))
         .init();
+    if let Some(e) = failed {
+        tracing::warn!(error = %e, "the app logs to standard error only");
+    }
+}
+
+pub fn run() {
+    init_logging();
     // One app per data folder: a second launch hands its link to the first and ends here,
     // before a window or the web view exists.
     let args: Vec<String> = std::env::args().collect();

@@ -244,6 +244,15 @@ export const commands = {
 	 *  none (left); a malformed one is refused naming the field and the rule.
 	 */
 	takeLink: () => typedError<Link | null, CommandError_Serialize>(__TAURI_INVOKE("take_link")),
+	/**  Where the app writes its logs (one file a day, the newest seven kept). */
+	logFolder: () => typedError<string, CommandError_Serialize>(__TAURI_INVOKE("log_folder")),
+	/**  Opens the log folder in the system's file manager. */
+	openLogFolder: () => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("open_log_folder")),
+	/**
+	 *  Writes the diagnostics bundle (logs, versions, profiles without secrets, the fleet
+	 *  database's figures) to `path`, which must come from `pick_save_file` in this run.
+	 */
+	saveDiagnostics: (path: string) => typedError<BundleSummary, CommandError_Serialize>(__TAURI_INVOKE("save_diagnostics", { path })),
 };
 
 /** Events */
@@ -564,6 +573,13 @@ export type BindingView_Serialize = {
 	createdBy: string | null,
 	modifiedAt: string | null,
 	modifiedBy: string | null,
+};
+
+/**  What a bundle holds: its entries and their sizes. */
+export type BundleSummary = {
+	path: string,
+	entries: string[],
+	bytes: number,
 };
 
 /**  What a cancellation would do now, in words: without and with `forced`. */

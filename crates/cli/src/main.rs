@@ -58,7 +58,9 @@ const SERVICE_OPTIONS: [&str; 6] = ["base_url", "auth_url", "client_id", "profil
 /// nothing (its --json still shapes `demo-key` and errors); `dcs completions` only prints a script.
 fn not_applying(path: &[&str]) -> &'static [&'static str] {
     match path {
-        ["sim", ..] | ["open"] => &["base_url", "auth_url", "client_id", "profile", "customer", "x_client_id", "yes"],
+        ["sim", ..] | ["open"] | ["diagnostics"] => {
+            &["base_url", "auth_url", "client_id", "profile", "customer", "x_client_id", "yes"]
+        }
         ["completions"] => &["base_url", "auth_url", "client_id", "profile", "customer", "x_client_id", "yes", "json"],
         _ => &[],
     }
@@ -194,6 +196,13 @@ enum Command {
         /// Only print the link; do not hand it to the desktop.
         #[arg(long)]
         print: bool,
+    },
+    /// Write a diagnostics bundle (a zip): the app's logs, versions, the profiles without any
+    /// secret, the fleet database's figures. Attach it to a support request.
+    #[command(after_help = "Example:\n  dcs diagnostics ~/dcs-diagnostics.zip")]
+    Diagnostics {
+        /// Where to write the bundle (replaced if it exists).
+        file: std::path::PathBuf,
     },
     /// Run the simulator of the service until interrupted.
     #[command(after_help = "Example:\n  dcs sim --port 8080 --seed 7 --speed 60")]
@@ -429,6 +438,7 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             return Ok(());
         }
         Command::Open { kind, id, print } => return open_link(&kind, &id, print, json),
+        Command::Diagnostics { file } => return save_diagnostics(&file, json),
         Command::Completions { shell } => {
             quiet_on_closed_pipe();
             clap_complete::generate(shell, &mut cli_command(), "dcs", &mut std::io::stdout());
@@ -459,6 +469,7 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         }
         Command::Sim(_)
         | Command::Open { .. }
+        | Command::Diagnostics { .. }
         | Command::Completions { .. }
         | Command::Profile { .. }
         | Command::Auth { command: AuthCommand::SetSecret | AuthCommand::Forget } => unreachable!("handled above"),
@@ -480,6 +491,34 @@ fn open_link(kind: &str, id: &str, print: bool, json: bool) -> anyhow::Result<()
         open::that_detached(&link).with_context(|| {
             format!("the desktop could not open {link} (is the app installed, and a desktop session running?)")
         })?;
+    }
+    Ok(())
+}
+
+/// `dcs diagnostics`: the bundle of the console's data folder (the app's logs, the fleet
+/// database's figures) and profiles file, as the app's Help > Save diagnostics writes it.
+fn save_diagnostics(file: &std::path::Path, json: bool) -> anyhow::Result<()> {
+    use dcs_console::diagnostics::{write_bundle, About};
+    let config = ConfigStore::locate()?;
+    let data = dcs_console::data_dir();
+    let fleet = data
+        .as_ref()
+        .map(|d| d.join("fleet.sqlite"))
+        .filter(|p| p.exists())
+        .map(|p| dcs_console::fleet::FleetDb::open(&p))
+        .transpose()?;
+    let about = About {
+        program: "dcs".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        profile: config.load().ok().and_then(|c| c.default_profile),
+        base_url: None,
+        acting_for: None,
+    };
+    let written = write_bundle(file, &about, &config, fleet.as_ref(), data.as_deref())?;
+    if json {
+        println!("{}", serde_json::to_string(&written)?);
+    } else {
+        println!("wrote {} ({} bytes): {}", written.path, written.bytes, written.entries.join(", "));
     }
     Ok(())
 }

@@ -762,6 +762,7 @@ fn every_leaf_command_has_an_example() {
         &["profile", "test"],
         &["profile", "use"],
         &["open"],
+        &["diagnostics"],
     ] {
         let out = dcs().args(args).arg("--help").output().unwrap();
         let text = String::from_utf8(out.stdout).unwrap();

@@ -9,6 +9,7 @@ pub mod bulk;
 pub mod config;
 pub mod csv_file;
 pub mod devices;
+pub mod diagnostics;
 pub mod downlinks;
 pub mod error;
 mod field_error;

@@ -8,6 +8,7 @@ pub mod devices;
 pub mod downlinks;
 pub mod firmware;
 pub mod fleet;
+pub mod help;
 pub mod profiles;
 pub mod transfers;
 

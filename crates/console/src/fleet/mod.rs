@@ -448,6 +448,43 @@ impl FleetDb {
         self.path.as_deref()
     }
 
+    /// The database's figures for a diagnostics bundle: its size, and each scope's profile,
+    /// service, customer, counts and refresh times (no device's state, id or name).
+    pub fn figures(&self) -> Result<serde_json::Value> {
+        let conn = self.conn();
+        let pragma = |name: &str| conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, i64>(0));
+        let (pages, page_size, free) = (pragma("page_count")?, pragma("page_size")?, pragma("freelist_count")?);
+        let mut stmt = conn.prepare(
+            "SELECT s.id, s.profile, s.base_url, s.customer, s.last_full_at, s.last_refresh_at, s.watermark,
+                    s.since_support, s.sort_support,
+                    (SELECT count(*) FROM states WHERE scope = s.id), (SELECT count(*) FROM rollouts WHERE scope = s.id)
+             FROM scopes s ORDER BY s.id",
+        )?;
+        let scopes = stmt
+            .query_map([], |r| {
+                Ok(serde_json::json!({
+                    "id": r.get::<_, i64>(0)?,
+                    "profile": r.get::<_, String>(1)?,
+                    "baseUrl": r.get::<_, String>(2)?,
+                    "customer": r.get::<_, Option<String>>(3)?,
+                    "lastFullAt": r.get::<_, Option<i64>>(4)?.map(ms_to_text),
+                    "lastRefreshAt": r.get::<_, Option<i64>>(5)?.map(ms_to_text),
+                    "watermark": r.get::<_, Option<i64>>(6)?.map(ms_to_text),
+                    "modifiedSince": r.get::<_, Option<String>>(7)?,
+                    "modifiedAtSort": r.get::<_, Option<String>>(8)?,
+                    "states": r.get::<_, i64>(9)?,
+                    "rollouts": r.get::<_, i64>(10)?,
+                }))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(serde_json::json!({
+            "path": self.path,
+            "bytes": pages * page_size,
+            "freeBytes": free * page_size,
+            "scopes": scopes,
+        }))
+    }
+
     pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }

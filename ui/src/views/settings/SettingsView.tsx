@@ -3,6 +3,7 @@ import { useConfirm } from "../../components/Confirm";
 import { ErrorBox, Loading } from "../../components/States";
 import { ipc, type ProfileList, type ProfileSummary, type TokenCheck } from "../../ipc";
 import { useSession } from "../../session";
+import { HelpCard } from "./HelpCard";
 import { ProfileEditor } from "./ProfileEditor";
 import { TokenResult } from "./TokenResult";
 
@@ -215,6 +216,8 @@ export function SettingsView({ error }: { error: string | null }) {
           }}
         />
       )}
+
+      <HelpCard />
     </section>
   );
 }
