@@ -130,3 +130,37 @@ def test_a_launch_with_a_link_opens_its_item(display, tmp_path, artifacts, demo_
             assert rows >= 1
             assert not d.find_elements(By.CSS_SELECTOR, "[data-testid=device-filter-error]")
             screenshot(d, artifacts / "link-device-at-launch.png")
+
+
+def test_keyboard_shortcuts_switch_areas_and_list_themselves(display, tmp_path, artifacts):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    env = app_env(tmp_path)
+    with open(tmp_path / "tauri-driver.log", "w") as log, app_session(env, log) as d:
+        wait_css(d, "[data-testid=home]", 30)
+        current = lambda area: d.find_elements(By.CSS_SELECTOR, f"[data-testid=nav-{area}][aria-current=page]")  # noqa: E731
+        chord = lambda key: ActionChains(d).key_down(Keys.CONTROL).send_keys(key).key_up(Keys.CONTROL).perform()  # noqa: E731
+        chord("2")
+        WebDriverWait(d, 10).until(lambda _: current("firmware"))
+        assert d.find_element(By.CSS_SELECTOR, "[data-testid=nav-firmware]").get_attribute("aria-keyshortcuts") == "Control+2"
+        # From inside a field too (Ctrl+digit types nothing).
+        field = wait_css(d, "input", 20)
+        field.click()
+        chord("4")
+        WebDriverWait(d, 10).until(lambda _: current("downlinks"))
+        # `?` in a field is a character; outside one it opens the sheet, which lists the keys.
+        d.find_element(By.CSS_SELECTOR, "main h1").click()
+        ActionChains(d).send_keys("?").perform()
+        sheet = wait_css(d, "[data-testid=shortcuts]", 10)
+        screenshot(d, artifacts / "shortcuts-sheet.png")
+        text = sheet.get_attribute("innerText")
+        for keys in ("Ctrl", "Go to Firmware", "Go to Settings", "Escape"):
+            assert keys in text, text
+        # Not behind the open sheet: the area stays.
+        chord("1")
+        assert current("downlinks")
+        ActionChains(d).send_keys(Keys.ESCAPE).perform()
+        WebDriverWait(d, 10).until(lambda x: not x.find_elements(By.CSS_SELECTOR, "[data-testid=shortcuts]"))
+        chord("6")
+        WebDriverWait(d, 10).until(lambda _: current("settings"))

@@ -5,7 +5,9 @@ import { Nav, type Area, AREAS } from "./components/Nav";
 import { StatusBar } from "./components/StatusBar";
 import { events } from "./bindings";
 import { ipc, errorMessage, type AppInfo, type Link } from "./ipc";
+import { isTyping, shortcutOf } from "./lib/shortcuts";
 import { subscribe } from "./lib/useEvent";
+import { ShortcutsSheet } from "./components/ShortcutsSheet";
 import { oneOf, recall, remember } from "./lib/remember";
 import { SessionContext } from "./session";
 import { BindingsView } from "./views/bindings/BindingsView";
@@ -70,6 +72,22 @@ export function App() {
     setArea(a);
   };
 
+  // Keyboard shortcuts (lib/shortcuts: Ctrl+1..6 the areas, `?` the sheet listing them).
+  const [sheet, setSheet] = useState(false);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const s = shortcutOf({ key: e.key, ctrlKey: e.ctrlKey, metaKey: e.metaKey, altKey: e.altKey, typing: isTyping(document.activeElement) });
+      if (!s || e.defaultPrevented) return;
+      // Not behind an open dialog: the areas change under it.
+      if (document.querySelector("dialog[open]")) return;
+      e.preventDefault();
+      if (s.kind === "area") go(s.area);
+      else setSheet(true);
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
+
   // A `dcs-console://` link the app was launched with, or a later launch handed over (Rust
   // keeps it until taken): its area, where the screen opens the item. Each link is a new object,
   // so the same link twice opens its item twice.
@@ -126,6 +144,7 @@ export function App() {
           )}
         </main>
         <StatusBar info={info} error={infoError} />
+        {sheet && <ShortcutsSheet onClose={() => setSheet(false)} />}
       </div>
     </SessionContext.Provider>
   );

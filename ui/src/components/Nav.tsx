@@ -1,4 +1,5 @@
 import { countsBadge, useRolloutCounts } from "../lib/rolloutCounts";
+import { SHORTCUTS } from "../lib/shortcuts";
 
 export const AREAS = [
   { id: "home", label: "Home", icon: "M3 11l9-7 9 7M5 10v10h5v-6h4v6h5V10" },
@@ -10,6 +11,9 @@ export const AREAS = [
 ] as const;
 
 export type Area = (typeof AREAS)[number]["id"];
+
+/** The keys that go to an area (lib/shortcuts), for its title. */
+const shortcutOf = (area: Area) => SHORTCUTS.find((s) => s.does.kind === "area" && s.does.area === area)?.keys;
 
 export function Nav({ current, onSelect }: { current: Area; onSelect: (a: Area) => void }) {
   // Rollouts that run or wait (paused) show on their area from anywhere in the app.
@@ -24,7 +28,8 @@ export function Nav({ current, onSelect }: { current: Area; onSelect: (a: Area) 
               class={a.id === current ? "nav-item active" : "nav-item"}
               aria-current={a.id === current ? "page" : undefined}
               data-testid={`nav-${a.id}`}
-              title={a.label}
+              title={shortcutOf(a.id) ? `${a.label} (${shortcutOf(a.id)})` : a.label}
+              aria-keyshortcuts={shortcutOf(a.id)?.replace("Ctrl", "Control")}
               onClick={(e) => {
                 e.preventDefault();
                 onSelect(a.id);
