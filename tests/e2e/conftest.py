@@ -102,23 +102,30 @@ def demo_key() -> dict:
     return json.loads(out.stdout)
 
 
-@pytest.fixture
-def app(request, display, tmp_path):
-    """A WebDriver session on a fresh start of the app, with its own config and data folders.
-    Parametrize indirectly with a dict to add environment variables (e.g. a GTK theme)."""
-    assert APP.exists(), f"build the app first: {APP} is missing"
+def app_env(tmp_path, extra: dict | None = None) -> dict:
+    """The environment of an app of its own for a test: `extra` (e.g. a GTK theme), the demo
+    seed, its own config, cache and data folders (`DCS_DATA_DIR`: the fleet database, the
+    built-in simulator's state, the logs; the keyring's files stay in XDG_DATA_HOME, which the
+    test run may share), and the web view's storage forgotten (a first start)."""
     env = dict(os.environ)
-    env.update(getattr(request, "param", {}))
+    env.update(extra or {})
     env.update(
         DCS_SIM_SEED=SEED,
         XDG_CONFIG_HOME=str(tmp_path / "config"),
         XDG_DATA_HOME=env.get("XDG_DATA_HOME", str(tmp_path / "data")),
         XDG_CACHE_HOME=str(tmp_path / "cache"),
     )
-    # The fleet database and the built-in simulator's state, per test (the keyring's files stay
-    # in XDG_DATA_HOME, which the test run may share).
     env.setdefault("DCS_DATA_DIR", str(tmp_path / "app-data"))
     fresh_web_storage(env)
+    return env
+
+
+@pytest.fixture
+def app(request, display, tmp_path):
+    """A WebDriver session on a fresh start of the app, with its own config and data folders.
+    Parametrize indirectly with a dict to add environment variables (e.g. a GTK theme)."""
+    assert APP.exists(), f"build the app first: {APP} is missing"
+    env = app_env(tmp_path, getattr(request, "param", {}))
     with open(tmp_path / "tauri-driver.log", "w") as log, app_session(env, log) as driver:
         yield driver
 

@@ -9,10 +9,9 @@ import zipfile
 
 from selenium.webdriver.common.by import By
 
-from conftest import DCS, app_session, screenshot
+from conftest import DCS, app_env, app_session, screenshot
 from test_home import scan_from_home
 from test_profiles import click, wait_css, wait_text
-from test_window import app_env
 
 
 def test_a_runs_diagnostics_hold_its_logs_and_none_of_its_secrets(display, tmp_path, artifacts, demo_key):

@@ -6,7 +6,6 @@ app on the same folders (the web view's storage in XDG_DATA_HOME) opens where th
 The device table shows 20 rows or more at 1200x780. Screenshots at 1200x780 and 900x560, light
 and dark."""
 
-import os
 import re
 from collections import Counter
 
@@ -15,7 +14,7 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import SEED, app_session, fresh_web_storage, screenshot, service_token
+from conftest import app_env, app_session, fresh_web_storage, screenshot, service_token
 from test_downlinks import get, set_speed
 from test_profiles import click, wait_css, wait_text
 from test_rollouts import device_count, settle
@@ -78,14 +77,7 @@ return {rows: rows.length, height: rows.length ? rows[0].getBoundingClientRect()
 
 
 def test_home_counts_equal_the_service_and_the_app_opens_where_it_was_left(display, tmp_path, artifacts, demo_key):
-    env = dict(os.environ)
-    env.update(
-        DCS_SIM_SEED=SEED,
-        DCS_DATA_DIR=str(tmp_path / "app-data"),
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_DATA_HOME=env.get("XDG_DATA_HOME", str(tmp_path / "data")),
-        XDG_CACHE_HOME=str(tmp_path / "cache"),
-    )
+    env = app_env(tmp_path)
     web_data = fresh_web_storage(env)
     log = open(tmp_path / "tauri-driver.log", "w")
 

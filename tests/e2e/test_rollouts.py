@@ -9,7 +9,6 @@ The simulator keeps its state in the app's data folder (DCS_DATA_DIR), so the se
 the devices as the first left them; its clock is steered through its control endpoint."""
 
 import json
-import os
 import re
 import time
 import urllib.request
@@ -21,7 +20,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import SEED, app_session, fresh_web_storage, screenshot, service_token, type_word
+from conftest import app_env, app_session, screenshot, service_token, type_word
 from test_downlinks import get, set_speed
 from test_profiles import click, type_into, wait_css, wait_text
 
@@ -101,17 +100,8 @@ def state_of(driver, rollout_id):
 
 
 def test_a_rollout_in_waves_moves_the_dashboard_and_goes_on_after_a_restart(display, tmp_path, artifacts, demo_key):
-    env = dict(os.environ)
-    env.update(
-        DCS_SIM_SEED=SEED,
-        DCS_SIM_SPEED="300",
-        DCS_DATA_DIR=str(tmp_path / "app-data"),
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_DATA_HOME=env.get("XDG_DATA_HOME", str(tmp_path / "data")),
-        XDG_CACHE_HOME=str(tmp_path / "cache"),
-    )
+    env = app_env(tmp_path, {"DCS_SIM_SPEED": "300"})
     log = open(tmp_path / "tauri-driver.log", "w")
-    fresh_web_storage(env)
 
     with app_session(env, log) as d:
         d.set_window_size(1400, 900)
@@ -392,15 +382,7 @@ def test_a_service_without_the_set_target_operation_offers_no_rollout(display, s
 
     upstream, info = sim_process
     proxy = HidingProxy(upstream)
-    env = dict(os.environ)
-    env.update(
-        DCS_SIM_SEED=SEED,
-        DCS_DATA_DIR=str(tmp_path / "app-data"),
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_DATA_HOME=env.get("XDG_DATA_HOME", str(tmp_path / "data")),
-        XDG_CACHE_HOME=str(tmp_path / "cache"),
-    )
-    fresh_web_storage(env)
+    env = app_env(tmp_path)
     customer = info["customers"][0]
     # A reseller profile for that service, with one customer and no set-target operation, made
     # the default (the app opens it).

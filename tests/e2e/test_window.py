@@ -4,31 +4,16 @@ opens the item), and a launch with a link opens the item at once. The links come
 `dcs open --print`, as an operator would get them."""
 
 import json
-import os
 import subprocess
 import time
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import APP, DCS, SEED, app_session, create_package, fresh_web_storage, screenshot
-from conftest import service_get_as
+from conftest import APP, DCS, app_env, app_session, create_package, screenshot, service_get_as
 from test_downlinks import get, service, service_names
 from test_profiles import wait_css, wait_text
 from test_rollouts import device_count
-
-def app_env(tmp_path) -> dict:
-    env = dict(os.environ)
-    env.update(
-        DCS_SIM_SEED=SEED,
-        DCS_DATA_DIR=str(tmp_path / "app-data"),
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_DATA_HOME=env.get("XDG_DATA_HOME", str(tmp_path / "data")),
-        XDG_CACHE_HOME=str(tmp_path / "cache"),
-    )
-    fresh_web_storage(env)
-    return env
-
 
 def link_of(kind: str, item: str) -> str:
     """The item's link as `dcs open --print --json` writes it."""
