@@ -186,6 +186,7 @@ export function DownlinkDetailDialog({
                   key={`${o.status}-${i}`}
                   data-testid="timeline-status"
                   data-status={o.status}
+                  data-retries={o.retryCount ?? 0}
                   class={final && i === detail.d.observed.length - 1 ? `tl-outcome-${v.outcome}` : undefined}
                 >
                   <span class="tl-dot" aria-hidden="true" />
