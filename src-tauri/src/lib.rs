@@ -66,6 +66,7 @@ fn specta_builder() -> Builder<tauri::Wry> {
             commands::bindings::delete_bindings,
             commands::bindings::export_bindings_csv,
             commands::devices::list_devices,
+            commands::devices::device_page,
             commands::devices::check_device_id,
             commands::devices::device_labels,
             commands::downlinks::downlink_kinds,

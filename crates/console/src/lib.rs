@@ -8,6 +8,7 @@ pub mod bindings;
 pub mod bulk;
 pub mod config;
 pub mod csv_file;
+pub mod device_page;
 pub mod devices;
 pub mod diagnostics;
 pub mod downlinks;

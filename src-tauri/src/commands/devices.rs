@@ -1,5 +1,6 @@
 //! Devices: the beta device listing (section 4.5) for pickers, and device ids checked as typed.
 
+use dcs_console::device_page::{self, DevicePage};
 use dcs_console::devices::{self, DeviceLabel};
 use dcs_console::downlinks::{self, DeviceIdCheck};
 use dcs_console::listing::{self, DevicePage};
@@ -70,4 +71,26 @@ pub async fn device_labels(state: State<'_, AppState>, ids: Vec<String>) -> Resu
 #[specta::specta]
 pub fn check_device_id(input: String, kind: Option<String>) -> DeviceIdCheck {
     downlinks::check_device_id(&input, kind.as_deref())
+}
+
+/// Everything the console knows of one device, asked for by any of its ids: its ids, states per
+/// module with their history and rollouts (the fleet database), and its downlinks and bindings
+/// (the service, each kind on its own: one failing is named in `problems`).
+#[tauri::command]
+#[specta::specta]
+pub async fn device_page(state: State<'_, AppState>, id: String) -> Result<DevicePage, CommandError> {
+    let (session, fleet, scope) = crate::commands::fleet::open_local(&state).await?;
+    state.ready(&session).await?;
+    session
+        .run(async {
+            let dir = match state.devices.get(&session.scope(), &session.client).await {
+                Ok(d) => d,
+                Err(e) => {
+                    tracing::warn!(error = %e, "the device listing could not be read; the device page shows ids only");
+                    std::sync::Arc::new(devices::Directory::default())
+                }
+            };
+            device_page::page(&session.client, &dir, fleet.db(), scope, &id).await
+        })
+        .await
 }

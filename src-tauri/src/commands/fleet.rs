@@ -29,7 +29,7 @@ async fn open(state: &AppState) -> Result<(Arc<Session>, Arc<FleetService>, Scop
 
 /// As [`open`], for what reads the fleet database only: it does not wait for the service (the
 /// built-in simulator seeding in the background), so the first screen does not either.
-async fn open_local(state: &AppState) -> Result<(Arc<Session>, Arc<FleetService>, Scope), CommandError> {
+pub(crate) async fn open_local(state: &AppState) -> Result<(Arc<Session>, Arc<FleetService>, Scope), CommandError> {
     let session = state.current().await;
     let fleet = state.fleet()?.clone();
     let scope = fleet.db().scope(&state.scope_key(&session))?;
