@@ -67,6 +67,7 @@ fn specta_builder() -> Builder<tauri::Wry> {
             commands::bindings::export_bindings_csv,
             commands::devices::list_devices,
             commands::devices::device_page,
+            commands::devices::palette_search,
             commands::devices::check_device_id,
             commands::devices::device_labels,
             commands::downlinks::downlink_kinds,

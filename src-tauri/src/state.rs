@@ -45,6 +45,10 @@ pub struct AppState {
     pub downlinks: dcs_console::downlinks::Watch,
     /// The device listing of each scope acted in, for names and the pickers' search.
     pub devices: dcs_console::devices::Directories,
+    /// The modules and packages of each scope acted in, for the palette's search.
+    pub catalogues: dcs_console::palette::Catalogues,
+    /// The palette's searches, counted: a search stops when a later one starts.
+    pub palette: tokio::sync::watch::Sender<u64>,
 }
 
 impl AppState {
@@ -56,6 +60,8 @@ impl AppState {
             transfers: Transfers::new(),
             downlinks: Default::default(),
             devices: Default::default(),
+            catalogues: Default::default(),
+            palette: tokio::sync::watch::Sender::new(0),
         })
     }
 }

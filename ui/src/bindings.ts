@@ -131,6 +131,18 @@ export const commands = {
 	/**  One page of the devices of the active profile and customer, by name. */
 	listDevices: (request: DevicePageRequest_Deserialize) => typedError<DevicePage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("list_devices", { request })),
 	/**
+	 *  Everything the console knows of one device, asked for by any of its ids: its ids, states per
+	 *  module with their history and rollouts (the fleet database), and its downlinks and bindings
+	 *  (the service, each kind on its own: one failing is named in `problems`).
+	 */
+	devicePage: (id: string) => typedError<DeviceDetail_Serialize, CommandError_Serialize>(__TAURI_INVOKE("device_page", { id })),
+	/**
+	 *  The command palette's search (console::palette): what is at hand at once, then downlinks and
+	 *  bindings from the service. A search started later stops this one (its answer then says
+	 *  `superseded`); an empty text finds nothing (the palette shows its actions and recent items).
+	 */
+	paletteSearch: (query: string) => typedError<PaletteAnswer_Serialize, CommandError_Serialize>(__TAURI_INVOKE("palette_search", { query })),
+	/**
 	 *  Checks a device id as typed: its normalised form and its form's name, or the rule it breaks.
 	 *  `kind` names the use: `sms` wants the device's UUID; any other kind (or none) takes the
 	 *  seven forms of section 1.
@@ -930,6 +942,53 @@ export type DeviceChoice_Serialize =
 /**  A pasted list of device ids in any of the seven forms, separated by commas, spaces or lines. */
 { kind: "list"; text: string };
 
+/**  Everything the console knows of one device. */
+export type DeviceDetail = DeviceDetail_Serialize | DeviceDetail_Deserialize;
+
+/**  Everything the console knows of one device. */
+export type DeviceDetail_Deserialize = {
+	/**  The id as asked for. */
+	id: string,
+	uuid: string,
+	/**  The device listing holds it (name, description, barcode and network ids come from there). */
+	known: boolean,
+	name?: string | null,
+	description?: string | null,
+	barcode?: string | null,
+	deviceSpecificationId?: string | null,
+	forms: IdForm[],
+	states: DeviceModuleState_Deserialize[],
+	rollouts: DeviceRollout_Deserialize[],
+	/**  Newest first, every kind together. */
+	downlinks: DownlinkView_Deserialize[],
+	bindings: BindingView_Deserialize[],
+	/**  How the actuator downlinks were looked for (or why they were not). */
+	actuatorSearch: string,
+	problems: PartProblem[],
+};
+
+/**  Everything the console knows of one device. */
+export type DeviceDetail_Serialize = {
+	/**  The id as asked for. */
+	id: string,
+	uuid: string,
+	/**  The device listing holds it (name, description, barcode and network ids come from there). */
+	known: boolean,
+	name: string | null,
+	description: string | null,
+	barcode: string | null,
+	deviceSpecificationId: string | null,
+	forms: IdForm[],
+	states: DeviceModuleState_Serialize[],
+	rollouts: DeviceRollout_Serialize[],
+	/**  Newest first, every kind together. */
+	downlinks: DownlinkView_Serialize[],
+	bindings: BindingView_Serialize[],
+	/**  How the actuator downlinks were looked for (or why they were not). */
+	actuatorSearch: string,
+	problems: PartProblem[],
+};
+
 /**  A device of the listing, as pickers and labels show it. */
 export type DeviceEntry = DeviceEntry_Serialize | DeviceEntry_Deserialize;
 
@@ -1014,6 +1073,39 @@ export type DeviceLabel_Serialize = {
 	description: string | null,
 	imei: string | null,
 	devEui: string | null,
+};
+
+/**  The device's firmware state on one module, with the states before it (newest first). */
+export type DeviceModuleState = DeviceModuleState_Serialize | DeviceModuleState_Deserialize;
+
+/**  The device's firmware state on one module, with the states before it (newest first). */
+export type DeviceModuleState_Deserialize = {
+	moduleId: string,
+	/**  The module's name, where the catalogue was read. */
+	module?: string | null,
+	specId?: string | null,
+	current?: string | null,
+	target?: string | null,
+	status?: string | null,
+	details?: string | null,
+	statusAt?: string | null,
+	targetAt?: string | null,
+	history: PastState_Deserialize[],
+};
+
+/**  The device's firmware state on one module, with the states before it (newest first). */
+export type DeviceModuleState_Serialize = {
+	moduleId: string,
+	/**  The module's name, where the catalogue was read. */
+	module: string | null,
+	specId: string | null,
+	current: string | null,
+	target: string | null,
+	status: string | null,
+	details: string | null,
+	statusAt: string | null,
+	targetAt: string | null,
+	history: PastState_Serialize[],
 };
 
 export type DevicePage = DevicePage_Serialize | DevicePage_Deserialize;
@@ -1127,6 +1219,47 @@ export type DeviceQuery_Serialize = {
 	 *  statusAt, targetAt.
 	 */
 	sort: string | null,
+};
+
+/**  A rollout the device was part of. */
+export type DeviceRollout = DeviceRollout_Serialize | DeviceRollout_Deserialize;
+
+/**  A rollout the device was part of. */
+export type DeviceRollout_Deserialize = {
+	rolloutId: string,
+	moduleId: string,
+	module?: string | null,
+	version: string,
+	/**  The rollout's state now (as the rollout records say it). */
+	state: string,
+	/**  The device's wave, 1 for the first. */
+	wave: number,
+	/**  When its target was set (absent: not yet, or it failed). */
+	setAt?: string | null,
+	/**  Why setting its target failed. */
+	error?: string | null,
+	/**  Its target before the rollout. */
+	previousTarget?: string | null,
+	createdAt: string,
+};
+
+/**  A rollout the device was part of. */
+export type DeviceRollout_Serialize = {
+	rolloutId: string,
+	moduleId: string,
+	module: string | null,
+	version: string,
+	/**  The rollout's state now (as the rollout records say it). */
+	state: string,
+	/**  The device's wave, 1 for the first. */
+	wave: number,
+	/**  When its target was set (absent: not yet, or it failed). */
+	setAt: string | null,
+	/**  Why setting its target failed. */
+	error: string | null,
+	/**  Its target before the rollout. */
+	previousTarget: string | null,
+	createdAt: string,
 };
 
 /**  One row of the device table. */
@@ -1838,6 +1971,13 @@ export type HistoryPoint = {
 	counts: { [key in string]: number },
 };
 
+/**  One id form of the device. */
+export type IdForm = {
+	/**  The form's name, as section 1 calls it. */
+	form: string,
+	value: string,
+};
+
 /**  One parameter that broke a rule: `name` is the field or query parameter, `reason` the rule. */
 export type InvalidParam = {
 	name: string,
@@ -2203,6 +2343,85 @@ export type PackagePage_Serialize = {
 export type PackageVersion = {
 	version: string,
 	hasFile: boolean,
+};
+
+/**  What the palette found, and the sources that could not be asked (the others still answer). */
+export type PaletteAnswer = PaletteAnswer_Serialize | PaletteAnswer_Deserialize;
+
+/**  What the palette found, and the sources that could not be asked (the others still answer). */
+export type PaletteAnswer_Deserialize = {
+	items: PaletteItem_Deserialize[],
+	problems: string[],
+	/**  A later search came before this one finished: it stopped, and its items are not all. */
+	superseded: boolean,
+};
+
+/**  What the palette found, and the sources that could not be asked (the others still answer). */
+export type PaletteAnswer_Serialize = {
+	items: PaletteItem_Serialize[],
+	problems: string[],
+	/**  A later search came before this one finished: it stopped, and its items are not all. */
+	superseded: boolean,
+};
+
+/**  An entity the palette can open. */
+export type PaletteItem = PaletteItem_Serialize | PaletteItem_Deserialize;
+
+/**  An entity the palette can open. */
+export type PaletteItem_Deserialize = {
+	/**  `device`, `module`, `package`, `rollout`, `downlink`, `binding`, `customer` or `profile`. */
+	kind: string,
+	/**  What opens it: a device id, a UUID, a downlink id, a profile's name. */
+	id: string,
+	title: string,
+	detail?: string | null,
+	/**  Downlinks and bindings: their kind (`lora`, `actuator`, ...). */
+	subKind?: string | null,
+	/**  Higher is better. */
+	score: number,
+};
+
+/**  An entity the palette can open. */
+export type PaletteItem_Serialize = {
+	/**  `device`, `module`, `package`, `rollout`, `downlink`, `binding`, `customer` or `profile`. */
+	kind: string,
+	/**  What opens it: a device id, a UUID, a downlink id, a profile's name. */
+	id: string,
+	title: string,
+	detail: string | null,
+	/**  Downlinks and bindings: their kind (`lora`, `actuator`, ...). */
+	subKind: string | null,
+	/**  Higher is better. */
+	score: number,
+};
+
+/**  A part of the page the service did not answer. */
+export type PartProblem = {
+	part: string,
+	message: string,
+};
+
+/**  A state the device left, and when this console saw it leave. */
+export type PastState = PastState_Serialize | PastState_Deserialize;
+
+/**  A state the device left, and when this console saw it leave. */
+export type PastState_Deserialize = {
+	leftAt: string,
+	current?: string | null,
+	target?: string | null,
+	status?: string | null,
+	details?: string | null,
+	statusAt?: string | null,
+};
+
+/**  A state the device left, and when this console saw it leave. */
+export type PastState_Serialize = {
+	leftAt: string,
+	current: string | null,
+	target: string | null,
+	status: string | null,
+	details: string | null,
+	statusAt: string | null,
 };
 
 /**  Which payload an SMS or HTTP downlink carries. */

@@ -58,7 +58,7 @@ pub struct PastState {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
-pub struct ModuleState {
+pub struct DeviceModuleState {
     pub module_id: String,
     /// The module's name, where the catalogue was read.
     pub module: Option<String>,
@@ -107,7 +107,7 @@ pub struct PartProblem {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
-pub struct DevicePage {
+pub struct DeviceDetail {
     /// The id as asked for.
     pub id: String,
     pub uuid: Uuid,
@@ -118,7 +118,7 @@ pub struct DevicePage {
     pub barcode: Option<String>,
     pub device_specification_id: Option<Uuid>,
     pub forms: Vec<IdForm>,
-    pub states: Vec<ModuleState>,
+    pub states: Vec<DeviceModuleState>,
     pub rollouts: Vec<DeviceRollout>,
     /// Newest first, every kind together.
     pub downlinks: Vec<DownlinkView>,
@@ -170,11 +170,11 @@ pub async fn resolve(client: &Client, dir: &Directory, raw: &str) -> Result<(Uui
 }
 
 /// The device's states per module with their history, and its rollouts, from the fleet database.
-pub fn fleet_part(db: &FleetDb, scope: Scope, uuid: Uuid) -> Result<(Vec<ModuleState>, Vec<DeviceRollout>)> {
+pub fn fleet_part(db: &FleetDb, scope: Scope, uuid: Uuid) -> Result<(Vec<DeviceModuleState>, Vec<DeviceRollout>)> {
     let conn = db.conn();
     let device = uuid.to_string();
     let text = |ms: Option<i64>| ms.map(ms_to_text);
-    let mut states: Vec<ModuleState> = conn
+    let mut states: Vec<DeviceModuleState> = conn
         .prepare_cached(
             "SELECT s.module_id, m.name, s.spec_id, s.current, s.target, s.status, s.details, s.status_at, s.target_at
                FROM states s LEFT JOIN modules m ON m.scope = s.scope AND m.module_id = s.module_id
@@ -182,7 +182,7 @@ pub fn fleet_part(db: &FleetDb, scope: Scope, uuid: Uuid) -> Result<(Vec<ModuleS
               ORDER BY m.name, s.module_id",
         )?
         .query_map(rusqlite::params![scope.0, device], |r| {
-            Ok(ModuleState {
+            Ok(DeviceModuleState {
                 module_id: r.get(0)?,
                 module: r.get(1)?,
                 spec_id: r.get(2)?,
@@ -336,13 +336,13 @@ fn same_device(a: &DeviceId, b: &DeviceId) -> bool {
 }
 
 /// The whole page: the device resolved, the fleet database's part and the service's.
-pub async fn page(client: &Client, dir: &Directory, db: &FleetDb, scope: Scope, raw: &str) -> Result<DevicePage> {
+pub async fn page(client: &Client, dir: &Directory, db: &FleetDb, scope: Scope, raw: &str) -> Result<DeviceDetail> {
     let (uuid, entry) = resolve(client, dir, raw).await?;
     let (states, rollouts) = fleet_part(db, scope, uuid)?;
     let (downlinks, bindings, actuator_search, problems) = service_part(client, uuid, entry.as_ref()).await;
     let forms =
         forms(uuid, entry.as_ref().and_then(|e| e.imei.as_deref()), entry.as_ref().and_then(|e| e.dev_eui.as_deref()));
-    Ok(DevicePage {
+    Ok(DeviceDetail {
         id: raw.trim().to_owned(),
         uuid,
         known: entry.is_some(),

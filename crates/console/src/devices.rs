@@ -12,16 +12,16 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use dcs_api::beta::BetaDeviceQuery;
 use dcs_api::model::{BetaDevice, DeviceId};
 use dcs_api::{Client, Error};
 use serde::Serialize;
 use serde_json::{Map, Value};
-use tokio::sync::Mutex;
 use uuid::Uuid;
 
+use crate::kept::Kept;
 use crate::FieldError;
 
 /// Most ids one label request may name.
@@ -161,6 +161,11 @@ impl Directory {
     }
 
     /// The device an id names, in any of its forms.
+    /// Every device read, by name.
+    pub fn entries(&self) -> &[DeviceEntry] {
+        &self.devices
+    }
+
     pub fn find(&self, id: &str) -> Option<&DeviceEntry> {
         let i = match DeviceId::parse(id.trim()).ok()? {
             DeviceId::Uuid(u) | DeviceId::DvnUuid { uuid: u, .. } => self.by_uuid.get(&u),
@@ -279,27 +284,18 @@ pub async fn load(client: &Client) -> Result<Directory, Error> {
 
 /// The directories of the scopes (profile, service and customer) the app acted in, each read
 /// once and kept for [`FRESH_FOR`]; one read at a time per scope.
-#[derive(Default)]
-pub struct Directories {
-    slots: Mutex<HashMap<String, Slot>>,
-}
+pub struct Directories(Kept<Directory>);
 
-/// One scope's directory and when it was read, behind its own lock (one read at a time).
-type Slot = Arc<Mutex<Option<(Instant, Arc<Directory>)>>>;
+impl Default for Directories {
+    fn default() -> Directories {
+        Directories(Kept::new(FRESH_FOR))
+    }
+}
 
 impl Directories {
     /// The directory of `scope`, read with `client` when there is none or it is stale.
     pub async fn get(&self, scope: &str, client: &Client) -> Result<Arc<Directory>, Error> {
-        let slot = self.slots.lock().await.entry(scope.to_owned()).or_default().clone();
-        let mut held = slot.lock().await;
-        if let Some((at, dir)) = held.as_ref() {
-            if at.elapsed() < FRESH_FOR {
-                return Ok(dir.clone());
-            }
-        }
-        let dir = Arc::new(load(client).await?);
-        *held = Some((Instant::now(), dir.clone()));
-        Ok(dir)
+        self.0.get(scope, || load(client)).await
     }
 }
 

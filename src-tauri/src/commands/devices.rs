@@ -1,9 +1,12 @@
 //! Devices: the beta device listing (section 4.5) for pickers, and device ids checked as typed.
 
-use dcs_console::device_page::{self, DevicePage};
+use dcs_console::device_page::{self, DeviceDetail};
+use std::sync::Arc;
+
 use dcs_console::devices::{self, DeviceLabel};
 use dcs_console::downlinks::{self, DeviceIdCheck};
 use dcs_console::listing::{self, DevicePage};
+use dcs_console::palette::{self, PaletteAnswer};
 use serde::Deserialize;
 use tauri::State;
 
@@ -78,7 +81,7 @@ pub fn check_device_id(input: String, kind: Option<String>) -> DeviceIdCheck {
 /// (the service, each kind on its own: one failing is named in `problems`).
 #[tauri::command]
 #[specta::specta]
-pub async fn device_page(state: State<'_, AppState>, id: String) -> Result<DevicePage, CommandError> {
+pub async fn device_page(state: State<'_, AppState>, id: String) -> Result<DeviceDetail, CommandError> {
     let (session, fleet, scope) = crate::commands::fleet::open_local(&state).await?;
     state.ready(&session).await?;
     session
@@ -93,4 +96,65 @@ pub async fn device_page(state: State<'_, AppState>, id: String) -> Result<Devic
             device_page::page(&session.client, &dir, fleet.db(), scope, &id).await
         })
         .await
+}
+
+/// The command palette's search (console::palette): what is at hand at once, then downlinks and
+/// bindings from the service. A search started later stops this one (its answer then says
+/// `superseded`); an empty text finds nothing (the palette shows its actions and recent items).
+#[tauri::command]
+#[specta::specta]
+pub async fn palette_search(state: State<'_, AppState>, query: String) -> Result<PaletteAnswer, CommandError> {
+    let query = palette::check_query(&query)?.to_owned();
+    if query.is_empty() {
+        return Ok(PaletteAnswer::default());
+    }
+    let mut latest = state.palette.subscribe();
+    let mine = {
+        let mut n = 0;
+        state.palette.send_modify(|g| {
+            *g += 1;
+            n = *g;
+        });
+        n
+    };
+    let superseded = async move {
+        let _ = latest.wait_for(|g| *g != mine).await;
+    };
+    let (session, fleet, scope) = crate::commands::fleet::open_local(&state).await?;
+    state.ready(&session).await?;
+    let work = async {
+        let key = session.scope();
+        let mut problems = Vec::new();
+        let (dir, catalogue, (service, service_problems)) = futures::join!(
+            state.devices.get(&key, &session.client),
+            state.catalogues.get(&key, &session.client),
+            palette::service_items(&session.client, &query),
+        );
+        let dir = dir.unwrap_or_else(|e| {
+            problems.push(format!("devices: {e}"));
+            Arc::new(devices::Directory::default())
+        });
+        let catalogue = catalogue.map_err(|e| problems.push(format!("modules and packages: {e}"))).ok();
+        let config = state.config.load().unwrap_or_default();
+        let mut profiles = vec![(dcs_console::SIMULATOR_PROFILE.to_owned(), "the built-in simulator".to_owned())];
+        profiles.extend(config.profiles.iter().map(|p| (p.name.clone(), p.base_url.clone().unwrap_or_default())));
+        let local = palette::Local {
+            dir: &dir,
+            catalogue: catalogue.as_deref(),
+            rollouts: palette::rollout_candidates(fleet.db(), scope)?,
+            profiles,
+            customers: session.profile.customers.iter().map(|c| (c.id, c.label.clone())).collect(),
+        };
+        let mut items = palette::search_local(&query, &local);
+        // The service's exact finds (an id typed whole) first, its text matches after.
+        let (exact, rest): (Vec<_>, Vec<_>) = service.into_iter().partition(|i| i.score == u32::MAX);
+        items.splice(0..0, exact);
+        items.extend(rest);
+        problems.extend(service_problems);
+        Ok::<_, dcs_console::Error>(PaletteAnswer { items, problems, superseded: false })
+    };
+    tokio::select! {
+        answer = work => answer.map_err(|e| session.err(e)),
+        () = superseded => Ok(PaletteAnswer { superseded: true, ..Default::default() }),
+    }
 }
