@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from conftest import screenshot
@@ -214,6 +216,12 @@ def visit_all(t: Tour):
     find(d, ".vt-row:not(.vt-placeholder)", 60)
     settle(d, 1)
     t.record("rollouts-devices")
+    # A device's page, from its row, and back.
+    press(d, ".vt-row:not(.vt-placeholder) [data-testid=open-device]")
+    find(d, "[data-testid=device-state]", 60)
+    settle(d, 1)
+    t.record("device-page")
+    press(d, "[data-testid=device-back]")
     press(d, "[data-testid=fleet-tab-history]")
     settle(d, 1.5)
     t.record("rollouts-history")
@@ -258,6 +266,10 @@ def visit_all(t: Tour):
     settle(d)
     t.record("settings")
     t.dialog("dialog-profile-editor", lambda: press(d, "[data-testid=add-profile]"), "profile-editor-dialog", "[data-testid=save-profile]")
+
+    # The command palette, with the app's actions listed.
+    palette = lambda: ActionChains(d).key_down(Keys.CONTROL).send_keys("k").key_up(Keys.CONTROL).perform()  # noqa: E731
+    t.dialog("dialog-palette", palette, "palette", "[data-testid=palette-input]")
 
 
 @pytest.mark.parametrize(

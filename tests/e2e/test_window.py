@@ -107,11 +107,18 @@ def test_a_launch_with_a_link_opens_its_item(display, tmp_path, artifacts, demo_
                 f"imei:{by_name[names[('uuid', s['deviceId'])]]}" for s in states["items"] if names.get(("uuid", s["deviceId"])) in by_name
             )
         with app_session(env, log, args=[link_of("device", device)]) as d:
-            # The device table, filtered to that device (the rollout dashboard's Devices tab).
+            # The device's page, named by the listing; from there, its rows in the device table
+            # (the rollout dashboard's Devices tab).
+            page = wait_css(d, "[data-testid=device-view][data-uuid]", 60)
+            assert device.removeprefix("imei:") in page.find_element(By.CSS_SELECTOR, "[data-testid=device-ids]").text
+            uuid = page.get_attribute("data-uuid")
+            assert names[("uuid", uuid)] == d.find_element(By.CSS_SELECTOR, "[data-testid=device-title]").text
+            screenshot(d, artifacts / "link-device-page-at-launch.png")
+            wait_css(d, "[data-testid=device-in-table]", 10).click()
             WebDriverWait(d, 60).until(lambda x: x.find_elements(By.CSS_SELECTOR, "[data-testid=nav-rollouts][aria-current=page]"))
             field = wait_css(d, "#devices-device-filter", 60)
-            assert field.get_attribute("value") == device
-            rows, _ = device_count(d, device, 90)
+            assert field.get_attribute("value") == uuid
+            rows, _ = device_count(d, uuid, 90)
             assert rows >= 1
             assert not d.find_elements(By.CSS_SELECTOR, "[data-testid=device-filter-error]")
             screenshot(d, artifacts / "link-device-at-launch.png")

@@ -1,5 +1,5 @@
 import { lazy, Suspense } from "preact/compat";
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ActingBanner, Header } from "./components/Header";
 import { Nav, type Area, AREAS } from "./components/Nav";
 import { StatusBar } from "./components/StatusBar";
@@ -8,6 +8,10 @@ import { ipc, errorMessage, type AppInfo, type Link } from "./ipc";
 import { isTyping, shortcutOf } from "./lib/shortcuts";
 import { subscribe } from "./lib/useEvent";
 import { ShortcutsSheet } from "./components/ShortcutsSheet";
+import { Palette } from "./components/Palette";
+import type { Intent, Target } from "./lib/palette";
+import { NavigateContext } from "./navigate";
+import { DeviceView } from "./views/device/DeviceView";
 import { oneOf, recall, remember } from "./lib/remember";
 import { SessionContext } from "./session";
 import { BindingsView } from "./views/bindings/BindingsView";
@@ -25,14 +29,15 @@ const FleetView = lazy(() => loadFleet().then((m) => m.FleetView));
 
 const isArea = oneOf(...AREAS.map((a) => a.id));
 
-/** The area a `dcs-console://` link's item is shown in. */
-const LINK_AREAS: Record<Link["kind"], Area> = {
-  device: "rollouts",
+/** The area a `dcs-console://` link's item is shown in (a device has its own page). */
+const LINK_AREAS: Record<Exclude<Link["kind"], "device">, Area> = {
   rollout: "rollouts",
   module: "firmware",
   package: "firmware",
   downlink: "downlinks",
+  binding: "bindings",
 };
+
 
 function areaFromHash(): Area | null {
   const h = location.hash.replace(/^#\/?/, "");
@@ -67,22 +72,95 @@ export function App() {
     return () => window.removeEventListener("hashchange", onHash);
   }, []);
 
+  // The device page, in place of the area's screen (which is mounted again on Back: a dialog
+  // open there, like a downlink's detail the page was opened from, closes with it).
+  const [device, setDevice] = useState<string | null>(null);
   const go = (a: Area) => {
     location.hash = `#/${a}`;
     setArea(a);
+    setDevice(null);
+  };
+  const navigate = useMemo(() => ({ openDevice: (id: string) => setDevice(id) }), []);
+
+  const [intent, setIntent] = useState<Intent | null>(null);
+  // Refresh: the screen is mounted again, and reads everything afresh.
+  const [refreshed, setRefreshed] = useState(0);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const [palette, setPalette] = useState<{ initial?: string; mode?: "all" | "module" } | null>(null);
+
+  const openLink = (l: Link) => {
+    if (l.kind === "device") {
+      setDevice(l.id);
+      return;
+    }
+    setLink({ ...l });
+    go(LINK_AREAS[l.kind]);
   };
 
-  // Keyboard shortcuts (lib/shortcuts: Ctrl+1..6 the areas, `?` the sheet listing them).
+  const switchSession = (work: Promise<AppInfo>, what: string) =>
+    work.then(
+      (i) => {
+        setActionError(null);
+        setInfo(i);
+      },
+      (e) => setActionError(`${what}: ${errorMessage(e)}`),
+    );
+
+  /** Does what a palette entry or a shortcut asks. */
+  const run = (t: Target) => {
+    switch (t.kind) {
+      case "area":
+        return go(t.area);
+      case "sheet":
+        return setSheet(true);
+      case "refresh":
+        return setRefreshed((n) => n + 1);
+      case "device":
+        return setDevice(t.id);
+      case "link":
+        return openLink(t.link);
+      case "profile":
+        return void switchSession(ipc.activateProfile(t.name), `Profile ${t.name} could not be used`);
+      case "customer":
+        return void switchSession(ipc.actAs(t.id), `Could not act for ${t.label}`);
+      case "choose-module":
+        return setPalette({ mode: "module" });
+      case "new-package":
+        go("firmware");
+        return setIntent({ what: "new-package", moduleId: t.moduleId });
+      case "new-downlink":
+        go("downlinks");
+        return setIntent({ what: "new-downlink" });
+      case "new-binding":
+        go("bindings");
+        return setIntent({ what: "new-binding" });
+    }
+  };
+
+  // Keyboard shortcuts (lib/shortcuts: the areas, the palette, new items, refresh, `?` the sheet).
   const [sheet, setSheet] = useState(false);
+  const runRef = useRef(run);
+  runRef.current = run;
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      const s = shortcutOf({ key: e.key, ctrlKey: e.ctrlKey, metaKey: e.metaKey, altKey: e.altKey, typing: isTyping(document.activeElement) });
+      const s = shortcutOf({
+        key: e.key,
+        ctrlKey: e.ctrlKey,
+        metaKey: e.metaKey,
+        altKey: e.altKey,
+        shiftKey: e.shiftKey,
+        typing: isTyping(document.activeElement),
+      });
       if (!s || e.defaultPrevented) return;
-      // Not behind an open dialog: the areas change under it.
-      if (document.querySelector("dialog[open]")) return;
+      // Never the web view's own reload, even behind a dialog.
       e.preventDefault();
+      // Not behind an open dialog: the screens change under it.
+      if (document.querySelector("dialog[open]")) return;
       if (s.kind === "area") go(s.area);
-      else setSheet(true);
+      else if (s.kind === "palette") setPalette({});
+      else if (s.kind === "new-package") setPalette({ mode: "module" });
+      else if (s.kind === "customer") setPalette({ initial: "Act for " });
+      else runRef.current(s);
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
@@ -99,8 +177,7 @@ export function App() {
         (l) => {
           if (!l) return;
           setLinkError(null);
-          setLink({ ...l });
-          go(LINK_AREAS[l.kind]);
+          openLink(l);
         },
         (e) => setLinkError(`The link could not be opened: ${errorMessage(e)}`),
       );
@@ -114,38 +191,64 @@ export function App() {
 
   return (
     <SessionContext.Provider value={session}>
-      <div class={info?.acting ? "shell shell-acting" : "shell"}>
-        <Header />
-        <ActingBanner />
-        <Nav current={area} onSelect={go} />
-        <main class="content" id="main" tabIndex={-1} key={scope}>
-          {linkError && (
-            <div class="notice notice-error" role="alert" data-testid="link-error">
-              {linkError}
-              <button type="button" class="button button-quiet button-small" onClick={() => setLinkError(null)}>
-                Dismiss
-              </button>
-            </div>
-          )}
-          {info?.notice && (
-            <div class="notice" role="status" data-testid="notice">
-              {info.notice}
-            </div>
-          )}
-          {info && area === "home" && <HomeView go={go} />}
-          {info && area === "firmware" && <FirmwareView link={link} />}
-          {info && area === "bindings" && <BindingsView />}
-          {info && area === "downlinks" && <DownlinksView link={link} />}
-          {area === "settings" && <SettingsView error={infoError} />}
-          {info && area === "rollouts" && (
-            <Suspense fallback={<FleetSkeleton />}>
-              <FleetView link={link} />
-            </Suspense>
-          )}
-        </main>
-        <StatusBar info={info} error={infoError} />
-        {sheet && <ShortcutsSheet onClose={() => setSheet(false)} />}
-      </div>
+      <NavigateContext.Provider value={navigate}>
+        <div class={info?.acting ? "shell shell-acting" : "shell"}>
+          <Header />
+          <ActingBanner />
+          <Nav current={area} onSelect={go} />
+          <main class="content" id="main" tabIndex={-1} key={`${scope}|${refreshed}`}>
+            {linkError && (
+              <div class="notice notice-error" role="alert" data-testid="link-error">
+                {linkError}
+                <button type="button" class="button button-quiet button-small" onClick={() => setLinkError(null)}>
+                  Dismiss
+                </button>
+              </div>
+            )}
+            {info?.notice && (
+              <div class="notice" role="status" data-testid="notice">
+                {info.notice}
+              </div>
+            )}
+            {actionError && (
+              <div class="notice notice-error" role="alert" data-testid="action-error">
+                {actionError}
+                <button type="button" class="button button-quiet button-small" onClick={() => setActionError(null)}>
+                  Dismiss
+                </button>
+              </div>
+            )}
+            {info && device && (
+              <DeviceView
+                id={device}
+                onBack={() => setDevice(null)}
+                onOpen={openLink}
+                onTable={(id) => {
+                  setLink({ kind: "device", id });
+                  go("rollouts");
+                }}
+              />
+            )}
+            {!device && (
+              <>
+                {info && area === "home" && <HomeView go={go} />}
+                {info && area === "firmware" && <FirmwareView link={link} intent={intent} />}
+                {info && area === "bindings" && <BindingsView link={link} intent={intent} />}
+                {info && area === "downlinks" && <DownlinksView link={link} intent={intent} />}
+                {area === "settings" && <SettingsView error={infoError} />}
+                {info && area === "rollouts" && (
+                  <Suspense fallback={<FleetSkeleton />}>
+                    <FleetView link={link} />
+                  </Suspense>
+                )}
+              </>
+            )}
+          </main>
+          <StatusBar info={info} error={infoError} />
+          {sheet && <ShortcutsSheet onClose={() => setSheet(false)} />}
+          {palette && <Palette initial={palette.initial} mode={palette.mode} onClose={() => setPalette(null)} onPick={run} />}
+        </div>
+      </NavigateContext.Provider>
     </SessionContext.Provider>
   );
 }

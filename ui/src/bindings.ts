@@ -958,6 +958,11 @@ export type DeviceDetail_Deserialize = {
 	deviceSpecificationId?: string | null,
 	forms: IdForm[],
 	states: DeviceModuleState_Deserialize[],
+	/**
+	 *  The fleet database holds no state of the device: `states` are the service's, read now
+	 *  (without history).
+	 */
+	statesFromService: boolean,
 	rollouts: DeviceRollout_Deserialize[],
 	/**  Newest first, every kind together. */
 	downlinks: DownlinkView_Deserialize[],
@@ -980,6 +985,11 @@ export type DeviceDetail_Serialize = {
 	deviceSpecificationId: string | null,
 	forms: IdForm[],
 	states: DeviceModuleState_Serialize[],
+	/**
+	 *  The fleet database holds no state of the device: `states` are the service's, read now
+	 *  (without history).
+	 */
+	statesFromService: boolean,
 	rollouts: DeviceRollout_Serialize[],
 	/**  Newest first, every kind together. */
 	downlinks: DownlinkView_Serialize[],
@@ -2041,7 +2051,9 @@ export type LinkKind =
 /**  A firmware package, by its id. */
 "package" | 
 /**  A downlink, by its id. */
-"downlink";
+"downlink" | 
+/**  A connector binding, by its id. */
+"binding";
 
 /**  A later launch handed the app a link: the web view takes it with [`take_link`]. */
 export type LinkWaiting = null;

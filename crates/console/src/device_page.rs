@@ -13,8 +13,9 @@
 //!   (`q`, matching `networkId` partially), found by its IMEI or DevEUI and kept when their
 //!   network id names exactly that device; and its bindings of each kind (`deviceId` filter).
 
+use dcs_api::firmware::StateFilter;
 use dcs_api::model::{BindingKind, DeviceId};
-use dcs_api::Client;
+use dcs_api::{Client, Error};
 use futures::future::join_all;
 use serde::Serialize;
 use uuid::Uuid;
@@ -119,6 +120,9 @@ pub struct DeviceDetail {
     pub device_specification_id: Option<Uuid>,
     pub forms: Vec<IdForm>,
     pub states: Vec<DeviceModuleState>,
+    /// The fleet database holds no state of the device: `states` are the service's, read now
+    /// (without history).
+    pub states_from_service: bool,
     pub rollouts: Vec<DeviceRollout>,
     /// Newest first, every kind together.
     pub downlinks: Vec<DownlinkView>,
@@ -326,6 +330,16 @@ fn binding_label(kind: BindingKind) -> &'static str {
     }
 }
 
+/// Names the modules the fleet database could not (no scan yet) from the palette's catalogue.
+pub fn name_modules(page: &mut DeviceDetail, catalogue: &crate::palette::Catalogue) {
+    for s in page.states.iter_mut().filter(|s| s.module.is_none()) {
+        s.module = catalogue
+            .iter()
+            .find(|c| c.item.kind == "module" && c.item.id == s.module_id)
+            .map(|c| c.item.title.clone());
+    }
+}
+
 /// Two ids of one network id, whatever their form (`imei:` or URN).
 fn same_device(a: &DeviceId, b: &DeviceId) -> bool {
     match (a, b) {
@@ -335,11 +349,57 @@ fn same_device(a: &DeviceId, b: &DeviceId) -> bool {
     }
 }
 
-/// The whole page: the device resolved, the fleet database's part and the service's.
+/// The device's states as the service lists them now, for a device the fleet database holds
+/// none of (no scan yet, or a device newer than the last). The states list's `deviceId` filter is
+/// not in the reference: a service that ignores it answers other devices' states, which
+/// are left out here, so the page never shows another device's state as this one's.
+pub async fn service_states(
+    client: &Client,
+    db: &FleetDb,
+    scope: Scope,
+    uuid: Uuid,
+) -> std::result::Result<Vec<DeviceModuleState>, Error> {
+    let filter = StateFilter { device_id: Some(uuid.to_string()), limit: Some(100), ..Default::default() };
+    let (page, _) = client.firmware().states_page(&filter).await?;
+    let conn = db.conn();
+    let mut name = conn.prepare_cached("SELECT name FROM modules WHERE scope = ?1 AND module_id = ?2").ok();
+    let text = |t: Option<time::OffsetDateTime>| t.map(|t| ms_to_text(crate::fleet::to_ms(t)));
+    let mut out: Vec<DeviceModuleState> = page
+        .items
+        .into_iter()
+        .filter(|s| s.device_id == uuid)
+        .map(|s| DeviceModuleState {
+            module_id: s.module_id.to_string(),
+            module: name
+                .as_mut()
+                .and_then(|q| q.query_row(rusqlite::params![scope.0, s.module_id.to_string()], |r| r.get(0)).ok()),
+            spec_id: s.device_specification_id.map(|u| u.to_string()),
+            current: s.current_firmware_version.clone(),
+            target: s.target_firmware_version.clone(),
+            status: s.firmware_update_status.as_ref().map(|st| st.as_str().to_owned()),
+            details: s.firmware_update_status_details.clone(),
+            status_at: text(s.firmware_update_status_modified_at),
+            target_at: text(s.target_firmware_version_modified_at),
+            history: Vec::new(),
+        })
+        .collect();
+    out.sort_by(|a, b| a.module.cmp(&b.module).then_with(|| a.module_id.cmp(&b.module_id)));
+    Ok(out)
+}
+
+/// The whole page: the device resolved, the fleet database's part and the service's (its
+/// states too, where the fleet database holds none: `states_from_service`).
 pub async fn page(client: &Client, dir: &Directory, db: &FleetDb, scope: Scope, raw: &str) -> Result<DeviceDetail> {
     let (uuid, entry) = resolve(client, dir, raw).await?;
-    let (states, rollouts) = fleet_part(db, scope, uuid)?;
-    let (downlinks, bindings, actuator_search, problems) = service_part(client, uuid, entry.as_ref()).await;
+    let (mut states, rollouts) = fleet_part(db, scope, uuid)?;
+    let (downlinks, bindings, actuator_search, mut problems) = service_part(client, uuid, entry.as_ref()).await;
+    let states_from_service = states.is_empty();
+    if states_from_service {
+        match service_states(client, db, scope, uuid).await {
+            Ok(s) => states = s,
+            Err(e) => problems.push(PartProblem { part: "Firmware states".into(), message: e.to_string() }),
+        }
+    }
     let forms =
         forms(uuid, entry.as_ref().and_then(|e| e.imei.as_deref()), entry.as_ref().and_then(|e| e.dev_eui.as_deref()));
     Ok(DeviceDetail {
@@ -352,6 +412,7 @@ pub async fn page(client: &Client, dir: &Directory, db: &FleetDb, scope: Scope, 
         device_specification_id: entry.as_ref().map(|e| e.device_specification_id),
         forms,
         states,
+        states_from_service,
         rollouts,
         downlinks,
         bindings,

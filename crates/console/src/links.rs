@@ -30,11 +30,19 @@ pub enum LinkKind {
     Package,
     /// A downlink, by its id.
     Downlink,
+    /// A connector binding, by its id.
+    Binding,
 }
 
 impl LinkKind {
-    pub const ALL: [LinkKind; 5] =
-        [LinkKind::Device, LinkKind::Rollout, LinkKind::Module, LinkKind::Package, LinkKind::Downlink];
+    pub const ALL: [LinkKind; 6] = [
+        LinkKind::Device,
+        LinkKind::Rollout,
+        LinkKind::Module,
+        LinkKind::Package,
+        LinkKind::Downlink,
+        LinkKind::Binding,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -43,6 +51,7 @@ impl LinkKind {
             LinkKind::Module => "module",
             LinkKind::Package => "package",
             LinkKind::Downlink => "downlink",
+            LinkKind::Binding => "binding",
         }
     }
 
@@ -168,6 +177,7 @@ mod tests {
             (&format!("dcs-console://module/{DEVICE}"), LinkKind::Module, DEVICE),
             (&format!("dcs-console://package/{DEVICE}"), LinkKind::Package, DEVICE),
             (&format!("dcs-console://downlink/{DEVICE}"), LinkKind::Downlink, DEVICE),
+            (&format!("dcs-console://binding/{}", DEVICE.to_uppercase()), LinkKind::Binding, DEVICE),
             ("dcs-console://device/imei%3A490154203237518", LinkKind::Device, "imei:490154203237518"),
         ] {
             let parsed = Link::parse(link).unwrap_or_else(|e| panic!("{link}: {e}"));
@@ -181,7 +191,7 @@ mod tests {
         let long = format!("dcs-console://device/{}", "1".repeat(MAX_LINK));
         for (link, field, rule) in [
             ("https://device/imei:490154203237518", "link", "must start with dcs-console://"),
-            ("dcs-console://firmware/x", "kind", "must be one of device, rollout, module, package, downlink"),
+            ("dcs-console://firmware/x", "kind", "must be one of device, rollout, module, package, downlink, binding"),
             ("dcs-console://device/imei:123", "id", "IMEI"),
             ("dcs-console://rollout/12", "id", "a rollout id is a UUID"),
             ("dcs-console://device/", "link", "must name one item"),

@@ -82,6 +82,12 @@ async fn a_device_by_its_network_id_shows_its_states_history_rollout_downlinks_a
         None => format!("urn:dev:deveui:{}", eui.unwrap().to_ascii_uppercase()),
     };
 
+    // Before any scan (a fleet database of its own, empty), its states are the service's, read now.
+    let (empty, empty_scope) = common::fleet_db("other", running.base_url());
+    let unscanned = device_page::page(&client, &dir, &empty, empty_scope, &asked).await.unwrap();
+    assert!(unscanned.states_from_service && !unscanned.states.is_empty(), "{unscanned:?}");
+    assert!(unscanned.states.iter().all(|s| s.history.is_empty()));
+
     // A rollout of one wave over this device's first module, to a version it is not targeting.
     let before = device_page::page(&client, &dir, &db, scope, &asked).await.unwrap();
     let held = before.states.first().expect("the device has a firmware state").clone();
@@ -109,6 +115,11 @@ async fn a_device_by_its_network_id_shows_its_states_history_rollout_downlinks_a
 
     let page = device_page::page(&client, &dir, &db, scope, &asked).await.unwrap();
     assert!(page.problems.is_empty(), "{:?}", page.problems);
+    assert!(!page.states_from_service);
+    assert_eq!(
+        unscanned.states.iter().map(|s| &s.module_id).collect::<BTreeSet<_>>(),
+        page.states.iter().map(|s| &s.module_id).collect::<BTreeSet<_>>()
+    );
     assert_eq!((page.uuid, page.known, page.name.as_deref()), (device.uuid, true, Some(device.name.as_str())));
     assert_eq!(page.id, asked);
     assert!(page.forms.iter().any(|f| f.value == device.uuid.to_string()));

@@ -93,7 +93,14 @@ pub async fn device_page(state: State<'_, AppState>, id: String) -> Result<Devic
                     std::sync::Arc::new(devices::Directory::default())
                 }
             };
-            device_page::page(&session.client, &dir, fleet.db(), scope, &id).await
+            let mut page = device_page::page(&session.client, &dir, fleet.db(), scope, &id).await?;
+            if page.states.iter().any(|s| s.module.is_none()) {
+                // Module names from the catalogue the palette keeps; without it, ids.
+                if let Ok(catalogue) = state.catalogues.get(&session.scope(), &session.client).await {
+                    device_page::name_modules(&mut page, &catalogue);
+                }
+            }
+            Ok(page)
         })
         .await
 }

@@ -1,5 +1,6 @@
 import { ipc } from "../ipc";
 import { deviceText, deviceTitle, displayId, labelStore, networkText, useLabel } from "../lib/deviceLabels";
+import { useNavigate } from "../navigate";
 import { useSession } from "../session";
 import { useState } from "preact/hooks";
 import "./DeviceLabel.css";
@@ -24,6 +25,7 @@ export function useDeviceLabel(id: string) {
  */
 export function DeviceLabel({ id, inline = false, copy = true }: { id: string; inline?: boolean; copy?: boolean }) {
   const label = useDeviceLabel(id);
+  const nav = useNavigate();
   const known = !!(label?.known && label.name);
   const net = label && known ? networkText(label) : null;
   const copyText = label?.uuid ?? id;
@@ -47,7 +49,29 @@ export function DeviceLabel({ id, inline = false, copy = true }: { id: string; i
         <code class="dl-id">{displayId(id)}</code>
       )}
       {copy && <CopyButton text={copyText} what={label?.uuid ? "the device's UUID" : "the device id"} />}
+      {copy && nav && <OpenDeviceButton onOpen={() => nav.openDevice(label?.uuid ?? id)} />}
     </span>
+  );
+}
+
+/** Opens the device's page (where the label stands in a table or a detail, not in a sentence). */
+function OpenDeviceButton({ onOpen }: { onOpen: () => void }) {
+  return (
+    <button
+      type="button"
+      class="dl-copy dl-open"
+      title="Open the device page"
+      aria-label="Open the device page"
+      data-testid="open-device"
+      onClick={(e) => {
+        e.stopPropagation();
+        onOpen();
+      }}
+    >
+      <svg viewBox="0 0 16 16" aria-hidden="true">
+        <path d="M9 2h5v5M14 2L7 9M12 10v3a1 1 0 0 1-1 1H3a1 1 0 0 1-1-1V5a1 1 0 0 1 1-1h3" fill="none" stroke="currentColor" stroke-width="1.5" />
+      </svg>
+    </button>
   );
 }
 

@@ -4,7 +4,13 @@
 /** What a shortcut does. */
 export type Shortcut =
   | { kind: "area"; area: "home" | "firmware" | "rollouts" | "downlinks" | "bindings" | "settings" }
-  | { kind: "sheet" };
+  | { kind: "sheet" }
+  | { kind: "palette" }
+  | { kind: "new-package" }
+  | { kind: "new-downlink" }
+  | { kind: "new-binding" }
+  | { kind: "refresh" }
+  | { kind: "customer" };
 
 /** The shortcuts, as the sheet lists them: keys as shown, and what they do. */
 export const SHORTCUTS: { keys: string; label: string; does: Shortcut }[] = [
@@ -14,6 +20,12 @@ export const SHORTCUTS: { keys: string; label: string; does: Shortcut }[] = [
   { keys: "Ctrl+4", label: "Downlinks", does: { kind: "area", area: "downlinks" } },
   { keys: "Ctrl+5", label: "Bindings", does: { kind: "area", area: "bindings" } },
   { keys: "Ctrl+6", label: "Settings", does: { kind: "area", area: "settings" } },
+  { keys: "Ctrl+K", label: "Command palette: any action, device, module, package, downlink, binding, rollout", does: { kind: "palette" } },
+  { keys: "Ctrl+Shift+P", label: "New package (of a module you choose)", does: { kind: "new-package" } },
+  { keys: "Ctrl+Shift+D", label: "New downlink", does: { kind: "new-downlink" } },
+  { keys: "Ctrl+Shift+B", label: "New binding", does: { kind: "new-binding" } },
+  { keys: "Ctrl+Shift+C", label: "Switch customer", does: { kind: "customer" } },
+  { keys: "Ctrl+R", label: "Refresh this screen", does: { kind: "refresh" } },
   { keys: "?", label: "These shortcuts", does: { kind: "sheet" } },
 ];
 
@@ -28,16 +40,21 @@ export const EVERYWHERE: { keys: string; label: string }[] = [
 export type KeyPress = { key: string; ctrlKey: boolean; metaKey: boolean; altKey: boolean; shiftKey?: boolean; typing: boolean };
 
 /**
- * The shortcut a key press asks for, or null. Ctrl (or Cmd) + digit works anywhere, also while
- * typing in a field; `?` only outside fields (it is a character there).
+ * The shortcut a key press asks for, or null. Ctrl (or Cmd) with a key works anywhere, also
+ * while typing in a field (F5 as Ctrl+R: both would reload the web view); `?` only outside
+ * fields (it is a character there).
  */
 export function shortcutOf(e: KeyPress): Shortcut | null {
   if (e.altKey) return null;
   const mod = e.ctrlKey || e.metaKey;
-  if (mod && /^[1-6]$/.test(e.key)) {
-    return SHORTCUTS.find((s) => s.keys === `Ctrl+${e.key}`)?.does ?? null;
+  if (!mod && e.key === "F5") return { kind: "refresh" };
+  if (mod) {
+    // Shift changes the key's character (Shift+p is "P"): the letter is compared upper-cased.
+    const key = e.key.length === 1 ? e.key.toUpperCase() : e.key;
+    const keys = `Ctrl+${e.shiftKey && /^[A-Z]$/.test(key) ? "Shift+" : ""}${key}`;
+    return SHORTCUTS.find((s) => s.keys === keys)?.does ?? null;
   }
-  if (!mod && e.key === "?" && !e.typing) return { kind: "sheet" };
+  if (e.key === "?" && !e.typing) return { kind: "sheet" };
   return null;
 }
 

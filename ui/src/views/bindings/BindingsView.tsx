@@ -3,7 +3,8 @@ import { BulkResult } from "../../components/BulkResult";
 import { useConfirm } from "../../components/Confirm";
 import { DeviceLabel, knownLabel as label } from "../../components/DeviceLabel";
 import { FilterSelect, FilterText } from "../../components/FilterText";
-import { errorMessage, ipc, type BindingKind, type BindingView } from "../../ipc";
+import { errorMessage, IpcError, ipc, type BindingKind, type BindingView, type Link } from "../../ipc";
+import type { Intent } from "../../lib/palette";
 import { NoticeRow, type Notice } from "../../components/States";
 import { TimeFilters } from "../../components/TimeFilters";
 import { bulkReport, stillShown, toggled, toggledAll, type BulkReport } from "../../lib/bulk";
@@ -20,7 +21,7 @@ import { hasFilters, HTTP_TYPES, kindInfo, KINDS, NO_FILTERS, pageRequest, type 
  * filtered and sorted as the service allows; created, edited (a full replacement), deleted and,
  * for LoRa, synchronised from the network server. Secrets stay masked until asked for.
  */
-export function BindingsView() {
+export function BindingsView({ link = null, intent = null }: { link?: Link | null; intent?: Intent | null }) {
   const { info } = useSession();
   const [kind, setKind] = useState<BindingKind>("lora");
   const [filters, setFilters] = useState<BindingFilters>(NO_FILTERS);
@@ -38,6 +39,35 @@ export function BindingsView() {
   // The bindings a bulk action was asked for, to name them in its result (some may be gone).
   const [bulkItems, setBulkItems] = useState<Map<string, BindingView>>(new Map());
   const [busy, setBusy] = useState<"deleting" | "exporting" | null>(null);
+
+  useEffect(() => {
+    if (intent?.what === "new-binding") setEditing({ binding: null });
+  }, [intent]);
+
+  // A link names a binding by id alone: each kind is asked, and the first that holds it opens.
+  useEffect(() => {
+    if (link?.kind !== "binding") return;
+    let live = true;
+    (async () => {
+      for (const k of KINDS) {
+        let b: BindingView;
+        try {
+          b = await ipc.getBinding(k.id, link.id);
+        } catch (e) {
+          if (e instanceof IpcError && (e.code === "not_found" || e.code === "bad_request")) continue;
+          throw e;
+        }
+        if (!live) return;
+        setKind(k.id);
+        setEditing({ binding: b });
+        return;
+      }
+      if (live) setNotice({ kind: "error", text: `No binding ${link.id} of any kind in this customer's bindings.` });
+    })().catch((e) => live && setNotice({ kind: "error", text: `Binding ${link.id} could not be opened: ${errorMessage(e)}` }));
+    return () => {
+      live = false;
+    };
+  }, [link]);
   const k = kindInfo(kind);
   // A binding no longer shown (filtered out, or deleted) is no longer picked.
   useEffect(() => setPicked((p) => stillShown(p, items.map((b) => b.id))), [items]);

@@ -1,4 +1,5 @@
 import "./downlinks.css";
+import type { Intent } from "../../lib/palette";
 import { useEffect, useState } from "preact/hooks";
 import { BulkResult } from "../../components/BulkResult";
 import { useConfirm } from "../../components/Confirm";
@@ -33,7 +34,7 @@ function serviceWords(e: unknown): string {
  * sorting and paging, a composer, a detail with the status timeline, cancellation of one or
  * several, and a CSV export of what the filters show.
  */
-export function DownlinksView({ link = null }: { link?: Link | null }) {
+export function DownlinksView({ link = null, intent = null }: { link?: Link | null; intent?: Intent | null }) {
   const { info } = useSession();
   const [kinds, setKinds] = useState<KindInfo[] | null>(null);
   const [kindsError, setKindsError] = useState<unknown>(null);
@@ -83,6 +84,10 @@ export function DownlinksView({ link = null }: { link?: Link | null }) {
     setPicked(new Set());
     setBulk(null);
   };
+
+  useEffect(() => {
+    if (intent?.what === "new-downlink") setComposing(true);
+  }, [intent]);
 
   // A link names a downlink by id alone: it is looked up in each kind this service has, and
   // opened in the first that knows it.

@@ -2,6 +2,7 @@ import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { ErrorBox, Loading, NoticeRow, type Notice } from "../../components/States";
+import type { Intent } from "../../lib/palette";
 import { errorMessage, ipc, type FirmwareModule, type FirmwarePackage, type Link, type SpecificationSummary } from "../../ipc";
 import { oneOf, useRemembered } from "../../lib/remember";
 import { useSession } from "../../session";
@@ -27,7 +28,7 @@ const TABS: { id: Tab; label: string }[] = [
  * customer, narrowed by specification, module and owner; packages created, described and deleted.
  * The tab, the filters and each list's sort are remembered across starts.
  */
-export function FirmwareView({ link = null }: { link?: Link | null }) {
+export function FirmwareView({ link = null, intent = null }: { link?: Link | null; intent?: Intent | null }) {
   const { info } = useSession();
   const [tab, setTab] = useRemembered<Tab>("firmware.tab", "modules", oneOf<Tab>("specifications", "modules", "packages"));
   const [filters, setFilters] = useRemembered<Filters>("firmware.filters", NO_FILTERS, isFilters);
@@ -100,6 +101,19 @@ export function FirmwareView({ link = null }: { link?: Link | null }) {
       );
     }
   }, [link]);
+
+  // "New package" from the palette names its module: the module is read, then the form opens.
+  useEffect(() => {
+    if (intent?.what !== "new-package") return;
+    let live = true;
+    ipc.getModule(intent.moduleId).then(
+      (d) => live && setCreatingFor(d.module),
+      (e) => live && setNotice({ kind: "error", text: `Module ${intent.moduleId} could not be read: ${errorMessage(e)}` }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [intent]);
 
   const loadSpecs = () => {
     setSpecsError(null);
