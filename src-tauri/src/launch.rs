@@ -48,12 +48,27 @@ pub fn start(app: &AppHandle, args: &[String], primary: Option<Primary>) {
             let _ = handle.run_on_main_thread(move || {
                 crate::window::show(&app);
                 if keep(&app, &args) {
-                    if let Err(e) = LinkWaiting.emit(&app) {
-                        tracing::warn!(error = %e, "the link event could not be sent");
-                    }
+                    tell(&app);
                 }
             });
         });
+    }
+}
+
+/// Shows the window and opens `link` in it (a notification clicked): as a later launch's link.
+pub fn open(app: &AppHandle, link: Link) {
+    *app.state::<PendingLink>().0.lock().unwrap_or_else(|p| p.into_inner()) = Some(Ok(link));
+    let handle = app.clone();
+    let _ = app.run_on_main_thread(move || {
+        crate::window::show(&handle);
+        tell(&handle);
+    });
+}
+
+/// Tells the web view a link waits.
+fn tell(app: &AppHandle) {
+    if let Err(e) = LinkWaiting.emit(app) {
+        tracing::warn!(error = %e, "the link event could not be sent");
     }
 }
 

@@ -9,6 +9,7 @@ mod error;
 mod events;
 mod fleet_worker;
 mod launch;
+mod notify;
 mod picked;
 mod state;
 mod window;
@@ -109,6 +110,8 @@ fn specta_builder() -> Builder<tauri::Wry> {
             commands::help::log_folder,
             commands::help::open_log_folder,
             commands::help::save_diagnostics,
+            commands::help::notification_settings,
+            commands::help::set_notification_settings,
         ])
         .events(collect_events![events::FleetChanged, downlink_watch::DownlinkChanged, launch::LinkWaiting])
 }
@@ -204,6 +207,7 @@ pub fn run() {
             app.manage(state);
             fleet_worker::spawn(app.handle().clone());
             events::forward_fleet(app.handle().clone());
+            notify::spawn_rollout_notices(app.handle().clone());
             Ok(())
         })
         .run(tauri::generate_context!())

@@ -113,7 +113,7 @@ def test_the_palette_finds_a_device_by_imei_and_opens_its_page(app, artifacts, d
     WebDriverWait(d, 10).until(lambda x: not x.find_elements(By.CSS_SELECTOR, "dialog[open]"))
     chord(d, Keys.SHIFT, "P")
     field = wait_css(d, "[data-testid=palette-input]", 10)
-    assert "module" in d.find_element(By.CSS_SELECTOR, "#palette-title").text
+    WebDriverWait(d, 10).until(lambda x: "module" in x.find_element(By.CSS_SELECTOR, "#palette-title").get_attribute("textContent"))
     field.send_keys(fuzzy)
     assert first_option(d, "new-package:") == f"new-package:{module}"
     field.send_keys(Keys.ENTER)

@@ -265,6 +265,10 @@ export const commands = {
 	 *  database's figures) to `path`, which must come from `pick_save_file` in this run.
 	 */
 	saveDiagnostics: (path: string) => typedError<BundleSummary, CommandError_Serialize>(__TAURI_INVOKE("save_diagnostics", { path })),
+	/**  Which desktop notifications are raised. */
+	notificationSettings: () => __TAURI_INVOKE<NoticeSettings_Serialize>("notification_settings"),
+	/**  Keeps which desktop notifications are raised (in the fleet database's settings). */
+	setNotificationSettings: (settings: NoticeSettings_Deserialize) => typedError<NoticeSettings_Serialize, CommandError_Serialize>(__TAURI_INVOKE("set_notification_settings", { settings })),
 };
 
 /** Events */
@@ -2270,6 +2274,33 @@ export type ModuleSummary_Serialize = {
 	/**  The most common current version and how many run it. */
 	topVersion: string | null,
 	topVersionDevices: number,
+};
+
+/**  Which notifications are raised (all, unless the operator turned some off). */
+export type NoticeSettings = NoticeSettings_Serialize | NoticeSettings_Deserialize;
+
+/**  Which notifications are raised (all, unless the operator turned some off). */
+export type NoticeSettings_Deserialize = {
+	/**  A wave started (the one before it finished). */
+	waves?: boolean,
+	/**  A rollout paused by a threshold, or completed. */
+	rollouts?: boolean,
+	/**  A downlink sent from the console reached a final status. */
+	downlinks?: boolean,
+	/**  An upload finished while the window was not focused. */
+	uploads?: boolean,
+};
+
+/**  Which notifications are raised (all, unless the operator turned some off). */
+export type NoticeSettings_Serialize = {
+	/**  A wave started (the one before it finished). */
+	waves: boolean,
+	/**  A rollout paused by a threshold, or completed. */
+	rollouts: boolean,
+	/**  A downlink sent from the console reached a final status. */
+	downlinks: boolean,
+	/**  An upload finished while the window was not focused. */
+	uploads: boolean,
 };
 
 /**  One status the console saw a downlink in, and when. */

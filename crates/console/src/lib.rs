@@ -21,6 +21,7 @@ pub mod kept;
 pub mod keychain;
 pub mod links;
 pub mod listing;
+pub mod notices;
 pub mod palette;
 pub mod profile;
 pub mod session;

@@ -14,6 +14,7 @@ use dcs_console::fleet::query::{self, DeviceQuery, Selection};
 use dcs_console::fleet::rollout::{self, DeviceChoice, RolloutPlan, RolloutState, StepOutcome};
 use dcs_console::fleet::scan::{self, ScanKind, Support};
 use dcs_console::fleet::{FleetDb, FleetError, Scope, ScopeKey};
+use dcs_console::notices;
 use dcs_console::set_target::{self, SetTarget};
 use dcs_sim::{RunningSim, SimOptions, Simulator};
 use tokio_util::sync::CancellationToken;
@@ -318,6 +319,17 @@ async fn a_rollout_moves_wave_by_wave_to_completion() {
     }
     assert!(view.events.iter().any(|ev| ev.message.starts_with("Wave 3 started")));
     assert!(view.events[0].message.starts_with("Completed:"));
+
+    // What the notifications say of each move, each opening the rollout.
+    let notices: Vec<_> = outcomes.iter().filter_map(|o| notices::of_rollout(&view, o)).collect();
+    assert_eq!(notices.len(), outcomes.len());
+    assert!(notices.iter().all(|n| n.open.id == id));
+    let name = format!("{} {}", view.module_name, version);
+    assert_eq!(notices[0].summary, format!("Rollout of {name}: wave 1 of 3 started"));
+    assert!(notices[1].body.starts_with("Wave 1 finished: "), "{:?}", notices[1]);
+    let last = notices.last().unwrap();
+    assert_eq!((last.topic, last.summary.clone()), (notices::Topic::Rollout, format!("Rollout of {name} completed")));
+    assert!(last.body.contains(&format!("of {} devices succeeded", view.total.size)), "{last:?}");
 }
 
 #[tokio::test]

@@ -86,13 +86,20 @@ pub struct SendDownlink {
 
 #[tauri::command]
 #[specta::specta]
-pub async fn send_downlink(state: State<'_, AppState>, request: SendDownlink) -> Result<DownlinkView, CommandError> {
+pub async fn send_downlink(
+    app: tauri::AppHandle,
+    state: State<'_, AppState>,
+    request: SendDownlink,
+) -> Result<DownlinkView, CommandError> {
     let session = state.session().await?;
     session.check_acting_for(request.acting_for)?;
     session
         .run(async {
             let sent = downlinks::send_actuator(&session.client, &request.draft).await?;
             state.downlinks.observe(&session.scope(), &sent, time_now());
+            if !sent.is_final {
+                crate::notify::watch_sent(&app, session.clone(), sent.kind, sent.id.clone());
+            }
             tracing::info!(downlink = %sent.id, dry_run = request.draft.dry_run, acting = %session.acting.describe(), "actuator downlink sent");
             Ok(sent)
         })
@@ -110,6 +117,7 @@ pub struct SendConnectionDownlink {
 #[tauri::command]
 #[specta::specta]
 pub async fn send_connection_downlink(
+    app: tauri::AppHandle,
     state: State<'_, AppState>,
     request: SendConnectionDownlink,
 ) -> Result<DownlinkView, CommandError> {
@@ -119,6 +127,9 @@ pub async fn send_connection_downlink(
         .run(async {
             let sent = downlinks::send_connection(&session.client, &request.draft).await?;
             state.downlinks.observe(&session.scope(), &sent, time_now());
+            if !sent.is_final {
+                crate::notify::watch_sent(&app, session.clone(), sent.kind, sent.id.clone());
+            }
             tracing::info!(
                 downlink = %sent.id, kind = ?request.draft.kind, dry_run = request.draft.dry_run,
                 acting = %session.acting.describe(), "connection downlink sent"

@@ -63,3 +63,22 @@ pub async fn save_diagnostics(
     .map_err(|j| CommandError::from(dcs_console::Error::Internal(j.to_string())))?;
     Ok(written?)
 }
+
+/// Which desktop notifications are raised.
+#[tauri::command]
+#[specta::specta]
+pub fn notification_settings(app: tauri::AppHandle) -> dcs_console::notices::NoticeSettings {
+    crate::notify::settings(&app)
+}
+
+/// Keeps which desktop notifications are raised (in the fleet database's settings).
+#[tauri::command]
+#[specta::specta]
+pub fn set_notification_settings(
+    state: State<'_, AppState>,
+    settings: dcs_console::notices::NoticeSettings,
+) -> Result<dcs_console::notices::NoticeSettings, CommandError> {
+    let fleet = state.fleet()?;
+    settings.save(fleet.db())?;
+    Ok(settings)
+}

@@ -68,6 +68,7 @@ pub struct UploadRequest {
 }
 
 async fn upload(
+    app: &tauri::AppHandle,
     state: &AppState,
     picked: &Picked,
     file: FileKind,
@@ -95,7 +96,14 @@ async fn upload(
                     request.sha256.as_deref(),
                     forward(on_progress),
                 )
-                .await?)
+                .await
+                .inspect(|f| {
+                    let what = match file {
+                        FileKind::Firmware => "firmware file",
+                        FileKind::ReleaseNotes => "release notes",
+                    };
+                    crate::notify::upload_finished(app, request.package_id, what, &f.name);
+                })?)
         })
         .await
 }
@@ -105,24 +113,26 @@ async fn upload(
 #[tauri::command]
 #[specta::specta]
 pub async fn upload_firmware_file(
+    app: tauri::AppHandle,
     state: State<'_, AppState>,
     picked: State<'_, Picked>,
     request: UploadRequest,
     on_progress: Channel<TransferProgress>,
 ) -> Result<FileAttributes, CommandError> {
-    upload(&state, &picked, FileKind::Firmware, request, on_progress).await
+    upload(&app, &state, &picked, FileKind::Firmware, request, on_progress).await
 }
 
 /// Uploads a package's release notes, replacing the previous ones.
 #[tauri::command]
 #[specta::specta]
 pub async fn upload_release_notes(
+    app: tauri::AppHandle,
     state: State<'_, AppState>,
     picked: State<'_, Picked>,
     request: UploadRequest,
     on_progress: Channel<TransferProgress>,
 ) -> Result<FileAttributes, CommandError> {
-    upload(&state, &picked, FileKind::ReleaseNotes, request, on_progress).await
+    upload(&app, &state, &picked, FileKind::ReleaseNotes, request, on_progress).await
 }
 
 /// A package's file to save at `target` (a path from `pick_save_file` in this run). An existing file there

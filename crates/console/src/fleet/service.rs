@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use dcs_api::Client;
 use serde::Serialize;
-use tokio::sync::{watch, OwnedMutexGuard};
+use tokio::sync::{broadcast, watch, OwnedMutexGuard};
 use tokio_util::sync::CancellationToken;
 
 use super::query::{self, DeviceMatch};
@@ -116,6 +116,15 @@ pub struct FleetService {
     work: Arc<tokio::sync::Mutex<()>>,
     /// Counts the changes of the status (see the module doc).
     changed: watch::Sender<u64>,
+    /// Each move of a rollout (a wave started, a pause, the end), as it happens.
+    moves: broadcast::Sender<RolloutMoved>,
+}
+
+/// A rollout moved on by the fleet's timer: what notifications are raised from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RolloutMoved {
+    pub rollout: String,
+    pub outcome: StepOutcome,
 }
 
 /// A refresh registered (the work lock held, its progress shown by [`FleetService::status`] at
@@ -143,7 +152,13 @@ impl FleetService {
             inner: Mutex::new(inner),
             work: Arc::new(tokio::sync::Mutex::new(())),
             changed: watch::Sender::new(0),
+            moves: broadcast::Sender::new(64),
         }
+    }
+
+    /// A receiver of every rollout move from now on (one that falls 64 behind loses the oldest).
+    pub fn moves(&self) -> broadcast::Receiver<RolloutMoved> {
+        self.moves.subscribe()
     }
 
     /// A receiver told of every change of the status or the rollout counts of any scope (the
@@ -399,6 +414,8 @@ impl FleetService {
                 tracing::info!(rollout = %id, ?outcome, "rollout moved");
                 self.inner().revision += 1;
                 self.touch();
+                // No receiver is no error: nobody listens (the CLI).
+                let _ = self.moves.send(RolloutMoved { rollout: id.clone(), outcome: outcome.clone() });
             }
             outcomes.push((id, outcome));
         }

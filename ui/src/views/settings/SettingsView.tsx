@@ -4,6 +4,7 @@ import { ErrorBox, Loading } from "../../components/States";
 import { ipc, type ProfileList, type ProfileSummary, type TokenCheck } from "../../ipc";
 import { useSession } from "../../session";
 import { HelpCard } from "./HelpCard";
+import { NotificationsCard } from "./NotificationsCard";
 import { ProfileEditor } from "./ProfileEditor";
 import { TokenResult } from "./TokenResult";
 
@@ -217,6 +218,7 @@ export function SettingsView({ error }: { error: string | null }) {
         />
       )}
 
+      <NotificationsCard />
       <HelpCard />
     </section>
   );
