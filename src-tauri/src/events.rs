@@ -61,6 +61,7 @@ pub fn forward_fleet(app: AppHandle) {
             if let Err(e) = fleet_changed(&state, &fleet).await.emit(&app) {
                 tracing::warn!(error = %e, "the fleet event could not be sent");
             }
+            crate::tray::update(&app);
             tokio::time::sleep(FLEET_EVENT_GAP).await;
         }
     });

@@ -12,6 +12,7 @@ mod launch;
 mod notify;
 mod picked;
 mod state;
+mod tray;
 mod window;
 
 use tauri::Manager;
@@ -112,8 +113,15 @@ fn specta_builder() -> Builder<tauri::Wry> {
             commands::help::save_diagnostics,
             commands::help::notification_settings,
             commands::help::set_notification_settings,
+            tray::keep_in_background,
+            tray::quit_app,
         ])
-        .events(collect_events![events::FleetChanged, downlink_watch::DownlinkChanged, launch::LinkWaiting])
+        .events(collect_events![
+            events::FleetChanged,
+            downlink_watch::DownlinkChanged,
+            launch::LinkWaiting,
+            tray::CloseAsked
+        ])
 }
 
 /// Writes the TypeScript bindings (commands and types) to `path`.
@@ -186,11 +194,13 @@ pub fn run() {
         .manage(picked::Picked::default())
         .manage(downlink_watch::Watches::default())
         .manage(window::Changes::default())
+        .manage(tray::Quitting::default())
         .on_window_event(|window, event| match event {
             tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) => {
                 picked::dropped(window.app_handle(), paths);
             }
             tauri::WindowEvent::Moved(_) | tauri::WindowEvent::Resized(_) => window::changed(window.app_handle()),
+            tauri::WindowEvent::CloseRequested { api, .. } => tray::close_requested(window, api),
             _ => {}
         })
         .on_webview_event(|webview, event| {
@@ -203,11 +213,15 @@ pub fn run() {
             launch::start(app.handle(), &args, primary);
             #[cfg(debug_assertions)]
             picked::e2e_drops(app.handle());
+            #[cfg(debug_assertions)]
+            tray::e2e_close(app.handle());
             let state = tauri::async_runtime::block_on(state::AppState::start()).map_err(|e| e.message)?;
             app.manage(state);
             fleet_worker::spawn(app.handle().clone());
             events::forward_fleet(app.handle().clone());
             notify::spawn_rollout_notices(app.handle().clone());
+            tray::create(app.handle());
+            tray::update(app.handle());
             Ok(())
         })
         .run(tauri::generate_context!())

@@ -170,9 +170,10 @@ def app_session(env: dict, log=subprocess.DEVNULL, on_start=None, args=()):
     `on_start` is called just before the session is asked for (the benchmarks time the start
     from there). Quits both at the end, and waits until the app has ended: the next session on
     the same data folder would otherwise hand itself to it (one app per data folder) and end."""
-    # A native dialog or OS drop cannot be driven from here: the debug build takes the drop
-    # events the tests send from the page as drops when told so (a release build cannot).
-    env = {**env, "DCS_E2E_DROPS": "1", "DCS_E2E_RECORD_IPC": "1"}
+    # A native dialog, an OS drop or a window manager's close cannot be driven from here: the
+    # debug build takes the drop and close events the tests send from the page as such when
+    # told so (a release build cannot).
+    env = {**env, "DCS_E2E_DROPS": "1", "DCS_E2E_RECORD_IPC": "1", "DCS_E2E_CLOSE": "1"}
     for attempt in range(3):
         port, native = free_port(), free_port()
         driver_proc = subprocess.Popen(

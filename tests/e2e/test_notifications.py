@@ -2,7 +2,12 @@
 (tests/e2e/notifyd.py): a rollout started in the app raises one when its second wave starts
 (saying how the first ended; the first started at the operator's word), and one when it
 completes; clicking the notification brings the
-rollout up in the app from another screen. Settings keeps which kinds are raised."""
+rollout up in the app from another screen. Closing the window while the rollout runs asks
+first, and kept in the background the app goes on, its window back on the next click. Settings
+keeps which kinds are raised."""
+
+import subprocess
+import time
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -13,6 +18,20 @@ from notifyd import NotificationDaemon
 from test_downlinks import set_speed
 from test_profiles import click, type_into, wait_css
 from test_rollouts import open_dashboard, rollout_card, service, settle
+from test_window import second_launch
+
+
+def window_shown() -> bool:
+    """The app's window is mapped (xdotool asks the X server of the test's display)."""
+    out = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^Device Connectivity Console$"], capture_output=True, text=True)
+    return bool(out.stdout.split())
+
+
+def until(check, timeout: float) -> None:
+    end = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < end, f"not so within {timeout} s"
+        time.sleep(0.2)
 
 
 @pytest.fixture
@@ -55,6 +74,8 @@ def test_a_finished_wave_raises_a_notification_that_opens_the_rollout(display, t
         assert "default" in second["actions"], second
         assert second["summary"].split(":")[0].removeprefix("Rollout of ").removesuffix(f" {version}") in module_name
         assert not [n for n in notifyd.seen() if ours(n) and "wave 1 of 2" in n["summary"]]
+        # The devices stand still: the rollout runs on while the window is closed and back.
+        set_speed(base_url, 0.001)
 
         # Elsewhere in the app, the notification clicked: the rollout is shown, marked.
         d.execute_script("location.hash = '#/settings'")
@@ -65,6 +86,23 @@ def test_a_finished_wave_raises_a_notification_that_opens_the_rollout(display, t
         screenshot(d, artifacts / "notification-opened-rollout.png")
         assert marked.is_displayed()
 
+        # Closing the window while it runs asks first; kept in the background, the window hides
+        # and starting the app again brings it back (a notification clicked since would too).
+        d.execute_script("window.__TAURI_INTERNALS__.invoke('plugin:event|emit', {event: 'dcs-e2e://close', payload: null})")
+        dialog = wait_css(d, "[data-testid=close-dialog]", 20)
+        assert "A rollout is running" in dialog.get_attribute("textContent")
+        screenshot(d, artifacts / "close-while-a-rollout-runs.png")
+        # Clicked from the page, and the window then seen from the X server: WebDriver's own click
+        # and commands wait for a web view to paint, which a hidden one never does.
+        d.execute_script("document.querySelector('[data-testid=close-background]').click()")
+        until(lambda: not window_shown(), 20)
+        time.sleep(2)
+        assert not window_shown(), "the window stays hidden"
+        second_launch(env)
+        until(window_shown, 20)
+        wait_css(d, f"[data-testid=rollout][data-id='{rollout_id}'][aria-current=true]", 30)
+
+        set_speed(base_url, 300)
         completed = notifyd.wait_for(lambda n: ours(n) and n["summary"].endswith("completed"), 180)
         assert "devices succeeded" in completed["body"], completed
 

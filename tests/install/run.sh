@@ -18,6 +18,8 @@ fail() { die "installer test: $*"; }
 log "installer test: $deb"
 echo "  package $pkg $(dpkg-deb -f "$deb" Version), $(du -k "$deb" | cut -f1) KiB, installed size $(dpkg-deb -f "$deb" Installed-Size) KiB"
 dpkg-deb -f "$deb" Depends | grep -q 'libwebkit2gtk-4.1-0' || fail "Depends lacks WebKitGTK: $(dpkg-deb -f "$deb" Depends)"
+# The tray icon loads the indicator library when the app starts (tray.rs).
+dpkg-deb -f "$deb" Depends | grep -q 'libayatana-appindicator3-1' || fail "Depends lacks the tray indicator: $(dpkg-deb -f "$deb" Depends)"
 dpkg-deb -f "$deb" Description | grep -q 'Device Connectivity' || fail "no description"
 
 if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then

@@ -9,6 +9,7 @@ import { isTyping, shortcutOf } from "./lib/shortcuts";
 import { subscribe } from "./lib/useEvent";
 import { ShortcutsSheet } from "./components/ShortcutsSheet";
 import { Palette } from "./components/Palette";
+import { CloseDialog } from "./components/CloseDialog";
 import type { Intent, Target } from "./lib/palette";
 import { NavigateContext } from "./navigate";
 import { DeviceView } from "./views/device/DeviceView";
@@ -185,6 +186,10 @@ export function App() {
     return subscribe(events.linkWaiting, () => void take());
   }, []);
 
+  // The window was closed while rollouts run: what to do is asked (components/CloseDialog).
+  const [closing, setClosing] = useState<number | null>(null);
+  useEffect(() => subscribe(events.closeAsked, (e) => setClosing(e.running)), []);
+
   const session = useMemo(() => ({ info, update: setInfo }), [info]);
   // Lists belong to one profile and customer: a switch remounts the screen so it loads afresh.
   const scope = info ? `${info.profile}|${info.acting?.id ?? ""}` : "";
@@ -246,6 +251,7 @@ export function App() {
           </main>
           <StatusBar info={info} error={infoError} />
           {sheet && <ShortcutsSheet onClose={() => setSheet(false)} />}
+          {closing !== null && <CloseDialog running={closing} onClose={() => setClosing(null)} />}
           {palette && <Palette initial={palette.initial} mode={palette.mode} onClose={() => setPalette(null)} onPick={run} />}
         </div>
       </NavigateContext.Provider>

@@ -269,10 +269,15 @@ export const commands = {
 	notificationSettings: () => __TAURI_INVOKE<NoticeSettings_Serialize>("notification_settings"),
 	/**  Keeps which desktop notifications are raised (in the fleet database's settings). */
 	setNotificationSettings: (settings: NoticeSettings_Deserialize) => typedError<NoticeSettings_Serialize, CommandError_Serialize>(__TAURI_INVOKE("set_notification_settings", { settings })),
+	/**  Keeps the app going with its window hidden (the tray icon shows). */
+	keepInBackground: () => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("keep_in_background")),
+	/**  Quits the app (running rollouts go on at its next start). */
+	quitApp: () => __TAURI_INVOKE<void>("quit_app"),
 };
 
 /** Events */
 export const events = {
+	closeAsked: makeEvent<CloseAsked, CloseAsked>("close-asked"),
 	downlinkChanged: makeEvent<DownlinkChanged_Serialize, DownlinkChanged_Deserialize>("downlink-changed"),
 	fleetChanged: makeEvent<FleetChanged_Serialize, FleetChanged_Deserialize>("fleet-changed"),
 	linkWaiting: makeEvent<LinkWaiting, LinkWaiting>("link-waiting"),
@@ -656,6 +661,12 @@ export type CancelState =
 "executing" | 
 /**  Nothing left to cancel: the service refuses (409) or accepts and leaves it as it is. */
 "final" | "unknown";
+
+/**  The window was asked to close while rollouts run: the web view asks what to do. */
+export type CloseAsked = {
+	/**  Rollouts running, in every scope. */
+	running: number,
+};
 
 export type Code = ErrorCode | AppCode;
 

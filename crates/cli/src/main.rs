@@ -186,10 +186,12 @@ enum Command {
     },
     /// Open an item in the desktop app by its `dcs-console://<kind>/<id>` link (printed too);
     /// with --print, only print the link.
-    #[command(after_help = "Kinds: device (any id form), rollout, module, package, downlink.\n\nExamples:\n  \
-        dcs open device imei:490154203237518\n  dcs open rollout 9d5f8a4e-6a3b-4f6c-8d7e-2b1a0c9f8e7d --print")]
+    #[command(
+        after_help = "Kinds: device (any id form), rollout, module, package, downlink, binding.\n\nExamples:\n  \
+        dcs open device imei:490154203237518\n  dcs open rollout 9d5f8a4e-6a3b-4f6c-8d7e-2b1a0c9f8e7d --print"
+    )]
     Open {
-        /// What the id names: device, rollout, module, package or downlink.
+        /// What the id names: device, rollout, module, package, downlink or binding.
         kind: String,
         /// The item's id (a device's in any of its forms).
         id: String,

@@ -479,3 +479,43 @@ fn the_in_process_simulator_refuses_rollouts() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("in-process simulator"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_device_is_shown_with_its_states_ids_and_what_the_service_holds_for_it() {
+    let env = Env::start(32, 20, 1.0);
+    let states = env.json(&["firmware", "states", "list", "--all", "--limit", "1000"]);
+    let device = s(&states.as_array().unwrap()[0]["deviceId"]).to_owned();
+    let modules: std::collections::BTreeSet<&str> = states
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["deviceId"] == device.as_str())
+        .map(|x| s(&x["moduleId"]))
+        .collect();
+
+    // Before a scan the states are the service's now; after it, the fleet database's.
+    let before = env.json(&["fleet", "device", &device]);
+    assert_eq!(before["statesFromService"], true, "{before}");
+    env.json(&["fleet", "scan", "--full"]);
+    let page = env.json(&["fleet", "device", &device]);
+    assert_eq!(page["statesFromService"], false);
+    assert_eq!(s(&page["uuid"]), device);
+    let shown: std::collections::BTreeSet<&str> =
+        page["states"].as_array().unwrap().iter().map(|x| s(&x["moduleId"])).collect();
+    assert_eq!(shown, modules);
+    assert_eq!(page["problems"].as_array().unwrap().len(), 0, "{page}");
+    assert!(page["forms"].as_array().unwrap().iter().any(|f| f["value"] == device.as_str()));
+
+    // As text: the sections, the device's UUID among its ids.
+    let text = env.run(&["fleet", "device", &device]);
+    assert!(text.status.success(), "{}", stderr(&text));
+    let out = String::from_utf8_lossy(&text.stdout);
+    for part in ["Ids", "Firmware", "Downlinks", "Bindings", device.as_str()] {
+        assert!(out.contains(part), "{part} missing: {out}");
+    }
+
+    // A malformed id names the field; nothing else is asked.
+    let bad = env.run(&["fleet", "device", "imei:12"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("id: an IMEI device id needs 15 or 16 digits"), "{}", stderr(&bad));
+}

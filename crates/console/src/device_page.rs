@@ -27,7 +27,7 @@ use crate::fleet::query::{resolve_device, DeviceMatch};
 use crate::fleet::{ms_to_text, FleetDb, Result, Scope};
 use crate::FieldError;
 
-/// States kept per device and module in the history (the trigger's `OFFSET 49` keeps 50).
+/// States kept per device and module in the history (the trigger's `OFFSET 50` keeps 50).
 pub const HISTORY_KEPT: usize = 50;
 /// Newest items fetched of each downlink and binding kind.
 pub const PER_KIND: u32 = 20;
@@ -202,7 +202,7 @@ pub fn fleet_part(db: &FleetDb, scope: Scope, uuid: Uuid) -> Result<(Vec<DeviceM
         .collect::<rusqlite::Result<_>>()?;
     let mut past = conn.prepare_cached(
         "SELECT left_at, current, target, status, details, status_at FROM state_history
-          WHERE scope = ?1 AND device_id = ?2 AND module_id = ?3 ORDER BY left_at DESC LIMIT ?4",
+          WHERE scope = ?1 AND device_id = ?2 AND module_id = ?3 ORDER BY id DESC LIMIT ?4",
     )?;
     for s in &mut states {
         s.history = past
@@ -254,17 +254,9 @@ pub async fn service_part(
     entry: Option<&DeviceEntry>,
 ) -> (Vec<DownlinkView>, Vec<BindingView>, String, Vec<PartProblem>) {
     let request = |kind, device_id: Option<String>, q: Option<String>| DownlinkPageRequest {
-        kind,
-        next: None,
-        sort: None,
         q,
         device_id,
-        status: None,
-        created_before: None,
-        created_since: None,
-        modified_before: None,
-        modified_since: None,
-        limit: Some(PER_KIND),
+        ..DownlinkPageRequest::first(kind, PER_KIND)
     };
     // The actuator list is searched by the device's network id, the only way its filter can.
     let network: Option<(DeviceId, String)> = entry.and_then(|e| {
@@ -463,7 +455,6 @@ mod tests {
 
         // Many changes: the newest HISTORY_KEPT, newest first; the other device has none.
         for i in 0..(HISTORY_KEPT + 10) {
-            std::thread::sleep(std::time::Duration::from_millis(2));
             write_page(&db, scope, &[state(device, module, &format!("1.0.{i}"), "UPDATING")]).unwrap();
         }
         let (states, _) = fleet_part(&db, scope, device).unwrap();
@@ -471,8 +462,23 @@ mod tests {
         assert_eq!(h.len(), HISTORY_KEPT);
         let last = HISTORY_KEPT + 8;
         assert_eq!(h[0].current.as_deref(), Some(format!("1.0.{last}").as_str()));
-        assert!(h.windows(2).all(|w| w[0].left_at > w[1].left_at), "newest first");
+        assert!(h.windows(2).all(|w| w[0].left_at >= w[1].left_at), "newest first");
         assert!(fleet_part(&db, scope, other).unwrap().0[0].history.is_empty());
+
+        // Two changes in one page (one millisecond) are two entries, in their order.
+        let page = [state(other, module, "1.0.0", "UPDATING"), state(other, module, "1.0.0", "FAILED")];
+        write_page(&db, scope, &page).unwrap();
+        let h = fleet_part(&db, scope, other).unwrap().0[0].history.clone();
+        let statuses: Vec<_> = h.iter().map(|p| p.status.as_deref().unwrap()).collect();
+        assert_eq!(statuses, ["UPDATING", "PENDING"]);
+
+        // A state deleted (the service lists the device no more) takes its history along.
+        db.conn().execute("DELETE FROM states WHERE device_id = ?1", [device.to_string()]).unwrap();
+        let left: i64 = db
+            .conn()
+            .query_row("SELECT count(*) FROM state_history WHERE device_id = ?1", [device.to_string()], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 0);
     }
 
     #[test]

@@ -242,17 +242,8 @@ pub async fn service_items(client: &Client, query: &str) -> (Vec<PaletteItem>, V
             .map(|(k, id)| async move { (k, crate::bindings::get(client, k, id).await) }),
     );
     let search = DownlinkPageRequest {
-        kind: DownlinkKind::Actuator,
-        next: None,
-        sort: None,
         q: Some(query.to_owned()),
-        device_id: None,
-        status: None,
-        created_before: None,
-        created_since: None,
-        modified_before: None,
-        modified_since: None,
-        limit: Some(PER_KIND as u32),
+        ..DownlinkPageRequest::first(DownlinkKind::Actuator, PER_KIND as u32)
     };
     let (gets, binding_gets, searched) = futures::join!(gets, binding_gets, downlinks::list(client, &search));
     for (kind, got) in kinds.iter().zip(gets) {

@@ -8,10 +8,9 @@ use std::collections::BTreeSet;
 
 use dcs_api::firmware::StateFilter;
 use dcs_api::model::{BindingKind, DeviceId};
-use dcs_api::Client;
 use dcs_console::bindings::{self, BindingPageRequest};
 use dcs_console::device_page::{self, PER_KIND};
-use dcs_console::downlinks::{self, DownlinkKind};
+use dcs_console::downlinks::DownlinkKind;
 use dcs_console::fleet::query;
 use dcs_console::fleet::rollout::{self, DeviceChoice, RolloutPlan, StepOutcome};
 use dcs_console::fleet::scan::{self, ScanKind};
@@ -22,20 +21,6 @@ use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 mod common;
-
-/// Every downlink of `kind` the service lists.
-async fn all_downlinks(client: &Client, kind: DownlinkKind) -> Vec<downlinks::DownlinkView> {
-    let mut req = common::downlink_page(kind, 50);
-    let mut out = Vec::new();
-    loop {
-        let page = downlinks::list(client, &req).await.unwrap();
-        out.extend(page.items);
-        match page.next {
-            Some(n) => req.next = Some(n),
-            None => return out,
-        }
-    }
-}
 
 /// Whether `id` (as a list shows it) names the device.
 fn names(id: &str, uuid: Uuid, imei: Option<&str>, eui: Option<&str>) -> bool {
@@ -61,7 +46,7 @@ async fn a_device_by_its_network_id_shows_its_states_history_rollout_downlinks_a
     // The device with a network id that has the most connection downlinks.
     let mut lists = Vec::new();
     for kind in DownlinkKind::ALL {
-        lists.push((kind, all_downlinks(&client, kind).await));
+        lists.push((kind, common::all_downlinks(&client, kind, 50).await));
     }
     let device = dir
         .search("", 0, 10_000)

@@ -30,19 +30,6 @@ fn request(kind: DownlinkKind, limit: u32) -> DownlinkPageRequest {
     common::downlink_page(kind, limit)
 }
 
-async fn all_downlinks(client: &Client, kind: DownlinkKind) -> Vec<downlinks::DownlinkView> {
-    let mut req = request(kind, 7);
-    let mut out = Vec::new();
-    loop {
-        let page = downlinks::list(client, &req).await.unwrap();
-        out.extend(page.items);
-        match page.next {
-            Some(n) => req.next = Some(n),
-            None => return out,
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_device_is_named_by_any_of_its_ids_and_an_unknown_one_stays_an_id() {
     let e = env().await;
@@ -68,7 +55,7 @@ async fn a_device_is_named_by_any_of_its_ids_and_an_unknown_one_stays_an_id() {
     }
 
     // The devices of the LoRa downlinks (URNs in the list) all have names.
-    for d in all_downlinks(&e.client, DownlinkKind::Lora).await {
+    for d in common::all_downlinks(&e.client, DownlinkKind::Lora, 7).await {
         let l = dir.label(&d.device);
         assert!(l.known && l.dev_eui.is_some(), "{} unnamed: {l:?}", d.device);
     }
@@ -97,7 +84,7 @@ async fn a_device_is_named_by_any_of_its_ids_and_an_unknown_one_stays_an_id() {
 #[tokio::test]
 async fn a_bulk_cancellation_reports_each_downlink_and_a_refusal_stops_nothing() {
     let e = env().await;
-    let listed = all_downlinks(&e.client, DownlinkKind::Lora).await;
+    let listed = common::all_downlinks(&e.client, DownlinkKind::Lora, 7).await;
     let pending: Vec<_> = listed.iter().filter(|d| d.status == "PENDING").collect();
     assert!(!pending.is_empty(), "seeded LoRa downlinks include a pending one");
     let mut items: Vec<CancelItem> =
@@ -133,8 +120,11 @@ async fn the_downlink_csv_holds_every_page_the_filters_give_with_devices_named()
     let mut req = request(DownlinkKind::Lora, 3);
     req.status = Some("DONE".into());
     let n = downlinks::export_csv(&e.client, &req, &dir, &path).await.unwrap();
-    let expected: Vec<_> =
-        all_downlinks(&e.client, DownlinkKind::Lora).await.into_iter().filter(|d| d.status == "DONE").collect();
+    let expected: Vec<_> = common::all_downlinks(&e.client, DownlinkKind::Lora, 7)
+        .await
+        .into_iter()
+        .filter(|d| d.status == "DONE")
+        .collect();
     assert!(expected.len() > 3, "more than one page");
     assert_eq!(n as usize, expected.len());
     let mut r = csv::Reader::from_path(&path).unwrap();

@@ -61,6 +61,15 @@ pub enum FleetCommand {
     #[command(after_help = "Examples:\n  dcs fleet devices --module 3f0e... --status FAILED\n  \
         dcs fleet devices --drift --sort -statusAt --limit 20\n  dcs fleet devices --module 3f0e... --csv devices.csv")]
     Devices(DevicesArgs),
+    /// One device: its ids, firmware states per module with the states before (the fleet
+    /// database's), the rollouts it was in, its downlinks of every kind and its bindings.
+    #[command(
+        after_help = "Examples:\n  dcs fleet device imei:490154203237518\n  dcs fleet device urn:dev:deveui:0011aabbccddeeff --json"
+    )]
+    Device {
+        /// The device, in any of the seven id forms.
+        id: String,
+    },
     /// A module's devices per update status over time (one point per change, kept across runs).
     #[command(after_help = "Example:\n  dcs fleet history 3f0e... --hours 24")]
     History {
@@ -205,6 +214,7 @@ pub async fn run(ctx: &Ctx, db: &DbArg, command: FleetCommand) -> anyhow::Result
         FleetCommand::Overview { module_id: raw } => views::overview(ctx, &db, scope, &raw),
         FleetCommand::Customers => views::customers(ctx, &db, scope),
         FleetCommand::Devices(a) => views::devices(ctx, &db, scope, a).await,
+        FleetCommand::Device { id } => views::device(ctx, &db, scope, &id).await,
         FleetCommand::History { module_id: raw, hours } => views::history(ctx, &db, scope, &raw, hours),
     }
 }

@@ -1,4 +1,4 @@
-//! What `dcs fleet modules`, `overview`, `customers`, `devices` and `history` show.
+//! What `dcs fleet modules`, `overview`, `customers`, `devices`, `device` and `history` show.
 
 use dcs_console::fleet::query::{self, DeviceRow};
 use dcs_console::fleet::{now_ms, FleetDb, Scope};
@@ -219,5 +219,91 @@ pub(super) fn history(ctx: &Ctx, db: &FleetDb, scope: Scope, raw: &str, hours: O
             })
             .collect(),
     );
+    Ok(())
+}
+
+/// `dcs fleet device`: everything the console knows of one device (console::device_page).
+pub(super) async fn device(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str) -> anyhow::Result<()> {
+    // Names and network ids come from the device listing; without it, the page shows ids only.
+    let dir = dcs_console::devices::load(&ctx.client).await.unwrap_or_else(|e| {
+        eprintln!("dcs: the device listing could not be read ({e}); the device is shown by its ids");
+        Default::default()
+    });
+    let page = dcs_console::device_page::page(&ctx.client, &dir, db, scope, id).await?;
+    if ctx.json {
+        return output::print_json(&page);
+    }
+    output::fields(&[
+        ("Device", page.name.clone().unwrap_or_else(|| page.uuid.to_string())),
+        ("Description", opt(&page.description)),
+        ("Barcode", opt(&page.barcode)),
+    ]);
+    println!("\nIds");
+    output::table(&["FORM", "ID"], page.forms.iter().map(|f| vec![f.form.clone(), f.value.clone()]).collect());
+    println!(
+        "\nFirmware{}",
+        if page.states_from_service { " (the service's states now: none in the fleet database)" } else { "" }
+    );
+    output::table(
+        &["MODULE", "CURRENT", "TARGET", "STATUS", "SINCE", "EARLIER STATES"],
+        page.states
+            .iter()
+            .map(|s| {
+                vec![
+                    s.module.clone().unwrap_or_else(|| s.module_id.clone()),
+                    opt(&s.current),
+                    opt(&s.target),
+                    match &s.details {
+                        Some(d) => format!("{} ({d})", opt(&s.status)),
+                        None => opt(&s.status),
+                    },
+                    opt(&s.status_at),
+                    s.history.len().to_string(),
+                ]
+            })
+            .collect(),
+    );
+    if !page.rollouts.is_empty() {
+        println!("\nRollouts");
+        output::table(
+            &["ROLLOUT", "MODULE", "VERSION", "WAVE", "TARGET SET", "STATE"],
+            page.rollouts
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.rollout_id.clone(),
+                        r.module.clone().unwrap_or_else(|| r.module_id.clone()),
+                        r.version.clone(),
+                        r.wave.to_string(),
+                        r.error.as_ref().map_or_else(|| opt(&r.set_at), |e| format!("failed: {e}")),
+                        r.state.clone(),
+                    ]
+                })
+                .collect(),
+        );
+    }
+    println!("\nDownlinks (the newest of each kind; {})", page.actuator_search);
+    output::table(
+        &["KIND", "ID", "STATUS", "CREATED"],
+        page.downlinks
+            .iter()
+            .map(|d| vec![d.kind.as_str().to_owned(), d.id.clone(), d.status.clone(), opt(&d.created_at)])
+            .collect(),
+    );
+    println!("\nBindings");
+    output::table(
+        &["KIND", "ID", "DETAILS"],
+        page.bindings
+            .iter()
+            .map(|b| {
+                let details: Vec<&str> =
+                    [&b.status, &b.binding_type, &b.username].into_iter().flatten().map(String::as_str).collect();
+                vec![b.kind.as_str().to_owned(), b.id.to_string(), details.join(" · ")]
+            })
+            .collect(),
+    );
+    for p in &page.problems {
+        eprintln!("dcs: {} could not be read: {}", p.part, p.message);
+    }
     Ok(())
 }

@@ -43,6 +43,24 @@ pub struct DownlinkPage {
 }
 
 impl DownlinkPageRequest {
+    /// The first page of `kind`'s downlinks, `limit` a page, unfiltered, in the service's order
+    /// (set the filters wanted with struct update syntax).
+    pub fn first(kind: DownlinkKind, limit: u32) -> DownlinkPageRequest {
+        DownlinkPageRequest {
+            kind,
+            next: None,
+            sort: None,
+            q: None,
+            device_id: None,
+            status: None,
+            created_before: None,
+            created_since: None,
+            modified_before: None,
+            modified_since: None,
+            limit: Some(limit),
+        }
+    }
+
     fn time(&self) -> Result<TimeFilter, FieldError> {
         crate::filters::time_filter(
             self.created_before.as_deref(),

@@ -189,8 +189,10 @@ CREATE INDEX IF NOT EXISTS rollout_devices_by_device ON rollout_devices (device_
 -- What a device's state was before each change this console saw (the device page's history):
 -- the state it left, with when the console saw it leave (`left_at`, this computer's clock, ms).
 -- Kept by a trigger in the transaction that writes the change; the newest 50 per device and
--- module are kept (device_page::HISTORY_KEPT).
+-- module are kept (device_page::HISTORY_KEPT), newest by `id` (two changes may share a
+-- millisecond). A device the service no longer lists loses its history with its state.
 CREATE TABLE IF NOT EXISTS state_history (
+    id INTEGER PRIMARY KEY,
     scope INTEGER NOT NULL,
     device_id TEXT NOT NULL,
     module_id TEXT NOT NULL,
@@ -200,22 +202,26 @@ CREATE TABLE IF NOT EXISTS state_history (
     status TEXT,
     details TEXT,
     status_at INTEGER,
-    target_at INTEGER,
-    PRIMARY KEY (scope, device_id, module_id, left_at)
-) WITHOUT ROWID;
+    target_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS state_history_by_device ON state_history (scope, device_id, module_id, id);
 CREATE TRIGGER IF NOT EXISTS state_history_update AFTER UPDATE ON states
 WHEN old.current IS NOT new.current OR old.target IS NOT new.target OR old.status IS NOT new.status
   OR old.details IS NOT new.details
 BEGIN
-    INSERT OR REPLACE INTO state_history
+    INSERT INTO state_history (scope, device_id, module_id, left_at, current, target, status, details, status_at, target_at)
         VALUES (old.scope, old.device_id, old.module_id,
                 CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
                 old.current, old.target, old.status, old.details, old.status_at, old.target_at);
     DELETE FROM state_history
      WHERE scope = old.scope AND device_id = old.device_id AND module_id = old.module_id
-       AND left_at < (SELECT left_at FROM state_history
-                       WHERE scope = old.scope AND device_id = old.device_id AND module_id = old.module_id
-                       ORDER BY left_at DESC LIMIT 1 OFFSET 49);
+       AND id <= (SELECT id FROM state_history
+                   WHERE scope = old.scope AND device_id = old.device_id AND module_id = old.module_id
+                   ORDER BY id DESC LIMIT 1 OFFSET 50);
+END;
+CREATE TRIGGER IF NOT EXISTS state_history_delete AFTER DELETE ON states
+BEGIN
+    DELETE FROM state_history WHERE scope = old.scope AND device_id = old.device_id AND module_id = old.module_id;
 END;
 CREATE TABLE IF NOT EXISTS settings (
     key TEXT PRIMARY KEY,

@@ -9,7 +9,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use dcs_api::firmware::StateFilter;
 use dcs_api::model::FirmwareState;
 use dcs_api::{Client, ClientConfig, Secret};
-use dcs_console::downlinks::{DownlinkKind, DownlinkPageRequest};
+use dcs_console::downlinks::{self, DownlinkKind, DownlinkPageRequest};
 use dcs_console::fleet::{FleetDb, Scope, ScopeKey};
 use dcs_sim::{RunningSim, SimOptions, Simulator};
 use futures::TryStreamExt;
@@ -55,17 +55,19 @@ pub async fn all_states(client: &Client) -> Vec<FirmwareState> {
 
 /// The first page of downlinks of `kind`, newest first, `limit` a page, unfiltered.
 pub fn downlink_page(kind: DownlinkKind, limit: u32) -> DownlinkPageRequest {
-    DownlinkPageRequest {
-        kind,
-        next: None,
-        sort: Some("-createdAt".into()),
-        q: None,
-        device_id: None,
-        status: None,
-        created_before: None,
-        created_since: None,
-        modified_before: None,
-        modified_since: None,
-        limit: Some(limit),
+    DownlinkPageRequest { sort: Some("-createdAt".into()), ..DownlinkPageRequest::first(kind, limit) }
+}
+
+/// Every downlink of `kind` the service lists, newest first, read `page` at a time.
+pub async fn all_downlinks(client: &Client, kind: DownlinkKind, page: u32) -> Vec<downlinks::DownlinkView> {
+    let mut req = downlink_page(kind, page);
+    let mut out = Vec::new();
+    loop {
+        let page = downlinks::list(client, &req).await.unwrap();
+        out.extend(page.items);
+        match page.next {
+            Some(n) => req.next = Some(n),
+            None => return out,
+        }
     }
 }
