@@ -57,14 +57,17 @@ pub async fn list_devices(state: State<'_, AppState>, request: DevicePageRequest
 pub async fn device_labels(state: State<'_, AppState>, ids: Vec<String>) -> Result<Vec<DeviceLabel>, CommandError> {
     devices::check_ids(&ids)?;
     let session = state.session().await?;
-    let dir = match state.devices.get(&session.scope(), &session.client).await {
-        Ok(d) => d,
-        Err(e) => {
-            tracing::warn!(error = %e, "the device listing could not be read; devices are shown by id");
-            std::sync::Arc::new(devices::Directory::default())
-        }
-    };
+    let dir = directory_or_none(&state, &session).await;
     Ok(ids.iter().map(|id| dir.label(id)).collect())
+}
+
+/// The device listing of the session's scope, or an empty one when it cannot be read (logged):
+/// devices are then shown by their ids.
+async fn directory_or_none(state: &AppState, session: &dcs_console::session::Session) -> Arc<devices::Directory> {
+    state.devices.get(&session.scope(), &session.client).await.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "the device listing could not be read; devices are shown by id");
+        Arc::new(devices::Directory::default())
+    })
 }
 
 /// Checks a device id as typed: its normalised form and its form's name, or the rule it breaks.
@@ -86,13 +89,7 @@ pub async fn device_page(state: State<'_, AppState>, id: String) -> Result<Devic
     state.ready(&session).await?;
     session
         .run(async {
-            let dir = match state.devices.get(&session.scope(), &session.client).await {
-                Ok(d) => d,
-                Err(e) => {
-                    tracing::warn!(error = %e, "the device listing could not be read; the device page shows ids only");
-                    std::sync::Arc::new(devices::Directory::default())
-                }
-            };
+            let dir = directory_or_none(&state, &session).await;
             let mut page = device_page::page(&session.client, &dir, fleet.db(), scope, &id).await?;
             if page.states.iter().any(|s| s.module.is_none()) {
                 // Module names from the catalogue the palette keeps; without it, ids.

@@ -210,17 +210,12 @@ fn page_request(kind: DownlinkKind, time: &TimeArgs) -> DownlinkPageRequest {
     let rfc =
         |v: Option<time::OffsetDateTime>| v.and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok());
     DownlinkPageRequest {
-        kind,
-        next: None,
-        sort: None,
-        q: None,
-        device_id: None,
-        status: None,
         created_before: rfc(t.created_before),
         created_since: rfc(t.created_since),
         modified_before: rfc(t.modified_before),
         modified_since: rfc(t.modified_since),
         limit: None,
+        ..DownlinkPageRequest::first(kind, 0)
     }
 }
 
