@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import InvalidSessionIdException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.options import ArgOptions
 from selenium.webdriver.support.ui import WebDriverWait
@@ -200,7 +200,15 @@ def app_session(env: dict, log=subprocess.DEVNULL, on_start=None, args=()):
             try:
                 yield driver
             finally:
-                driver.quit()
+                crashed = session_crashed(driver)
+                with contextlib.suppress(Exception):
+                    driver.quit()
+                if crashed:
+                    # WebKitWebDriver drops a session whose web process crashed or hung without
+                    # ending the app: end it here, so a rerun (or the next test) finds its data
+                    # folder free, and say so.
+                    end_app(env)
+                    raise WebProcessCrashed("the app's web process crashed or hung: WebKitWebDriver dropped the session (page crash or hang)")
                 wait_until_ended(env)
             return
         finally:
@@ -209,6 +217,59 @@ def app_session(env: dict, log=subprocess.DEVNULL, on_start=None, args=()):
                 driver_proc.wait(10)
             except subprocess.TimeoutExpired:
                 driver_proc.kill()
+
+
+class WebProcessCrashed(AssertionError):
+    """The web process of the app (WebKitGTK's) crashed or hung during a test."""
+
+
+def crashed_web_process(error) -> bool:
+    """Whether a test's failure is its web process crashing (see `pytest_collection_modifyitems`)."""
+    return isinstance(error, WebProcessCrashed) or "page crash or hang" in str(error)
+
+
+def pytest_collection_modifyitems(items):
+    """A test whose web process crashed or hung runs once more (pytest-rerunfailures), and the
+    summary says so ("rerun"); any other failure fails at once. One CI run lost a test to such a
+    crash inside WebKitGTK while typing in a form, which no rerun here reproduced."""
+    for item in items:
+        item.add_marker(pytest.mark.flaky(reruns=1, condition=crashed_web_process))
+
+
+def session_crashed(driver) -> bool:
+    """The session is gone though it was never quit: WebKitWebDriver dropped it because its web
+    process crashed or hung ("session deleted because of page crash or hang"; later commands get
+    "invalid session id"). Right after a crash, commands fail otherwise for a moment ("Could not
+    parse script result"): asked again for up to 5 s. A test that merely failed leaves a session
+    that runs a script."""
+    for _ in range(10):
+        try:
+            driver.execute_script("return 1")
+            return False
+        except InvalidSessionIdException:
+            return True
+        except Exception:  # noqa: BLE001 (not yet told apart: asked again)
+            time.sleep(0.5)
+    return True
+
+
+def app_pids(env: dict) -> list[int]:
+    """The running apps (`APP`) of `env`'s data folder, found by their environment."""
+    mark, found = f"DCS_DATA_DIR={env.get('DCS_DATA_DIR')}".encode(), []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            with contextlib.suppress(OSError):
+                if Path(os.readlink(proc / "exe")) == APP.resolve() and mark in (proc / "environ").read_bytes().split(b"\0"):
+                    found.append(int(proc.name))
+    return found
+
+
+def end_app(env: dict) -> None:
+    """Kills the app of `env`'s data folder, then waits until the folder is free."""
+    for pid in app_pids(env):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)
+    wait_until_ended(env)
 
 
 def wait_until_ended(env: dict, timeout: float = 15.0) -> None:

@@ -27,10 +27,10 @@ def window_shown() -> bool:
     return bool(out.stdout.split())
 
 
-def until(check, timeout: float) -> None:
+def until(check, timeout: float, what: str) -> None:
     end = time.monotonic() + timeout
     while not check():
-        assert time.monotonic() < end, f"not so within {timeout} s"
+        assert time.monotonic() < end, f"{what}: not so within {timeout} s"
         time.sleep(0.2)
 
 
@@ -95,11 +95,11 @@ def test_a_finished_wave_raises_a_notification_that_opens_the_rollout(display, t
         # Clicked from the page, and the window then seen from the X server: WebDriver's own click
         # and commands wait for a web view to paint, which a hidden one never does.
         d.execute_script("document.querySelector('[data-testid=close-background]').click()")
-        until(lambda: not window_shown(), 20)
+        until(lambda: not window_shown(), 30, "the window hides once kept in the background")
         time.sleep(2)
         assert not window_shown(), "the window stays hidden"
-        second_launch(env)
-        until(window_shown, 20)
+        launched = second_launch(env)
+        until(window_shown, 30, f"a second launch shows the window again (it ended {launched.returncode}: {launched.stderr[-2000:]})")
         wait_css(d, f"[data-testid=rollout][data-id='{rollout_id}'][aria-current=true]", 30)
 
         set_speed(base_url, 300)
