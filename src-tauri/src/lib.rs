@@ -13,6 +13,7 @@ mod notify;
 mod picked;
 mod state;
 mod tray;
+mod updates;
 mod window;
 
 use tauri::Manager;
@@ -115,12 +116,19 @@ fn specta_builder() -> Builder<tauri::Wry> {
             commands::help::set_notification_settings,
             tray::keep_in_background,
             tray::quit_app,
+            updates::update_status,
+            updates::set_update_settings,
+            updates::check_for_update,
+            updates::get_update,
+            updates::cancel_update,
+            updates::restart_app,
         ])
         .events(collect_events![
             events::FleetChanged,
             downlink_watch::DownlinkChanged,
             launch::LinkWaiting,
-            tray::CloseAsked
+            tray::CloseAsked,
+            updates::UpdateAvailable
         ])
 }
 
@@ -174,6 +182,9 @@ fn init_logging() {
 
 pub fn run() {
     init_logging();
+    // The updater's HTTP client has no TLS crypto provider of its own: without one installed
+    // for the process, its download panics (src/updates.rs).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     // One app per data folder: a second launch hands its link to the first and ends here,
     // before a window or the web view exists.
     let args: Vec<String> = std::env::args().collect();
@@ -190,11 +201,15 @@ pub fn run() {
         // The window's size, position and maximised state, as it was last (saved whenever it
         // moves or is resized, so a crash keeps them too).
         .plugin(tauri_plugin_window_state::Builder::new().with_state_flags(window::state_flags()).build())
+        // Updates of the app: used from Rust only (src/updates.rs); the page has no permission
+        // of the plugin's own commands.
+        .plugin(tauri_plugin_updater::Builder::new().build())
         .invoke_handler(builder.invoke_handler())
         .manage(picked::Picked::default())
         .manage(downlink_watch::Watches::default())
         .manage(window::Changes::default())
         .manage(tray::Quitting::default())
+        .manage(updates::Updates::default())
         .on_window_event(|window, event| match event {
             tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) => {
                 picked::dropped(window.app_handle(), paths);
@@ -222,6 +237,7 @@ pub fn run() {
             notify::spawn_rollout_notices(app.handle().clone());
             tray::create(app.handle());
             tray::update(app.handle());
+            updates::check_at_start(app.handle().clone());
             Ok(())
         })
         .run(tauri::generate_context!())

@@ -9,6 +9,7 @@ import { isTyping, shortcutOf } from "./lib/shortcuts";
 import { subscribe } from "./lib/useEvent";
 import { ShortcutsSheet } from "./components/ShortcutsSheet";
 import { Palette } from "./components/Palette";
+import { UpdateDialog } from "./components/UpdateDialog";
 import { CloseDialog } from "./components/CloseDialog";
 import type { Intent, Target } from "./lib/palette";
 import { NavigateContext } from "./navigate";
@@ -114,6 +115,8 @@ export function App() {
         return go(t.area);
       case "sheet":
         return setSheet(true);
+      case "updates":
+        return setUpdating(true);
       case "refresh":
         return setRefreshed((n) => n + 1);
       case "device":
@@ -190,6 +193,12 @@ export function App() {
   const [closing, setClosing] = useState<number | null>(null);
   useEffect(() => subscribe(events.closeAsked, (e) => setClosing(e.running)), []);
 
+  // Updates of the app: the dialog (from the palette or the banner), and the banner the start-up
+  // check raises when it finds a newer version (Rust's `UpdateAvailable`).
+  const [updating, setUpdating] = useState(false);
+  const [available, setAvailable] = useState<string | null>(null);
+  useEffect(() => subscribe(events.updateAvailable, (e) => setAvailable(e.version)), []);
+
   const session = useMemo(() => ({ info, update: setInfo }), [info]);
   // Lists belong to one profile and customer: a switch remounts the screen so it loads afresh.
   const scope = info ? `${info.profile}|${info.acting?.id ?? ""}` : "";
@@ -207,6 +216,25 @@ export function App() {
                 {linkError}
                 <button type="button" class="button button-quiet button-small" onClick={() => setLinkError(null)}>
                   Dismiss
+                </button>
+              </div>
+            )}
+            {available && (
+              <div class="notice" role="status" data-testid="update-available">
+                Version {available} of the console is available.{" "}
+                <button
+                  type="button"
+                  class="button button-small"
+                  data-testid="update-available-open"
+                  onClick={() => {
+                    setAvailable(null);
+                    setUpdating(true);
+                  }}
+                >
+                  See what is new…
+                </button>{" "}
+                <button type="button" class="button button-quiet button-small" onClick={() => setAvailable(null)}>
+                  Not now
                 </button>
               </div>
             )}
@@ -251,6 +279,7 @@ export function App() {
           </main>
           <StatusBar info={info} error={infoError} />
           {sheet && <ShortcutsSheet onClose={() => setSheet(false)} />}
+          {updating && <UpdateDialog onClose={() => setUpdating(false)} />}
           {closing !== null && <CloseDialog running={closing} onClose={() => setClosing(null)} />}
           {palette && <Palette initial={palette.initial} mode={palette.mode} onClose={() => setPalette(null)} onPick={run} />}
         </div>

@@ -273,6 +273,26 @@ export const commands = {
 	keepInBackground: () => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("keep_in_background")),
 	/**  Quits the app (running rollouts go on at its next start). */
 	quitApp: () => __TAURI_INVOKE<void>("quit_app"),
+	/**  Where updates come from and when they are checked. */
+	updateStatus: () => __TAURI_INVOKE<UpdateStatus_Serialize>("update_status"),
+	/**
+	 *  Keeps where updates come from (checked: an `https` address without credentials) and whether
+	 *  the app checks when it starts; refused unchanged, naming the field and the rule.
+	 */
+	setUpdateSettings: (settings: UpdateSettings_Deserialize) => typedError<UpdateStatus_Serialize, CommandError_Serialize>(__TAURI_INVOKE("set_update_settings", { settings })),
+	/**  Checks for a newer version now. */
+	checkForUpdate: () => typedError<UpdateCheck_Serialize, CommandError_Serialize>(__TAURI_INVOKE("check_for_update")),
+	/**
+	 *  Downloads the offer of the last check (the page names it by `version`), checks its
+	 *  signature, and installs it (then the app asks to restart) or, for a copy that cannot replace
+	 *  itself, keeps it in the data folder. Progress goes to `on_progress`, at most ten a second;
+	 *  `cancel_update` stops it.
+	 */
+	getUpdate: (version: string, onProgress: Channel<UpdateProgress_Deserialize>) => typedError<UpdateDone, CommandError_Serialize>(__TAURI_INVOKE("get_update", { version, onProgress })),
+	/**  Stops the download under way, if any. */
+	cancelUpdate: () => __TAURI_INVOKE<void>("cancel_update"),
+	/**  Restarts the app (after an update was installed). */
+	restartApp: () => __TAURI_INVOKE<void>("restart_app"),
 };
 
 /** Events */
@@ -281,6 +301,7 @@ export const events = {
 	downlinkChanged: makeEvent<DownlinkChanged_Serialize, DownlinkChanged_Deserialize>("downlink-changed"),
 	fleetChanged: makeEvent<FleetChanged_Serialize, FleetChanged_Deserialize>("fleet-changed"),
 	linkWaiting: makeEvent<LinkWaiting, LinkWaiting>("link-waiting"),
+	updateAvailable: makeEvent<UpdateAvailable, UpdateAvailable>("update-available"),
 };
 
 /* Types */
@@ -3326,6 +3347,11 @@ export type TransferProgress_Serialize = {
 	etaSeconds: number | null,
 };
 
+/**  The start-up check found a newer version. */
+export type UpdateAvailable = {
+	version: string,
+};
+
 /**  A full replacement of binding `id`; a draft without a secret keeps the stored one. */
 export type UpdateBinding = UpdateBinding_Serialize | UpdateBinding_Deserialize;
 
@@ -3343,6 +3369,23 @@ export type UpdateBinding_Serialize = {
 	actingFor: string | null,
 };
 
+/**  What a check found: an offer, or nothing newer than `current`. */
+export type UpdateCheck = UpdateCheck_Serialize | UpdateCheck_Deserialize;
+
+/**  What a check found: an offer, or nothing newer than `current`. */
+export type UpdateCheck_Deserialize = {
+	current: string,
+	endpoint: string,
+	offer?: UpdateOffer_Deserialize | null,
+};
+
+/**  What a check found: an offer, or nothing newer than `current`. */
+export type UpdateCheck_Serialize = {
+	current: string,
+	endpoint: string,
+	offer: UpdateOffer_Serialize | null,
+};
+
 /**  A new description for a package (`null` removes it); the other fields of a package are fixed. */
 export type UpdateDescription = UpdateDescription_Serialize | UpdateDescription_Deserialize;
 
@@ -3358,6 +3401,105 @@ export type UpdateDescription_Serialize = {
 	packageId: string,
 	description: string | null,
 	actingFor: string | null,
+};
+
+/**  How a download ended. */
+export type UpdateDone = 
+/**  Installed: the new version runs after a restart. */
+{ kind: "installed"; version: string } | 
+/**  Checked and kept at `path`, for a copy that cannot replace itself. */
+{ kind: "kept"; version: string; path: string };
+
+/**  A newer version, as shown before anything is downloaded. */
+export type UpdateOffer = UpdateOffer_Serialize | UpdateOffer_Deserialize;
+
+/**  A newer version, as shown before anything is downloaded. */
+export type UpdateOffer_Deserialize = {
+	version: string,
+	current: string,
+	/**  When it was published, as the manifest says (RFC 3339), if it does. */
+	date?: string | null,
+	/**  Its release notes (Markdown), bounded; `notesCut`: the rest was left out. */
+	notes?: string | null,
+	notesCut: boolean,
+	/**  The server the package comes from. */
+	from: string,
+};
+
+/**  A newer version, as shown before anything is downloaded. */
+export type UpdateOffer_Serialize = {
+	version: string,
+	current: string,
+	/**  When it was published, as the manifest says (RFC 3339), if it does. */
+	date: string | null,
+	/**  Its release notes (Markdown), bounded; `notesCut`: the rest was left out. */
+	notes: string | null,
+	notesCut: boolean,
+	/**  The server the package comes from. */
+	from: string,
+};
+
+/**  A download's progress: bytes received, of the announced total. */
+export type UpdateProgress = UpdateProgress_Serialize | UpdateProgress_Deserialize;
+
+/**  A download's progress: bytes received, of the announced total. */
+export type UpdateProgress_Deserialize = {
+	received: number | null,
+	total?: number | null,
+};
+
+/**  A download's progress: bytes received, of the announced total. */
+export type UpdateProgress_Serialize = {
+	received: number | null,
+	total: number | null,
+};
+
+/**  Where the app looks for updates, and when. */
+export type UpdateSettings = UpdateSettings_Serialize | UpdateSettings_Deserialize;
+
+/**  Where the app looks for updates, and when. */
+export type UpdateSettings_Deserialize = {
+	/**  The manifest's address; `None` (or empty): the build's own, if it has one. */
+	endpoint?: string | null,
+	/**  Check once when the app starts (when there is an address). */
+	checkAtStart?: boolean,
+};
+
+/**  Where the app looks for updates, and when. */
+export type UpdateSettings_Serialize = {
+	/**  The manifest's address; `None` (or empty): the build's own, if it has one. */
+	endpoint: string | null,
+	/**  Check once when the app starts (when there is an address). */
+	checkAtStart: boolean,
+};
+
+/**  Where updates come from, as Settings shows it. */
+export type UpdateStatus = UpdateStatus_Serialize | UpdateStatus_Deserialize;
+
+/**  Where updates come from, as Settings shows it. */
+export type UpdateStatus_Deserialize = {
+	/**  This app's version. */
+	version: string,
+	settings: UpdateSettings_Deserialize,
+	/**  The address the build was made with, if any. */
+	builtIn?: string | null,
+	/**  The address checked (`null`: updates are off). */
+	effective?: string | null,
+	/**  Why this copy cannot replace itself (`null`: it can). */
+	cannotInstall?: string | null,
+};
+
+/**  Where updates come from, as Settings shows it. */
+export type UpdateStatus_Serialize = {
+	/**  This app's version. */
+	version: string,
+	settings: UpdateSettings_Serialize,
+	/**  The address the build was made with, if any. */
+	builtIn: string | null,
+	/**  The address checked (`null`: updates are off). */
+	effective: string | null,
+	/**  Why this copy cannot replace itself (`null`: it can). */
+	cannotInstall: string | null,
 };
 
 /**

@@ -42,6 +42,9 @@ export type StatePage = b.StatePage_Serialize;
 export type TestReport = b.TestReport_Serialize;
 export type TokenCheck = b.TokenCheck_Serialize;
 export type TransferProgress = b.TransferProgress_Serialize;
+export type UpdateCheck = b.UpdateCheck_Serialize;
+export type UpdateProgress = b.UpdateProgress_Serialize;
+export type UpdateStatus = b.UpdateStatus_Serialize;
 
 /** A failed command: carries the serialised CommandError so views can branch on `code`. */
 export class IpcError extends Error {

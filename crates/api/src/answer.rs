@@ -299,3 +299,54 @@ pub(crate) fn problem_in_success(
         .unwrap_or_else(|| String::from_utf8_lossy(body).chars().take(200).collect());
     Err(protocol(url, format!("the service answered {status} with a problem document (application/problem+json), a refusal, not data: {what}")))
 }
+
+/// The most redirects [`get_document`] follows.
+const DOCUMENT_REDIRECTS: usize = 5;
+
+/// A JSON document from a server other than the service (the app's update manifest), read
+/// as the service's answers are: at most [`Limits::max_answer`] bytes, within
+/// [`Limits::answer_timeout`], no stall longer than [`Limits::read_timeout`], JSON tolerant of
+/// its content type and a byte-order mark. `None` when the server answers 204 (nothing to
+/// give). Redirects are followed up to 5 times, never from `https` to `http`; no credential is
+/// sent. Any other status is a refusal naming it.
+pub async fn get_document(url: &Url, limits: &Limits) -> Result<Option<serde_json::Value>> {
+    let http = reqwest::Client::builder()
+        .user_agent(concat!("dcs-console/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::custom(|attempt| {
+            let downgrade =
+                attempt.previous().iter().any(|u| u.scheme() == "https") && attempt.url().scheme() != "https";
+            if downgrade {
+                attempt.error("a redirect from https to an address without it")
+            } else if attempt.previous().len() > DOCUMENT_REDIRECTS {
+                attempt.error("too many redirects")
+            } else {
+                attempt.follow()
+            }
+        }))
+        .connect_timeout(limits.connect_timeout)
+        .timeout(limits.answer_timeout)
+        .build()
+        .map_err(|source| Error::network(url, "the HTTP client could not be set up", Some(source)))?;
+    let res =
+        http.get(url.clone()).header(reqwest::header::ACCEPT, "application/json").send().await.map_err(|source| {
+            match source.is_redirect() {
+                true => protocol(
+                    url,
+                    format!(
+                        "its redirects were not followed: {} (at most {DOCUMENT_REDIRECTS}, never from https to http)",
+                        root_cause(&source)
+                    ),
+                ),
+                false => not_answered(url, source, limits).error,
+            }
+        })?;
+    let status = res.status();
+    if status == reqwest::StatusCode::NO_CONTENT {
+        return Ok(None);
+    }
+    if !status.is_success() {
+        return Err(protocol(url, format!("the server answered {status}, not the document")));
+    }
+    let body = read(res, url, limits).await?;
+    json(url, &body).map(Some)
+}

@@ -657,3 +657,57 @@ async fn a_token_no_header_can_carry_and_a_huge_refusal_are_named_briefly() {
     assert!(err.to_string().len() < 2100, "the message is cut: {} characters", err.to_string().len());
     assert!(err.to_string().ends_with("… (1048576 characters in all)"), "{}", &err.to_string()[2000..]);
 }
+
+/// A document from another server (the app's update manifest, `answer::get_document`) is read
+/// with the same bounds as the service's answers: an endless one stops at the size cap in
+/// bounded memory, a stalled one at the read timeout; redirects in circles end; a 204 is
+/// nothing to give, another status or an HTML page is named as such.
+#[tokio::test]
+async fn a_document_from_another_server_is_read_within_the_same_bounds() {
+    let app = Router::new()
+        .route("/latest.json", get(|| async { Json(json!({"version": "9.9.9"})) }))
+        .route("/none", get(|| async { StatusCode::NO_CONTENT }))
+        .route("/gone", get(|| async { StatusCode::GONE }))
+        .route("/html", get(|| async { ([("content-type", "text/html")], "<html>login</html>") }))
+        .route("/moved", get(|| async { (StatusCode::FOUND, [("location", "/latest.json")]) }))
+        .route("/circle", get(|| async { (StatusCode::FOUND, [("location", "/circle")]) }))
+        .route(
+            "/endless",
+            get(|| async {
+                let start = stream::once(async { Ok(Bytes::from_static(b"{\"notes\": \"")) });
+                Body::from_stream(
+                    start.chain(stream::repeat(Bytes::from(vec![b'a'; 64 * 1024])).map(Ok::<_, std::io::Error>)),
+                )
+            }),
+        )
+        .route(
+            "/stalls",
+            get(|| async {
+                let start = stream::once(async { Ok::<_, std::io::Error>(Bytes::from_static(b"{\"version\": ")) });
+                Body::from_stream(start.chain(stream::pending()))
+            }),
+        );
+    let base = common::serve(app).await;
+    let at = |p: &str| Url::parse(&format!("{base}{p}")).unwrap();
+    let limits = Limits { max_answer: 1024 * 1024, ..test_limits() };
+    let get = |p: &str| {
+        let (url, limits) = (at(p), limits.clone());
+        async move { dcs_api::answer::get_document(&url, &limits).await }
+    };
+
+    assert_eq!(get("/latest.json").await.unwrap(), Some(json!({"version": "9.9.9"})));
+    assert_eq!(get("/moved").await.unwrap(), Some(json!({"version": "9.9.9"})), "a redirect is followed");
+    assert_eq!(get("/none").await.unwrap(), None);
+    assert_error(&get("/gone").await.unwrap_err(), ErrorCode::Protocol, &["answered 410 Gone", "/gone"]);
+    assert_error(&get("/html").await.unwrap_err(), ErrorCode::Protocol, &["HTML", "not JSON"]);
+    assert_error(
+        &get("/circle").await.unwrap_err(),
+        ErrorCode::Protocol,
+        &["redirects were not followed", "at most 5"],
+    );
+    let (err, grown) = peak_growth(within(Duration::from_secs(5), get("/endless"))).await;
+    assert_error(&err.unwrap_err(), ErrorCode::Protocol, &["too large", "1048576 bytes"]);
+    assert!(grown < 64, "grew by {grown} MiB");
+    let err = within(Duration::from_secs(4), get("/stalls")).await.unwrap_err();
+    assert_error(&err, ErrorCode::Protocol, &["stopped arriving"]);
+}

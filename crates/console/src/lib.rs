@@ -28,6 +28,7 @@ pub mod session;
 pub mod set_target;
 pub mod simulator;
 pub mod transfers;
+pub mod updates;
 
 pub use app::Console;
 pub use config::{Config, ConfigError, ConfigStore};

@@ -11,6 +11,7 @@ type AreaId = "home" | "firmware" | "rollouts" | "downlinks" | "bindings" | "set
 export type Target =
   | { kind: "area"; area: AreaId }
   | { kind: "sheet" }
+  | { kind: "updates" }
   | { kind: "refresh" }
   | { kind: "device"; id: string }
   | { kind: "link"; link: Link; sub?: string | null }
@@ -64,6 +65,7 @@ export function actions(info: AppInfo | null): Entry[] {
     { key: "new-binding", title: "New binding…", group: "Actions", keys: keysOf("new-binding"), target: { kind: "new-binding" } },
     { key: "refresh", title: "Refresh this screen", group: "Actions", keys: keysOf("refresh"), target: { kind: "refresh" } },
     { key: "sheet", title: "Keyboard shortcuts", group: "Actions", keys: keysOf("sheet"), target: { kind: "sheet" } },
+    { key: "updates", title: "Check for updates…", detail: "of the console itself", group: "Actions", target: { kind: "updates" } },
   );
   if (info && info.customers.length > 0) {
     if (info.acting) {

@@ -1,15 +1,18 @@
 import { useEffect, useState } from "preact/hooks";
+import { UpdateDialog } from "../../components/UpdateDialog";
 import { errorMessage, ipc } from "../../ipc";
 
 /**
  * Help: where the app logs (a file a day, the newest seven kept), opening that folder, and a
  * diagnostics bundle to attach to a support request (logs, versions, the profiles without any
- * secret, the fleet database's figures), saved where the operator chooses.
+ * secret, the fleet database's figures), saved where the operator chooses; checking for a newer
+ * version of the app (components/UpdateDialog; where from is Settings → Updates).
  */
 export function HelpCard() {
   const [folder, setFolder] = useState<string | null>(null);
   const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
   const [saving, setSaving] = useState(false);
+  const [updating, setUpdating] = useState(false);
 
   useEffect(() => {
     ipc.logFolder().then(setFolder, (e) => setResult({ ok: false, text: errorMessage(e) }));
@@ -46,7 +49,11 @@ export function HelpCard() {
         <button type="button" class="button" onClick={save} disabled={saving} data-testid="save-diagnostics">
           {saving ? "Saving…" : "Save diagnostics…"}
         </button>
+        <button type="button" class="button" onClick={() => setUpdating(true)} data-testid="check-updates">
+          Check for updates…
+        </button>
       </div>
+      {updating && <UpdateDialog onClose={() => setUpdating(false)} />}
       {result && (
         <p class={result.ok ? "result result-ok" : "result result-error"} role={result.ok ? "status" : "alert"} data-testid="diagnostics-result">
           {result.text}

@@ -7,6 +7,7 @@ import { HelpCard } from "./HelpCard";
 import { NotificationsCard } from "./NotificationsCard";
 import { ProfileEditor } from "./ProfileEditor";
 import { TokenResult } from "./TokenResult";
+import { UpdatesCard } from "./UpdatesCard";
 
 function secretLabel(p: ProfileSummary): string {
   switch (p.secret.state) {
@@ -219,6 +220,7 @@ export function SettingsView({ error }: { error: string | null }) {
       )}
 
       <NotificationsCard />
+      <UpdatesCard />
       <HelpCard />
     </section>
   );
