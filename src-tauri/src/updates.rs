@@ -15,7 +15,7 @@
 //!   run from its folder) cannot, and keeps the checked package in the data folder's `updates`
 //!   to install by hand.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -29,12 +29,12 @@ use tauri_specta::Event;
 use crate::error::CommandError;
 use crate::state::AppState;
 
-/// The offer of the last check, and the download under way (its stop, for `cancel_update`).
+/// The offer of the last check, and the download under way, if any (its stop, for
+/// `cancel_update`).
 #[derive(Default)]
 pub struct Updates {
     offer: Mutex<Option<Update>>,
-    busy: AtomicBool,
-    cancel: Mutex<Option<Arc<tokio::sync::Notify>>>,
+    running: Mutex<Option<Arc<tokio::sync::Notify>>>,
 }
 
 /// `http` to this machine is allowed as an address only in debug builds (tests).
@@ -277,15 +277,19 @@ pub async fn get_update(
     let Some(update) = update.filter(|u| u.version == version) else {
         return Err(CommandError::invalid("version", "is not the version the last check offered: check again"));
     };
-    if updates.busy.swap(true, Ordering::SeqCst) {
-        return Err(CommandError::from(dcs_console::Error::Conflict("an update is already being downloaded".into())));
-    }
-    // A stop of this download only: one asked before it began, or of an earlier one, is not kept.
-    let cancel = Arc::new(tokio::sync::Notify::new());
-    *updates.cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
+    // One download at a time, with a stop of its own: one asked before it began, or of an
+    // earlier one, is not kept.
+    let cancel = {
+        let mut running = updates.running.lock().unwrap_or_else(|p| p.into_inner());
+        if running.is_some() {
+            return Err(CommandError::from(dcs_console::Error::Conflict(
+                "an update is already being downloaded".into(),
+            )));
+        }
+        running.insert(Arc::new(tokio::sync::Notify::new())).clone()
+    };
     let result = download(&update, &cancel, on_progress).await;
-    updates.cancel.lock().unwrap_or_else(|p| p.into_inner()).take();
-    updates.busy.store(false, Ordering::SeqCst);
+    updates.running.lock().unwrap_or_else(|p| p.into_inner()).take();
     let bytes = result?;
     if cannot_install().is_none() {
         let u = update.clone();
@@ -365,7 +369,7 @@ async fn download(
 #[tauri::command]
 #[specta::specta]
 pub fn cancel_update(app: AppHandle) {
-    if let Some(cancel) = app.state::<Updates>().cancel.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+    if let Some(cancel) = app.state::<Updates>().running.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
         cancel.notify_one();
     }
 }
