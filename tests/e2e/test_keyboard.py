@@ -3,6 +3,8 @@ every control shown (buttons, fields, links, each table's one tab stop: its rows
 reached with the arrow keys) and each shows where the focus is; a dialog opened by its keys
 keeps the focus inside it, and Escape closes it and gives the focus back."""
 
+import time
+
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -50,10 +52,23 @@ return {id: e.dataset.kbd || null, what: e.dataset.testid || e.id || e.tagName, 
 """
 
 
+def settled_controls(d, scope: str) -> list[dict]:
+    """The controls of `scope` once the screen stops changing them (a list that finishes loading
+    re-renders its headers and rows as new elements): the same set twice, 0.5 s apart."""
+    before = d.execute_script(TAG, scope)
+    for _ in range(30):
+        time.sleep(0.5)
+        now = d.execute_script(TAG, scope)
+        if [c["id"] for c in now] == [c["id"] for c in before]:
+            return now
+        before = now
+    raise AssertionError(f"the controls of {scope} kept changing for 15 s")
+
+
 def tab_walk(d, scope: str, limit: int) -> tuple[list[dict], list[dict]]:
     """Tab from the start of the page until the focus comes round again (or `limit` presses):
     the controls of `scope` and the stops reached."""
-    wanted = d.execute_script(TAG, scope)
+    wanted = settled_controls(d, scope)
     d.execute_script("document.activeElement && document.activeElement.blur()")
     stops = []
     for _ in range(limit):
