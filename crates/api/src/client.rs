@@ -34,6 +34,8 @@ pub struct ClientConfig {
     pub retry: RetryPolicy,
     /// How long the client waits for an answer and how much of it it reads.
     pub limits: Limits,
+    /// Where writes are recorded before they are sent ([`crate::audit`]); none by default.
+    pub audit: Option<Arc<dyn crate::audit::WriteAudit>>,
 }
 
 impl ClientConfig {
@@ -48,6 +50,7 @@ impl ClientConfig {
             x_client_id: None,
             retry: RetryPolicy::default(),
             limits: Limits::default(),
+            audit: None,
         })
     }
 }
@@ -241,13 +244,36 @@ impl Client {
             duration_ms = tracing::field::Empty,
         );
         let started = Instant::now();
+        // A write is recorded before it goes out, and completed with what came of it.
+        let audit = self.inner.config.audit.as_ref().filter(|_| crate::audit::writes(&spec.method));
+        let ticket = match audit {
+            Some(audit) => Some(audit.begin(&crate::audit::Write {
+                method: spec.method.as_str(),
+                url: &spec.url,
+                body: spec.body.as_deref(),
+                file: None,
+            })?),
+            None => None,
+        };
         let out = self.request_loop(spec).instrument(span.clone()).await;
+        if let (Some(audit), Some(ticket)) = (audit, ticket) {
+            let outcome = match &out {
+                Ok((status, _)) => crate::audit::Outcome::Done { status: status.as_u16(), sha256: None },
+                Err(e) => crate::audit::Outcome::Failed(e),
+            };
+            audit.end(ticket, &outcome);
+        }
         span.record("duration_ms", started.elapsed().as_millis() as u64);
         tracing::debug!(parent: &span, ok = out.is_ok(), "request finished");
-        out
+        out.map(|(_, body)| body)
     }
 
-    async fn request_loop(&self, spec: RequestSpec) -> Result<Vec<u8>> {
+    /// Where writes are recorded, if anywhere.
+    pub(crate) fn audit(&self) -> Option<&Arc<dyn crate::audit::WriteAudit>> {
+        self.inner.config.audit.as_ref()
+    }
+
+    async fn request_loop(&self, spec: RequestSpec) -> Result<(StatusCode, Vec<u8>)> {
         let RequestSpec { method, url, body, accept, json_content_type } = spec;
         check_length(&url)?;
         // The bearer token goes only to the configured service, never to a host a link names.
@@ -369,7 +395,7 @@ impl Client {
                 return Err(Error::from_answer(status.as_u16(), &bytes));
             }
             answer::problem_in_success(&url, status.as_u16(), &headers, &bytes)?;
-            return Ok(bytes);
+            return Ok((status, bytes));
         }
     }
 }

@@ -80,6 +80,13 @@ impl Hasher {
     }
 }
 
+/// The SHA-256 of `bytes` in lower-case hex, with the same hasher as the transfers.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let mut h = Hasher::new();
+    h.update(bytes);
+    h.hex()
+}
+
 /// Reads into `buf` until it is full or the file ends; answers how much was read.
 fn read_full(file: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
@@ -541,12 +548,47 @@ impl Firmware<'_> {
             None => None,
         };
         let send = Sending { kind, url: &url, path, name: &name, content_type: &content_type, transfer };
-        let (result, sent) = self.send_file(&send, known.as_ref()).await;
-        match result {
+        // Recorded before it is sent ([`crate::audit`]), with the file's name, size and (when
+        // known) SHA-256; completed with the SHA-256 of what was sent.
+        let audit = self.client.audit();
+        let ticket = match audit {
+            Some(audit) => {
+                let size = match &known {
+                    Some(k) => k.size,
+                    None => tokio::fs::metadata(path).await.map_err(|e| Error::local_file(path, e))?.len(),
+                };
+                let file = crate::audit::FileWrite { name: &name, size, sha256: known.as_ref().map(|k| k.sha256.as_str()) };
+                Some(audit.begin(&crate::audit::Write { method: "POST", url: &url, body: None, file: Some(file) })?)
+            }
+            None => None,
+        };
+        let (result, sha256) = self.send_learning(&send, known).await;
+        if let (Some(audit), Some(ticket)) = (audit, ticket) {
+            let outcome = match &result {
+                Ok(_) => crate::audit::Outcome::Done { status: 200, sha256: sha256.as_deref() },
+                Err(e) => crate::audit::Outcome::Failed(e),
+            };
+            audit.end(ticket, &outcome);
+        }
+        result
+    }
+
+    /// Sends the file, the checksum after it unless `known`; when the service refuses a
+    /// checksum after the file, once more with it first (module doc). Answers the outcome and
+    /// the SHA-256 of what was sent, when known.
+    async fn send_learning(
+        &self,
+        send: &Sending<'_>,
+        known: Option<KnownChecksum>,
+    ) -> (Result<FileAttributes>, Option<String>) {
+        let url = send.url;
+        let (result, sent) = self.send_file(send, known.as_ref()).await;
+        let sha256 = sent.as_ref().map(|s| s.sha256.clone()).or_else(|| known.as_ref().map(|k| k.sha256.clone()));
+        let result = match result {
             Err(e) if known.is_none() && e.refuses_field("checksum") => {
-                let Some(sent) = sent else { return Err(e) };
+                let Some(sent) = sent else { return (Err(e), sha256) };
                 tracing::info!(path = url.path(), refusal = %e, "the service refused the checksum after the file; sending it first");
-                let again = self.send_file(&send, Some(&sent)).await.0;
+                let again = self.send_file(send, Some(&sent)).await.0;
                 // Learnt only when that was it (a refusal of the checksum itself comes again).
                 if again.is_ok() {
                     self.client.checksum_first().store(true, Ordering::Relaxed);
@@ -554,7 +596,8 @@ impl Firmware<'_> {
                 again
             }
             other => other,
-        }
+        };
+        (result, sha256)
     }
 
     /// Sends the file with its checksum: `known` before the file, else computed while sending

@@ -6,6 +6,7 @@
 //! goes through.
 
 pub mod answer;
+pub mod audit;
 pub mod auth;
 pub mod beta;
 pub mod bindings;

@@ -4,6 +4,7 @@
 //! console shows, composes and watches them.
 
 pub mod app;
+pub mod audit;
 pub mod bindings;
 pub mod bulk;
 pub mod config;

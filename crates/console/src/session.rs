@@ -117,6 +117,8 @@ pub fn client_config(
     let auth_url = profile.auth_url.as_deref().unwrap_or(base_url);
     let mut config = ClientConfig::new(base_url, auth_url, &profile.client_id, secret)?;
     config.audience = profile.audience.clone();
+    // Every write of this client is recorded in the data folder's audit log first.
+    config.audit = crate::audit::Recorder::for_profile(profile, &config.base_url, acting.customer_id());
     if profile.deprecated_sub_customer_mode {
         config.x_client_id = acting.customer_id();
     } else {
