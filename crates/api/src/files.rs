@@ -557,7 +557,8 @@ impl Firmware<'_> {
                     Some(k) => k.size,
                     None => tokio::fs::metadata(path).await.map_err(|e| Error::local_file(path, e))?.len(),
                 };
-                let file = crate::audit::FileWrite { name: &name, size, sha256: known.as_ref().map(|k| k.sha256.as_str()) };
+                let file =
+                    crate::audit::FileWrite { name: &name, size, sha256: known.as_ref().map(|k| k.sha256.as_str()) };
                 Some(audit.begin(&crate::audit::Write { method: "POST", url: &url, body: None, file: Some(file) })?)
             }
             None => None,

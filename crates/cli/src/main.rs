@@ -1,6 +1,7 @@
 //! `dcs`: the command-line client of the Device Connectivity Service, on the same core as the
 //! desktop app. With no service configured it talks to an in-process simulator.
 
+mod audit;
 mod bindings;
 mod downlinks;
 mod firmware;
@@ -61,6 +62,8 @@ fn not_applying(path: &[&str]) -> &'static [&'static str] {
         ["sim", ..] | ["open"] | ["diagnostics"] => {
             &["base_url", "auth_url", "client_id", "profile", "customer", "x_client_id", "yes"]
         }
+        // Its own --customer filters the records.
+        ["audit", ..] => &["base_url", "auth_url", "client_id", "profile", "x_client_id", "yes"],
         ["completions"] => &["base_url", "auth_url", "client_id", "profile", "customer", "x_client_id", "yes", "json"],
         _ => &[],
     }
@@ -205,6 +208,12 @@ enum Command {
     Diagnostics {
         /// Where to write the bundle (replaced if it exists).
         file: std::path::PathBuf,
+    },
+    /// The audit log of this computer (shared with the app): every write made through `dcs` or
+    /// the app with its outcome, hash-chained.
+    Audit {
+        #[command(subcommand)]
+        command: audit::AuditCommand,
     },
     /// Run the simulator of the service until interrupted.
     #[command(after_help = "Example:\n  dcs sim --port 8080 --seed 7 --speed 60")]
@@ -436,11 +445,16 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             let profile =
                 service.profile.as_deref().context("--profile (or DCS_PROFILE) names the profile to forget")?;
             dcs_console::Keychain.delete_secret(profile)?;
+            dcs_console::audit::note_secret(profile, "removed");
             eprintln!("dcs: the secret of profile `{profile}` is no longer in the keychain");
             return Ok(());
         }
         Command::Open { kind, id, print } => return open_link(&kind, &id, print, json),
         Command::Diagnostics { file } => return save_diagnostics(&file, json),
+        Command::Audit { command } => {
+            quiet_on_closed_pipe();
+            return audit::run(command, json);
+        }
         Command::Completions { shell } => {
             quiet_on_closed_pipe();
             clap_complete::generate(shell, &mut cli_command(), "dcs", &mut std::io::stdout());
@@ -472,6 +486,7 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         Command::Sim(_)
         | Command::Open { .. }
         | Command::Diagnostics { .. }
+        | Command::Audit { .. }
         | Command::Completions { .. }
         | Command::Profile { .. }
         | Command::Auth { command: AuthCommand::SetSecret | AuthCommand::Forget } => unreachable!("handled above"),
@@ -746,6 +761,7 @@ fn set_secret(args: &ServiceArgs) -> anyhow::Result<()> {
     let profile = args.profile.as_deref().context("--profile (or DCS_PROFILE) names the profile the secret is for")?;
     let secret = read_secret(profile)?;
     dcs_console::Keychain.set_secret(profile, &secret)?;
+    dcs_console::audit::note_secret(profile, "stored");
     eprintln!("dcs: the secret of profile `{profile}` is in the OS keychain");
     Ok(())
 }

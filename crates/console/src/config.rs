@@ -136,20 +136,29 @@ impl Config {
 #[derive(Debug, Clone)]
 pub struct ConfigStore {
     path: PathBuf,
+    /// Where profile changes are recorded ([`crate::audit`]); none for a store made with
+    /// [`ConfigStore::at`] alone.
+    audit: Option<crate::audit::AuditLog>,
 }
 
 impl ConfigStore {
     /// `DCS_CONFIG` if set, else `config.toml` in the OS config folder's `dcs-console`.
     pub fn locate() -> Result<ConfigStore, ConfigError> {
-        if let Some(p) = std::env::var_os(CONFIG_ENV).filter(|p| !p.is_empty()) {
-            return Ok(ConfigStore::at(p));
-        }
-        let dir = dirs::config_dir().ok_or(ConfigError::NoConfigDir)?;
-        Ok(ConfigStore::at(dir.join("dcs-console").join("config.toml")))
+        let path = match std::env::var_os(CONFIG_ENV).filter(|p| !p.is_empty()) {
+            Some(p) => PathBuf::from(p),
+            None => dirs::config_dir().ok_or(ConfigError::NoConfigDir)?.join("dcs-console").join("config.toml"),
+        };
+        Ok(ConfigStore { path, audit: crate::audit::AuditLog::default_location() })
     }
 
     pub fn at(path: impl Into<PathBuf>) -> ConfigStore {
-        ConfigStore { path: path.into() }
+        ConfigStore { path: path.into(), audit: None }
+    }
+
+    /// The same store, recording its profile changes in `log`.
+    pub fn with_audit(mut self, log: crate::audit::AuditLog) -> ConfigStore {
+        self.audit = Some(log);
+        self
     }
 
     pub fn path(&self) -> &Path {
@@ -167,8 +176,23 @@ impl ConfigStore {
         Config::parse(&text).map_err(|reason| ConfigError::Parse { path: display, reason })
     }
 
-    /// Writes the whole configuration: to a temporary file beside it, then renamed over it.
+    /// Writes the whole configuration: to a temporary file beside it, then renamed over it. Each
+    /// profile added, changed or removed, and a new default, is recorded in the audit log.
     pub fn save(&self, config: &Config) -> Result<(), ConfigError> {
+        let before = self.audit.as_ref().map(|_| self.load().unwrap_or_default());
+        self.write(config)?;
+        if let (Some(log), Some(before)) = (&self.audit, before) {
+            for (operation, profile, details) in crate::audit::profile_changes(&before, config) {
+                let actor = crate::audit::Actor::local(&profile, config.profile(&profile).or(before.profile(&profile)));
+                if let Err(e) = crate::audit::note_local(log, actor, operation, vec![profile], &details) {
+                    tracing::error!(error = %e, "a profile change could not be recorded in the audit log");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn write(&self, config: &Config) -> Result<(), ConfigError> {
         let err = |source| ConfigError::Write { path: self.path.display().to_string(), source };
         let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(err)?;
@@ -274,5 +298,26 @@ mod tests {
         assert!(e.contains("config.toml") && e.contains("name:"), "{e}");
         std::fs::write(store.path(), "this is = = not toml").unwrap();
         assert!(matches!(store.load(), Err(ConfigError::Parse { .. })));
+    }
+
+    #[test]
+    fn each_profile_change_is_recorded_in_the_audit_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = crate::audit::AuditLog::at(dir.path());
+        let store = ConfigStore::at(dir.path().join("config.toml")).with_audit(log.clone());
+        store.update(|c| c.put(profile("prod"), false)).unwrap();
+        store.update(|c| c.put(Profile { client_id: "key-2".into(), ..profile("prod") }, true)).unwrap();
+        store.update(|c| c.set_default("prod")).unwrap();
+        store.update(|c| c.remove("prod").map(|_| ())).unwrap();
+        // Saving what is already there records nothing.
+        store.update(|_| Ok(())).unwrap();
+        let seen: Vec<(String, Vec<String>, serde_json::Value)> =
+            log.entries().unwrap().into_iter().map(|e| (e.operation.unwrap(), e.targets, e.request.unwrap())).collect();
+        let ops: Vec<&str> = seen.iter().map(|(o, _, _)| o.as_str()).collect();
+        assert_eq!(ops, ["profile.create", "profile.update", "profile.default", "profile.delete", "profile.default"]);
+        assert!(seen.iter().take(4).all(|(_, t, _)| t == &["prod".to_string()]));
+        assert_eq!(seen[1].2["changed"], serde_json::json!(["clientId"]));
+        assert_eq!(seen[4].1, [crate::SIMULATOR_PROFILE.to_string()]);
+        assert_eq!(log.verify().unwrap().broken, None);
     }
 }

@@ -85,15 +85,22 @@ impl Keychain {
     ) -> Result<T, E> {
         let previous = self.secret(profile)?;
         self.set_secret(profile, secret)?;
-        save().inspect_err(|_| {
-            let undo = match &previous {
-                Some(old) => self.set_secret(profile, old),
-                None => self.delete_secret(profile),
-            };
-            if let Err(u) = undo {
-                tracing::error!(profile, error = %u, "the keychain could not be restored after a failed save");
-            }
-        })
+        let replaced = previous.as_ref().is_some_and(|p| p.expose() != secret.expose());
+        save()
+            .inspect(|_| {
+                if previous.is_none() || replaced {
+                    crate::audit::note_secret(profile, if replaced { "replaced" } else { "stored" });
+                }
+            })
+            .inspect_err(|_| {
+                let undo = match &previous {
+                    Some(old) => self.set_secret(profile, old),
+                    None => self.delete_secret(profile),
+                };
+                if let Err(u) = undo {
+                    tracing::error!(profile, error = %u, "the keychain could not be restored after a failed save");
+                }
+            })
     }
 
     /// Removes the profile's secret; removing one that is not there is not an error.

@@ -51,7 +51,8 @@ async fn writes_are_recorded_with_their_outcomes_and_without_secrets() {
     let c = audited(&running.base_url(), &key.key_id, key.secret.clone(), &log);
 
     // Reading records nothing.
-    let module = c.firmware().modules(&ModuleFilter::default()).unwrap().try_collect::<Vec<_>>().await.unwrap().remove(0);
+    let module =
+        c.firmware().modules(&ModuleFilter::default()).unwrap().try_collect::<Vec<_>>().await.unwrap().remove(0);
     assert!(log.entries().unwrap().is_empty());
 
     // A package made, then made again (refused), then its firmware file uploaded.
@@ -105,14 +106,17 @@ async fn writes_are_recorded_with_their_outcomes_and_without_secrets() {
     assert_eq!(refused.error.as_deref(), Some(again.to_string().as_str()));
     let created = by_op("package.create");
     assert_eq!(created.targets, [module.id.to_string(), "77.0.1-audit".to_string()]);
-    assert_eq!((created.profile.as_str(), created.key_id.as_str(), created.os_user.as_str()), ("audited", "key-1", "operator"));
+    assert_eq!(
+        (created.profile.as_str(), created.key_id.as_str(), created.os_user.as_str()),
+        ("audited", "key-1", "operator")
+    );
     assert_eq!(created.status, Some(201));
     let upload = by_op("firmware-file.upload");
     assert_eq!(upload.sha256.as_deref(), Some(dcs_api::files::sha256_hex(&vec![7u8; 300_000]).as_str()));
     assert_eq!((upload.file_name.as_deref(), upload.file_size), (Some("fw.bin"), Some(300_000)));
     assert_eq!(upload.targets, [package.id.to_string()]);
     let binding = by_op("binding.create");
-    assert!(binding.request.as_deref().unwrap().contains(r#""password":"***""#), "{binding:?}");
+    assert_eq!(binding.request.as_ref().unwrap()["password"], "***", "{binding:?}");
     let target = by_op("target.set");
     assert_eq!(target.targets, [state.device_id.to_string(), state.module_id.to_string()]);
 
@@ -123,7 +127,8 @@ async fn writes_are_recorded_with_their_outcomes_and_without_secrets() {
     assert_eq!(f(Filter { device: Some(state.device_id.to_string()[..8].to_uppercase()), ..Default::default() }), 1);
     assert_eq!(f(Filter { customer: Some("own".into()), ..Default::default() }), 5);
     assert_eq!(f(Filter { since: Some("2999-01-01".into()), ..Default::default() }), 0);
-    let bad = log.list(&Filter { since: Some("yesterday".into()), result: Some("maybe".into()), ..Default::default() }, 10);
+    let bad =
+        log.list(&Filter { since: Some("yesterday".into()), result: Some("maybe".into()), ..Default::default() }, 10);
     let msg = bad.unwrap_err().to_string();
     assert!(msg.contains("since: must be a time") && msg.contains("result: must be one of"), "{msg}");
 
@@ -150,7 +155,9 @@ async fn a_write_without_an_answer_is_unknown_and_says_where_to_look() {
     let app = axum::Router::new()
         .route(
             "/api/v3/idp/oidc/token",
-            post(|| async { axum::Json(serde_json::json!({"access_token": "t", "token_type": "Bearer", "expires_in": 3600})) }),
+            post(|| async {
+                axum::Json(serde_json::json!({"access_token": "t", "token_type": "Bearer", "expires_in": 3600}))
+            }),
         )
         .route(
             "/lora/downlinks",
@@ -165,7 +172,12 @@ async fn a_write_without_an_answer_is_unknown_and_says_where_to_look() {
     tokio::spawn(async move { axum::serve(listener, app).await });
     let dir = tempfile::tempdir().unwrap();
     let log = AuditLog::at(dir.path());
-    let profile = Profile { name: "audited".into(), base_url: Some(base.clone()), client_id: "k".into(), ..Profile::simulator("", Vec::new()) };
+    let profile = Profile {
+        name: "audited".into(),
+        base_url: Some(base.clone()),
+        client_id: "k".into(),
+        ..Profile::simulator("", Vec::new())
+    };
     let mut config = session::client_config(&profile, &base, Secret::new("s"), &Acting::Yourself).unwrap();
     config.limits.answer_timeout = std::time::Duration::from_millis(300);
     config.audit = Some(Arc::new(Recorder::new(log.clone(), actor(), &config.base_url, None)));
@@ -180,4 +192,27 @@ async fn a_write_without_an_answer_is_unknown_and_says_where_to_look() {
     assert_eq!((check.kind, check.id.as_str()), (dcs_console::links::LinkKind::Device, "deveui:0011223344556677"));
     assert!(r.error.unwrap().contains("could not reach"));
     assert_eq!(log.verify().unwrap().broken, None);
+}
+
+/// A write that cannot be recorded first is not sent: the error names the log, and the service
+/// has nothing new.
+#[tokio::test]
+async fn a_write_that_cannot_be_recorded_is_not_sent() {
+    let (sim, running) = common::spawn(SimOptions { devices_per_client: 5, ..Default::default() }).await;
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("not-a-folder");
+    std::fs::write(&blocker, b"x").unwrap();
+    let log = AuditLog::at(blocker.join("data"));
+    let key = sim.demo_key();
+    let c = audited(&running.base_url(), &key.key_id, key.secret.clone(), &log);
+    let module =
+        c.firmware().modules(&ModuleFilter::default()).unwrap().try_collect::<Vec<_>>().await.unwrap().remove(0);
+    let new = NewPackage::new(module.device_specification_id, module.id, "88.0.0-unrecorded");
+    let err = c.firmware().create_package(&new).await.unwrap_err();
+    assert_eq!(err.code(), dcs_api::ErrorCode::LocalFile, "{err}");
+    assert!(err.to_string().contains("audit log, so it was not sent"), "{err}");
+    let filter = dcs_api::firmware::PackageFilter { module_id: Some(module.id), ..Default::default() };
+    let versions: Vec<String> =
+        c.firmware().packages(&filter).unwrap().map_ok(|p| p.firmware_version).try_collect().await.unwrap();
+    assert!(!versions.contains(&"88.0.0-unrecorded".to_string()), "{versions:?}");
 }

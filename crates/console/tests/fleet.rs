@@ -276,7 +276,7 @@ async fn a_rollout_moves_wave_by_wave_to_completion() {
     assert!(preview.problems.is_empty(), "{:?}", preview.problems);
     assert_eq!(preview.wave_sizes.iter().sum::<u32>(), preview.devices);
     assert_eq!(preview.wave_sizes.len(), 3);
-    let id = rollout::create(&e.db, e.scope, &p, &devices).unwrap();
+    let id = rollout::create(&e.client, &e.db, e.scope, &p, &devices).unwrap();
     assert_eq!(rollout::running(&e.db, e.scope).unwrap(), vec![id.clone()]);
 
     let started = Instant::now();
@@ -339,7 +339,7 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
     let (module, version) = pick(&e);
     let p = plan(&module, &version, &[20.0, 100.0], 90.0, 10.0);
     let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
-    let id = rollout::create(&e.db, e.scope, &p, &devices).unwrap();
+    let id = rollout::create(&e.client, &e.db, e.scope, &p, &devices).unwrap();
     let StepOutcome::WaveStarted { wave: 0, set, refused: 0 } =
         rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap()
     else {
@@ -388,9 +388,9 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
     // Paused: a step does nothing.
     assert_eq!(rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap(), StepOutcome::Waiting);
     // Resumed with a higher error threshold: the wave is over and short of the success threshold.
-    let bad = rollout::resume(&e.db, &id, Some(0.0), None).unwrap_err();
+    let bad = rollout::resume(&e.client, &e.db, &id, Some(0.0), None).unwrap_err();
     assert!(bad.to_string().starts_with("successThreshold:"), "{bad}");
-    rollout::resume(&e.db, &id, None, Some(100.0)).unwrap();
+    rollout::resume(&e.client, &e.db, &id, None, Some(100.0)).unwrap();
     let StepOutcome::Paused { reason } = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap() else {
         panic!("should pause")
     };
@@ -399,7 +399,7 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
     // A second rollout, aborted while its first wave updates: the service cancels those updates.
     let other = plan(&module, &version, &[50.0, 100.0], 90.0, 100.0);
     let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &other).await.unwrap();
-    let id2 = rollout::create(&e.db, e.scope, &other, &devices).unwrap();
+    let id2 = rollout::create(&e.client, &e.db, e.scope, &other, &devices).unwrap();
     rollout::advance(&e.client, Some(&e.op), &e.db, &id2).await.unwrap();
     let unfinished = rollout::unfinished(&e.db, &id2).unwrap();
     assert!(!unfinished.is_empty());
@@ -501,7 +501,7 @@ async fn without_a_set_target_operation_a_rollout_sets_nothing_and_says_why() {
     let p = plan(&module, &version, &[100.0], 90.0, 10.0);
     let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
     let before = all_states(&e.client).await;
-    let id = rollout::create(&e.db, e.scope, &p, &devices).unwrap();
+    let id = rollout::create(&e.client, &e.db, e.scope, &p, &devices).unwrap();
     let StepOutcome::Paused { reason } = rollout::advance(&e.client, None, &e.db, &id).await.unwrap() else {
         panic!("should pause")
     };
@@ -1164,7 +1164,7 @@ async fn a_wave_start_cut_short_at_any_point_resumes_and_sets_each_target_once()
         let p = plan(&module, &version, &[100.0], 10.0, 100.0);
         let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
         let before = target_sets(&e.sim, module_id);
-        let id = rollout::create(&e.db, e.scope, &p, &devices).unwrap();
+        let id = rollout::create(&e.client, &e.db, e.scope, &p, &devices).unwrap();
         // Each request takes 25 ms: the wave's start takes a while, in which the cut falls.
         e.sim.set_faults(dcs_sim::faults::Faults { latency_ms: 25, ..Default::default() });
         let cut =

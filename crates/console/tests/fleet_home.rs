@@ -101,7 +101,7 @@ async fn each_started_wave_is_a_mark_with_its_time() {
     assert!(query::wave_starts(&db, scope, &module.module_id, None).unwrap().is_empty());
     let (preview, devices) = rollout::preview(&client, &db, scope, &plan).await.unwrap();
     assert!(preview.problems.is_empty(), "{:?}", preview.problems);
-    let id = rollout::create(&db, scope, &plan, &devices).unwrap();
+    let id = rollout::create(&client, &db, scope, &plan, &devices).unwrap();
     let before = dcs_console::fleet::now_ms();
     let outcome = rollout::advance(&client, Some(&SetTarget::simulator()), &db, &id).await.unwrap();
     assert!(matches!(outcome, StepOutcome::WaveStarted { wave: 0, .. }), "{outcome:?}");

@@ -293,7 +293,7 @@ pub async fn rollout_start(
             if let Some(p) = preview.problems.first() {
                 return Err(FleetError::invalid(&p.field, &p.rule));
             }
-            let id = rollout::create(db, scope, &plan, &devices)?;
+            let id = rollout::create(&session.client, db, scope, &plan, &devices)?;
             rollout::advance(&session.client, session.profile.set_target.as_ref(), db, &id).await?;
             Ok(id)
         }))
@@ -345,7 +345,7 @@ pub async fn rollout_pause(
     let (session, fleet, scope) = open_local(&state).await?;
     session.check_acting_for(acting_for)?;
     own(&fleet, scope, &id)?;
-    Ok(fleet.exclusive(async { rollout::pause(fleet.db(), &id) }).await?)
+    Ok(fleet.exclusive(async { rollout::pause(&session.client, fleet.db(), &id) }).await?)
 }
 
 /// Resumes a paused rollout, with new thresholds if given, and moves it on at once.
@@ -362,7 +362,7 @@ pub async fn rollout_resume(
     own(&fleet, scope, &id)?;
     session
         .run(fleet.exclusive(async {
-            rollout::resume(fleet.db(), &id, success_threshold, error_threshold)?;
+            rollout::resume(&session.client, fleet.db(), &id, success_threshold, error_threshold)?;
             rollout::advance(&session.client, session.profile.set_target.as_ref(), fleet.db(), &id).await?;
             rollout::get(fleet.db(), &id)
         }))

@@ -197,7 +197,7 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
         }
         RolloutCommand::Pause { id } => {
             own(&db, scope, &id)?;
-            let view = rollout::pause(&db, &id)?;
+            let view = rollout::pause(&ctx.client, &db, &id)?;
             if ctx.json {
                 return output::print_json(&view);
             }
@@ -269,7 +269,7 @@ async fn start(ctx: &Ctx, db: &FleetDb, scope: Scope, a: &PlanArgs, allow_downgr
         plan.success_threshold,
         plan.error_threshold
     ))?;
-    let id = rollout::create(db, scope, &plan, &devices)?;
+    let id = rollout::create(&ctx.client, db, scope, &plan, &devices)?;
     rollout::advance(&ctx.client, ctx.set_target.as_ref(), db, &id).await?;
     let view = rollout::get(db, &id)?;
     if ctx.json {
@@ -318,7 +318,7 @@ async fn resume(
 ) -> anyhow::Result<()> {
     own(db, scope, id)?;
     can_set_targets(ctx)?;
-    rollout::resume(db, id, success, error)?;
+    rollout::resume(&ctx.client, db, id, success, error)?;
     quiet_refresh(ctx, db, scope).await?;
     let outcome = rollout::advance(&ctx.client, ctx.set_target.as_ref(), db, id).await?;
     let view = rollout::get(db, id)?;

@@ -31,7 +31,7 @@ use uuid::Uuid;
 use crate::set_target::SetTarget;
 
 mod view;
-pub use view::{records, Check, ExportFormat, Filter, ListError, Listed, Record};
+pub use view::{records, Check, ExportFormat, Filter, Listed, Record};
 
 /// The log's file name in the data folder.
 pub const FILE: &str = "audit.jsonl";
@@ -124,11 +124,23 @@ pub struct AuditError {
 
 impl From<AuditError> for dcs_api::Error {
     fn from(e: AuditError) -> Self {
-        dcs_api::Error::LocalFile {
-            path: e.path,
-            source: std::io::Error::new(e.source.kind(), format!("{}; the audit log could not be written, so nothing was sent", e.source)),
-        }
+        dcs_api::Error::LocalFile { path: e.path, source: e.source }
     }
+}
+
+impl From<AuditError> for crate::Error {
+    fn from(e: AuditError) -> Self {
+        crate::Error::Api(e.into())
+    }
+}
+
+/// A write refused because it could not be recorded first.
+fn not_recorded(e: AuditError) -> dcs_api::Error {
+    let source = std::io::Error::new(
+        e.source.kind(),
+        format!("{}; the write could not be recorded in the audit log, so it was not sent", e.source),
+    );
+    dcs_api::Error::LocalFile { path: e.path, source }
 }
 
 /// Which program writes: `app` once the app says so, else `cli`.
@@ -143,18 +155,17 @@ fn source() -> &'static str {
     SOURCE.get().copied().unwrap_or("cli")
 }
 
-/// The OS user running this process.
+/// The OS account running this process (from the system, not from `USER`).
 pub fn os_user() -> String {
-    ["USER", "LOGNAME", "USERNAME"]
-        .iter()
-        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
-        .unwrap_or_else(|| "unknown".to_owned())
+    whoami::username().unwrap_or_else(|_| "unknown".to_owned())
 }
 
+/// Now, as entries write it: UTC to the millisecond, always 24 characters (so text order is
+/// time order).
 fn now() -> String {
-    let t = time::OffsetDateTime::now_utc();
-    let t = t.replace_nanosecond(t.millisecond() as u32 * 1_000_000).unwrap_or(t);
-    t.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+    use time::macros::format_description;
+    let f = format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+    time::OffsetDateTime::now_utc().format(&f).unwrap_or_default()
 }
 
 /// The audit log of one data folder.
@@ -196,12 +207,8 @@ impl AuditLog {
     /// Appends `entry` (its `seq` and `prev` are set here) and answers its number.
     pub fn append(&self, mut entry: Entry) -> Result<u64, AuditError> {
         std::fs::create_dir_all(&self.dir).map_err(|e| self.err(e))?;
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(self.path())
-            .map_err(|e| self.err(e))?;
+        let mut file =
+            OpenOptions::new().read(true).append(true).create(true).open(self.path()).map_err(|e| self.err(e))?;
         file.lock().map_err(|e| self.err(e))?;
         let (last, torn) = last_entry(&mut file).map_err(|e| self.err(e))?;
         let last = match last {
@@ -260,7 +267,12 @@ impl AuditLog {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(match self.read_head() {
-                    Some(head) if head.seq > 0 => Verified::broken(0, 0, Some(1), format!("the log file is missing, but its head says it held {} entries", head.seq)),
+                    Some(head) if head.seq > 0 => Verified::broken(
+                        0,
+                        0,
+                        Some(1),
+                        format!("the log file is missing, but its head says it held {} entries", head.seq),
+                    ),
                     _ => Verified { entries: 0, broken: None },
                 })
             }
@@ -274,14 +286,31 @@ impl AuditLog {
             lines += 1;
             let next = seq + 1;
             let Some((body, claimed)) = split_hash(&line) else {
-                return Ok(Verified::broken(seq, lines, Some(next), "this line is not a whole entry (cut short, or its hash was changed)".into()));
+                return Ok(Verified::broken(
+                    seq,
+                    lines,
+                    Some(next),
+                    "this line is not a whole entry (cut short, or its hash was changed)".into(),
+                ));
             };
             let entry = match parse_body(body) {
                 Ok(e) => e,
-                Err(e) => return Ok(Verified::broken(seq, lines, Some(next), format!("this line does not read as an entry ({e})"))),
+                Err(e) => {
+                    return Ok(Verified::broken(
+                        seq,
+                        lines,
+                        Some(next),
+                        format!("this line does not read as an entry ({e})"),
+                    ))
+                }
             };
             if dcs_api::files::sha256_hex(body) != claimed {
-                return Ok(Verified::broken(seq, lines, Some(entry.seq), "its content does not match its hash: it was changed after it was written".into()));
+                return Ok(Verified::broken(
+                    seq,
+                    lines,
+                    Some(entry.seq),
+                    "its content does not match its hash: it was changed after it was written".into(),
+                ));
             }
             if entry.prev != prev || entry.seq != next {
                 let why = if entry.seq > next {
@@ -298,10 +327,25 @@ impl AuditLog {
         // the line's write and the head's.
         if let Some(head) = self.read_head() {
             if head.seq > seq {
-                return Ok(Verified::broken(seq, lines, Some(seq + 1), format!("entries {} to {} at the end were removed (the head says {} entries)", seq + 1, head.seq, head.seq)));
+                return Ok(Verified::broken(
+                    seq,
+                    lines,
+                    Some(seq + 1),
+                    format!(
+                        "entries {} to {} at the end were removed (the head says {} entries)",
+                        seq + 1,
+                        head.seq,
+                        head.seq
+                    ),
+                ));
             }
             if head.seq == seq && head.hash != prev {
-                return Ok(Verified::broken(seq, lines, Some(seq), "the last entry does not match the head: it was replaced".into()));
+                return Ok(Verified::broken(
+                    seq,
+                    lines,
+                    Some(seq),
+                    "the last entry does not match the head: it was replaced".into(),
+                ));
             }
         }
         Ok(Verified { entries: seq, broken: None })
@@ -449,7 +493,7 @@ impl WriteAudit for Recorder {
             sha256: write.file.and_then(|f| f.sha256.map(str::to_owned)),
             ..Entry::default()
         };
-        Ok(Ticket(self.log.append(entry)?))
+        Ok(Ticket(self.log.append(entry).map_err(not_recorded)?))
     }
 
     fn end(&self, ticket: Ticket, outcome: &Outcome<'_>) {
@@ -486,13 +530,81 @@ impl WriteAudit for Recorder {
             result: Some("done".into()),
             ..Entry::default()
         };
-        self.log.append(entry)?;
+        self.log.append(entry).map_err(not_recorded)?;
         Ok(())
     }
 }
 
+impl Actor {
+    /// This process acting on `name` (a profile), outside a connection.
+    pub fn local(name: &str, profile: Option<&crate::Profile>) -> Actor {
+        Actor {
+            source: source().to_owned(),
+            profile: name.to_owned(),
+            key_id: profile.map(|p| p.client_id.clone()).unwrap_or_default(),
+            customer: None,
+            customer_label: None,
+            os_user: os_user(),
+        }
+    }
+}
+
+/// The profile changes from `before` to `after`: operation, profile and what changed (names of
+/// the changed settings; no secret is in a profile).
+pub fn profile_changes(before: &crate::Config, after: &crate::Config) -> Vec<(&'static str, String, Value)> {
+    let mut out = Vec::new();
+    for p in &after.profiles {
+        match before.profile(&p.name) {
+            None => out.push((
+                "profile.create",
+                p.name.clone(),
+                serde_json::json!({ "baseUrl": p.base_url, "clientId": p.client_id, "customers": p.customers.len() }),
+            )),
+            Some(old) if old != p => {
+                let (a, b) =
+                    (serde_json::to_value(old).unwrap_or_default(), serde_json::to_value(p).unwrap_or_default());
+                let mut changed: Vec<String> = Vec::new();
+                if let (Some(a), Some(b)) = (a.as_object(), b.as_object()) {
+                    changed = a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).cloned().collect();
+                    changed.sort();
+                    changed.dedup();
+                }
+                out.push(("profile.update", p.name.clone(), serde_json::json!({ "changed": changed })));
+            }
+            Some(_) => {}
+        }
+    }
+    for p in &before.profiles {
+        if after.profile(&p.name).is_none() {
+            out.push(("profile.delete", p.name.clone(), serde_json::json!({ "baseUrl": p.base_url })));
+        }
+    }
+    if before.default_profile != after.default_profile {
+        let name = after.default_profile.clone().unwrap_or_else(|| crate::SIMULATOR_PROFILE.to_owned());
+        out.push(("profile.default", name, serde_json::json!({ "was": before.default_profile })));
+    }
+    out
+}
+
+/// Records that the keychain's secret of `profile` was `what` (stored, replaced, removed), in
+/// this process's data folder; never the secret. A failure is logged: the keychain has changed.
+pub fn note_secret(profile: &str, what: &str) {
+    let Some(log) = AuditLog::default_location() else { return };
+    let details = serde_json::json!({ "secret": what });
+    if let Err(e) = note_local(&log, Actor::local(profile, None), "profile.secret", vec![profile.to_owned()], &details)
+    {
+        tracing::error!(error = %e, "a secret change could not be recorded in the audit log");
+    }
+}
+
 /// Records a local action by `actor` outside a client (a profile changed).
-pub fn note_local(log: &AuditLog, actor: Actor, operation: &str, targets: Vec<String>, details: &Value) -> Result<(), AuditError> {
+pub fn note_local(
+    log: &AuditLog,
+    actor: Actor,
+    operation: &str,
+    targets: Vec<String>,
+    details: &Value,
+) -> Result<(), AuditError> {
     log.append(Entry {
         at: now(),
         kind: "local".into(),
@@ -526,8 +638,7 @@ fn cut(s: &str, max: usize) -> String {
 /// Whether a member of that name holds a secret (a password, key, token or shared secret).
 fn secret_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    ["password", "secret", "token", "credential", "authorization"].iter().any(|w| n.contains(w))
-        || n.ends_with("key")
+    ["password", "secret", "token", "credential", "authorization"].iter().any(|w| n.contains(w)) || n.ends_with("key")
 }
 
 /// `v` without secrets, long strings and arrays cut, and as a whole no longer than
@@ -564,13 +675,21 @@ pub fn summarise(v: &Value) -> Value {
 }
 
 /// The operation a request is (`package.create`, `downlink.send`...) and the ids it concerns.
-fn name_write(method: &str, rel: &str, url: &url::Url, body: Option<&Value>, set_target: Option<&SetTarget>) -> (String, Vec<String>) {
+fn name_write(
+    method: &str,
+    rel: &str,
+    url: &url::Url,
+    body: Option<&Value>,
+    set_target: Option<&SetTarget>,
+) -> (String, Vec<String>) {
     let seg: Vec<&str> = rel.split('/').filter(|s| !s.is_empty()).collect();
-    let field = |name: &str| body.and_then(|b| b.get(name)).and_then(|v| match v {
-        Value::String(s) => Some(cut(s, MAX_STRING)),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    });
+    let field = |name: &str| {
+        body.and_then(|b| b.get(name)).and_then(|v| match v {
+            Value::String(s) => Some(cut(s, MAX_STRING)),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+    };
     let mut targets: Vec<String> = Vec::new();
     let forced = url.query_pairs().any(|(k, v)| k == "forced" && v == "true");
     let op = match (method, seg.as_slice()) {
@@ -605,7 +724,11 @@ fn name_write(method: &str, rel: &str, url: &url::Url, body: Option<&Value>, set
         }
         ("DELETE", ["downlinks", id]) | ("DELETE", [_, "downlinks", id]) => {
             targets.push((*id).to_owned());
-            if forced { "downlink.force-cancel" } else { "downlink.cancel" }
+            if forced {
+                "downlink.force-cancel"
+            } else {
+                "downlink.cancel"
+            }
         }
         ("POST", ["api", "actuator", "downlinks"]) => {
             if let Some(Value::Array(records)) = body {
@@ -669,7 +792,13 @@ mod tests {
         Entry {
             at: now(),
             kind: "local".into(),
-            actor: Some(Actor { source: "cli".into(), profile: "p".into(), key_id: "k".into(), os_user: "u".into(), ..Actor::default() }),
+            actor: Some(Actor {
+                source: "cli".into(),
+                profile: "p".into(),
+                key_id: "k".into(),
+                os_user: "u".into(),
+                ..Actor::default()
+            }),
             operation: Some(op.into()),
             targets: vec![format!("{op}-target")],
             result: Some("done".into()),
@@ -687,7 +816,12 @@ mod tests {
     }
 
     fn lines(log: &AuditLog) -> Vec<Vec<u8>> {
-        std::fs::read(log.path()).unwrap().split(|b| *b == b'\n').filter(|l| !l.is_empty()).map(<[u8]>::to_vec).collect()
+        std::fs::read(log.path())
+            .unwrap()
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect()
     }
 
     fn write_lines(log: &AuditLog, lines: &[Vec<u8>]) {
@@ -715,7 +849,17 @@ mod tests {
         for i in 0..original[2].len() {
             let mut changed = original.clone();
             let b = changed[2][i];
-            changed[2][i] = if b.is_ascii_digit() { if b == b'9' { b'0' } else { b + 1 } } else if b == b'x' { b'y' } else { b'x' };
+            changed[2][i] = if b.is_ascii_digit() {
+                if b == b'9' {
+                    b'0'
+                } else {
+                    b + 1
+                }
+            } else if b == b'x' {
+                b'y'
+            } else {
+                b'x'
+            };
             write_lines(&log, &changed);
             let v = log.verify().unwrap();
             let broken = v.broken.unwrap_or_else(|| panic!("byte {i} changed unseen"));
@@ -768,7 +912,9 @@ mod tests {
         let threads: Vec<_> = (0..4)
             .map(|t| {
                 let log = log.clone();
-                std::thread::spawn(move || (0..40).map(|i| log.append(local(&format!("t{t}-{i}"))).unwrap()).collect::<Vec<_>>())
+                std::thread::spawn(move || {
+                    (0..40).map(|i| log.append(local(&format!("t{t}-{i}"))).unwrap()).collect::<Vec<_>>()
+                })
             })
             .collect();
         let mut seqs: Vec<u64> = threads.into_iter().flat_map(|t| t.join().unwrap()).collect();
@@ -797,7 +943,8 @@ mod tests {
         assert_eq!(s["deviceId"], "imei:490154203237518");
         assert!(s["nested"]["fine"].as_str().unwrap().contains("(1000 characters)"));
         assert_eq!(s["list"].as_array().unwrap().len(), MAX_ITEMS + 1);
-        let huge = serde_json::json!({ "items": (0..20).map(|i| "y".repeat(250) + &i.to_string()).collect::<Vec<_>>() });
+        let huge =
+            serde_json::json!({ "items": (0..20).map(|i| "y".repeat(250) + &i.to_string()).collect::<Vec<_>>() });
         assert!(summarise(&huge)["summary"].as_str().unwrap().contains("too long"));
     }
 
@@ -810,12 +957,24 @@ mod tests {
             name_write(method, &rel, &url, body.as_ref(), Some(&SetTarget::simulator()))
         };
         let id = "7d7a1c7e-0d5c-4c55-9f8a-2b8c8f3b0a11";
-        assert_eq!(name("POST", "firmware/packages", Some(serde_json::json!({"moduleId": id, "firmwareVersion": "1.2"}))), ("package.create".into(), vec![id.into(), "1.2".into()]));
-        assert_eq!(name("DELETE", &format!("firmware/packages/{id}/release-notes-file"), None).0, "release-notes.delete");
-        assert_eq!(name("POST", "lora/downlinks", Some(serde_json::json!({"deviceId": "deveui:0011223344556677"}))), ("downlink.send".into(), vec!["deveui:0011223344556677".into()]));
+        assert_eq!(
+            name("POST", "firmware/packages", Some(serde_json::json!({"moduleId": id, "firmwareVersion": "1.2"}))),
+            ("package.create".into(), vec![id.into(), "1.2".into()])
+        );
+        assert_eq!(
+            name("DELETE", &format!("firmware/packages/{id}/release-notes-file"), None).0,
+            "release-notes.delete"
+        );
+        assert_eq!(
+            name("POST", "lora/downlinks", Some(serde_json::json!({"deviceId": "deveui:0011223344556677"}))),
+            ("downlink.send".into(), vec!["deveui:0011223344556677".into()])
+        );
         assert_eq!(name("DELETE", &format!("downlinks/{id}?forced=true"), None).0, "downlink.force-cancel");
         assert_eq!(name("DELETE", &format!("mqtt/downlinks/{id}"), None).0, "downlink.cancel");
-        assert_eq!(name("PUT", &format!("mqtt/bindings/{id}"), Some(serde_json::json!({"deviceId": "urn:x"}))), ("binding.update".into(), vec![id.into(), "urn:x".into()]));
+        assert_eq!(
+            name("PUT", &format!("mqtt/bindings/{id}"), Some(serde_json::json!({"deviceId": "urn:x"}))),
+            ("binding.update".into(), vec![id.into(), "urn:x".into()])
+        );
         assert_eq!(
             name("PUT", &format!("firmware/states/imei%3A490154203237518/{id}"), None),
             ("target.set".into(), vec!["imei:490154203237518".into(), id.into()])

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{AuditError, AuditLog, Entry};
+use super::{AuditLog, Entry};
 use crate::links::LinkKind;
 use crate::FieldError;
 
@@ -34,8 +34,8 @@ pub struct Record {
     pub method: Option<String>,
     pub path: Option<String>,
     pub targets: Vec<String>,
-    /// The request without secrets, as JSON text.
-    pub request: Option<String>,
+    /// The request without secrets (or a local action's details).
+    pub request: Option<serde_json::Value>,
     pub file_name: Option<String>,
     #[cfg_attr(feature = "specta", specta(type = Option<f64>))]
     pub file_size: Option<u64>,
@@ -149,8 +149,7 @@ impl Checked {
                 (None, "own") => true,
                 (None, _) => false,
                 (Some(id), c) => {
-                    id.to_lowercase() == c
-                        || r.customer_label.as_deref().is_some_and(|l| l.to_lowercase().contains(c))
+                    id.to_lowercase() == c || r.customer_label.as_deref().is_some_and(|l| l.to_lowercase().contains(c))
                 }
             };
             if !ok {
@@ -205,7 +204,13 @@ pub fn records(entries: Vec<Entry>) -> Vec<Record> {
                     o.sha256.clone().or(e.sha256.clone()),
                 ),
                 (None, "write") => ("unknown".into(), None, None, None, e.sha256.clone()),
-                (None, _) => (e.result.clone().unwrap_or_else(|| "done".into()), None, e.status, e.error.clone(), e.sha256.clone()),
+                (None, _) => (
+                    e.result.clone().unwrap_or_else(|| "done".into()),
+                    None,
+                    e.status,
+                    e.error.clone(),
+                    e.sha256.clone(),
+                ),
             };
             let check = (result == "unknown").then(|| check_for(&operation, &e)).flatten();
             Record {
@@ -223,7 +228,7 @@ pub fn records(entries: Vec<Entry>) -> Vec<Record> {
                 method: e.method,
                 path: e.path,
                 targets: e.targets,
-                request: e.request.map(|r| r.to_string()),
+                request: e.request,
                 file_name: e.file.as_ref().map(|f| f.name.clone()),
                 file_size: e.file.map(|f| f.size),
                 sha256,
@@ -257,8 +262,8 @@ fn check_for(operation: &str, e: &Entry) -> Option<Check> {
 
 impl AuditLog {
     /// The records that pass `filter`, newest first, at most `limit` (and how many passed).
-    pub fn list(&self, filter: &Filter, limit: usize) -> Result<Listed, ListError> {
-        let checked = filter.check().map_err(ListError::Invalid)?;
+    pub fn list(&self, filter: &Filter, limit: usize) -> Result<Listed, crate::Error> {
+        let checked = filter.check().map_err(crate::Error::Invalid)?;
         let mut all: Vec<Record> = records(self.entries()?).into_iter().filter(|r| checked.matches(r)).collect();
         let total = all.len();
         all.reverse();
@@ -268,8 +273,8 @@ impl AuditLog {
 
     /// Writes the records that pass `filter`, oldest first, to `path` as CSV or JSON Lines;
     /// answers how many.
-    pub fn export(&self, filter: &Filter, format: ExportFormat, path: &Path) -> Result<u32, ListError> {
-        let checked = filter.check().map_err(ListError::Invalid)?;
+    pub fn export(&self, filter: &Filter, format: ExportFormat, path: &Path) -> Result<u32, crate::Error> {
+        let checked = filter.check().map_err(crate::Error::Invalid)?;
         let rows = records(self.entries()?).into_iter().filter(|r| checked.matches(r));
         match format {
             ExportFormat::Csv => {
@@ -280,7 +285,8 @@ impl AuditLog {
                 Ok(csv.finish()?)
             }
             ExportFormat::Jsonl => {
-                let local = |e: std::io::Error| dcs_api::Error::LocalFile { path: path.display().to_string(), source: e };
+                let local =
+                    |e: std::io::Error| dcs_api::Error::LocalFile { path: path.display().to_string(), source: e };
                 let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
                 let tmp = tempfile::NamedTempFile::new_in(dir).map_err(local)?;
                 let mut out = std::io::BufWriter::new(tmp);
@@ -301,8 +307,25 @@ impl AuditLog {
 
 /// The columns of a CSV export.
 pub const CSV_HEADER: [&str; 19] = [
-    "seq", "at", "finishedAt", "result", "status", "operation", "targets", "customer", "customerLabel", "profile",
-    "keyId", "osUser", "source", "method", "path", "fileName", "sha256", "request", "error",
+    "seq",
+    "at",
+    "finishedAt",
+    "result",
+    "status",
+    "operation",
+    "targets",
+    "customer",
+    "customerLabel",
+    "profile",
+    "keyId",
+    "osUser",
+    "source",
+    "method",
+    "path",
+    "fileName",
+    "sha256",
+    "request",
+    "error",
 ];
 
 fn csv_row(r: Record) -> Vec<String> {
@@ -325,7 +348,7 @@ fn csv_row(r: Record) -> Vec<String> {
         o(r.path),
         o(r.file_name),
         o(r.sha256),
-        o(r.request),
+        r.request.map(|v| v.to_string()).unwrap_or_default(),
         o(r.error),
     ]
 }
@@ -347,15 +370,4 @@ pub struct Listed {
 pub enum ExportFormat {
     Csv,
     Jsonl,
-}
-
-/// Why the list could not be made: a filter refused, or the log or the export file.
-#[derive(Debug, thiserror::Error)]
-pub enum ListError {
-    #[error("{}", .0.iter().map(|e| format!("{}: {}", e.field, e.rule)).collect::<Vec<_>>().join("; "))]
-    Invalid(Vec<FieldError>),
-    #[error(transparent)]
-    Log(#[from] AuditError),
-    #[error(transparent)]
-    File(#[from] dcs_api::Error),
 }

@@ -12,7 +12,7 @@ use crate::fleet::{now_ms, FleetDb, FleetError, Result, Scope};
 use crate::set_target::SetTarget;
 
 /// Pauses a running rollout by hand.
-pub fn pause(db: &FleetDb, id: &str) -> Result<RolloutView> {
+pub fn pause(client: &Client, db: &FleetDb, id: &str) -> Result<RolloutView> {
     {
         let conn = db.conn();
         let (_, row) = load_known(&conn, id)?;
@@ -21,12 +21,14 @@ pub fn pause(db: &FleetDb, id: &str) -> Result<RolloutView> {
         }
         set_state(&conn, id, RolloutState::Paused, Some("paused by the operator"), "Paused by the operator")?;
     }
+    note(client, "rollout.pause", id, serde_json::json!({}))?;
     get(db, id)
 }
 
 /// Resumes a paused rollout, with new thresholds if given (the step then decides at once
 /// whether it must pause again).
 pub fn resume(
+    client: &Client,
     db: &FleetDb,
     id: &str,
     success_threshold: Option<f64>,
@@ -60,6 +62,13 @@ pub fn resume(
             String::new()
         };
         set_state(&conn, id, RolloutState::Running, None, &format!("Resumed by the operator{changed}"))?;
+        drop(conn);
+        note(
+            client,
+            "rollout.resume",
+            id,
+            serde_json::json!({ "successThreshold": success, "errorThreshold": error }),
+        )?;
     }
     get(db, id)
 }
@@ -81,12 +90,20 @@ pub async fn abort(
         (op, _) => op,
     };
     let (scope, module_id) = stop(db, id)?;
+    note(client, "rollout.abort", id, serde_json::json!({ "resetUnfinished": reset_unfinished }))?;
     let mut reset = 0u32;
     if reset_unfinished {
         let op = op.expect("checked above");
         reset = reset_targets(client, op, db, scope, id, &module_id).await?;
     }
     Ok((get(db, id)?, reset))
+}
+
+/// Records what the operator did to rollout `id` in the audit log of `client` (the target
+/// changes it leads to are recorded as they are sent).
+pub(super) fn note(client: &Client, operation: &str, id: &str, details: serde_json::Value) -> Result<()> {
+    client.note(&dcs_api::audit::Note { operation, targets: &[id.to_owned()], details: &details })?;
+    Ok(())
 }
 
 /// Marks a rollout that is still going as aborted (first, so no step starts a wave while the

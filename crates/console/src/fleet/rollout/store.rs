@@ -46,7 +46,13 @@ impl RolloutState {
 
 /// Saves a previewed plan as a running rollout (no target is set yet: [`advance`](super::advance) starts the
 /// first wave). Answers its id.
-pub fn create(db: &FleetDb, scope: Scope, plan: &RolloutPlan, devices: &[Candidate]) -> Result<String> {
+pub fn create(
+    client: &dcs_api::Client,
+    db: &FleetDb,
+    scope: Scope,
+    plan: &RolloutPlan,
+    devices: &[Candidate],
+) -> Result<String> {
     let id = Uuid::new_v4().to_string();
     let mut order: Vec<&Candidate> = devices.iter().collect();
     order.shuffle(&mut rand::thread_rng());
@@ -94,6 +100,16 @@ pub fn create(db: &FleetDb, scope: Scope, plan: &RolloutPlan, devices: &[Candida
         ),
     )?;
     tx.commit()?;
+    drop(conn);
+    let details = serde_json::json!({
+        "moduleId": plan.module_id,
+        "version": plan.version,
+        "waves": plan.waves,
+        "successThreshold": plan.success_threshold,
+        "errorThreshold": plan.error_threshold,
+        "devices": devices.len(),
+    });
+    super::control::note(client, "rollout.start", &id, details)?;
     Ok(id)
 }
 
