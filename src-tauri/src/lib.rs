@@ -109,6 +109,10 @@ fn specta_builder() -> Builder<tauri::Wry> {
             commands::fleet::rollout_unfinished,
             commands::fleet::rollout_abort,
             launch::take_link,
+            commands::audit::audit_info,
+            commands::audit::audit_list,
+            commands::audit::audit_export,
+            commands::audit::audit_verify,
             commands::help::log_folder,
             commands::help::open_log_folder,
             commands::help::save_diagnostics,
@@ -182,6 +186,8 @@ fn init_logging() {
 
 pub fn run() {
     init_logging();
+    // The audit log names the app as the program that wrote (dcs_console::audit).
+    dcs_console::audit::set_source("app");
     // The updater's HTTP client has no TLS crypto provider of its own: without one installed
     // for the process, its download panics (src/updates.rs).
     let _ = rustls::crypto::ring::default_provider().install_default();

@@ -379,3 +379,22 @@ def type_word(driver, word):
         return el.get_attribute("value") == word
 
     WebDriverWait(driver, 10, ignored_exceptions=(StaleElementReferenceException, ElementNotInteractableException)).until(attempt)
+
+
+def audit_rows(driver, timeout: float = 20) -> list[tuple[str, str]]:
+    """Opens the Audit area and answers its records, oldest first, as (operation, outcome)."""
+    WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=nav-audit]")
+    )[0].click()
+    WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=audit-table], [data-testid=empty]")
+    )
+    rows = driver.execute_script(
+        "return [...document.querySelectorAll('[data-testid=audit-row]')].map(r => [r.dataset.operation, r.dataset.result])"
+    )
+    return [tuple(r) for r in reversed(rows)]
+
+
+def dcs_audit_verify(env: dict) -> subprocess.CompletedProcess:
+    """`dcs audit verify` on the audit log of the app's data folder."""
+    return subprocess.run([str(DCS), "audit", "verify"], env=env, capture_output=True, text=True, timeout=60)

@@ -19,7 +19,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import VARIANT, by_variant, open_firmware, screenshot, service_get_as, service_token, type_word
+from conftest import VARIANT, audit_rows, by_variant, open_firmware, screenshot, service_get_as, service_token, type_word
 from test_firmware import all_items
 from test_profiles import click, type_into, wait_css, wait_text
 
@@ -230,6 +230,12 @@ def test_compose_send_and_watch_an_actuator_downlink(app, demo_key, artifacts):
     found = get(base_url, token, f"/downlinks?q={reference}")["items"]
     assert [d["id"] for d in found] == [downlink_id]
     print(f"FIGURE actuator downlink final ({badge}) {final_after:.1f} s after sending (1x while watched, then 60x); seen {seen}")
+
+    # The send is in the app's audit log, done, with the service's status and the device.
+    assert audit_rows(app) == [("downlink.send", "done")]
+    click(app, "[data-testid=audit-open]", "[data-testid=audit-row][data-operation='downlink.send']")
+    record = wait_text(app, "[data-testid=audit-record]", reference)
+    assert "201" in record and "POST /downlinks" in record, record
 
 
 def test_a_lora_dry_run_behind_the_warning(app, demo_key, artifacts):

@@ -12,7 +12,7 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import create_package, open_firmware, screenshot, service_get_as
+from conftest import audit_rows, create_package, open_firmware, screenshot, service_get_as
 from dropping import drop_file_on
 from test_firmware import package_rows, send, service
 from test_profiles import click, wait_css, wait_text
@@ -163,3 +163,19 @@ def test_drop_upload_with_progress_and_release_notes(app, demo_key, artifacts, t
     assert wait_text(app, "[data-testid=firmware-file-sha256]", hashlib.sha256(data).hexdigest(), 30)
     assert app.find_element(By.CSS_SELECTOR, "[data-testid=firmware-file-size]").text == "293 KiB"
     screenshot(app, artifacts / "firmware-file-checked.png")
+
+    # The app's writes in its audit log, in order: the upload cancelled mid-way (the service may
+    # or may not have it: unknown, with the package to look at), the upload with the SHA-256 of
+    # what was sent, and the release notes deleted (what went over HTTP here is not the app's).
+    click(app, "[data-testid=close-files]")
+    WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=package-files-dialog]"))
+    assert audit_rows(app) == [("firmware-file.upload", "unknown"), ("firmware-file.upload", "done"), ("release-notes.delete", "done")]
+    click(app, "[data-testid=audit-open]", "[data-testid=audit-row][data-result=unknown]")
+    assert "may or may not" in wait_text(app, "[data-testid=audit-unknown]", "Open package")
+    assert pkg["id"] in app.find_element(By.CSS_SELECTOR, "[data-testid=audit-check]").text
+    screenshot(app, artifacts / "audit-unknown.png")
+    click(app, "[data-testid=audit-record-close]")
+    WebDriverWait(app, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=audit-record]"))
+    click(app, "[data-testid=audit-open]", "[data-testid=audit-row][data-result=done][data-operation='firmware-file.upload']")
+    record = wait_text(app, "[data-testid=audit-record]", sha)
+    assert pkg["id"] in record and firmware.name in record, record

@@ -13,7 +13,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from conftest import screenshot
 from test_profiles import wait_css
 
-AREAS = [("1", "home"), ("2", "firmware"), ("3", "rollouts"), ("4", "downlinks"), ("5", "bindings"), ("6", "settings")]
+AREAS = [("1", "home"), ("2", "firmware"), ("3", "rollouts"), ("4", "downlinks"), ("5", "bindings"), ("6", "audit"), ("7", "settings")]
 
 # The controls a keyboard user must reach, each tagged `data-kbd` for the walk. Inside a grid
 # (roving tab stop) only its own tab stop counts; of a radio group, the checked radio.

@@ -9,9 +9,11 @@ The simulator keeps its state in the app's data folder (DCS_DATA_DIR), so the se
 the devices as the first left them; its clock is steered through its control endpoint."""
 
 import json
+import os
 import re
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +22,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import app_env, app_session, screenshot, service_token, type_word
+from conftest import app_env, app_session, audit_rows, dcs_audit_verify, screenshot, service_token, type_word
 from test_downlinks import get, set_speed
 from test_profiles import click, type_into, wait_css, wait_text
 
@@ -313,6 +315,37 @@ def test_devices_picked_in_the_table_are_rolled_out_then_paused_resumed_and_abor
         assert after[device].get("targetFirmwareVersion") is None, after[device]
         assert after[device].get("firmwareUpdateStatus") == "CANCELLED", after[device]
     screenshot(d, artifacts / "rollouts-aborted-dark.png")
+
+    # The audit log has it all in order, each done: the start, the first wave's targets, the
+    # pause, the resume, the abort and the targets it reset.
+    seen = audit_rows(d)
+    assert all(result == "done" for _, result in seen), seen
+    ops = [op for op, _ in seen]
+    first = ops.index("rollout.start")
+    wave = len(targeted)
+    assert ops[first : first + wave + 3] == ["rollout.start"] + ["target.set"] * wave + ["rollout.pause", "rollout.resume"], ops
+    abort = ops.index("rollout.abort")
+    assert ops[abort + 1 :] == ["target.set"] * unfinished, ops
+    screenshot(d, artifacts / "audit-rollout-dark.png")
+    click(d, "[data-testid=audit-open]", within=f"[data-testid=audit-row][data-operation='rollout.resume']")
+    request = wait_text(d, "[data-testid=audit-request]", "successThreshold")
+    assert '"successThreshold": 90' in request, request
+    screenshot(d, artifacts / "audit-record-dark.png")
+    click(d, "[data-testid=audit-record-close]")
+
+    # One byte of the log changed: `dcs audit verify` and the screen's check name that entry.
+    log = Path(wait_css(d, "[data-testid=audit-path]").text)
+    assert dcs_audit_verify({**os.environ, "DCS_DATA_DIR": str(log.parent)}).returncode == 0
+    lines = log.read_bytes().split(b"\n")
+    pause = next(i for i, line in enumerate(lines) if b'"rollout.pause"' in line)
+    lines[pause] = lines[pause].replace(b'"rollout.pause"', b'"rollout.pausE"')
+    log.write_bytes(b"\n".join(lines))
+    broken = dcs_audit_verify({**os.environ, "DCS_DATA_DIR": str(log.parent)})
+    assert broken.returncode == 1, broken
+    assert f"entry {pause + 1} (line {pause + 1}) is broken" in broken.stderr, broken.stderr
+    click(d, "[data-testid=audit-verify]")
+    text = wait_text(d, "[data-testid=audit-verified]", "is broken")
+    assert f"Entry {pause + 1} (line {pause + 1})" in text, text
 
 
 def type_into_element(driver, el, text):

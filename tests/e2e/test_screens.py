@@ -260,6 +260,12 @@ def visit_all(t: Tour):
         t.record(f"bindings-{kind[5:]}")
         t.dialog(f"dialog-binding-editor-{kind[5:]}", lambda: press(d, "[data-testid=new-binding]"), "binding-editor", "[data-testid=save-binding]")
 
+    # The audit log (what the tour's app wrote, if anything) and the shared filters
+    area(d, "audit")
+    find(d, "[data-testid=audit-filters]")
+    settle(d)
+    t.record("audit")
+
     # Settings and the profile editor
     area(d, "settings")
     find(d, "[data-testid=profiles-table]")

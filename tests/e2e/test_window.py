@@ -154,5 +154,5 @@ def test_keyboard_shortcuts_switch_areas_and_list_themselves(display, tmp_path, 
         assert current("downlinks")
         ActionChains(d).send_keys(Keys.ESCAPE).perform()
         WebDriverWait(d, 10).until(lambda x: not x.find_elements(By.CSS_SELECTOR, "[data-testid=shortcuts]"))
-        chord("6")
+        chord("7")
         WebDriverWait(d, 10).until(lambda _: current("settings"))

@@ -16,6 +16,7 @@ import { NavigateContext } from "./navigate";
 import { DeviceView } from "./views/device/DeviceView";
 import { oneOf, recall, remember } from "./lib/remember";
 import { SessionContext } from "./session";
+import { AuditView } from "./views/audit/AuditView";
 import { BindingsView } from "./views/bindings/BindingsView";
 import { DownlinksView } from "./views/downlinks/DownlinksView";
 import { FirmwareView } from "./views/firmware/FirmwareView";
@@ -268,6 +269,7 @@ export function App() {
                 {info && area === "firmware" && <FirmwareView link={link} intent={intent} />}
                 {info && area === "bindings" && <BindingsView link={link} intent={intent} />}
                 {info && area === "downlinks" && <DownlinksView link={link} intent={intent} />}
+                {area === "audit" && <AuditView onOpen={openLink} />}
                 {area === "settings" && <SettingsView error={infoError} />}
                 {info && area === "rollouts" && (
                   <Suspense fallback={<FleetSkeleton />}>

@@ -256,6 +256,13 @@ export const commands = {
 	 *  none (left); a malformed one is refused naming the field and the rule.
 	 */
 	takeLink: () => typedError<Link | null, CommandError_Serialize>(__TAURI_INVOKE("take_link")),
+	auditInfo: () => typedError<AuditInfo, CommandError_Serialize>(__TAURI_INVOKE("audit_info")),
+	/**  The newest `limit` records (1 to 5000) that pass `filter`, and how many pass in all. */
+	auditList: (filter: AuditFilter_Deserialize, limit: number) => typedError<AuditPage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("audit_list", { filter, limit })),
+	/**  Writes the records that pass `filter` to `path` (chosen in the save dialog in this run). */
+	auditExport: (filter: AuditFilter_Deserialize, format: AuditExportFormat, path: string) => typedError<number, CommandError_Serialize>(__TAURI_INVOKE("audit_export", { filter, format, path })),
+	/**  Checks the hash chain from the first entry to the last. */
+	auditVerify: () => typedError<AuditVerified_Serialize, CommandError_Serialize>(__TAURI_INVOKE("audit_verify")),
 	/**  Where the app writes its logs (one file a day, the newest seven kept). */
 	logFolder: () => typedError<string, CommandError_Serialize>(__TAURI_INVOKE("log_folder")),
 	/**  Opens the log folder in the system's file manager. */
@@ -393,6 +400,178 @@ export type AppInfo_Serialize = {
 	deprecatedSubCustomerMode: boolean,
 	/**  Why the app did not open as configured, if it did not. */
 	notice: string | null,
+};
+
+/**  The first entry that fails the check. */
+export type AuditBroken = AuditBroken_Serialize | AuditBroken_Deserialize;
+
+/**  The first entry that fails the check. */
+export type AuditBroken_Deserialize = {
+	/**  Its number, when it can be read (else the number it should have had). */
+	seq?: number | null,
+	/**  Its line in the file, from 1. */
+	line: number | null,
+	reason: string,
+};
+
+/**  The first entry that fails the check. */
+export type AuditBroken_Serialize = {
+	/**  Its number, when it can be read (else the number it should have had). */
+	seq: number | null,
+	/**  Its line in the file, from 1. */
+	line: number | null,
+	reason: string,
+};
+
+/**  What to look at to learn whether a write of unknown outcome happened. */
+export type AuditCheck = {
+	text: string,
+	kind: LinkKind,
+	id: string,
+};
+
+/**  How an export is written. */
+export type AuditExportFormat = "csv" | "jsonl";
+
+/**  What the list shows, as typed; empty members match everything. */
+export type AuditFilter = AuditFilter_Serialize | AuditFilter_Deserialize;
+
+/**  What the list shows, as typed; empty members match everything. */
+export type AuditFilter_Deserialize = {
+	/**  From this time on (the forms of [`crate::filters::parse_time`]). */
+	since?: string | null,
+	/**  Before this time. */
+	until?: string | null,
+	/**  A customer's id or part of its label; `own` for the profile's own environment. */
+	customer?: string | null,
+	/**  An operation or its area (`downlink` matches `downlink.send` and `downlink.cancel`). */
+	operation?: string | null,
+	/**  Part of a device id (or any target id) the write concerns. */
+	device?: string | null,
+	/**  `done`, `refused`, `not sent` or `unknown`. */
+	result?: string | null,
+};
+
+/**  What the list shows, as typed; empty members match everything. */
+export type AuditFilter_Serialize = {
+	/**  From this time on (the forms of [`crate::filters::parse_time`]). */
+	since: string | null,
+	/**  Before this time. */
+	until: string | null,
+	/**  A customer's id or part of its label; `own` for the profile's own environment. */
+	customer: string | null,
+	/**  An operation or its area (`downlink` matches `downlink.send` and `downlink.cancel`). */
+	operation: string | null,
+	/**  Part of a device id (or any target id) the write concerns. */
+	device: string | null,
+	/**  `done`, `refused`, `not sent` or `unknown`. */
+	result: string | null,
+};
+
+/**  Where the log is, for the screen to say. */
+export type AuditInfo = {
+	path: string,
+};
+
+/**  A page of the list. */
+export type AuditPage = AuditPage_Serialize | AuditPage_Deserialize;
+
+/**  A page of the list. */
+export type AuditPage_Deserialize = {
+	records: AuditRecord_Deserialize[],
+	/**  How many passed the filter in all. */
+	total: number,
+};
+
+/**  A page of the list. */
+export type AuditPage_Serialize = {
+	records: AuditRecord_Serialize[],
+	/**  How many passed the filter in all. */
+	total: number,
+};
+
+/**  One write or local action with what came of it. */
+export type AuditRecord = AuditRecord_Serialize | AuditRecord_Deserialize;
+
+/**  One write or local action with what came of it. */
+export type AuditRecord_Deserialize = {
+	/**  The number of its first entry. */
+	seq: number | null,
+	at: string,
+	/**  When its outcome was recorded. */
+	finishedAt?: string | null,
+	/**  `write` (sent to the service) or `local` (the console's own). */
+	kind: string,
+	source: string,
+	profile: string,
+	keyId: string,
+	customer?: string | null,
+	customerLabel?: string | null,
+	osUser: string,
+	operation: string,
+	method?: string | null,
+	path?: string | null,
+	targets: string[],
+	/**  The request without secrets (or a local action's details), as JSON text. */
+	request?: string | null,
+	fileName?: string | null,
+	fileSize?: number | null,
+	sha256?: string | null,
+	/**  `done`, `refused`, `not sent` or `unknown` (no outcome came back). */
+	result: string,
+	status?: number | null,
+	error?: string | null,
+	/**  Where to look when the outcome is unknown: what may have been made or changed. */
+	check?: AuditCheck | null,
+};
+
+/**  One write or local action with what came of it. */
+export type AuditRecord_Serialize = {
+	/**  The number of its first entry. */
+	seq: number | null,
+	at: string,
+	/**  When its outcome was recorded. */
+	finishedAt: string | null,
+	/**  `write` (sent to the service) or `local` (the console's own). */
+	kind: string,
+	source: string,
+	profile: string,
+	keyId: string,
+	customer: string | null,
+	customerLabel: string | null,
+	osUser: string,
+	operation: string,
+	method: string | null,
+	path: string | null,
+	targets: string[],
+	/**  The request without secrets (or a local action's details), as JSON text. */
+	request: string | null,
+	fileName: string | null,
+	fileSize: number | null,
+	sha256: string | null,
+	/**  `done`, `refused`, `not sent` or `unknown` (no outcome came back). */
+	result: string,
+	status: number | null,
+	error: string | null,
+	/**  Where to look when the outcome is unknown: what may have been made or changed. */
+	check: AuditCheck | null,
+};
+
+/**  What [`AuditLog::verify`] found. */
+export type AuditVerified = AuditVerified_Serialize | AuditVerified_Deserialize;
+
+/**  What [`AuditLog::verify`] found. */
+export type AuditVerified_Deserialize = {
+	/**  Entries checked and found whole, from the first. */
+	entries: number | null,
+	broken?: AuditBroken_Deserialize | null,
+};
+
+/**  What [`AuditLog::verify`] found. */
+export type AuditVerified_Serialize = {
+	/**  Entries checked and found whole, from the first. */
+	entries: number | null,
+	broken: AuditBroken_Serialize | null,
 };
 
 /**  Whether the rollout actions can set targets with this profile. */

@@ -3,6 +3,7 @@
 //! checks). The one kind of secret answered is a connector binding's (device data), and only by
 //! `reveal_binding_secret` and `generate_binding_secret`, on the operator's click.
 
+pub mod audit;
 pub mod bindings;
 pub mod devices;
 pub mod downlinks;

@@ -5,7 +5,7 @@
 import type { AppInfo, Link, PaletteItem } from "../ipc";
 import { SHORTCUTS } from "./shortcuts";
 
-type AreaId = "home" | "firmware" | "rollouts" | "downlinks" | "bindings" | "settings";
+type AreaId = "home" | "firmware" | "rollouts" | "downlinks" | "bindings" | "audit" | "settings";
 
 /** What picking an entry does. */
 export type Target =
@@ -44,6 +44,7 @@ const AREA_NAMES: Record<AreaId, string> = {
   rollouts: "Rollouts",
   downlinks: "Downlinks",
   bindings: "Bindings",
+  audit: "Audit log",
   settings: "Settings",
 };
 

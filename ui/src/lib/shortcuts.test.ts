@@ -7,8 +7,9 @@ const press = (key: string, o: Partial<{ ctrlKey: boolean; metaKey: boolean; alt
 describe("keyboard shortcuts", () => {
   it("Ctrl or Cmd with a digit goes to that area, also while typing", () => {
     expect(press("2", { ctrlKey: true })).toEqual({ kind: "area", area: "firmware" });
-    expect(press("6", { metaKey: true, typing: true })).toEqual({ kind: "area", area: "settings" });
-    expect(press("7", { ctrlKey: true })).toBeNull();
+    expect(press("6", { metaKey: true, typing: true })).toEqual({ kind: "area", area: "audit" });
+    expect(press("7", { ctrlKey: true })).toEqual({ kind: "area", area: "settings" });
+    expect(press("8", { ctrlKey: true })).toBeNull();
     expect(press("2")).toBeNull();
     expect(press("2", { ctrlKey: true, altKey: true })).toBeNull();
   });

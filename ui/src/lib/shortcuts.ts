@@ -3,7 +3,7 @@
 
 /** What a shortcut does. */
 export type Shortcut =
-  | { kind: "area"; area: "home" | "firmware" | "rollouts" | "downlinks" | "bindings" | "settings" }
+  | { kind: "area"; area: "home" | "firmware" | "rollouts" | "downlinks" | "bindings" | "audit" | "settings" }
   | { kind: "sheet" }
   | { kind: "palette" }
   | { kind: "new-package" }
@@ -19,7 +19,8 @@ export const SHORTCUTS: { keys: string; label: string; does: Shortcut }[] = [
   { keys: "Ctrl+3", label: "Rollouts", does: { kind: "area", area: "rollouts" } },
   { keys: "Ctrl+4", label: "Downlinks", does: { kind: "area", area: "downlinks" } },
   { keys: "Ctrl+5", label: "Bindings", does: { kind: "area", area: "bindings" } },
-  { keys: "Ctrl+6", label: "Settings", does: { kind: "area", area: "settings" } },
+  { keys: "Ctrl+6", label: "Audit log", does: { kind: "area", area: "audit" } },
+  { keys: "Ctrl+7", label: "Settings", does: { kind: "area", area: "settings" } },
   { keys: "Ctrl+K", label: "Command palette: any action, device, module, package, downlink, binding, rollout", does: { kind: "palette" } },
   { keys: "Ctrl+Shift+P", label: "New package (of a module you choose)", does: { kind: "new-package" } },
   { keys: "Ctrl+Shift+D", label: "New downlink", does: { kind: "new-downlink" } },

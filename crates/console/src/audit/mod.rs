@@ -33,6 +33,7 @@ use crate::set_target::SetTarget;
 mod view;
 pub use view::{records, Check, ExportFormat, Filter, Listed, Record};
 
+
 /// The log's file name in the data folder.
 pub const FILE: &str = "audit.jsonl";
 /// The file holding the last entry's number and hash.
@@ -354,20 +355,25 @@ impl AuditLog {
 
 /// What [`AuditLog::verify`] found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename = "AuditVerified", rename_all = "camelCase")]
 pub struct Verified {
     /// Entries checked and found whole, from the first.
+    #[cfg_attr(feature = "specta", specta(type = f64))]
     pub entries: u64,
     pub broken: Option<Broken>,
 }
 
 /// The first entry that fails the check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename = "AuditBroken", rename_all = "camelCase")]
 pub struct Broken {
     /// Its number, when it can be read (else the number it should have had).
+    #[cfg_attr(feature = "specta", specta(type = Option<f64>))]
     pub seq: Option<u64>,
     /// Its line in the file, from 1.
+    #[cfg_attr(feature = "specta", specta(type = f64))]
     pub line: u64,
     pub reason: String,
 }

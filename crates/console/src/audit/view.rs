@@ -14,7 +14,7 @@ use crate::FieldError;
 /// One write or local action with what came of it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename = "AuditRecord", rename_all = "camelCase")]
 pub struct Record {
     /// The number of its first entry.
     #[cfg_attr(feature = "specta", specta(type = f64))]
@@ -34,8 +34,8 @@ pub struct Record {
     pub method: Option<String>,
     pub path: Option<String>,
     pub targets: Vec<String>,
-    /// The request without secrets (or a local action's details).
-    pub request: Option<serde_json::Value>,
+    /// The request without secrets (or a local action's details), as JSON text.
+    pub request: Option<String>,
     pub file_name: Option<String>,
     #[cfg_attr(feature = "specta", specta(type = Option<f64>))]
     pub file_size: Option<u64>,
@@ -51,7 +51,7 @@ pub struct Record {
 /// What to look at to learn whether a write of unknown outcome happened.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename = "AuditCheck", rename_all = "camelCase")]
 pub struct Check {
     pub text: String,
     pub kind: LinkKind,
@@ -61,7 +61,7 @@ pub struct Check {
 /// What the list shows, as typed; empty members match everything.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename = "AuditFilter", rename_all = "camelCase", default)]
 pub struct Filter {
     /// From this time on (the forms of [`crate::filters::parse_time`]).
     pub since: Option<String>,
@@ -228,7 +228,7 @@ pub fn records(entries: Vec<Entry>) -> Vec<Record> {
                 method: e.method,
                 path: e.path,
                 targets: e.targets,
-                request: e.request,
+                request: e.request.map(|v| v.to_string()),
                 file_name: e.file.as_ref().map(|f| f.name.clone()),
                 file_size: e.file.map(|f| f.size),
                 sha256,
@@ -348,7 +348,7 @@ fn csv_row(r: Record) -> Vec<String> {
         o(r.path),
         o(r.file_name),
         o(r.sha256),
-        r.request.map(|v| v.to_string()).unwrap_or_default(),
+        o(r.request),
         o(r.error),
     ]
 }
@@ -356,7 +356,7 @@ fn csv_row(r: Record) -> Vec<String> {
 /// A page of the list.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename = "AuditPage", rename_all = "camelCase")]
 pub struct Listed {
     pub records: Vec<Record>,
     /// How many passed the filter in all.
@@ -366,7 +366,7 @@ pub struct Listed {
 /// How an export is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename = "AuditExportFormat", rename_all = "camelCase")]
 pub enum ExportFormat {
     Csv,
     Jsonl,
