@@ -725,7 +725,9 @@ fn name_write(
             "release-notes.delete"
         }
         ("POST", ["downlinks"]) | ("POST", [_, "downlinks"]) => {
-            targets.extend(field("deviceId"));
+            // An actuator downlink names its device in its method (section 2.6).
+            let in_method = body.and_then(|b| b.pointer("/method/deviceId")).and_then(Value::as_str);
+            targets.extend(field("deviceId").or(in_method.map(|d| cut(d, MAX_STRING))));
             "downlink.send"
         }
         ("DELETE", ["downlinks", id]) | ("DELETE", [_, "downlinks", id]) => {
@@ -974,6 +976,10 @@ mod tests {
         assert_eq!(
             name("POST", "lora/downlinks", Some(serde_json::json!({"deviceId": "deveui:0011223344556677"}))),
             ("downlink.send".into(), vec!["deveui:0011223344556677".into()])
+        );
+        assert_eq!(
+            name("POST", "downlinks", Some(serde_json::json!({"method": {"type": "reboot", "deviceId": "imei:1"}}))),
+            ("downlink.send".into(), vec!["imei:1".into()])
         );
         assert_eq!(name("DELETE", &format!("downlinks/{id}?forced=true"), None).0, "downlink.force-cancel");
         assert_eq!(name("DELETE", &format!("mqtt/downlinks/{id}"), None).0, "downlink.cancel");
