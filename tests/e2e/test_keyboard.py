@@ -44,7 +44,9 @@ const s = getComputedStyle(e);
 const ring = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none';
 const row = e.querySelector && e.querySelector('.vt-focused');
 const rowRing = row ? getComputedStyle(row).boxShadow !== 'none' : false;
-const fv = e.matches(':focus-visible');
+// A date-time input's focus is on one of its parts, so the input never matches :focus-visible;
+// its :focus ring (styles.css) is what shows it.
+const fv = e.matches(':focus-visible') || (/^(date|time|datetime-local)$/.test(e.type || '') && e.matches(':focus'));
 const dialog = document.querySelector('dialog[open]');
 return {id: e.dataset.kbd || null, what: e.dataset.testid || e.id || e.tagName, visible: fv && (ring || rowRing),
         inDialog: !!dialog && dialog.contains(e),

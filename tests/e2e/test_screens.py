@@ -11,6 +11,8 @@ artifacts/screens.json.
 """
 
 import json
+import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import screenshot
+from conftest import DCS, screenshot
 
 SIZES = [(900, 560), (1200, 780)]
 STALE = (StaleElementReferenceException,)
@@ -278,14 +280,27 @@ def visit_all(t: Tour):
     t.dialog("dialog-palette", palette, "palette", "[data-testid=palette-input]")
 
 
+def seed_audit(data_dir: Path) -> None:
+    """Writes made with `dcs` into the app's data folder, for the audit screen to show: a package
+    with a long version, and one the service refuses (a version the module has)."""
+    env = {**os.environ, "DCS_DATA_DIR": str(data_dir)}
+    run = lambda *a: subprocess.run([str(DCS), *a], env=env, capture_output=True, text=True, timeout=120)  # noqa: E731
+    module = json.loads(run("--json", "firmware", "modules", "list").stdout)[0]
+    packages = json.loads(run("--json", "firmware", "packages", "list", "--module-id", module["id"]).stdout)
+    ids = ["--module-id", module["id"], "--device-specification-id", module["deviceSpecificationId"]]
+    for version in ("10.20.30-release-candidate.2026-11-27.build.123456789", packages[0]["firmwareVersion"]):
+        run("firmware", "packages", "create", *ids, "--firmware-version", version)
+
+
 @pytest.mark.parametrize(
     "app,theme",
     [({"GTK_THEME": "Adwaita"}, "light"), ({"GTK_THEME": "Adwaita:dark"}, "dark")],
     indirect=["app"],
     ids=["light", "dark"],
 )
-def test_every_screen_at_both_sizes(app, theme, artifacts):
+def test_every_screen_at_both_sizes(app, theme, artifacts, tmp_path):
     d = app
+    seed_audit(Path(os.environ.get("DCS_DATA_DIR", tmp_path / "app-data")))
     assert d.execute_script("return matchMedia('(prefers-color-scheme: dark)').matches") == (theme == "dark")
     folder = artifacts / "screens"
     folder.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import { useWideWindow } from "../../components/DataTable";
 import { FilterSelect, FilterText } from "../../components/FilterText";
 import { Modal, ModalCancel } from "../../components/Modal";
 import { Empty, ErrorBox, Loading, NoticeRow, type Notice } from "../../components/States";
@@ -91,6 +92,8 @@ export function AuditView({ onOpen }: { onOpen: (l: Link) => void }) {
     }
   };
 
+  // A narrow window leaves out who made each write (its dialog says).
+  const wide = useWideWindow(1100);
   const records = page?.records ?? [];
   const total = page?.total ?? 0;
   return (
@@ -98,7 +101,7 @@ export function AuditView({ onOpen }: { onOpen: (l: Link) => void }) {
       <div class="view-head">
         <h1 id="audit-title">Audit log</h1>
         <span class="muted" data-testid="audit-count">
-          {page ? `${records.length} of ${total} record${total === 1 ? "" : "s"}` : ""}
+          {page && total > 0 ? `${records.length} of ${total} record${total === 1 ? "" : "s"}` : ""}
         </span>
         <span class="spacer" />
         <button type="button" class="button" data-testid="audit-refresh" onClick={() => setReload((n) => n + 1)}>
@@ -167,13 +170,13 @@ export function AuditView({ onOpen }: { onOpen: (l: Link) => void }) {
           <table class="table table-compact audit-table" data-testid="audit-table">
             <thead>
               <tr>
-                <th scope="col">#</th>
-                <th scope="col">When</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Operation</th>
+                <th scope="col" style={{ width: "3.5rem" }}>#</th>
+                <th scope="col" style={{ width: "10.5rem" }}>When</th>
+                <th scope="col" style={{ width: "7.5rem" }}>Outcome</th>
+                <th scope="col" style={{ width: "10.5rem" }}>Operation</th>
                 <th scope="col">Concerns</th>
-                <th scope="col">Customer</th>
-                <th scope="col">By</th>
+                <th scope="col" style={{ width: "7.5rem" }}>Customer</th>
+                {wide && <th scope="col" style={{ width: "8rem" }}>By</th>}
               </tr>
             </thead>
             <tbody>
@@ -195,9 +198,11 @@ export function AuditView({ onOpen }: { onOpen: (l: Link) => void }) {
                     {r.targets.join(" · ") || <span class="muted">—</span>}
                   </td>
                   <td class="audit-customer">{r.customerLabel ?? (r.customer ? <code>{r.customer}</code> : <span class="muted">own</span>)}</td>
-                  <td class="audit-by" title={`profile ${r.profile}, key ${r.keyId}, ${r.source}`}>
-                    {r.osUser} <span class="muted">· {r.source}</span>
-                  </td>
+                  {wide && (
+                    <td class="audit-by" title={`profile ${r.profile}, key ${r.keyId}, ${r.source}`}>
+                      {r.osUser} <span class="muted">· {r.source}</span>
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>
