@@ -109,6 +109,7 @@ fn specta_builder() -> Builder<tauri::Wry> {
             commands::fleet::rollout_unfinished,
             commands::fleet::rollout_abort,
             launch::take_link,
+            commands::fleet::rollout_report,
             commands::audit::audit_info,
             commands::audit::audit_list,
             commands::audit::audit_export,

@@ -398,3 +398,28 @@ def audit_rows(driver, timeout: float = 20) -> list[tuple[str, str]]:
 def dcs_audit_verify(env: dict) -> subprocess.CompletedProcess:
     """`dcs audit verify` on the audit log of the app's data folder."""
     return subprocess.run([str(DCS), "audit", "verify"], env=env, capture_output=True, text=True, timeout=60)
+
+
+MINIBROWSER = Path("/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser")
+
+
+@contextlib.contextmanager
+def browser():
+    """A WebDriver session of WebKitGTK's MiniBrowser (shipped with the web engine the app runs
+    on): for pages the app writes, opened as a user's browser would open them."""
+    assert MINIBROWSER.exists(), f"{MINIBROWSER} is missing (package libwebkit2gtk-4.1-0)"
+    port = free_port()
+    driver_process = subprocess.Popen(["WebKitWebDriver", f"--port={port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port)
+        options = ArgOptions()
+        options.set_capability("browserName", "MiniBrowser")
+        options.set_capability("webkitgtk:browserOptions", {"binary": str(MINIBROWSER), "args": ["--automation"]})
+        d = new_session(f"http://127.0.0.1:{port}", options)
+        try:
+            yield d
+        finally:
+            d.quit()
+    finally:
+        driver_process.kill()
+        driver_process.wait()

@@ -22,8 +22,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import app_env, app_session, audit_rows, dcs_audit_verify, screenshot, service_token, type_word
-from test_downlinks import get, set_speed
+from conftest import app_env, app_session, audit_rows, browser, dcs_audit_verify, screenshot, service_token, type_word
+from test_downlinks import get, save_as, set_speed
 from test_profiles import click, type_into, wait_css, wait_text
 
 STALE = (StaleElementReferenceException,)
@@ -315,6 +315,28 @@ def test_devices_picked_in_the_table_are_rolled_out_then_paused_resumed_and_abor
         assert after[device].get("targetFirmwareVersion") is None, after[device]
         assert after[device].get("firmwareUpdateStatus") == "CANCELLED", after[device]
     screenshot(d, artifacts / "rollouts-aborted-dark.png")
+
+    # Its report, saved where the user chose and opened in a browser: the totals of the card,
+    # the firmware file's SHA-256, the status chart, and the audit entries of the rollout.
+    report = artifacts / f"rollout-report-{rollout_id}.html"
+    report.unlink(missing_ok=True)
+    click(d, "[data-testid=rollout-report-html]", within=card)
+    save_as(report, "Save the report of this rollout as HTML")
+    wait_text(d, "[data-testid=fleet-notice]", "Saved the report", 30)
+    assert report.exists()
+    with browser() as b:
+        b.set_window_size(1000, 900)
+        b.get(report.as_uri())
+        cell = lambda field: b.find_element(By.CSS_SELECTOR, f"tr.total [data-field={field}]").text  # noqa: E731
+        assert int(cell("devices")) == n, cell("devices")
+        assert int(cell("succeeded")) + int(cell("failed")) + int(cell("refused")) <= n
+        assert b.find_element(By.CSS_SELECTOR, "[data-field=version]").text == version
+        assert re.fullmatch(r"[0-9a-f]{64}", b.find_element(By.CSS_SELECTOR, "[data-field=sha256] code").text)
+        assert b.find_elements(By.CSS_SELECTOR, "svg.chart polyline")
+        first = b.find_elements(By.CSS_SELECTOR, "tr.wave td")
+        assert first[4].text == "under way" or first[4].text >= first[3].text, [c.text for c in first]
+        assert "rollout.pause" in b.find_element(By.CSS_SELECTOR, "table.audit").text
+        screenshot(b, artifacts / "rollout-report.png")
 
     # The audit log has it all in order, each done: the start, the first wave's targets, the
     # pause, the resume, the abort and the targets it reset.

@@ -256,6 +256,11 @@ export const commands = {
 	 *  none (left); a malformed one is refused naming the field and the rule.
 	 */
 	takeLink: () => typedError<Link | null, CommandError_Serialize>(__TAURI_INVOKE("take_link")),
+	/**
+	 *  Writes the report of a rollout of the active scope: as HTML when `format` is `html`, else as
+	 *  JSON, to `path` (chosen in the save dialog in this run). Answers the path written.
+	 */
+	rolloutReport: (id: string, format: ReportFormat, path: string) => typedError<string, CommandError_Serialize>(__TAURI_INVOKE("rollout_report", { id, format, path })),
 	auditInfo: () => typedError<AuditInfo, CommandError_Serialize>(__TAURI_INVOKE("audit_info")),
 	/**  The newest `limit` records (1 to 5000) that pass `filter`, and how many pass in all. */
 	auditList: (filter: AuditFilter_Deserialize, limit: number) => typedError<AuditPage_Serialize, CommandError_Serialize>(__TAURI_INVOKE("audit_list", { filter, limit })),
@@ -2940,6 +2945,9 @@ export type ReleaseNotesText_Serialize = {
 	contentType: string | null,
 	fileName: string | null,
 };
+
+/**  The form of a rollout report. */
+export type ReportFormat = "html" | "json";
 
 /**  Rollouts of a scope by state: running and paused (what the app shows outside the dashboard). */
 export type RolloutCounts = {

@@ -256,6 +256,29 @@ fn a_rollout_started_with_yes_is_watched_to_completion() {
     assert!(on_service.len() as u64 >= n(&total["size"]), "{} of {}", on_service.len(), total);
     let running = on_service.iter().filter(|x| x["currentFirmwareVersion"] == version.as_str()).count() as u64;
     assert!(running >= n(&total["succeeded"]));
+
+    // Its report, as HTML and JSON, with the same totals; the start is among its audit entries.
+    let (html, json) = (env.data.path().join("report.html"), env.data.path().join("report.json"));
+    let wrote =
+        env.run(&["rollout", "report", &id, "--html", html.to_str().unwrap(), "--json-file", json.to_str().unwrap()]);
+    assert!(wrote.status.success(), "{}", stderr(&wrote));
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["total"], view["total"]);
+    assert_eq!(
+        (report["version"].as_str(), report["moduleId"].as_str()),
+        (Some(version.as_str()), Some(module.as_str()))
+    );
+    assert_eq!(report["firmwareSha256"].as_str().map(str::len), Some(64), "{}", report["firmwareSha256Source"]);
+    let audit: Vec<&str> =
+        report["audit"].as_array().unwrap().iter().map(|a| a["operation"].as_str().unwrap()).collect();
+    assert_eq!(audit.first(), Some(&"rollout.start"), "{audit:?}");
+    assert_eq!(audit.iter().filter(|o| **o == "target.set").count() as u64, n(&total["set"]), "{audit:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<svg")
+            && page.contains(&format!(r#"<td data-field="succeeded">{}</td>"#, n(&total["succeeded"])))
+    );
+    assert_eq!(env.run(&["rollout", "report", &id]).status.code(), Some(2), "a report needs a file");
     // A finished rollout is watched no more and aborted no more.
     let done = env.run(&["rollout", "abort", &id, "--yes"]);
     assert_eq!(done.status.code(), Some(6), "{}", stderr(&done));

@@ -330,6 +330,35 @@ async fn a_rollout_moves_wave_by_wave_to_completion() {
     let last = notices.last().unwrap();
     assert_eq!((last.topic, last.summary.clone()), (notices::Topic::Rollout, format!("Rollout of {name} completed")));
     assert!(last.body.contains(&format!("of {} devices succeeded", view.total.size)), "{last:?}");
+
+    // Its report: each wave's start and end, the totals, the failures by reason, and the last
+    // point of the status chart equal to the outcomes.
+    let report = rollout::report::build(&e.db, &id, &Default::default()).unwrap();
+    assert_eq!(report.total, view.total);
+    assert_eq!(report.waves.len(), 3);
+    for w in &report.waves {
+        let (start, end) = (w.started_at.clone().expect("started"), w.ended_at.clone().expect("ended"));
+        assert!(start <= end, "{w:?}");
+    }
+    assert!(report.waves.windows(2).all(|p| p[0].started_at <= p[1].started_at));
+    let failed: usize = report.failures.iter().map(|f| f.devices.len()).sum();
+    assert_eq!(failed as u32, view.total.failed + view.total.refused, "{:?}", report.failures);
+    let end = &report.timeline.last().unwrap().counts;
+    assert_eq!(end.get("SUCCEEDED").copied().unwrap_or(0), view.total.succeeded, "{end:?}");
+    assert_eq!(end.get("FAILED").copied().unwrap_or(0), view.total.failed, "{end:?}");
+    assert_eq!(end.values().sum::<u32>(), view.total.size);
+    let dir = tempfile::tempdir().unwrap();
+    let (html, json) = (dir.path().join("r.html"), dir.path().join("r.json"));
+    rollout::report::write(&report, Some(&html), Some(&json)).unwrap();
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        text.contains("<svg") && text.contains(&format!(r#"<td data-field="succeeded">{}</td>"#, view.total.succeeded))
+    );
+    for outside in ["<script", "<link", "src=", "href=", "url("] {
+        assert!(!text.contains(outside), "the report loads something ({outside})");
+    }
+    let back: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(back["total"]["succeeded"], view.total.succeeded);
 }
 
 #[tokio::test]

@@ -13,7 +13,7 @@ use dcs_console::fleet::rollout::{self, PlanPreview, RolloutPlan, RolloutView};
 use dcs_console::fleet::scan::ScanKind;
 use dcs_console::fleet::service::{set_target_availability, Availability, FleetService, FleetStatus};
 use dcs_console::fleet::{FleetError, Scope};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tauri::State;
 use uuid::Uuid;
 
@@ -397,4 +397,38 @@ pub async fn rollout_abort(
                 .map(|(v, _)| v)
         }))
         .await
+}
+
+/// Writes the report of a rollout of the active scope: as HTML when `format` is `html`, else as
+/// JSON, to `path` (chosen in the save dialog in this run). Answers the path written.
+#[tauri::command]
+#[specta::specta]
+pub async fn rollout_report(
+    state: State<'_, AppState>,
+    picked: State<'_, crate::picked::Picked>,
+    id: String,
+    format: ReportFormat,
+    path: String,
+) -> Result<String, CommandError> {
+    let path = picked.check(crate::picked::Use::Write, "path", &path)?;
+    let (session, fleet, scope) = open(&state).await?;
+    own(&fleet, scope, &id)?;
+    let label = session.acting.customer_id().and_then(|c| names(&session).get(&c).cloned());
+    let report = session.run(rollout::report::gather(&session.client, fleet.db(), &id, label)).await?;
+    let written = path.clone();
+    tauri::async_runtime::spawn_blocking(move || match format {
+        ReportFormat::Html => rollout::report::write(&report, Some(&written), None),
+        ReportFormat::Json => rollout::report::write(&report, None, Some(&written)),
+    })
+    .await
+    .map_err(|j| FleetError::Storage(j.to_string()))??;
+    Ok(path.display().to_string())
+}
+
+/// The form of a rollout report.
+#[derive(Debug, Clone, Copy, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub enum ReportFormat {
+    Html,
+    Json,
 }

@@ -47,6 +47,23 @@ pub enum RolloutCommand {
         /// The rollout's id (`dcs rollout list`).
         id: String,
     },
+    /// Write a rollout's report: a self-contained HTML file (prints well; a PDF through the
+    /// browser's print dialog) and/or the same facts as JSON (to a file, or with the global
+    /// --json on stdout).
+    #[command(
+        after_help = "Examples:\n  dcs rollout report 9d5f8a4e-... --html rollout.html --json-file rollout.json\n  \
+        dcs --json rollout report 9d5f8a4e-... > rollout.json"
+    )]
+    Report {
+        /// The rollout's id (`dcs rollout list`).
+        id: String,
+        /// Where to write the HTML report (replaced if it exists).
+        #[arg(long, value_name = "FILE")]
+        html: Option<std::path::PathBuf>,
+        /// Where to write the JSON report (replaced if it exists).
+        #[arg(long, value_name = "FILE")]
+        json_file: Option<std::path::PathBuf>,
+    },
     /// Pause a running rollout: no new wave starts; updates under way go on.
     Pause {
         /// The rollout's id (`dcs rollout list`).
@@ -193,6 +210,25 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
                 return output::print_json(&view);
             }
             print_view(&view);
+            Ok(())
+        }
+        RolloutCommand::Report { id, html, json_file } => {
+            if html.is_none() && json_file.is_none() && !ctx.json {
+                return Err(invalid(
+                    "--html",
+                    "give --html FILE, --json-file FILE or both (or --json for the report on stdout)",
+                ));
+            }
+            own(&db, scope, &id)?;
+            let customer = ctx.fleet_key.customer.and_then(|c| ctx.customer_names.get(&c).cloned());
+            let report = rollout::report::gather(&ctx.client, &db, &id, customer).await?;
+            rollout::report::write(&report, html.as_deref(), json_file.as_deref())?;
+            if ctx.json && json_file.is_none() {
+                return output::print_json(&report);
+            }
+            for p in html.iter().chain(json_file.iter()) {
+                eprintln!("wrote {}", p.display());
+            }
             Ok(())
         }
         RolloutCommand::Pause { id } => {

@@ -33,7 +33,6 @@ use crate::set_target::SetTarget;
 mod view;
 pub use view::{records, Check, ExportFormat, Filter, Listed, Record};
 
-
 /// The log's file name in the data folder.
 pub const FILE: &str = "audit.jsonl";
 /// The file holding the last entry's number and hash.

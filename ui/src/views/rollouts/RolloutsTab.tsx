@@ -131,6 +131,25 @@ function RolloutCard({
 
   const pause = () => run("Pausing", () => ipc.rolloutPause(r.id, actingId));
 
+  /** The rollout's report, as HTML (one self-contained file) or JSON, where the user chooses. */
+  const saveReport = async (format: "html" | "json") => {
+    const path = await ipc.pickSaveFile({
+      title: `Save the report of this rollout as ${format === "html" ? "HTML" : "JSON"}`,
+      defaultName: `rollout-${r.version}.${format}`,
+      filters: [format === "html" ? { name: "HTML", extensions: ["html"] } : { name: "JSON", extensions: ["json"] }],
+    });
+    if (!path) return;
+    setBusy(true);
+    try {
+      const written = await ipc.rolloutReport(r.id, format, path);
+      onNotice({ kind: "ok", text: `Saved the report to ${written}.` });
+    } catch (e) {
+      onNotice({ kind: "error", text: `The report could not be saved: ${errorMessage(e)}` });
+    } finally {
+      setBusy(false);
+    }
+  };
+
   const resume = async () => {
     const s = parsePercent(success);
     const e = parsePercent(errorT);
@@ -213,6 +232,12 @@ function RolloutCard({
           {badge.label}
         </span>
         <span class="spacer" />
+        <button type="button" class="button button-small button-quiet" disabled={busy} onClick={() => saveReport("html")} data-testid="rollout-report-html">
+          Report…
+        </button>
+        <button type="button" class="button button-small button-quiet" disabled={busy} onClick={() => saveReport("json")} data-testid="rollout-report-json">
+          JSON…
+        </button>
         {r.state === "running" && (
           <button type="button" class="button button-small" disabled={busy} onClick={pause} data-testid="rollout-pause">
             Pause

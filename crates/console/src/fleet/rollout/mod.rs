@@ -32,6 +32,7 @@ mod budget;
 mod control;
 mod plan;
 mod preview;
+pub mod report;
 mod step;
 mod store;
 mod targets;
