@@ -65,6 +65,25 @@ impl CsvFile {
     }
 }
 
+/// Writes a file the same way as [`CsvFile`] (beside its target, synced, renamed over it), its
+/// content written by `fill`; a failure leaves what was there. For the console's other files
+/// (reports, JSON Lines exports, the audit log's head).
+pub fn write_replacing(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), Error> {
+    use std::io::Write as _;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let file = tempfile::NamedTempFile::new_in(dir).map_err(|e| local(path, e))?;
+    let mut out = BufWriter::new(file);
+    fill(&mut out).map_err(|e| local(path, e))?;
+    out.flush().map_err(|e| local(path, e))?;
+    let file = out.into_inner().map_err(|e| local(path, e.into_error()))?;
+    file.as_file().sync_all().map_err(|e| local(path, e))?;
+    file.persist(path).map_err(|e| local(path, e.error))?;
+    Ok(())
+}
+
 fn local(path: &Path, source: std::io::Error) -> Error {
     Error::LocalFile { path: path.display().to_string(), source }
 }

@@ -234,11 +234,11 @@ impl AuditLog {
     }
 
     fn write_head(&self, head: &Head) -> std::io::Result<()> {
-        let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
-        tmp.write_all(&serde_json::to_vec(head).map_err(std::io::Error::other)?)?;
-        tmp.as_file().sync_data()?;
-        tmp.persist(self.head_path()).map_err(|e| e.error)?;
-        Ok(())
+        let bytes = serde_json::to_vec(head).map_err(std::io::Error::other)?;
+        crate::csv_file::write_replacing(&self.head_path(), |out| out.write_all(&bytes)).map_err(|e| match e {
+            dcs_api::Error::LocalFile { source, .. } => source,
+            other => std::io::Error::other(other.to_string()),
+        })
     }
 
     /// Every entry that reads as one, in order (broken lines are left out: [`AuditLog::verify`]
@@ -589,6 +589,12 @@ pub fn profile_changes(before: &crate::Config, after: &crate::Config) -> Vec<(&'
         out.push(("profile.default", name, serde_json::json!({ "was": before.default_profile })));
     }
     out
+}
+
+/// Records what the operator did to item `id` (a rollout paused) in the audit log of
+/// `client`, as its actor; the writes it leads to are recorded as they are sent.
+pub fn note(client: &dcs_api::Client, operation: &str, id: &str, details: Value) -> Result<(), dcs_api::Error> {
+    client.note(&Note { operation, targets: &[id.to_owned()], details: &details })
 }
 
 /// Records that the keychain's secret of `profile` was `what` (stored, replaced, removed), in

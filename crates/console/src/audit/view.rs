@@ -2,7 +2,6 @@
 //! outcome joined) or local action, filtered, and exported as CSV or JSON Lines.
 
 use std::collections::HashMap;
-use std::io::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -285,20 +284,15 @@ impl AuditLog {
                 Ok(csv.finish()?)
             }
             ExportFormat::Jsonl => {
-                let local =
-                    |e: std::io::Error| dcs_api::Error::LocalFile { path: path.display().to_string(), source: e };
-                let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-                let tmp = tempfile::NamedTempFile::new_in(dir).map_err(local)?;
-                let mut out = std::io::BufWriter::new(tmp);
                 let mut n = 0u32;
-                for r in rows {
-                    serde_json::to_writer(&mut out, &r).map_err(|e| local(e.into()))?;
-                    out.write_all(b"\n").map_err(local)?;
-                    n += 1;
-                }
-                let tmp = out.into_inner().map_err(|e| local(e.into_error()))?;
-                tmp.as_file().sync_all().map_err(local)?;
-                tmp.persist(path).map_err(|e| local(e.error))?;
+                crate::csv_file::write_replacing(path, |out| {
+                    for r in rows {
+                        serde_json::to_writer(&mut *out, &r)?;
+                        out.write_all(b"\n")?;
+                        n += 1;
+                    }
+                    Ok(())
+                })?;
                 Ok(n)
             }
         }

@@ -21,7 +21,7 @@ pub fn pause(client: &Client, db: &FleetDb, id: &str) -> Result<RolloutView> {
         }
         set_state(&conn, id, RolloutState::Paused, Some("paused by the operator"), "Paused by the operator")?;
     }
-    note(client, "rollout.pause", id, serde_json::json!({}))?;
+    crate::audit::note(client, "rollout.pause", id, serde_json::json!({}))?;
     get(db, id)
 }
 
@@ -63,7 +63,7 @@ pub fn resume(
         };
         set_state(&conn, id, RolloutState::Running, None, &format!("Resumed by the operator{changed}"))?;
         drop(conn);
-        note(
+        crate::audit::note(
             client,
             "rollout.resume",
             id,
@@ -90,20 +90,13 @@ pub async fn abort(
         (op, _) => op,
     };
     let (scope, module_id) = stop(db, id)?;
-    note(client, "rollout.abort", id, serde_json::json!({ "resetUnfinished": reset_unfinished }))?;
+    crate::audit::note(client, "rollout.abort", id, serde_json::json!({ "resetUnfinished": reset_unfinished }))?;
     let mut reset = 0u32;
     if reset_unfinished {
         let op = op.expect("checked above");
         reset = reset_targets(client, op, db, scope, id, &module_id).await?;
     }
     Ok((get(db, id)?, reset))
-}
-
-/// Records what the operator did to rollout `id` in the audit log of `client` (the target
-/// changes it leads to are recorded as they are sent).
-pub(super) fn note(client: &Client, operation: &str, id: &str, details: serde_json::Value) -> Result<()> {
-    client.note(&dcs_api::audit::Note { operation, targets: &[id.to_owned()], details: &details })?;
-    Ok(())
 }
 
 /// Marks a rollout that is still going as aborted (first, so no step starts a wave while the

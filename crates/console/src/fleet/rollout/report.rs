@@ -80,12 +80,13 @@ pub struct TimelinePoint {
     pub counts: BTreeMap<String, u32>,
 }
 
-/// What the caller knows beyond the fleet database: the customer's label, the audit log, and
-/// the firmware file's SHA-256 when it found one (else the audit log's upload entry is used).
+/// What the caller knows beyond the fleet database: the customer's label, the audit log's
+/// records (read once), and the firmware file's SHA-256 when it found one (else the audit
+/// log's upload entry is used).
 #[derive(Debug, Default, Clone)]
 pub struct ReportInputs {
     pub customer_label: Option<String>,
-    pub audit: Option<AuditLog>,
+    pub audit: Vec<AuditRecord>,
     /// The package of the rollout's version, when known (to find its upload in the audit log).
     pub package_id: Option<String>,
     /// A SHA-256 found otherwise, and how.
@@ -190,13 +191,10 @@ pub fn build(db: &FleetDb, id: &str, inputs: &ReportInputs) -> Result<RolloutRep
 
     let mut events = view.events.clone();
     events.reverse();
-    let audit = match &inputs.audit {
-        Some(log) => audit_of(log, id, &devices.iter().map(|d| d.0.clone()).collect::<Vec<_>>(), row.created, end)?,
-        None => Vec::new(),
-    };
-    let (firmware_sha256, firmware_sha256_source) = match (&inputs.sha256, &inputs.package_id, &inputs.audit) {
-        (Some((sha, how)), _, _) => (Some(sha.clone()), how.clone()),
-        (None, Some(package), Some(log)) => match uploaded_sha256(log, package)? {
+    let audit = audit_of(&inputs.audit, id, &devices.iter().map(|d| d.0.clone()).collect::<Vec<_>>(), row.created, end);
+    let (firmware_sha256, firmware_sha256_source) = match (&inputs.sha256, &inputs.package_id) {
+        (Some((sha, how)), _) => (Some(sha.clone()), how.clone()),
+        (None, Some(package)) => match uploaded_sha256(&inputs.audit, package) {
             Some((sha, seq)) => {
                 (Some(sha), format!("recorded when the file was uploaded from this computer (audit entry {seq})"))
             }
@@ -256,12 +254,11 @@ fn timeline(history: &HashMap<String, Vec<(i64, String)>>, start: i64, end: i64)
 
 /// The audit records of the rollout: its own (start, pause, resume, abort) and the targets set
 /// on its devices while it ran.
-fn audit_of(log: &AuditLog, id: &str, devices: &[String], start: i64, end: i64) -> Result<Vec<AuditRecord>> {
+fn audit_of(records: &[AuditRecord], id: &str, devices: &[String], start: i64, end: i64) -> Vec<AuditRecord> {
     let from = ms_to_text(start - 60_000);
     let to = ms_to_text(end + 3_600_000);
-    let records = crate::audit::records(log.entries()?);
-    Ok(records
-        .into_iter()
+    records
+        .iter()
         .filter(|r| {
             r.targets.iter().any(|t| t == id)
                 || (r.operation == "target.set"
@@ -269,16 +266,17 @@ fn audit_of(log: &AuditLog, id: &str, devices: &[String], start: i64, end: i64) 
                     && r.at.as_str() <= to.as_str()
                     && r.targets.first().is_some_and(|d| devices.contains(d)))
         })
-        .collect())
+        .cloned()
+        .collect()
 }
 
 /// The SHA-256 of the firmware file of `package` as uploaded from this computer, and its entry.
-fn uploaded_sha256(log: &AuditLog, package: &str) -> Result<Option<(String, u64)>> {
-    Ok(crate::audit::records(log.entries()?)
-        .into_iter()
+fn uploaded_sha256(records: &[AuditRecord], package: &str) -> Option<(String, u64)> {
+    records
+        .iter()
         .rev()
         .find(|r| r.operation == "firmware-file.upload" && r.result == "done" && r.targets.iter().any(|t| t == package))
-        .and_then(|r| r.sha256.map(|s| (s, r.seq))))
+        .and_then(|r| r.sha256.clone().map(|s| (s, r.seq)))
 }
 
 /// Writes the report as HTML and/or JSON (each beside its target, then renamed over it).
@@ -287,27 +285,13 @@ pub fn write(
     html_path: Option<&Path>,
     json_path: Option<&Path>,
 ) -> std::result::Result<(), dcs_api::Error> {
+    use crate::csv_file::write_replacing;
     if let Some(p) = html_path {
-        write_atomic(p, html(report).as_bytes())?;
+        write_replacing(p, |out| out.write_all(html(report).as_bytes()))?;
     }
     if let Some(p) = json_path {
-        let json = serde_json::to_vec_pretty(report).map_err(|e| local(p, e.into()))?;
-        write_atomic(p, &json)?;
+        write_replacing(p, |out| serde_json::to_writer_pretty(out, report).map_err(std::io::Error::from))?;
     }
-    Ok(())
-}
-
-fn local(path: &Path, source: std::io::Error) -> dcs_api::Error {
-    dcs_api::Error::LocalFile { path: path.display().to_string(), source }
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::result::Result<(), dcs_api::Error> {
-    use std::io::Write as _;
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| local(path, e))?;
-    tmp.write_all(bytes).map_err(|e| local(path, e))?;
-    tmp.as_file().sync_all().map_err(|e| local(path, e))?;
-    tmp.persist(path).map_err(|e| local(path, e.error))?;
     Ok(())
 }
 
@@ -550,18 +534,18 @@ pub async fn gather(
     customer_label: Option<String>,
 ) -> Result<RolloutReport> {
     let view = get(db, id)?;
-    let audit = AuditLog::default_location();
-    let mut inputs = ReportInputs { customer_label, audit: audit.clone(), ..Default::default() };
+    let audit = match AuditLog::default_location() {
+        Some(log) => crate::audit::records(log.entries()?),
+        None => Vec::new(),
+    };
+    let mut inputs = ReportInputs { customer_label, audit, ..Default::default() };
     let module: uuid::Uuid =
         view.module_id.parse().map_err(|_| crate::fleet::FleetError::invalid("moduleId", "is not a UUID"))?;
     if let Some(package) = crate::set_target::package_of(client, module, &view.version).await? {
         inputs.package_id = Some(package.to_string());
-        let recorded = match &audit {
-            Some(log) => uploaded_sha256(log, &package.to_string())?,
-            None => None,
-        };
-        if recorded.is_none() {
-            let dir = tempfile::tempdir().map_err(|e| local(Path::new("temporary folder"), e))?;
+        if uploaded_sha256(&inputs.audit, &package.to_string()).is_none() {
+            let dir = tempfile::tempdir()
+                .map_err(|source| dcs_api::Error::LocalFile { path: "a temporary folder".into(), source })?;
             let target = dir.path().join("firmware");
             match client.firmware().download_firmware_file(package, &target, &Default::default()).await {
                 Ok(d) => {

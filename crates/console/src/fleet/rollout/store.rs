@@ -109,7 +109,7 @@ pub fn create(
         "errorThreshold": plan.error_threshold,
         "devices": devices.len(),
     });
-    super::control::note(client, "rollout.start", &id, details)?;
+    crate::audit::note(client, "rollout.start", &id, details)?;
     Ok(id)
 }
 
