@@ -232,11 +232,11 @@ function RolloutCard({
           {badge.label}
         </span>
         <span class="spacer" />
-        <button type="button" class="button button-small button-quiet" disabled={busy} onClick={() => saveReport("html")} data-testid="rollout-report-html">
+        <button type="button" class="button button-small button-quiet" disabled={busy} onClick={() => saveReport("html")} data-testid="rollout-report-html" title="Save a report of this rollout as one HTML file (prints to PDF)">
           Report…
         </button>
-        <button type="button" class="button button-small button-quiet" disabled={busy} onClick={() => saveReport("json")} data-testid="rollout-report-json">
-          JSON…
+        <button type="button" class="button button-small button-quiet" disabled={busy} onClick={() => saveReport("json")} data-testid="rollout-report-json" title="Save the same report as JSON">
+          JSON report…
         </button>
         {r.state === "running" && (
           <button type="button" class="button button-small" disabled={busy} onClick={pause} data-testid="rollout-pause">
