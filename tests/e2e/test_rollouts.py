@@ -10,6 +10,7 @@ the devices as the first left them; its clock is steered through its control end
 
 import json
 import os
+from datetime import datetime
 import re
 import time
 import urllib.request
@@ -217,6 +218,31 @@ def test_a_rollout_in_waves_moves_the_dashboard_and_goes_on_after_a_restart(disp
         caption = wait_text(d, "[data-testid=history-caption]", "snapshots", 20)
         assert number(caption.split(" ")[0]) > points_before, caption
         screenshot(d, artifacts / "rollouts-history.png")
+
+        # The fleet before the rollout (its first scan) compared with now: the devices that moved
+        # forward or back are exactly those the rollout updated, none is new, and a count opens
+        # the device table with exactly those devices.
+        updated = number(re.search(r"Completed: ([\d,]+) of [\d,]+ devices updated", text).group(1))
+        Select(wait_css(d, "[data-testid=history-range]")).select_by_value("")
+        moment = Select(wait_css(d, "[data-testid=compare-from]", 20))
+        moment.select_by_value([o.get_attribute("value") for o in moment.options][-2])  # the oldest scan
+        click(d, "[data-testid=compare-run]")
+        wait_css(d, "[data-testid=compare-result]", 60)
+
+        def moved(movement):
+            found = d.find_elements(By.CSS_SELECTOR, f"[data-testid=compare-move-{movement}]")
+            return int(found[0].get_attribute("data-count")) if found else 0
+
+        assert moved("forward") + moved("back") == updated, (moved("forward"), moved("back"), updated)
+        assert moved("new") == 0 and moved("unknown") == 0
+        cells = d.execute_script("return [...document.querySelectorAll('[data-testid=compare-cell]')].map(c => Number(c.innerText.replace(/,/g, '')))")
+        assert sum(cells) == len(states_of(base_url, token, module_id)), cells
+        screenshot(d, artifacts / "rollouts-compare.png")
+        forward, back = moved("forward"), moved("back")
+        click(d, "[data-testid=compare-move-forward]" if forward else "[data-testid=compare-move-back]")
+        shown, count = device_count(d, "compared: ")
+        assert shown == (forward or back), count
+        screenshot(d, artifacts / "rollouts-compare-devices.png")
         click(d, "[data-testid=fleet-tab-overview]")
         click(d, f"[data-testid=module-item][data-module='{module_id}']")
         wait_css(d, "[data-testid=chart-version]")
@@ -354,6 +380,49 @@ def test_devices_picked_in_the_table_are_rolled_out_then_paused_resumed_and_abor
     assert '"successThreshold": 90' in request, request
     screenshot(d, artifacts / "audit-record-dark.png")
     click(d, "[data-testid=audit-record-close]")
+
+    # Stuck devices: with a threshold of a few seconds, the module's devices short of their target
+    # whose status is older are flagged, as many as the service holds; a rollout to only them
+    # is offered with their target; their targets are reset after the confirmation, on the
+    # service, each reset in the audit log.
+    open_dashboard(d)
+    click(d, f"[data-testid=module-item][data-module='{module_id}']")
+    type_into(d, "stuck-hours", "0.001")
+    click(d, "[data-testid=stuck-hours-save]")
+    stuck_card = WebDriverWait(d, 20, ignored_exceptions=STALE).until(
+        lambda x: next((c for c in x.find_elements(By.CSS_SELECTOR, "[data-testid=stuck-card]") if "0.001 h" in c.text), False)
+    )
+    before = stuck_card.get_attribute("data-before")
+    stuck = int(stuck_card.get_attribute("data-count"))
+    parse = lambda t: datetime.fromisoformat(t).timestamp()  # noqa: E731
+    on_service = [
+        s["deviceId"]
+        for s in states_of(base_url, token, module_id)
+        if s.get("targetFirmwareVersion")
+        and s.get("currentFirmwareVersion") != s["targetFirmwareVersion"]
+        and parse(s.get("firmwareUpdateStatusModifiedAt") or s["targetFirmwareVersionModifiedAt"]) < parse(before)
+    ]
+    assert stuck == len(on_service) and stuck > 0, (stuck, len(on_service), before)
+    screenshot(d, artifacts / "rollouts-stuck-dark.png")
+    click(d, "[data-testid=stuck-rollout]")
+    wait_css(d, "[data-testid=rollout-wizard]")
+    assert wait_css(d, "[data-testid=devices-query]").is_selected()
+    wait_text(d, "[data-testid=wizard-preview]", "Wave 1 (100%)", 20)
+    assert 0 < number(d.find_element(By.CSS_SELECTOR, "[data-testid=preview-devices]").text) <= stuck
+    d.find_element(By.XPATH, "//*[@data-testid='rollout-wizard']//button[normalize-space()='Cancel']").click()
+    WebDriverWait(d, 10).until(lambda x: not x.find_elements(By.CSS_SELECTOR, "[data-testid=rollout-wizard]"))
+    click(d, "[data-testid=stuck-reset]")
+    assert "your own environment" in wait_text(d, "[data-testid=confirm-acting]", "your own environment")
+    assert f"{stuck:,} device" in wait_text(d, "[data-testid=stuck-reset-what]", "device")
+    screenshot(d, artifacts / "rollouts-stuck-reset-confirm-dark.png")
+    type_word(d, "reset")
+    WebDriverWait(d, 5).until(lambda x: x.find_element(By.CSS_SELECTOR, "[data-testid=confirm-ok]").is_enabled())
+    click(d, "[data-testid=confirm-ok]")
+    wait_text(d, "[data-testid=fleet-notice]", f"Reset the targets of {stuck:,} devices", 60)
+    after = {s["deviceId"]: s for s in states_of(base_url, token, module_id)}
+    assert all(after[device].get("targetFirmwareVersion") is None for device in on_service)
+    ops = [op for op, _ in audit_rows(d)]
+    assert ops[abort + 1 :] == ["target.set"] * (unfinished + stuck), ops
 
     # One byte of the log changed: `dcs audit verify` and the screen's check name that entry.
     log = Path(wait_css(d, "[data-testid=audit-path]").text)

@@ -228,6 +228,21 @@ export const commands = {
 	 */
 	fleetWaveStarts: (moduleId: string, hours: number | null) => typedError<WaveStart[], CommandError_Serialize>(__TAURI_INVOKE("fleet_wave_starts", { moduleId, hours })),
 	/**
+	 *  Two moments of a module compared, device by device (console::fleet::compare); its devices
+	 *  are kept so that a cell opens the device table filtered to them (`compared` of the query).
+	 */
+	fleetCompare: (request: CompareRequest_Deserialize) => typedError<Comparison, CommandError_Serialize>(__TAURI_INVOKE("fleet_compare", { request })),
+	/**  A module's stuck devices, by its threshold. */
+	fleetStuck: (moduleId: string) => typedError<StuckSummary_Serialize, CommandError_Serialize>(__TAURI_INVOKE("fleet_stuck", { moduleId })),
+	/**  Sets a module's stuck threshold (hours); answers its stuck devices by it. */
+	fleetSetStuckHours: (moduleId: string, hours: number | null) => typedError<StuckSummary_Serialize, CommandError_Serialize>(__TAURI_INVOKE("fleet_set_stuck_hours", { moduleId, hours })),
+	/**
+	 *  Resets the targets of the module's devices the query names (the stuck ones): `expected` is
+	 *  the number the operator confirmed and `actingFor` the customer the confirmation named
+	 *  (refused, nothing sent, when either differs).
+	 */
+	fleetResetTargets: (moduleId: string, query: DeviceQuery_Deserialize, expected: number, actingFor: string | null) => typedError<ResetOutcome, CommandError_Serialize>(__TAURI_INVOKE("fleet_reset_targets", { moduleId, query, expected, actingFor })),
+	/**
 	 *  The active scope at a glance, for the Home screen: states per status over every module,
 	 *  devices, drift and the most recent failure reasons.
 	 */
@@ -906,6 +921,90 @@ export type CommandError_Serialize = {
 };
 
 /**
+ *  One cell of the matrix: the devices that were in `from_status` at the first moment and in
+ *  `to_status` at the second ("none": no status; [`NOT_SEEN`], [`NOT_KEPT`]).
+ */
+export type CompareCell = {
+	fromStatus: string,
+	toStatus: string,
+	count: number,
+};
+
+/**
+ *  What is compared: a module between two moments (RFC 3339, or `2026-01-05 08:00` in UTC;
+ *  `to` absent: now), with the stuck threshold in hours.
+ */
+export type CompareRequest = CompareRequest_Serialize | CompareRequest_Deserialize;
+
+/**
+ *  What is compared: a module between two moments (RFC 3339, or `2026-01-05 08:00` in UTC;
+ *  `to` absent: now), with the stuck threshold in hours.
+ */
+export type CompareRequest_Deserialize = {
+	moduleId: string,
+	from: string,
+	to?: string | null,
+	stuckHours: number | null,
+};
+
+/**
+ *  What is compared: a module between two moments (RFC 3339, or `2026-01-05 08:00` in UTC;
+ *  `to` absent: now), with the stuck threshold in hours.
+ */
+export type CompareRequest_Serialize = {
+	moduleId: string,
+	from: string,
+	to: string | null,
+	stuckHours: number | null,
+};
+
+/**
+ *  The device table's filter to the devices of the last comparison kept: a cell (either status
+ *  or both) and/or a movement.
+ */
+export type ComparedCell = ComparedCell_Serialize | ComparedCell_Deserialize;
+
+/**
+ *  The device table's filter to the devices of the last comparison kept: a cell (either status
+ *  or both) and/or a movement.
+ */
+export type ComparedCell_Deserialize = {
+	fromStatus?: string | null,
+	toStatus?: string | null,
+	movement?: Movement | null,
+};
+
+/**
+ *  The device table's filter to the devices of the last comparison kept: a cell (either status
+ *  or both) and/or a movement.
+ */
+export type ComparedCell_Serialize = {
+	fromStatus: string | null,
+	toStatus: string | null,
+	movement: Movement | null,
+};
+
+/**  A comparison of two moments of one module. */
+export type Comparison = {
+	moduleId: string,
+	moduleName: string,
+	from: string,
+	to: string,
+	stuckHours: number | null,
+	/**  Devices there at the second moment. */
+	devices: number,
+	/**  Every movement, in [`Movement::ALL`]'s order, zero counts included. */
+	movements: MovementCount[],
+	/**  The rows and columns of the matrix, the most devices first. */
+	fromStatuses: string[],
+	toStatuses: string[],
+	/**  The cells with devices. */
+	cells: CompareCell[],
+	/**  The module's first snapshot: the history starts there. */
+	historyStarts: string,
+};
+
+/**
  *  A connection-specific downlink as typed (payload fields per A-24). Only the fields of
  *  `kind` are used.
  */
@@ -1422,6 +1521,13 @@ export type DeviceQuery_Deserialize = {
 	/**  Only devices whose current version differs from their target. */
 	drift?: boolean,
 	/**
+	 *  Only stuck devices: a target not reached, and a status (else a target) older than this
+	 *  time (RFC 3339; the app sends now minus the module's stuck threshold).
+	 */
+	stuckBefore?: string | null,
+	/**  Only the devices of a cell or movement of the last comparison of two moments. */
+	compared?: ComparedCell_Deserialize | null,
+	/**
 	 *  A table column, `-` in front for descending: device, module, version, target, status,
 	 *  statusAt, targetAt.
 	 */
@@ -1444,6 +1550,13 @@ export type DeviceQuery_Serialize = {
 	device: string | null,
 	/**  Only devices whose current version differs from their target. */
 	drift: boolean,
+	/**
+	 *  Only stuck devices: a target not reached, and a status (else a target) older than this
+	 *  time (RFC 3339; the app sends now minus the module's stuck threshold).
+	 */
+	stuckBefore: string | null,
+	/**  Only the devices of a cell or movement of the last comparison of two moments. */
+	compared: ComparedCell_Serialize | null,
 	/**
 	 *  A table column, `-` in front for descending: device, module, version, target, status,
 	 *  statusAt, targetAt.
@@ -2492,6 +2605,31 @@ export type ModuleSummary_Serialize = {
 	topVersionDevices: number,
 };
 
+/**  What happened to a device between the two moments. */
+export type Movement = 
+/**
+ *  Its current version rose (in the console's order of versions), or it reported one for the
+ *  first time.
+ */
+"forward" | 
+/**  Its current version fell. */
+"back" | 
+/**  It failed (its status became FAILED) without its version changing. */
+"failed" | 
+/**  Nothing changed, it has not reached its target, and its status is older than the threshold. */
+"stuck" | 
+/**  Something else changed (a target set, a status moved on). */
+"changed" | "unchanged" | 
+/**  First seen after the first moment. */
+"new" | 
+/**  Its kept history does not reach back to the first moment. */
+"unknown";
+
+export type MovementCount = {
+	movement: Movement,
+	count: number,
+};
+
 /**  Which notifications are raised (all, unless the operator turned some off). */
 export type NoticeSettings = NoticeSettings_Serialize | NoticeSettings_Deserialize;
 
@@ -2949,6 +3087,14 @@ export type ReleaseNotesText_Serialize = {
 /**  The form of a rollout report. */
 export type ReportFormat = "html" | "json";
 
+/**  What resetting targets did. */
+export type ResetOutcome = {
+	reset: number,
+	/**  `<device>: <why>` for each device the service refused or did not answer, at most 20. */
+	failures: string[],
+	failed: number,
+};
+
 /**  Rollouts of a scope by state: running and paused (what the app shows outside the dashboard). */
 export type RolloutCounts = {
 	running: number,
@@ -3323,6 +3469,47 @@ export type StatePage_Serialize = {
 	note: string | null,
 	/**  The service ignored a filter it was sent. */
 	ignored: boolean,
+};
+
+/**  A module's stuck devices. */
+export type StuckSummary = StuckSummary_Serialize | StuckSummary_Deserialize;
+
+/**  A module's stuck devices. */
+export type StuckSummary_Deserialize = {
+	moduleId: string,
+	/**  The module's threshold. */
+	hours: number | null,
+	/**
+	 *  Statuses older than this are stuck (now minus the threshold): the device table's
+	 *  `stuckBefore`, so the table, the rollout and the reset see the same devices.
+	 */
+	before: string,
+	devices: number,
+	/**  By status ("none": no status), the most first. */
+	byStatus: Count[],
+	/**  By the target they do not reach, the most first. */
+	byTarget: Count[],
+	/**  The oldest status among them. */
+	oldest?: string | null,
+};
+
+/**  A module's stuck devices. */
+export type StuckSummary_Serialize = {
+	moduleId: string,
+	/**  The module's threshold. */
+	hours: number | null,
+	/**
+	 *  Statuses older than this are stuck (now minus the threshold): the device table's
+	 *  `stuckBefore`, so the table, the rollout and the reset see the same devices.
+	 */
+	before: string,
+	devices: number,
+	/**  By status ("none": no status), the most first. */
+	byStatus: Count[],
+	/**  By the target they do not reach, the most first. */
+	byTarget: Count[],
+	/**  The oldest status among them. */
+	oldest: string | null,
 };
 
 /**

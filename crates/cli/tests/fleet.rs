@@ -219,6 +219,15 @@ fn a_rollout_started_with_yes_is_watched_to_completion() {
     );
     assert!(env.json(&["rollout", "list"]).as_array().unwrap().is_empty());
 
+    // Each device's version before the rollout, and the moment to compare with afterwards.
+    let versions = |env: &Env| -> std::collections::BTreeMap<String, Value> {
+        let rows = env.json(&["fleet", "devices", "--module", &module, "--limit", "5000"]);
+        rows["rows"].as_array().unwrap().iter().map(|r| (s(&r["deviceId"]).to_owned(), r["current"].clone())).collect()
+    };
+    let before = versions(&env);
+    let history = env.json(&["fleet", "history", &module]);
+    let from = s(&history.as_array().unwrap().last().unwrap()["at"]).to_owned();
+
     // The picked version may be older than what some devices run: allowed explicitly.
     let started = env.json(&[&["rollout", "start", "--yes", "--allow-downgrade"][..], &plan].concat());
     let id = s(&started["id"]).to_owned();
@@ -256,6 +265,29 @@ fn a_rollout_started_with_yes_is_watched_to_completion() {
     assert!(on_service.len() as u64 >= n(&total["size"]), "{} of {}", on_service.len(), total);
     let running = on_service.iter().filter(|x| x["currentFirmwareVersion"] == version.as_str()).count() as u64;
     assert!(running >= n(&total["succeeded"]));
+
+    // The fleet compared before and after: the devices that moved forward or back are exactly
+    // those whose version changed; none is new; the matrix holds every device once.
+    let after = versions(&env);
+    let moved = after.iter().filter(|(d, v)| before.get(*d) != Some(*v)).count() as u64;
+    assert!(moved >= n(&total["succeeded"]), "{moved} moved, {total}");
+    let diff = env.json(&["fleet", "diff", "--from", &from, "--module", &module]);
+    let c = &diff.as_array().unwrap()[0];
+    let count = |m: &str| n(&c["movements"].as_array().unwrap().iter().find(|x| x["movement"] == m).unwrap()["count"]);
+    assert_eq!(count("forward") + count("back"), moved, "{c}");
+    assert_eq!(count("new"), 0);
+    assert_eq!(n(&c["devices"]), after.len() as u64);
+    assert_eq!(c["cells"].as_array().unwrap().iter().map(|x| n(&x["count"])).sum::<u64>(), after.len() as u64);
+    let table = env.run(&["fleet", "diff", "--from", &from]);
+    assert!(table.status.success(), "{}", stderr(&table));
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.contains("FROM \\ TO") && text.contains(&module), "{text}");
+    // A moment the history does not hold, or one after the other, is refused naming the field.
+    let early = env.run(&["fleet", "diff", "--from", "2020-01-01T00:00:00Z", "--module", &module]);
+    assert_eq!(early.status.code(), Some(2), "{}", stderr(&early));
+    assert!(stderr(&early).contains("from") && stderr(&early).contains("history starts"), "{}", stderr(&early));
+    let backwards = env.run(&["fleet", "diff", "--from", &from, "--to", "2020-01-01T00:00:00Z"]);
+    assert!(stderr(&backwards).contains("from"), "{}", stderr(&backwards));
 
     // Its report, as HTML and JSON, with the same totals; the start is among its audit entries.
     let (html, json) = (env.data.path().join("report.html"), env.data.path().join("report.json"));

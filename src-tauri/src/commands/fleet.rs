@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use dcs_console::fleet::compare::{self, CompareRequest, Comparison};
 use dcs_console::fleet::query::{
     self, CustomerSummary, DeviceQuery, DeviceRow, FleetHealth, HistoryPoint, ModuleOverview, ModuleSummary, Names,
     Selection, WaveStart,
@@ -12,6 +13,7 @@ use dcs_console::fleet::query::{
 use dcs_console::fleet::rollout::{self, PlanPreview, RolloutPlan, RolloutView};
 use dcs_console::fleet::scan::ScanKind;
 use dcs_console::fleet::service::{set_target_availability, Availability, FleetService, FleetStatus};
+use dcs_console::fleet::stuck::{self, ResetOutcome, StuckSummary};
 use dcs_console::fleet::{FleetError, Scope};
 use serde::{Deserialize, Serialize};
 use tauri::State;
@@ -239,6 +241,67 @@ pub async fn fleet_wave_starts(
     let (_, fleet, scope) = open_local(&state).await?;
     let since = hours.map(|h| dcs_console::fleet::now_ms() - h as i64 * 3_600_000);
     Ok(query::wave_starts(fleet.db(), scope, &module_id, since)?)
+}
+
+/// Two moments of a module compared, device by device (console::fleet::compare); its devices
+/// are kept so that a cell opens the device table filtered to them (`compared` of the query).
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_compare(state: State<'_, AppState>, request: CompareRequest) -> Result<Comparison, CommandError> {
+    let (_, fleet, scope) = open_local(&state).await?;
+    let fleet2 = fleet.clone();
+    let out = tauri::async_runtime::spawn_blocking(move || compare::compare(fleet2.db(), scope, &request, true))
+        .await
+        .map_err(|j| FleetError::Storage(j.to_string()))?;
+    Ok(out?)
+}
+
+/// A module's stuck devices, by its threshold.
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_stuck(state: State<'_, AppState>, module_id: String) -> Result<StuckSummary, CommandError> {
+    let (_, fleet, scope) = open_local(&state).await?;
+    Ok(stuck::summary(fleet.db(), scope, &module_id, dcs_console::fleet::now_ms())?)
+}
+
+/// Sets a module's stuck threshold (hours); answers its stuck devices by it.
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_set_stuck_hours(
+    state: State<'_, AppState>,
+    module_id: String,
+    hours: f64,
+) -> Result<StuckSummary, CommandError> {
+    let (_, fleet, scope) = open_local(&state).await?;
+    compare::set_stuck_hours(fleet.db(), &module_id, hours)?;
+    Ok(stuck::summary(fleet.db(), scope, &module_id, dcs_console::fleet::now_ms())?)
+}
+
+/// Resets the targets of the module's devices the query names (the stuck ones): `expected` is
+/// the number the operator confirmed and `actingFor` the customer the confirmation named
+/// (refused, nothing sent, when either differs).
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_reset_targets(
+    state: State<'_, AppState>,
+    module_id: String,
+    query: DeviceQuery,
+    expected: u32,
+    acting_for: Option<Uuid>,
+) -> Result<ResetOutcome, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    session.check_acting_for(acting_for)?;
+    session
+        .run(fleet.exclusive(stuck::reset_targets(
+            &session.client,
+            session.profile.set_target.as_ref(),
+            fleet.db(),
+            scope,
+            &module_id,
+            &query,
+            expected,
+        )))
+        .await
 }
 
 /// The active scope at a glance, for the Home screen: states per status over every module,

@@ -15,8 +15,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use dcs_console::fleet::compare;
 use dcs_console::fleet::query::{self, DeviceQuery, ModuleSummary};
-use dcs_console::fleet::{FleetDb, Scope};
+use dcs_console::fleet::{now_ms, FleetDb, Scope};
 
 use crate::{invalid, Ctx};
 
@@ -79,6 +80,27 @@ pub enum FleetCommand {
         #[arg(long)]
         hours: Option<u32>,
     },
+    /// Two moments of the fleet compared, per module: devices that moved forward, went back,
+    /// failed, stayed stuck longer than --stuck-hours, changed otherwise, or are new; and the
+    /// matrix of update status at --from by status at --to. Moments as RFC 3339 or
+    /// `2026-01-05 08:00` (UTC); the scans are the times `dcs fleet history` lists.
+    #[command(after_help = "Examples:\n  dcs fleet diff --from 2026-11-27T08:00:00Z\n  \
+        dcs fleet diff --from 2026-11-26T08:00:00Z --to 2026-11-27T08:00:00Z --module 3f0e... --stuck-hours 12 --json")]
+    Diff {
+        /// The first moment.
+        #[arg(long)]
+        from: String,
+        /// The second moment (default: now).
+        #[arg(long)]
+        to: Option<String>,
+        /// Only this module (its id or exact name); default: every module.
+        #[arg(long)]
+        module: Option<String>,
+        /// Hours without a change after which a device short of its target counts as stuck
+        /// (default: the module's threshold set in the app, else 24).
+        #[arg(long)]
+        stuck_hours: Option<f64>,
+    },
 }
 
 /// The device table's filters, as `dcs fleet devices` and the rollout's device choice take them.
@@ -105,6 +127,10 @@ pub struct Filters {
     /// Only devices whose current version differs from their target.
     #[arg(long)]
     drift: bool,
+    /// Only stuck devices: short of their target, their status unchanged for more than this
+    /// many hours.
+    #[arg(long, value_name = "HOURS")]
+    stuck_hours: Option<f64>,
 }
 
 impl Filters {
@@ -116,10 +142,24 @@ impl Filters {
             || self.client.is_some()
             || self.device.is_some()
             || self.drift
+            || self.stuck_hours.is_some()
     }
 
-    fn query(&self, module_id: Option<String>, sort: Option<String>) -> DeviceQuery {
-        DeviceQuery {
+    fn query(&self, module_id: Option<String>, sort: Option<String>) -> anyhow::Result<DeviceQuery> {
+        let stuck_before = match self.stuck_hours {
+            None => None,
+            Some(h) if h.is_finite() && h > 0.0 && h <= compare::MAX_STUCK_HOURS => {
+                let at = now_ms() - (h * 3_600_000.0) as i64;
+                Some(dcs_console::fleet::ms_to_text(at))
+            }
+            Some(_) => {
+                return Err(invalid(
+                    "stuckHours",
+                    format!("must be a number of hours above 0, at most {}", compare::MAX_STUCK_HOURS),
+                ))
+            }
+        };
+        Ok(DeviceQuery {
             module_id,
             version: self.current.clone(),
             target: self.target.clone(),
@@ -134,8 +174,10 @@ impl Filters {
             client_id: self.client.clone(),
             device: self.device.clone(),
             drift: self.drift,
+            stuck_before,
+            compared: None,
             sort,
-        }
+        })
     }
 }
 
@@ -216,5 +258,8 @@ pub async fn run(ctx: &Ctx, db: &DbArg, command: FleetCommand) -> anyhow::Result
         FleetCommand::Devices(a) => views::devices(ctx, &db, scope, a).await,
         FleetCommand::Device { id } => views::device(ctx, &db, scope, &id).await,
         FleetCommand::History { module_id: raw, hours } => views::history(ctx, &db, scope, &raw, hours),
+        FleetCommand::Diff { from, to, module, stuck_hours } => {
+            views::diff(ctx, &db, scope, views::DiffArgs { from, to, module, stuck_hours })
+        }
     }
 }

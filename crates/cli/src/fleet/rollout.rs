@@ -163,7 +163,7 @@ fn plan_of(db: &FleetDb, scope: Scope, a: &PlanArgs) -> anyhow::Result<RolloutPl
         }
         DeviceChoice::List { text }
     } else if a.filters.any() {
-        DeviceChoice::Query { query: a.filters.query(None, None), selection: None }
+        DeviceChoice::Query { query: a.filters.query(None, None)?, selection: None }
     } else {
         return Err(invalid("devices", "choose the devices: --all, --device-list FILE|-, or filters such as --status FAILED or --version-filter 1.2.0"));
     };

@@ -29,7 +29,7 @@ pub(super) async fn devices(ctx: &Ctx, db: &FleetDb, scope: Scope, a: DevicesArg
     if a.version.is_some() {
         filters.current = a.version.clone();
     }
-    let q = filters.query(module, a.sort.clone());
+    let q = filters.query(module, a.sort.clone())?;
     let device = match q.device.as_deref().filter(|d| !d.trim().is_empty()) {
         Some(raw) => Some(query::resolve_device(&ctx.client, raw).await?),
         None => None,
@@ -304,6 +304,84 @@ pub(super) async fn device(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str) -> a
     );
     for p in &page.problems {
         eprintln!("dcs: {} could not be read: {}", p.part, p.message);
+    }
+    Ok(())
+}
+
+/// What `dcs fleet diff` was given.
+pub(super) struct DiffArgs {
+    pub from: String,
+    pub to: Option<String>,
+    pub module: Option<String>,
+    pub stuck_hours: Option<f64>,
+}
+
+/// `dcs fleet diff`: two moments compared, per module (console::fleet::compare): the movements
+/// and the matrix of status at `--from` (rows) by status at `--to` (columns).
+pub(super) fn diff(ctx: &Ctx, db: &FleetDb, scope: Scope, a: DiffArgs) -> anyhow::Result<()> {
+    use dcs_console::fleet::compare::{self, CompareRequest};
+    let modules: Vec<String> = match &a.module {
+        Some(raw) => vec![module_id(db, scope, raw, "module")?],
+        None => query::modules(db, scope)?.into_iter().map(|m| m.module_id).collect(),
+    };
+    if modules.is_empty() {
+        return Err(invalid(
+            "module",
+            "no firmware states of this profile/customer are known; run `dcs fleet scan` first",
+        ));
+    }
+    // The same second moment for every module ("now" read once).
+    let to = a.to.clone().or_else(|| Some(dcs_console::fleet::ms_to_text(now_ms())));
+    let mut out = Vec::with_capacity(modules.len());
+    for id in modules {
+        let hours = match a.stuck_hours {
+            Some(h) => h,
+            None => compare::stuck_hours(db, &id)?,
+        };
+        let req = CompareRequest { module_id: id, from: a.from.clone(), to: to.clone(), stuck_hours: hours };
+        out.push(compare::compare(db, scope, &req, false)?);
+    }
+    if ctx.json {
+        return output::print_json(&out);
+    }
+    for (i, c) in out.iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        println!("{} ({}): {} to {}, {} devices", c.module_name, c.module_id, c.from, c.to, thousands(c.devices));
+        let moved: Vec<String> = c
+            .movements
+            .iter()
+            .filter(|m| m.count > 0)
+            .map(|m| {
+                let label = if m.movement == compare::Movement::Stuck {
+                    format!("stuck over {} h", c.stuck_hours)
+                } else {
+                    m.movement.as_str().to_owned()
+                };
+                format!("{label} {}", thousands(m.count))
+            })
+            .collect();
+        println!("{}", moved.join(" · "));
+        let mut headers = vec!["FROM \\ TO"];
+        headers.extend(c.to_statuses.iter().map(String::as_str));
+        let rows = c
+            .from_statuses
+            .iter()
+            .map(|f| {
+                let mut row = vec![f.clone()];
+                row.extend(c.to_statuses.iter().map(|t| {
+                    let n = c.cells.iter().find(|x| &x.from_status == f && &x.to_status == t).map_or(0, |x| x.count);
+                    if n == 0 {
+                        "·".to_owned()
+                    } else {
+                        thousands(n)
+                    }
+                }));
+                row
+            })
+            .collect();
+        output::table(&headers, rows);
     }
     Ok(())
 }

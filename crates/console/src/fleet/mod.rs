@@ -8,14 +8,17 @@
 //!   cancellation, and what the service was seen to support for it (else full scans, said so);
 //! - [`query`]: the overview of a module, the device table (filter, sort, windows of rows, CSV)
 //!   and the history timeline;
+//! - [`compare`]: two moments of a module's history compared, device by device;
 //! - [`rollout`]: plans in waves with success and error thresholds, and the step that moves them.
 
+pub mod compare;
 mod first_counts;
 pub mod query;
 pub mod rollout;
 pub mod scan;
 pub mod service;
 pub(crate) mod states;
+pub mod stuck;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -126,6 +129,8 @@ CREATE TABLE IF NOT EXISTS states (
     status TEXT,
     details TEXT,
     status_at INTEGER,
+    -- When this console first saw the state (this computer's clock, ms; absent: before it kept this).
+    seen_at INTEGER,
     PRIMARY KEY (scope, module_id, device_id)
 ) WITHOUT ROWID;
 -- The device table's orders: DEVICE_ORDER_INDEX and SORT_INDEXES (the module's order walks the
@@ -223,6 +228,17 @@ CREATE TRIGGER IF NOT EXISTS state_history_delete AFTER DELETE ON states
 BEGIN
     DELETE FROM state_history WHERE scope = old.scope AND device_id = old.device_id AND module_id = old.module_id;
 END;
+-- The devices of the scope's last comparison of two moments (compare.rs), what the device
+-- table filters by when a cell of it is opened.
+CREATE TABLE IF NOT EXISTS compared (
+    scope INTEGER NOT NULL,
+    module_id TEXT NOT NULL,
+    device_id TEXT NOT NULL,
+    from_status TEXT NOT NULL,
+    to_status TEXT NOT NULL,
+    movement TEXT NOT NULL,
+    PRIMARY KEY (scope, module_id, device_id)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS settings (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -407,6 +423,8 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("rollout_devices", "sending_at", "INTEGER"),
     // The incremental refresh's overlap, measured in the service's clock (scan.rs).
     ("scopes", "overlap", "INTEGER"),
+    // When a state was first seen (compare.rs: devices new since a moment).
+    ("states", "seen_at", "INTEGER"),
 ];
 
 fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {

@@ -414,6 +414,11 @@ pub struct DeviceQuery {
     pub device: Option<String>,
     /// Only devices whose current version differs from their target.
     pub drift: bool,
+    /// Only stuck devices: a target not reached, and a status (else a target) older than this
+    /// time (RFC 3339; the app sends now minus the module's stuck threshold).
+    pub stuck_before: Option<String>,
+    /// Only the devices of a cell or movement of the last comparison of two moments.
+    pub compared: Option<super::compare::ComparedCell>,
     /// A table column, `-` in front for descending: device, module, version, target, status,
     /// statusAt, targetAt.
     pub sort: Option<String>,
@@ -471,6 +476,17 @@ fn where_clause(scope: Scope, q: &DeviceQuery, device: Option<&DeviceMatch>) -> 
     eq(&mut sql, &mut args, "s.client_id", &q.client_id);
     if q.drift {
         sql.push_str(" AND s.target IS NOT NULL AND s.current IS NOT s.target");
+    }
+    if let Some(t) = crate::filters::parse_time("stuckBefore", q.stuck_before.as_deref())? {
+        sql.push_str(
+            " AND s.target IS NOT NULL AND s.current IS NOT s.target AND COALESCE(s.status_at, s.target_at) < ?",
+        );
+        args.push(SqlValue::Integer(super::to_ms(t)));
+    }
+    if let Some(cell) = &q.compared {
+        let (cond, more) = cell.condition();
+        sql.push_str(&cond);
+        args.extend(more);
     }
     match device {
         Some(DeviceMatch::Exact(id)) => {
@@ -583,7 +599,8 @@ pub fn count(db: &FleetDb, scope: Scope, q: &DeviceQuery, device: Option<&Device
         .collect();
     let o: Vec<(&str, String)> =
         [("k2", &q.client_id), ("k1", &q.spec_id)].into_iter().filter_map(|(k, v)| set(v).map(|v| (k, v))).collect();
-    if device.is_none() && (o.is_empty() || (g.is_empty() && !q.drift)) {
+    let only_counted = q.compared.is_none() && q.stuck_before.as_deref().is_none_or(str::is_empty);
+    if device.is_none() && only_counted && (o.is_empty() || (g.is_empty() && !q.drift)) {
         let (dim, on) = if o.is_empty() { ("g", g) } else { ("o", o) };
         let mut sql = String::from(
             "SELECT COALESCE(sum(n), 0) FROM state_counts WHERE scope = ? AND dim = ? AND (? IS NULL OR module_id = ?)",

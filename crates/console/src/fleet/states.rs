@@ -25,8 +25,9 @@ pub(crate) fn write_states(tx: &rusqlite::Transaction<'_>, scope: Scope, items: 
     {
         let mut upsert = tx.prepare_cached(
             "INSERT INTO states (scope, module_id, device_id, spec_id, client_id, project_id, current, target,
-                                 target_at, status, details, status_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                                 target_at, status, details, status_at, seen_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
+                     CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER))
              ON CONFLICT (scope, module_id, device_id) DO UPDATE SET
                  spec_id = excluded.spec_id, client_id = excluded.client_id, project_id = excluded.project_id,
                  current = excluded.current, target = excluded.target, target_at = excluded.target_at,

@@ -39,7 +39,7 @@ export function FleetView({ link = null }: { link?: Link | null }) {
   const [moduleId, setModuleId] = useRemembered<string | null>(REMEMBER.module, null, isModule);
   const [query, setQuery] = useRemembered<DeviceQuery>(REMEMBER.query, {}, isDeviceQuery);
   const [notice, setNotice] = useState<Notice | null>(null);
-  const [wizard, setWizard] = useState<{ choice: DeviceChoice | null } | null>(null);
+  const [wizard, setWizard] = useState<{ choice: DeviceChoice | null; version?: string; waves?: string } | null>(null);
   const started = useRef(false);
   const [tools, setTools] = useState<HTMLDivElement | null>(null);
   const revision = status?.revision ?? -1;
@@ -261,7 +261,15 @@ export function FleetView({ link = null }: { link?: Link | null }) {
       ) : (
         <>
           {tab === "overview" && (
-            <OverviewTab home={home} moduleId={moduleId} onModule={setModuleId} revision={revision} onDevices={openDevices} />
+            <OverviewTab
+              home={home}
+              moduleId={moduleId}
+              onModule={setModuleId}
+              revision={revision}
+              onDevices={openDevices}
+              onRollOut={(choice, version) => setWizard({ choice, version, waves: "100" })}
+              onNotice={setNotice}
+            />
           )}
           {tab === "devices" && (
             <DevicesTab
@@ -275,7 +283,7 @@ export function FleetView({ link = null }: { link?: Link | null }) {
               toolbar={tools}
             />
           )}
-          {tab === "history" && <HistoryTab home={home} moduleId={moduleId} onModule={setModuleId} revision={revision} />}
+          {tab === "history" && <HistoryTab home={home} moduleId={moduleId} onModule={setModuleId} revision={revision} onDevices={openDevices} />}
           {tab === "rollouts" && (
             <RolloutsTab home={home} revision={revision} onNotice={setNotice} linked={link?.kind === "rollout" ? link : null} />
           )}
@@ -287,6 +295,8 @@ export function FleetView({ link = null }: { link?: Link | null }) {
           home={home}
           moduleId={wizard.choice?.kind === "query" ? (wizard.choice.query.moduleId ?? moduleId) : moduleId}
           choice={wizard.choice}
+          initialVersion={wizard.version}
+          initialWaves={wizard.waves}
           onClose={() => setWizard(null)}
           onStarted={(r) => {
             setWizard(null);

@@ -4,7 +4,9 @@ import { ErrorBox, Loading } from "../../components/States";
 import { Time } from "../../components/Time";
 import { ipc, type FleetHome, type HistoryPoint, type WaveStart } from "../../ipc";
 import { useRemembered } from "../../lib/remember";
+import { CompareCard } from "./CompareCard";
 import { historySpan, isHours, num, REMEMBER } from "./fleet";
+import type { DeviceQuery } from "../../ipc";
 
 const RANGES: { hours: number | null; label: string }[] = [
   { hours: 1, label: "Last hour" },
@@ -22,11 +24,13 @@ export function HistoryTab({
   moduleId,
   onModule,
   revision,
+  onDevices,
 }: {
   home: FleetHome;
   moduleId: string | null;
   onModule: (id: string) => void;
   revision: number;
+  onDevices: (q: DeviceQuery) => void;
 }) {
   const [hours, setHours] = useRemembered<number | null>(REMEMBER.hours, 24, isHours);
   const [points, setPoints] = useState<HistoryPoint[] | null>(null);
@@ -98,6 +102,7 @@ export function HistoryTab({
           </p>
         </div>
       )}
+      {moduleId && points && points.length > 0 && <CompareCard moduleId={moduleId} points={points} onDevices={onDevices} />}
     </div>
   );
 }

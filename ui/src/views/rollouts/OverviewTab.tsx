@@ -1,7 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
 import { BarChart } from "../../components/charts/BarChart";
 import { ErrorBox, Loading } from "../../components/States";
-import { ipc, type Count, type DeviceQuery, type FleetHome, type ModuleOverview, type ModuleSummary } from "../../ipc";
+import type { Notice } from "../../components/States";
+import { StuckCard } from "./StuckCard";
+import { ipc, type Count, type DeviceChoice, type DeviceQuery, type FleetHome, type ModuleOverview, type ModuleSummary } from "../../ipc";
 import { Time } from "../../components/Time";
 import { shortId } from "../../lib/format";
 import { StatusBar } from "../../components/charts/StatusBar";
@@ -83,12 +85,16 @@ export function OverviewTab({
   onModule,
   revision,
   onDevices,
+  onRollOut,
+  onNotice,
 }: {
   home: FleetHome;
   moduleId: string | null;
   onModule: (id: string) => void;
   revision: number;
   onDevices: (q: DeviceQuery) => void;
+  onRollOut: (choice: DeviceChoice, version: string | undefined) => void;
+  onNotice: (n: Notice) => void;
 }) {
   const [overview, setOverview] = useState<ModuleOverview | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -136,6 +142,15 @@ export function OverviewTab({
               <Kpi label="Updating" value={num(m.updating)} sub={pct(m.updating)} tone={m.updating ? "info" : undefined} testid="kpi-updating" />
               <Kpi label="Failed" value={num(m.failed)} sub={pct(m.failed)} tone={m.failed ? "bad" : undefined} testid="kpi-failed" />
             </div>
+            <StuckCard
+              moduleId={m.moduleId}
+              moduleName={m.name}
+              revision={revision}
+              canRollOut={home.setTarget.available}
+              onDevices={onDevices}
+              onRollOut={onRollOut}
+              onNotice={onNotice}
+            />
             <div class="card chart-card" data-testid="chart-status">
               <StatusBar counts={overview.byStatus} total={m.devices} onSelect={(st) => go({ status: st })} />
             </div>

@@ -26,12 +26,18 @@ export function RolloutWizard({
   home,
   moduleId: initialModule,
   choice,
+  initialVersion,
+  initialWaves,
   onClose,
   onStarted,
 }: {
   home: FleetHome;
   moduleId: string | null;
   choice: DeviceChoice | null;
+  /** The version to start with (else the newest with a file that is no downgrade). */
+  initialVersion?: string;
+  /** The waves to start with (else 1, 10, 50, 100). */
+  initialWaves?: string;
   onClose: () => void;
   onStarted: (r: RolloutView) => void;
 }) {
@@ -43,7 +49,7 @@ export function RolloutWizard({
   const [versionPicked, setVersionPicked] = useState(false);
   const [mode, setMode] = useState<Mode>(choice?.kind ?? "all");
   const [list, setList] = useState(choice?.kind === "list" ? choice.text : "");
-  const [wavesText, setWavesText] = useState("1, 10, 50, 100");
+  const [wavesText, setWavesText] = useState(initialWaves ?? "1, 10, 50, 100");
   const [successText, setSuccessText] = useState("95");
   const [errorText, setErrorText] = useState("5");
   // The last preview, with the plan it is for: shown only while that is still the plan (not for
@@ -65,7 +71,8 @@ export function RolloutWizard({
         // unless it is older than what some devices of the module run (a downgrade is only
         // ever chosen by hand); else none.
         const newest = newestVersion(o.packages.filter((p) => p.hasFile).map((p) => p.version));
-        setVersion(newest !== null && !downgradeOf(newest, runningOf(o)) ? newest : "");
+        const asked = initialVersion && o.module.moduleId === initialModule && o.packages.some((p) => p.version === initialVersion && p.hasFile);
+        setVersion(asked ? initialVersion : newest !== null && !downgradeOf(newest, runningOf(o)) ? newest : "");
       },
       () => alive && setOverview(null),
     );

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import {
   choiceText,
+  comparedText,
+  compareRequest,
+  movementText,
+  NOW,
+  OTHER_TIME,
+  queryText,
   cleanQuery,
   durationText,
   historySpan,
@@ -133,5 +139,36 @@ describe("the history's real span", () => {
     const day = [new Date(Date.UTC(2026, 0, 4, 9)).toISOString(), new Date(Date.UTC(2026, 0, 5, 9)).toISOString()];
     expect(historySpan(day, 24, "Last 24 hours")).toEqual({ title: "Last 24 hours", short: false });
     expect(historySpan([], 24, "Last 24 hours")).toEqual({ title: "Last 24 hours", short: false });
+  });
+});
+
+describe("two moments compared", () => {
+  it("asks for a scan's time as it came, a typed local time as UTC, and now as null", () => {
+    const scan = "2026-11-27T10:00:00.000Z";
+    expect(compareRequest("m", { scan, typed: "" }, { scan: NOW, typed: "" }, "24")).toEqual({ moduleId: "m", from: scan, to: null, stuckHours: 24 });
+    const typed = compareRequest("m", { scan: OTHER_TIME, typed: "2026-11-27T08:30:15" }, { scan, typed: "" }, " 1.5 ");
+    expect(typed.from).toBe(new Date("2026-11-27T08:30:15").toISOString().replace(".000Z", "Z"));
+    expect(typed.to).toBe(scan);
+    expect(typed.stuckHours).toBe(1.5);
+  });
+  it("passes what it cannot read on for Rust to name", () => {
+    expect(compareRequest("m", { scan: OTHER_TIME, typed: "soon" }, { scan: NOW, typed: "" }, "").from).toBe("soon");
+    expect(compareRequest("m", { scan: OTHER_TIME, typed: "" }, { scan: NOW, typed: "" }, "x").stuckHours).toBe(-1);
+    expect(compareRequest("m", { scan: OTHER_TIME, typed: "" }, { scan: NOW, typed: "" }, "").stuckHours).toBe(-1);
+  });
+  it("says what a filter to a comparison's devices holds", () => {
+    expect(comparedText({ movement: "forward", fromStatus: null, toStatus: null })).toBe("compared: moved forward");
+    expect(comparedText({ movement: null, fromStatus: "PENDING", toStatus: "FAILED" })).toBe("compared: PENDING → FAILED");
+    expect(queryText({ compared: { movement: "stuck", fromStatus: null, toStatus: null } })).toBe("compared: stuck");
+    expect(movementText("stuck", 1.5)).toBe("stuck over 1.5 h");
+    expect(queryText({ stuckBefore: "2026-11-27T10:00:00Z" })).toContain("stuck since before");
+  });
+  it("remembers a query with a comparison's cell, and nothing malformed", () => {
+    expect(isDeviceQuery({ moduleId: "m", compared: { movement: "back", fromStatus: null, toStatus: null } })).toBe(true);
+    expect(isDeviceQuery({ stuckBefore: "2026-11-27T10:00:00Z" })).toBe(true);
+    expect(isDeviceQuery({ compared: { movement: "sideways" } })).toBe(false);
+    expect(isDeviceQuery({ compared: { fromStatus: 5 } })).toBe(false);
+    expect(isDeviceQuery({ compared: { other: "x" } })).toBe(false);
+    expect(isDeviceQuery({ compared: "forward" })).toBe(false);
   });
 });

@@ -1,7 +1,8 @@
 // What the rollout dashboard computes without drawing: wave input, scan progress in words,
 // and a device choice in words (a wave's bar and progress: progress.ts).
 
-import type { DeviceChoice, DeviceQuery, FleetStatus, ScanProgress } from "../../ipc";
+import type { ComparedCell, CompareRequest, DeviceChoice, DeviceQuery, FleetStatus, Movement, ScanProgress } from "../../ipc";
+import { serviceTime } from "../../lib/timeWindow";
 
 const nf = new Intl.NumberFormat("en-US");
 export const num = (n: number) => nf.format(n);
@@ -55,6 +56,8 @@ export function queryText(q: DeviceQuery): string {
   if (q.status) parts.push(q.status === "none" ? "never updated" : `status ${q.status}`);
   if (q.drift) parts.push("drifting");
   if (q.device) parts.push(`device ${q.device}`);
+  if (q.stuckBefore) parts.push(`stuck since before ${localTime(q.stuckBefore)}`);
+  if (q.compared) parts.push(comparedText(q.compared));
   if (q.specId) parts.push("one specification");
   if (q.clientId) parts.push("one owner");
   return parts.length ? parts.join(", ") : "every device";
@@ -127,7 +130,87 @@ export const FLEET_TABS = ["overview", "devices", "history", "rollouts"] as cons
 export type FleetTab = (typeof FLEET_TABS)[number];
 export const REMEMBER = { tab: "fleet.tab", query: "fleet.devices", module: "fleet.module", hours: "fleet.history.hours" } as const;
 
-const QUERY_TEXT_FIELDS = ["moduleId", "version", "target", "status", "specId", "clientId", "device", "sort"] as const;
+const QUERY_TEXT_FIELDS = ["moduleId", "version", "target", "status", "specId", "clientId", "device", "sort", "stuckBefore"] as const;
+
+/** What happened to devices between two moments, in the order the comparison lists them. */
+export const MOVEMENTS: readonly Movement[] = ["forward", "back", "failed", "stuck", "changed", "unchanged", "new", "unknown"];
+
+/** A movement in words, for a count ("3 moved forward"). */
+export function movementText(m: Movement, stuckHours?: number | null): string {
+  switch (m) {
+    case "forward":
+      return "moved forward";
+    case "back":
+      return "went back";
+    case "failed":
+      return "failed";
+    case "stuck":
+      return stuckHours === undefined || stuckHours === null ? "stuck" : `stuck over ${hoursText(stuckHours)}`;
+    case "changed":
+      return "changed otherwise";
+    case "unchanged":
+      return "unchanged";
+    case "new":
+      return "new";
+    case "unknown":
+      return "history not kept";
+    default:
+      return String(m);
+  }
+}
+
+/** Hours as typed back: "24 h", "1.5 h". */
+export function hoursText(h: number | null): string {
+  if (h === null) return "? h";
+  return `${Number.isInteger(h) ? h : Number(h.toFixed(2))} h`;
+}
+
+/** The device table's filter to a comparison's cell or movement, in words. */
+export function comparedText(c: ComparedCell): string {
+  const parts: string[] = [];
+  if (c.movement) parts.push(movementText(c.movement));
+  if (c.fromStatus || c.toStatus) parts.push(`${c.fromStatus ?? "any"} → ${c.toStatus ?? "any"}`);
+  return `compared: ${parts.join(", ") || "every device"}`;
+}
+
+function localTime(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+}
+
+function isComparedCell(v: unknown): v is ComparedCell {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  for (const [k, x] of Object.entries(v)) {
+    if (k === "movement") {
+      if (x !== null && !(MOVEMENTS as readonly unknown[]).includes(x)) return false;
+    } else if (k === "fromStatus" || k === "toStatus") {
+      if (x !== null && (typeof x !== "string" || x.length > 200)) return false;
+    } else return false;
+  }
+  return true;
+}
+
+/**
+ * What the compare form asks Rust: a moment is a scan's time, or a time typed in local time
+ * (sent as UTC; anything unreadable is passed as typed for Rust to name); `to` null is now.
+ */
+export function compareRequest(
+  moduleId: string,
+  from: { scan: string; typed: string },
+  to: { scan: string; typed: string },
+  stuckHours: string,
+): CompareRequest {
+  const moment = (m: { scan: string; typed: string }) => (m.scan === OTHER_TIME ? (serviceTime(m.typed) ?? "") : m.scan);
+  const hours = Number(stuckHours.trim());
+  return {
+    moduleId,
+    from: moment(from),
+    to: to.scan === NOW ? null : moment(to),
+    stuckHours: stuckHours.trim() === "" || Number.isNaN(hours) ? -1 : hours,
+  };
+}
+export const NOW = "now";
+export const OTHER_TIME = "other";
 
 /** A remembered device query: only its known fields, each of its type. */
 export function isDeviceQuery(v: unknown): v is DeviceQuery {
@@ -135,6 +218,8 @@ export function isDeviceQuery(v: unknown): v is DeviceQuery {
   for (const [k, x] of Object.entries(v)) {
     if (k === "drift") {
       if (typeof x !== "boolean") return false;
+    } else if (k === "compared") {
+      if (x !== null && !isComparedCell(x)) return false;
     } else if (!(QUERY_TEXT_FIELDS as readonly string[]).includes(k)) return false;
     else if (x !== null && (typeof x !== "string" || x.length > 200)) return false;
   }

@@ -31,11 +31,11 @@
 mod budget;
 mod control;
 mod plan;
-mod preview;
+pub(crate) mod preview;
 pub mod report;
 mod step;
 mod store;
-mod targets;
+pub(crate) mod targets;
 mod versions;
 mod view;
 

@@ -118,7 +118,7 @@ pub async fn resolve(
 }
 
 /// The devices of the module that the device table's query (and selection) names.
-async fn query_ids(
+pub(crate) async fn query_ids(
     client: &Client,
     db: &FleetDb,
     scope: Scope,

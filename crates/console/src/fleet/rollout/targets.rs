@@ -10,7 +10,7 @@ use super::PARALLEL_SETS;
 use crate::set_target::{self, SetTarget};
 
 /// What setting one device's target answered: the state it reads as, if any, or the refusal.
-pub(super) type SetResult = (Uuid, std::result::Result<Option<FirmwareState>, dcs_api::Error>);
+pub(crate) type SetResult = (Uuid, std::result::Result<Option<FirmwareState>, dcs_api::Error>);
 
 /// Why a rollout cannot set targets: the profile has no set-target operation.
 pub const NO_OPERATION: &str = "the profile has no set-target operation, so targets cannot be set or reset; \
@@ -21,7 +21,7 @@ pub const NO_OPERATION: &str = "the profile has no set-target operation, so targ
 /// Sets (or resets, `version` `None`) the target of each device with the profile's operation.
 /// An answer that reads as the device's new state is kept (`Some`); another service may answer
 /// something else, or nothing, and the next refresh reads the state.
-pub(super) async fn set_targets(
+pub(crate) async fn set_targets(
     client: &Client,
     op: &SetTarget,
     devices: &[Uuid],
