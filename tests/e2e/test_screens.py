@@ -227,6 +227,12 @@ def visit_all(t: Tour):
     press(d, "[data-testid=fleet-tab-history]")
     settle(d, 1.5)
     t.record("rollouts-history")
+    # Two moments compared: the first scan with now.
+    press(d, "[data-testid=compare-run]")
+    find(d, "[data-testid=compare-result]", 60)
+    d.execute_script("document.querySelector('[data-testid=compare-result]').scrollIntoView({block: 'end'})")
+    settle(d, 0.5)
+    t.record("rollouts-history-compare")
     press(d, "[data-testid=fleet-tab-rollouts]")
     settle(d, 1)
     t.record("rollouts-rollouts")

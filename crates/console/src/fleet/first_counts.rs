@@ -62,11 +62,12 @@ impl FirstCounts {
         let mut page: HashMap<GroupKey<&str>, i64> = HashMap::new();
         let mut written = 0u32;
         {
-            let mut insert = tx.prepare_cached(
+            let mut insert = tx.prepare_cached(&format!(
                 "INSERT OR IGNORE INTO states (scope, module_id, device_id, spec_id, client_id, project_id, current,
-                                               target, target_at, status, details, status_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            )?;
+                                               target, target_at, status, details, status_at, seen_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, {})",
+                super::states::NOW_MS
+            ))?;
             for s in items {
                 let status = s.firmware_update_status.as_ref().map(|st| st.as_str());
                 let n = insert.execute(rusqlite::params_from_iter(super::states::state_values(self.scope, s)))?;

@@ -8,6 +8,9 @@ use uuid::Uuid;
 
 use super::{to_ms, FleetDb, Result, Scope};
 
+/// This computer's clock in ms since the epoch, in SQL: when a state was first seen (`seen_at`).
+pub(crate) const NOW_MS: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
+
 /// Writes states in one transaction, touching only rows that differ from what the database
 /// holds (an unchanged state costs one lookup). Answers how many states were new or changed.
 pub fn write_page(db: &FleetDb, scope: Scope, items: &[FirmwareState]) -> Result<u32> {
@@ -23,11 +26,10 @@ pub fn write_page(db: &FleetDb, scope: Scope, items: &[FirmwareState]) -> Result
 pub(crate) fn write_states(tx: &rusqlite::Transaction<'_>, scope: Scope, items: &[FirmwareState]) -> Result<u32> {
     let mut changed = 0u32;
     {
-        let mut upsert = tx.prepare_cached(
+        let mut upsert = tx.prepare_cached(&format!(
             "INSERT INTO states (scope, module_id, device_id, spec_id, client_id, project_id, current, target,
                                  target_at, status, details, status_at, seen_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
-                     CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER))
+              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, {NOW_MS})
              ON CONFLICT (scope, module_id, device_id) DO UPDATE SET
                  spec_id = excluded.spec_id, client_id = excluded.client_id, project_id = excluded.project_id,
                  current = excluded.current, target = excluded.target, target_at = excluded.target_at,
@@ -36,8 +38,8 @@ pub(crate) fn write_states(tx: &rusqlite::Transaction<'_>, scope: Scope, items: 
                 OR states.status IS NOT excluded.status OR states.status_at IS NOT excluded.status_at
                 OR states.target_at IS NOT excluded.target_at OR states.details IS NOT excluded.details
                 OR states.spec_id IS NOT excluded.spec_id OR states.client_id IS NOT excluded.client_id
-                OR states.project_id IS NOT excluded.project_id",
-        )?;
+                OR states.project_id IS NOT excluded.project_id"
+        ))?;
         for s in items {
             changed += upsert.execute(rusqlite::params_from_iter(state_values(scope, s)))? as u32;
         }

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ErrorBox } from "../../components/States";
 import { Time } from "../../components/Time";
+import { formatLocal } from "../../lib/format";
 import { IpcError, ipc, type Comparison, type DeviceQuery, type HistoryPoint, type Movement } from "../../ipc";
 import { compareRequest, hoursText, movementText, NOW, num, OTHER_TIME } from "./fleet";
 
@@ -61,7 +62,7 @@ export function CompareCard({
 
   const open = (compared: DeviceQuery["compared"]) => onDevices({ moduleId, compared });
   const cell = (f: string, t: string) => result?.cells.find((c) => c.fromStatus === f && c.toStatus === t)?.count ?? 0;
-  const scanLabel = (at: string) => `Scan at ${new Date(at).toLocaleString()}`;
+  const scanLabel = (at: string) => `Scan at ${formatLocal(at, true)}`;
 
   const momentField = (label: string, id: string, m: Moment, set: (m: Moment) => void, now: boolean) => (
     <span class={error?.field === id ? "compare-moment invalid" : "compare-moment"}>

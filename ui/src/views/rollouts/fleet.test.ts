@@ -3,6 +3,7 @@ import {
   choiceText,
   comparedText,
   compareRequest,
+  hoursText,
   movementText,
   NOW,
   OTHER_TIME,
@@ -161,6 +162,7 @@ describe("two moments compared", () => {
     expect(comparedText({ movement: null, fromStatus: "PENDING", toStatus: "FAILED" })).toBe("compared: PENDING → FAILED");
     expect(queryText({ compared: { movement: "stuck", fromStatus: null, toStatus: null } })).toBe("compared: stuck");
     expect(movementText("stuck", 1.5)).toBe("stuck over 1.5 h");
+    expect([hoursText(0.001), hoursText(24), hoursText(1 / 3), hoursText(null)]).toEqual(["0.001 h", "24 h", "0.333333 h", "? h"]);
     expect(queryText({ stuckBefore: "2026-11-27T10:00:00Z" })).toContain("stuck since before");
   });
   it("remembers a query with a comparison's cell, and nothing malformed", () => {

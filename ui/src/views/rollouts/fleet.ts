@@ -2,6 +2,7 @@
 // and a device choice in words (a wave's bar and progress: progress.ts).
 
 import type { ComparedCell, CompareRequest, DeviceChoice, DeviceQuery, FleetStatus, Movement, ScanProgress } from "../../ipc";
+import { formatLocal } from "../../lib/format";
 import { serviceTime } from "../../lib/timeWindow";
 
 const nf = new Intl.NumberFormat("en-US");
@@ -56,7 +57,7 @@ export function queryText(q: DeviceQuery): string {
   if (q.status) parts.push(q.status === "none" ? "never updated" : `status ${q.status}`);
   if (q.drift) parts.push("drifting");
   if (q.device) parts.push(`device ${q.device}`);
-  if (q.stuckBefore) parts.push(`stuck since before ${localTime(q.stuckBefore)}`);
+  if (q.stuckBefore) parts.push(`stuck since before ${formatLocal(q.stuckBefore, true)}`);
   if (q.compared) parts.push(comparedText(q.compared));
   if (q.specId) parts.push("one specification");
   if (q.clientId) parts.push("one owner");
@@ -162,7 +163,7 @@ export function movementText(m: Movement, stuckHours?: number | null): string {
 /** Hours as typed back: "24 h", "1.5 h". */
 export function hoursText(h: number | null): string {
   if (h === null) return "? h";
-  return `${Number.isInteger(h) ? h : Number(h.toFixed(2))} h`;
+  return `${Number.isInteger(h) ? h : Number.parseFloat(h.toPrecision(6))} h`;
 }
 
 /** The device table's filter to a comparison's cell or movement, in words. */
@@ -173,10 +174,6 @@ export function comparedText(c: ComparedCell): string {
   return `compared: ${parts.join(", ") || "every device"}`;
 }
 
-function localTime(iso: string): string {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
-}
 
 function isComparedCell(v: unknown): v is ComparedCell {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
