@@ -288,6 +288,15 @@ fn a_rollout_started_with_yes_is_watched_to_completion() {
     assert!(stderr(&early).contains("from") && stderr(&early).contains("history starts"), "{}", stderr(&early));
     let backwards = env.run(&["fleet", "diff", "--from", &from, "--to", "2020-01-01T00:00:00Z"]);
     assert!(stderr(&backwards).contains("from"), "{}", stderr(&backwards));
+    // Stuck devices as a filter: short of their target, none once every device reached it or
+    // failed a moment ago; a threshold that is no number of hours is refused naming it.
+    let stuck = env.json(&["fleet", "devices", "--module", &module, "--stuck-hours", "0.0001"]);
+    let drift = n(&env.json(&["fleet", "overview", &module])["module"]["drift"]);
+    assert!(n(&stuck["total"]) <= drift, "{stuck} of {drift}");
+    assert!(stuck["rows"].as_array().unwrap().iter().all(|r| !r["target"].is_null() && r["current"] != r["target"]));
+    let bad = env.run(&["fleet", "devices", "--stuck-hours", "0"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("stuckHours"), "{}", stderr(&bad));
 
     // Its report, as HTML and JSON, with the same totals; the start is among its audit entries.
     let (html, json) = (env.data.path().join("report.html"), env.data.path().join("report.json"));

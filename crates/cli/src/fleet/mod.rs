@@ -148,15 +148,9 @@ impl Filters {
     fn query(&self, module_id: Option<String>, sort: Option<String>) -> anyhow::Result<DeviceQuery> {
         let stuck_before = match self.stuck_hours {
             None => None,
-            Some(h) if h.is_finite() && h > 0.0 && h <= compare::MAX_STUCK_HOURS => {
-                let at = now_ms() - (h * 3_600_000.0) as i64;
-                Some(dcs_console::fleet::ms_to_text(at))
-            }
-            Some(_) => {
-                return Err(invalid(
-                    "stuckHours",
-                    format!("must be a number of hours above 0, at most {}", compare::MAX_STUCK_HOURS),
-                ))
+            Some(h) => {
+                let h = compare::check_hours(h)?;
+                Some(dcs_console::fleet::ms_to_text(now_ms() - (h * 3_600_000.0) as i64))
             }
         };
         Ok(DeviceQuery {

@@ -170,13 +170,17 @@ fn moments(req: &CompareRequest, now: i64) -> Result<(i64, i64)> {
     if from >= to {
         return Err(FleetError::invalid("from", "must be earlier than `to`"));
     }
-    if !(req.stuck_hours.is_finite() && req.stuck_hours > 0.0 && req.stuck_hours <= MAX_STUCK_HOURS) {
-        return Err(FleetError::invalid(
-            "stuckHours",
-            format!("must be a number of hours above 0, at most {MAX_STUCK_HOURS}"),
-        ));
-    }
+    check_hours(req.stuck_hours)?;
     Ok((from, to))
+}
+
+/// The stuck threshold's rule, named as `stuckHours`: hours above 0, at most [`MAX_STUCK_HOURS`].
+pub fn check_hours(hours: f64) -> Result<f64> {
+    if hours.is_finite() && hours > 0.0 && hours <= MAX_STUCK_HOURS {
+        Ok(hours)
+    } else {
+        Err(FleetError::invalid("stuckHours", format!("must be a number of hours above 0, at most {MAX_STUCK_HOURS}")))
+    }
 }
 
 /// What happened to one device, from its states at the two moments (`before` `None`: not seen).
@@ -271,7 +275,7 @@ pub fn compare(db: &FleetDb, scope: Scope, req: &CompareRequest, keep: bool) -> 
             })
         };
         let mut changes = history.query(params![scope.0, module, from])?;
-        let mut next_change = |changes: &mut rusqlite::Rows<'_>| -> rusqlite::Result<Option<(String, i64, Seen)>> {
+        let next_change = |changes: &mut rusqlite::Rows<'_>| -> rusqlite::Result<Option<(String, i64, Seen)>> {
             match changes.next()? {
                 Some(r) => Ok(Some((r.get(0)?, r.get(1)?, seen(r, 2)?))),
                 None => Ok(None),
@@ -402,18 +406,13 @@ pub fn stuck_hours(db: &FleetDb, module_id: &str) -> Result<f64> {
     Ok(db
         .setting(&format!("stuck-hours:{module_id}"))?
         .and_then(|v| v.parse::<f64>().ok())
-        .filter(|h| h.is_finite() && *h > 0.0 && *h <= MAX_STUCK_HOURS)
+        .filter(|h| check_hours(*h).is_ok())
         .unwrap_or(DEFAULT_STUCK_HOURS))
 }
 
 /// Sets a module's stuck threshold.
 pub fn set_stuck_hours(db: &FleetDb, module_id: &str, hours: f64) -> Result<()> {
-    if !(hours.is_finite() && hours > 0.0 && hours <= MAX_STUCK_HOURS) {
-        return Err(FleetError::invalid(
-            "stuckHours",
-            format!("must be a number of hours above 0, at most {MAX_STUCK_HOURS}"),
-        ));
-    }
+    check_hours(hours)?;
     if module_id.trim().is_empty() || module_id.len() > 100 {
         return Err(FleetError::invalid("moduleId", "must be a module id"));
     }

@@ -3,6 +3,7 @@ import { ErrorBox } from "../../components/States";
 import { Time } from "../../components/Time";
 import { formatLocal } from "../../lib/format";
 import { IpcError, ipc, type Comparison, type DeviceQuery, type HistoryPoint, type Movement } from "../../ipc";
+import { HoursField } from "./HoursField";
 import { compareRequest, hoursText, movementText, NOW, num, OTHER_TIME } from "./fleet";
 
 type Moment = { scan: string; typed: string };
@@ -112,20 +113,7 @@ export function CompareCard({
       >
         {momentField("From", "from", from, setFrom, false)}
         {momentField("To", "to", to, setTo, true)}
-        <label class={error?.field === "stuckHours" ? "invalid" : undefined}>
-          <span>Stuck after (hours)</span>
-          <input
-            type="number"
-            min={0}
-            step="any"
-            class="input-narrow"
-            id="compare-hours"
-            value={hours}
-            data-testid="compare-hours"
-            aria-invalid={error?.field === "stuckHours"}
-            onInput={(e) => setHours(e.currentTarget.value)}
-          />
-        </label>
+        <HoursField id="compare-hours" label="Stuck after (hours)" value={hours} invalid={error?.field === "stuckHours"} onInput={setHours} />
         <button type="submit" class="button button-small button-primary" disabled={busy} data-testid="compare-run">
           {busy ? "Comparing…" : "Compare"}
         </button>

@@ -5,6 +5,7 @@ import { Time } from "../../components/Time";
 import { errorMessage, IpcError, ipc, type DeviceChoice, type DeviceQuery, type StuckSummary } from "../../ipc";
 import { useSession } from "../../session";
 import { hoursText, num } from "./fleet";
+import { HoursField } from "./HoursField";
 
 /**
  * A module's stuck devices (Rust's fleet::stuck: short of their target, status unchanged for
@@ -138,20 +139,7 @@ export function StuckCard({
             void saveHours();
           }}
         >
-          <label class={hoursError ? "invalid" : undefined}>
-            <span>Stuck after (hours, this module)</span>
-            <input
-              type="number"
-              min={0}
-              step="any"
-              class="input-narrow"
-              id="stuck-hours"
-              value={hours}
-              data-testid="stuck-hours"
-              aria-invalid={!!hoursError}
-              onInput={(e) => setHours(e.currentTarget.value)}
-            />
-          </label>
+          <HoursField id="stuck-hours" label="Stuck after (hours, this module)" value={hours} invalid={!!hoursError} onInput={setHours} />
           <button type="submit" class="button button-small" data-testid="stuck-hours-save" disabled={hours === String(stuck.hours)}>
             Set
           </button>
