@@ -27,8 +27,7 @@ use crate::fleet::query::{resolve_device, DeviceMatch};
 use crate::fleet::{ms_to_text, FleetDb, Result, Scope};
 use crate::FieldError;
 
-/// States kept per device and module in the history (the trigger's `OFFSET 50` keeps 50).
-pub const HISTORY_KEPT: usize = 50;
+pub use crate::fleet::HISTORY_KEPT;
 /// Newest items fetched of each downlink and binding kind.
 pub const PER_KIND: u32 = 20;
 

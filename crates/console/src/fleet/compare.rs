@@ -19,10 +19,8 @@ use std::collections::BTreeMap;
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
-use super::query::NO_STATUS;
 use super::rollout::compare_versions;
-use super::{ms_to_text, now_ms, to_ms, FleetDb, FleetError, Result, Scope};
-use crate::device_page::HISTORY_KEPT;
+use super::{ms_to_text, now_ms, to_ms, FleetDb, FleetError, Result, Scope, HISTORY_KEPT, NO_STATUS};
 use crate::filters::parse_time;
 
 /// The longest stuck threshold accepted: ten years, in hours.

@@ -82,6 +82,13 @@ impl ScopeKey {
     }
 }
 
+/// The status key of a state that never had a target (no `firmwareUpdateStatus`).
+pub const NO_STATUS: &str = "none";
+
+/// States kept per device and module in the history (the trigger's `OFFSET 50` keeps 50): what
+/// the device page shows and how far back a comparison of two moments can see.
+pub const HISTORY_KEPT: usize = 50;
+
 /// One scope's row id in the database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Scope(pub i64);
@@ -194,7 +201,7 @@ CREATE INDEX IF NOT EXISTS rollout_devices_by_device ON rollout_devices (device_
 -- What a device's state was before each change this console saw (the device page's history):
 -- the state it left, with when the console saw it leave (`left_at`, this computer's clock, ms).
 -- Kept by a trigger in the transaction that writes the change; the newest 50 per device and
--- module are kept (device_page::HISTORY_KEPT), newest by `id` (two changes may share a
+-- module are kept (HISTORY_KEPT), newest by `id` (two changes may share a
 -- millisecond). A device the service no longer lists loses its history with its state.
 CREATE TABLE IF NOT EXISTS state_history (
     id INTEGER PRIMARY KEY,

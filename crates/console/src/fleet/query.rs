@@ -14,8 +14,7 @@ use uuid::Uuid;
 
 use super::{ms_to_text, FleetDb, FleetError, Result, Scope};
 
-/// The status key of a state that never had a target (no `firmwareUpdateStatus`).
-pub const NO_STATUS: &str = "none";
+pub use super::NO_STATUS;
 /// Statuses after which nothing more happens until the target changes (simulator, A-37).
 pub const FINAL_STATUSES: &[&str] = &["SUCCEEDED", "FAILED", "CANCELLED"];
 
