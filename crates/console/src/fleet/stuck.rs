@@ -13,7 +13,7 @@ use uuid::Uuid;
 use super::compare;
 use super::query::{Count, DeviceQuery, NO_STATUS};
 use super::rollout::preview::query_ids;
-use super::rollout::targets::{set_targets, NO_OPERATION};
+use super::rollout::targets::{apply_sets, set_targets, NO_OPERATION};
 use super::{ms_to_text, FleetDb, FleetError, Result, Scope};
 use crate::set_target::SetTarget;
 
@@ -120,22 +120,8 @@ pub async fn reset_targets(
             devices.len()
         )));
     }
-    let mut out = ResetOutcome { reset: 0, failures: Vec::new(), failed: 0 };
-    for (device, result) in set_targets(client, op, &devices, module, None, None).await {
-        match result {
-            Ok(state) => {
-                if let Some(state) = state {
-                    super::scan::write_page(db, scope, std::slice::from_ref(&state))?;
-                }
-                out.reset += 1;
-            }
-            Err(e) => {
-                out.failed += 1;
-                if out.failures.len() < 20 {
-                    out.failures.push(format!("{device}: {e}"));
-                }
-            }
-        }
-    }
-    Ok(out)
+    let (reset, mut failures) = apply_sets(db, scope, set_targets(client, op, &devices, module, None, None).await)?;
+    let failed = failures.len() as u32;
+    failures.truncate(20);
+    Ok(ResetOutcome { reset, failures, failed })
 }

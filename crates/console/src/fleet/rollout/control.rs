@@ -6,7 +6,7 @@ use rusqlite::params;
 use uuid::Uuid;
 
 use super::store::{event, load_known, set_state, unfinished, RolloutState};
-use super::targets::{set_targets, NO_OPERATION};
+use super::targets::{apply_sets, set_targets, NO_OPERATION};
 use super::view::{get, RolloutView};
 use crate::fleet::{now_ms, FleetDb, FleetError, Result, Scope};
 use crate::set_target::SetTarget;
@@ -123,20 +123,7 @@ async fn reset_targets(
 ) -> Result<u32> {
     let devices = unfinished(db, id)?;
     let module: Uuid = module_id.parse().map_err(|_| FleetError::invalid("moduleId", "is not a UUID"))?;
-    let results = set_targets(client, op, &devices, module, None, None).await;
-    let mut reset = 0u32;
-    let mut failures = Vec::new();
-    for (device, result) in results {
-        match result {
-            Ok(state) => {
-                if let Some(state) = state {
-                    crate::fleet::scan::write_page(db, scope, std::slice::from_ref(&state))?;
-                }
-                reset += 1;
-            }
-            Err(e) => failures.push(format!("{device}: {e}")),
-        }
-    }
+    let (reset, failures) = apply_sets(db, scope, set_targets(client, op, &devices, module, None, None).await)?;
     let conn = db.conn();
     let mut message = format!("Reset the targets of {reset} devices whose update had not finished");
     if !failures.is_empty() {

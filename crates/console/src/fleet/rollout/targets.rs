@@ -44,3 +44,26 @@ pub(crate) async fn set_targets(
         .collect();
     stream::iter(jobs).buffer_unordered(PARALLEL_SETS).collect().await
 }
+
+/// What a batch of set-target calls did: the states the service answered are written back,
+/// the calls that went through counted, and the refusals given as `<device>: <why>`.
+pub(crate) fn apply_sets(
+    db: &crate::fleet::FleetDb,
+    scope: crate::fleet::Scope,
+    results: Vec<SetResult>,
+) -> crate::fleet::Result<(u32, Vec<String>)> {
+    let mut done = 0u32;
+    let mut failures = Vec::new();
+    for (device, result) in results {
+        match result {
+            Ok(state) => {
+                if let Some(state) = state {
+                    crate::fleet::scan::write_page(db, scope, std::slice::from_ref(&state))?;
+                }
+                done += 1;
+            }
+            Err(e) => failures.push(format!("{device}: {e}")),
+        }
+    }
+    Ok((done, failures))
+}
