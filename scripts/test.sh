@@ -53,8 +53,9 @@ if ! diff -u "$ROOT/ui/src/bindings.ts" "$fresh"; then
 fi
 rm -f "$fresh"
 
-# The installable package, built once here and installed by the installer test in the session below.
-DCS_DEB="$(build_deb)"
+# The installable package, bundled from the debug build above and installed by the installer test
+# in the session below (scripts/bundle.sh builds the release one that is shipped).
+DCS_DEB="$(build_deb --debug)"
 export DCS_DEB
 
 # Coverage-guided fuzzing, 20 s per target, of a quick build (scripts/fuzz.sh runs the optimised
