@@ -110,6 +110,7 @@ fn specta_builder() -> Builder<tauri::Wry> {
             commands::fleet::rollout_counts,
             commands::fleet::rollout_pause,
             commands::fleet::rollout_resume,
+            commands::fleet::rollout_continue,
             commands::fleet::rollout_unfinished,
             commands::fleet::rollout_abort,
             launch::take_link,

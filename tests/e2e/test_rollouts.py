@@ -815,3 +815,106 @@ def test_a_paused_rollout_shows_everywhere_and_its_bars_budget_and_next_step_rea
     WebDriverWait(d, 20, ignored_exceptions=STALE).until(lambda x: state_of(x, rollout_id) == "aborted")
     WebDriverWait(d, 10, ignored_exceptions=STALE).until(lambda x: badge_state(x) == (None, None, None, None))
     assert "aborted" in wait_text(d, "[data-testid=fleet-notice]", "aborted")
+
+
+def set_input(driver, el, value):
+    """Sets a date or time input as a person picking would: its value, then an input event."""
+    driver.execute_script(
+        "arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input', {bubbles: true}))", el, value
+    )
+
+
+def test_a_scheduled_rollout_waits_for_its_window_then_for_approval(app, demo_key, artifacts):
+    """A rollout with approval between waves and a maintenance window opening at the next whole
+    minute (UTC): the preview's calendar says when wave 1 starts, the rollout holds it (no target
+    set) until the window opens, then holds wave 2 for "Continue", whose confirmation shows wave
+    1's figures; continued, wave 2 starts."""
+    d = app
+    d.set_window_size(1200, 780)
+    base_url, token = service(d, demo_key)
+    set_speed(base_url, 0.01)
+    settle(base_url)
+    modules = open_dashboard(d)
+    module_id = modules[0].get_attribute("data-module")
+    Select(wait_css(d, "[data-testid=refresh-interval]")).select_by_value("5")
+    click(d, "[data-testid=new-rollout]")
+    wait_css(d, "[data-testid=rollout-wizard]")
+    Select(wait_css(d, "[data-testid=wizard-module]")).select_by_value(module_id)
+    type_into(d, "wizard-waves", "50, 100")
+    type_into(d, "wizard-success", "50")
+    type_into(d, "wizard-error", "100")
+    click(d, "[data-testid=wizard-approval]")
+    click(d, "[data-testid=wizard-scheduled]")
+    type_into(d, "schedule-zone", "Mars/Olympus")
+    err = wait_text(d, "#schedule-zone ~ .field-error, [data-testid=schedule-fields] .field-error", "not an IANA time zone", 20)
+    assert "Mars/Olympus" in err
+    type_into(d, "schedule-zone", "UTC")
+    click(d, "[data-testid=window-add]")
+    for day in ("sat", "sun"):
+        click(d, f"[data-testid=window-day-{day}]")
+    WebDriverWait(d, 5).until(
+        lambda x: all(e.get_attribute("data-on") == "yes" for e in x.find_elements(By.CSS_SELECTOR, "[data-testid^=window-day-]"))
+    )
+    # The window opens at the next whole minute, at least 15 s ahead, and lasts 30 minutes.
+    now = time.time()
+    opens = (int(now // 60) + (2 if now % 60 > 45 else 1)) * 60
+    hm = lambda t: time.strftime("%H:%M", time.gmtime(t))  # noqa: E731
+    set_input(d, wait_css(d, "[data-testid=window-from]"), hm(opens))
+    set_input(d, wait_css(d, "[data-testid=window-to]"), hm(opens + 30 * 60))
+    first = WebDriverWait(d, 20, ignored_exceptions=STALE).until(
+        lambda x: [e for e in x.find_elements(By.CSS_SELECTOR, "[data-testid=preview-calendar]")] or False
+    )
+    expect_at = time.strftime("%Y-%m-%dT%H:%M:00.000Z", time.gmtime(opens))
+    WebDriverWait(d, 20, ignored_exceptions=STALE).until(
+        lambda x: x.find_elements(By.CSS_SELECTOR, "[data-testid=preview-calendar]")[0].get_attribute("data-at") == expect_at
+    )
+    first = d.find_elements(By.CSS_SELECTOR, "[data-testid=preview-calendar]")
+    assert first[0].get_attribute("data-waits") == "yes" and hm(opens) in first[0].text, first[0].text
+    assert len(first) == 2
+    screenshot(d, artifacts / "rollouts-calendar-preview.png")
+    d.set_window_size(900, 560)
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'})", first[0])
+    screenshot(d, artifacts / "rollouts-calendar-preview-small.png")
+    d.set_window_size(1200, 780)
+
+    click(d, "[data-testid=wizard-start]")
+    assert "Waves start only as scheduled" in wait_text(d, "[data-testid=confirm-schedule]", "scheduled")
+    click(d, "[data-testid=confirm-ok]")
+    card = "[data-testid=rollout]"
+    rollout_id = wait_css(d, card, 30).get_attribute("data-id")
+    # Held for its window: nothing sent yet.
+    WebDriverWait(d, 20, ignored_exceptions=STALE).until(
+        lambda x: x.find_element(By.CSS_SELECTOR, card).get_attribute("data-hold") == "window"
+    )
+    assert d.find_element(By.CSS_SELECTOR, card).get_attribute("data-until") == expect_at
+    assert "no maintenance window is open" in css_text(d, "[data-testid=rollout-waits-for]")
+    assert d.find_element(By.CSS_SELECTOR, "[data-testid=rollout-state]").get_attribute("innerText").strip() == "scheduled"
+    assert sum(target_sets(base_url, module_id).values()) == 0
+    screenshot(d, artifacts / "rollouts-held-for-window.png")
+    assert time.time() < opens, "the window opened before the hold was seen"
+
+    # The window opens: wave 1 starts at the next refresh (every 5 s), not before.
+    WebDriverWait(d, opens - time.time() + 40, ignored_exceptions=STALE).until(lambda x: waves_started(x, rollout_id)[0])
+    assert time.time() >= opens
+    assert sum(target_sets(base_url, module_id).values()) > 0
+    # Its devices finish fast; then wave 2 waits for approval.
+    set_speed(base_url, 300)
+    WebDriverWait(d, 90, ignored_exceptions=STALE).until(
+        lambda x: x.find_element(By.CSS_SELECTOR, card).get_attribute("data-hold") == "approval"
+    )
+    assert d.find_element(By.CSS_SELECTOR, "[data-testid=rollout-state]").get_attribute("innerText").strip() == "awaiting approval"
+    assert "waits for approval" in css_text(d, "[data-testid=rollout-waits-for]")
+    assert waves_started(d, rollout_id) == [True, False]
+    set_speed(base_url, 0.01)
+    screenshot(d, artifacts / "rollouts-awaiting-approval.png")
+    click(d, "[data-testid=rollout-continue]", within=card)
+    figures = wait_text(d, "[data-testid=continue-figures]", "Wave 1 now")
+    view = d.find_elements(By.CSS_SELECTOR, f"{card} [data-testid=wave-figures]")[0].text
+    ok = number(view.split("/")[0])
+    assert f"Wave 1 now: {ok:,} of" in figures, (figures, view)
+    assert "your own environment" in wait_text(d, "[data-testid=confirm-acting]", "your own environment")
+    click(d, "[data-testid=confirm-ok]")
+    WebDriverWait(d, 30, ignored_exceptions=STALE).until(lambda x: waves_started(x, rollout_id) == [True, True])
+    assert d.find_element(By.CSS_SELECTOR, card).get_attribute("data-hold") in (None, "")
+    events = d.find_element(By.CSS_SELECTOR, "[data-testid=rollout-events]").get_attribute("textContent")
+    assert "Wave 2 approved by the operator" in events and "waits until" in events, events

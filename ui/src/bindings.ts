@@ -262,6 +262,11 @@ export const commands = {
 	rolloutPause: (id: string, actingFor: string | null) => typedError<RolloutView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_pause", { id, actingFor })),
 	/**  Resumes a paused rollout, with new thresholds if given, and moves it on at once. */
 	rolloutResume: (id: string, successThreshold: number | null, errorThreshold: number | null, actingFor: string | null) => typedError<RolloutView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_resume", { id, successThreshold, errorThreshold, actingFor })),
+	/**
+	 *  Lets the wave a rollout holds for approval start (the operator's "Continue"), and moves the
+	 *  rollout on at once (the wave starts now, or waits for its schedule).
+	 */
+	rolloutContinue: (id: string, actingFor: string | null) => typedError<RolloutView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_continue", { id, actingFor })),
 	/**  What an abort would reset: devices whose update under the rollout has not finished. */
 	rolloutUnfinished: (id: string) => typedError<number, CommandError_Serialize>(__TAURI_INVOKE("rollout_unfinished", { id })),
 	/**  Aborts a rollout; with `resetUnfinished`, resets the targets of devices still updating. */
@@ -2314,6 +2319,46 @@ export type HistoryPoint = {
 	counts: { [key in string]: number },
 };
 
+/**  Why the next wave of a running rollout does not start yet, and until when. */
+export type Hold = Hold_Serialize | Hold_Deserialize;
+
+/**  What holds a running rollout's next wave back. */
+export type HoldKind = 
+/**  The schedule's start is ahead. */
+"start" | 
+/**  The least time between two waves' starts has not passed. */
+"gap" | 
+/**  No maintenance window is open. */
+"window" | 
+/**  The operator's "Continue" (approval between waves). */
+"approval";
+
+/**  Why the next wave of a running rollout does not start yet, and until when. */
+export type Hold_Deserialize = {
+	kind: HoldKind,
+	/**  The wave held back (0-based). */
+	wave: number,
+	/**  RFC 3339: when it may start (none for approval). */
+	until?: string | null,
+	/**  The same in the schedule's time zone. */
+	untilLocal?: string | null,
+	/**  What the event log says, with the previous wave's figures at that moment for approval. */
+	message: string,
+};
+
+/**  Why the next wave of a running rollout does not start yet, and until when. */
+export type Hold_Serialize = {
+	kind: HoldKind,
+	/**  The wave held back (0-based). */
+	wave: number,
+	/**  RFC 3339: when it may start (none for approval). */
+	until: string | null,
+	/**  The same in the schedule's time zone. */
+	untilLocal: string | null,
+	/**  What the event log says, with the previous wave's figures at that moment for approval. */
+	message: string,
+};
+
 /**  One id form of the device. */
 export type IdForm = {
 	/**  The form's name, as section 1 calls it. */
@@ -2851,6 +2896,18 @@ export type PlanPreview_Deserialize = {
 	alreadyOnVersion: number,
 	/**  Devices of the choice with an update to another version under way (it is replaced). */
 	updatingElsewhere: number,
+	/**
+	 *  Devices of the choice left out because a running or paused rollout of the module has
+	 *  them (two rollouts never target the same device).
+	 */
+	inOtherRollouts: number,
+	/**  Those rollouts' ids, with how many of the chosen devices each has, most first. */
+	otherRollouts: ([string, number])[],
+	/**
+	 *  When each wave can start at the earliest under the schedule, every wave succeeding at
+	 *  once (empty without a schedule).
+	 */
+	calendar: WaveEarliest[],
 	/**  Devices per wave. */
 	waveSizes: number[],
 	/**  What each wave tolerates before the rollout stops going on (same rules as [`advance`](super::advance)). */
@@ -2875,6 +2932,18 @@ export type PlanPreview_Serialize = {
 	alreadyOnVersion: number,
 	/**  Devices of the choice with an update to another version under way (it is replaced). */
 	updatingElsewhere: number,
+	/**
+	 *  Devices of the choice left out because a running or paused rollout of the module has
+	 *  them (two rollouts never target the same device).
+	 */
+	inOtherRollouts: number,
+	/**  Those rollouts' ids, with how many of the chosen devices each has, most first. */
+	otherRollouts: ([string, number])[],
+	/**
+	 *  When each wave can start at the earliest under the schedule, every wave succeeding at
+	 *  once (empty without a schedule).
+	 */
+	calendar: WaveEarliest[],
 	/**  Devices per wave. */
 	waveSizes: number[],
 	/**  What each wave tolerates before the rollout stops going on (same rules as [`advance`](super::advance)). */
@@ -3120,6 +3189,13 @@ export type RolloutPlan_Deserialize = {
 	successThreshold: number | null,
 	/**  Percent of failed devices (of the started waves) above which the rollout pauses. */
 	errorThreshold: number | null,
+	/**
+	 *  When waves may start (a start time, maintenance windows, time between waves); none: as
+	 *  soon as the thresholds allow.
+	 */
+	schedule?: Schedule_Deserialize | null,
+	/**  Each wave after the first waits for the operator's "Continue" (`dcs rollout continue`). */
+	approval?: boolean,
 };
 
 /**  A rollout as the operator plans it. */
@@ -3133,6 +3209,13 @@ export type RolloutPlan_Serialize = {
 	successThreshold: number | null,
 	/**  Percent of failed devices (of the started waves) above which the rollout pauses. */
 	errorThreshold: number | null,
+	/**
+	 *  When waves may start (a start time, maintenance windows, time between waves); none: as
+	 *  soon as the thresholds allow.
+	 */
+	schedule: Schedule_Serialize | null,
+	/**  Each wave after the first waits for the operator's "Continue" (`dcs rollout continue`). */
+	approval: boolean,
 };
 
 /**  Where a rollout stands. */
@@ -3166,6 +3249,13 @@ export type RolloutView_Deserialize = {
 	updatedAt: string,
 	/**  Newest first, at most 100. */
 	events: RolloutEvent[],
+	schedule?: Schedule_Deserialize | null,
+	/**  Waves after the first wait for the operator's "Continue". */
+	approval: boolean,
+	/**  What holds the next wave back now (running rollouts only). */
+	hold?: Hold_Deserialize | null,
+	/**  When the current wave started. */
+	waveStartedAt?: string | null,
 };
 
 /**  A rollout as the dashboard shows it. */
@@ -3193,6 +3283,13 @@ export type RolloutView_Serialize = {
 	updatedAt: string,
 	/**  Newest first, at most 100. */
 	events: RolloutEvent[],
+	schedule: Schedule_Serialize | null,
+	/**  Waves after the first wait for the operator's "Continue". */
+	approval: boolean,
+	/**  What holds the next wave back now (running rollouts only). */
+	hold: Hold_Serialize | null,
+	/**  When the current wave started. */
+	waveStartedAt: string | null,
 };
 
 /**  A current version and how many of the chosen devices run it. */
@@ -3288,6 +3385,45 @@ export type ScanReport_Serialize = {
 	watermark: string | null,
 	/**  How the scope is refreshed, with what this refresh learnt. */
 	mode: RefreshMode_Serialize,
+};
+
+/**  When a rollout's waves may start. */
+export type Schedule = Schedule_Serialize | Schedule_Deserialize;
+
+/**  When a rollout's waves may start. */
+export type Schedule_Deserialize = {
+	/**
+	 *  An IANA time zone name (`Europe/Berlin`, `UTC`): the zone of `startAt` without an offset
+	 *  and of every window.
+	 */
+	timeZone?: string,
+	/**
+	 *  No wave starts before this: RFC 3339 with an offset, or a local date and time
+	 *  (`2026-11-30T22:00`) in `timeZone`. Empty or absent: at once.
+	 */
+	startAt?: string | null,
+	/**  When waves may start; none: at any time. */
+	windows?: Window_Deserialize[],
+	/**  Least minutes between the starts of two waves (0: none). */
+	minutesBetweenWaves?: number,
+};
+
+/**  When a rollout's waves may start. */
+export type Schedule_Serialize = {
+	/**
+	 *  An IANA time zone name (`Europe/Berlin`, `UTC`): the zone of `startAt` without an offset
+	 *  and of every window.
+	 */
+	timeZone: string,
+	/**
+	 *  No wave starts before this: RFC 3339 with an offset, or a local date and time
+	 *  (`2026-11-30T22:00`) in `timeZone`. Empty or absent: at once.
+	 */
+	startAt: string | null,
+	/**  When waves may start; none: at any time. */
+	windows: Window_Serialize[],
+	/**  Least minutes between the starts of two waves (0: none). */
+	minutesBetweenWaves: number,
 };
 
 /**  What the database knows of a scope's scans. */
@@ -3939,6 +4075,17 @@ export type WaveBudget = {
 	failuresBeforePause: number,
 };
 
+/**  When a wave can start at the earliest under the plan's schedule. */
+export type WaveEarliest = {
+	wave: number,
+	/**  RFC 3339, UTC. */
+	at: string,
+	/**  The same instant in the schedule's time zone (`Mon 2026-11-30 22:00 CET`). */
+	local: string,
+	/**  The schedule makes it wait (a start ahead, the time between waves or a closed window). */
+	waits: boolean,
+};
+
 /**  The start of a rollout's wave, for marks on the history timeline. */
 export type WaveStart = {
 	/**  When its first target was set (this computer's clock). */
@@ -3972,6 +4119,29 @@ export type WaveView = {
 	 *  rollout completes), at the rollout's success threshold now.
 	 */
 	needed: number,
+};
+
+/**  A maintenance window: on each of `days`, from `from` to `to`, local time. */
+export type Window = Window_Serialize | Window_Deserialize;
+
+/**  A maintenance window: on each of `days`, from `from` to `to`, local time. */
+export type Window_Deserialize = {
+	/**  `mon` .. `sun`. */
+	days?: string[],
+	/**  `HH:MM`, 24-hour. */
+	from?: string,
+	/**  `HH:MM`; at or before `from`: on the next day. */
+	to?: string,
+};
+
+/**  A maintenance window: on each of `days`, from `from` to `to`, local time. */
+export type Window_Serialize = {
+	/**  `mon` .. `sun`. */
+	days: string[],
+	/**  `HH:MM`, 24-hour. */
+	from: string,
+	/**  `HH:MM`; at or before `from`: on the next day. */
+	to: string,
 };
 
 /* Tauri Specta runtime */

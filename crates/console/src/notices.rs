@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::downlinks::DownlinkView;
-use crate::fleet::rollout::{RolloutView, StepOutcome};
+use crate::fleet::rollout::{HoldKind, RolloutView, StepOutcome};
 use crate::fleet::FleetDb;
 use crate::links::{Link, LinkKind};
 
@@ -94,6 +94,14 @@ pub fn of_rollout(view: &RolloutView, outcome: &StepOutcome) -> Option<Notice> {
             )
         }
         StepOutcome::Paused { reason } => (Topic::Rollout, format!("Rollout of {name} paused"), reason.clone()),
+        StepOutcome::Held { hold } => (
+            Topic::Rollout,
+            match hold.kind {
+                HoldKind::Approval => format!("Rollout of {name}: wave {} waits for approval", hold.wave + 1),
+                _ => format!("Rollout of {name}: wave {} waits for its schedule", hold.wave + 1),
+            },
+            hold.message.clone(),
+        ),
         StepOutcome::Completed => (
             Topic::Rollout,
             format!("Rollout of {name} completed"),

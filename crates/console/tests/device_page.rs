@@ -90,6 +90,8 @@ async fn a_device_by_its_network_id_shows_its_states_history_rollout_downlinks_a
         waves: vec![100.0],
         success_threshold: 10.0,
         error_threshold: 100.0,
+        schedule: None,
+        approval: false,
     };
     let (preview, devs) = rollout::preview(&client, &db, scope, &plan).await.unwrap();
     assert!(preview.problems.is_empty(), "{:?}", preview.problems);

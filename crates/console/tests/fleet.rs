@@ -253,6 +253,8 @@ fn plan(module: &str, version: &str, waves: &[f64], success: f64, error: f64) ->
         waves: waves.to_vec(),
         success_threshold: success,
         error_threshold: error,
+        schedule: None,
+        approval: false,
     }
 }
 
@@ -425,9 +427,21 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
     };
     assert!(reason.contains("below the 90% success threshold"), "{reason}");
 
-    // A second rollout, aborted while its first wave updates: the service cancels those updates.
+    // Two rollouts never target the same device: while the paused one has every device of the
+    // module, a second finds none left, and says which rollout has them.
     let other = plan(&module, &version, &[50.0, 100.0], 90.0, 100.0);
-    let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &other).await.unwrap();
+    let (preview, devices) = rollout::preview(&e.client, &e.db, e.scope, &other).await.unwrap();
+    assert!(devices.is_empty());
+    assert_eq!(preview.other_rollouts, vec![(id.clone(), preview.in_other_rollouts)]);
+    assert_eq!(preview.problems[0].field, "devices");
+    assert!(preview.problems[0].rule.contains(&id), "{:?}", preview.problems);
+    let (pool, _) = rollout::preview(&e.client, &e.db, e.scope, &plan(&module, &version, &[100.0], 50.0, 50.0)).await.unwrap();
+    assert_eq!(pool.in_other_rollouts, preview.in_other_rollouts);
+    rollout::abort(&e.client, Some(&e.op), &e.db, &id, false).await.unwrap();
+
+    // A second rollout, aborted while its first wave updates: the service cancels those updates.
+    let (preview, devices) = rollout::preview(&e.client, &e.db, e.scope, &other).await.unwrap();
+    assert_eq!(preview.in_other_rollouts, 0, "an aborted rollout has no devices any more");
     let id2 = rollout::create(&e.client, &e.db, e.scope, &other, &devices).unwrap();
     rollout::advance(&e.client, Some(&e.op), &e.db, &id2).await.unwrap();
     let unfinished = rollout::unfinished(&e.db, &id2).unwrap();
@@ -1268,4 +1282,136 @@ async fn a_package_made_after_the_last_full_scan_can_be_rolled_out() {
     let (preview, _) = rollout::preview(&e.client, &e.db, e.scope, &missing).await.unwrap();
     assert_eq!(preview.problems[0].field, "version", "{:?}", preview.problems);
     assert!(preview.problems[0].rule.contains("no package with version 77.0.2"), "{:?}", preview.problems);
+}
+
+/// A millisecond instant from RFC 3339.
+fn at(s: &str) -> i64 {
+    time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).unwrap().unix_timestamp() * 1000
+}
+
+#[tokio::test]
+async fn waves_start_only_inside_their_windows_across_midnight_and_a_daylight_saving_change() {
+    // The schedule's clock runs fast (each step is given its instant); the simulator's devices
+    // update at 3000x. A daily 01:00-05:00 window in Berlin, 30 minutes between waves, on the
+    // night clocks go from 02:00 to 03:00 (2026-03-29): the window is three hours long.
+    let e = env(120, 3000.0).await;
+    refresh(&e, ScanKind::Full).await;
+    let (module, version) = pick(&e);
+    let mut p = plan(&module, &version, &[10.0, 50.0, 100.0], 10.0, 100.0);
+    let every_day = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map(String::from).to_vec();
+    p.schedule = Some(rollout::Schedule {
+        time_zone: "Europe/Berlin".into(),
+        start_at: None,
+        windows: vec![rollout::Window { days: every_day, from: "01:00".into(), to: "05:00".into() }],
+        minutes_between_waves: 30,
+    });
+    let (preview, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
+    assert!(preview.problems.is_empty(), "{:?}", preview.problems);
+    assert_eq!(preview.calendar.len(), 3, "the calendar has a start per wave");
+    let id = rollout::create(&e.client, &e.db, e.scope, &p, &devices).unwrap();
+
+    // Saturday 23:30 UTC (00:30 CET): the window opens at 01:00 CET.
+    let StepOutcome::Held { hold } =
+        rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, at("2026-03-28T23:30:00Z")).await.unwrap()
+    else {
+        panic!("the first wave should wait for its window")
+    };
+    assert_eq!(hold.kind, rollout::HoldKind::Window);
+    assert_eq!(hold.until.as_deref(), Some("2026-03-29T00:00:00.000Z"));
+    assert_eq!(hold.until_local.as_deref(), Some("Sun 2026-03-29 01:00 CET"));
+    // The same hold again is not news; the view carries it.
+    let again = rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, at("2026-03-28T23:45:00Z")).await.unwrap();
+    assert_eq!(again, StepOutcome::Waiting);
+    assert_eq!(rollout::get(&e.db, &id).unwrap().hold, Some(hold.clone()));
+    assert!(rollout::get(&e.db, &id).unwrap().waves.iter().all(|w| w.set == 0), "no target set while held");
+
+    // Inside the window: the first wave starts.
+    let started = rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, at("2026-03-29T00:10:00Z")).await.unwrap();
+    assert!(matches!(started, StepOutcome::WaveStarted { wave: 0, .. }), "{started:?}");
+    assert_eq!(rollout::get(&e.db, &id).unwrap().hold, None);
+    let mut clock = at("2026-03-29T00:11:00Z");
+    let wave_done = |e: &Env, w: usize| {
+        let v = rollout::get(&e.db, &id).unwrap();
+        v.waves[w].succeeded + v.waves[w].failed + v.waves[w].replaced + v.waves[w].refused == v.waves[w].size
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !wave_done(&e, 0) {
+        assert!(Instant::now() < deadline, "wave 1 did not finish");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        refresh(&e, ScanKind::Incremental).await;
+    }
+    // Its devices are done at once, but waves start 30 minutes apart.
+    let StepOutcome::Held { hold } = rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, clock).await.unwrap() else {
+        panic!("the second wave should wait 30 minutes")
+    };
+    assert_eq!((hold.kind, hold.wave, hold.until.as_deref()), (rollout::HoldKind::Gap, 1, Some("2026-03-29T00:40:00.000Z")));
+    // 03:30 UTC is 05:30 summer time: the window (01:00 CET to 05:00 CEST, 00:00Z-03:00Z) has
+    // closed; the next opens at 01:00 CEST on Monday, 23:00Z on Sunday.
+    clock = at("2026-03-29T03:30:00Z");
+    let StepOutcome::Held { hold } = rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, clock).await.unwrap() else {
+        panic!("the second wave should wait for the next window")
+    };
+    assert_eq!(hold.kind, rollout::HoldKind::Window);
+    assert_eq!(hold.until_local.as_deref(), Some("Mon 2026-03-30 01:00 CEST"));
+    assert_eq!(hold.until.as_deref(), Some("2026-03-29T23:00:00.000Z"));
+    let started = rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, at("2026-03-29T23:00:00Z")).await.unwrap();
+    assert!(matches!(started, StepOutcome::WaveStarted { wave: 1, .. }), "{started:?}");
+    let view = rollout::get(&e.db, &id).unwrap();
+    assert!(view.events.iter().any(|ev| ev.message.contains("waits until Mon 2026-03-30 01:00 CEST")), "{:?}", view.events);
+}
+
+#[tokio::test]
+async fn with_approval_each_next_wave_waits_for_continue_with_the_figures_of_the_wave_before() {
+    let e = env(120, 3000.0).await;
+    refresh(&e, ScanKind::Full).await;
+    let (module, version) = pick(&e);
+    let mut p = plan(&module, &version, &[20.0, 100.0], 10.0, 100.0);
+    p.approval = true;
+    let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
+    let id = rollout::create(&e.client, &e.db, e.scope, &p, &devices).unwrap();
+    // The first wave needs no approval.
+    let first = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap();
+    assert!(matches!(first, StepOutcome::WaveStarted { wave: 0, .. }), "{first:?}");
+    let early = rollout::approve(&e.client, &e.db, &id).unwrap_err();
+    assert!(early.to_string().contains("not waiting for approval: wave 1 of 2 is under way"), "{early}");
+
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let hold = loop {
+        assert!(Instant::now() < deadline, "no approval asked");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        refresh(&e, ScanKind::Incremental).await;
+        match rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap() {
+            StepOutcome::Held { hold } => break hold,
+            StepOutcome::Waiting => {}
+            other => panic!("{other:?}"),
+        }
+    };
+    let view = rollout::get(&e.db, &id).unwrap();
+    assert_eq!((hold.kind, hold.wave), (rollout::HoldKind::Approval, 1));
+    let w = &view.waves[0];
+    assert!(
+        hold.message.contains(&format!("Wave 1: {} of {} updated", w.succeeded, w.size))
+            && hold.message.contains(&format!("{} failed", w.failed)),
+        "{} / {w:?}",
+        hold.message
+    );
+    // Held: further steps start nothing.
+    assert_eq!(rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap(), StepOutcome::Waiting);
+    assert!(!rollout::get(&e.db, &id).unwrap().waves[1].started);
+
+    // Paused, it cannot be approved; resumed, it asks again.
+    rollout::pause(&e.client, &e.db, &id).unwrap();
+    let paused = rollout::approve(&e.client, &e.db, &id).unwrap_err();
+    assert!(paused.to_string().contains("paused, not waiting for approval; resume it first"), "{paused}");
+    rollout::resume(&e.client, &e.db, &id, None, None).unwrap();
+    assert!(matches!(
+        rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap(),
+        StepOutcome::Held { hold: rollout::Hold { kind: rollout::HoldKind::Approval, .. } }
+    ));
+
+    let view = rollout::approve(&e.client, &e.db, &id).unwrap();
+    assert_eq!(view.hold, None);
+    assert!(view.events[0].message.contains("Wave 2 approved by the operator"), "{:?}", view.events[0]);
+    let next = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap();
+    assert!(matches!(next, StepOutcome::WaveStarted { wave: 1, .. }), "{next:?}");
 }

@@ -97,6 +97,8 @@ async fn each_started_wave_is_a_mark_with_its_time() {
         waves: vec![10.0, 100.0],
         success_threshold: 10.0,
         error_threshold: 100.0,
+        schedule: None,
+        approval: false,
     };
     assert!(query::wave_starts(&db, scope, &module.module_id, None).unwrap().is_empty());
     let (preview, devices) = rollout::preview(&client, &db, scope, &plan).await.unwrap();

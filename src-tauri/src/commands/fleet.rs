@@ -432,6 +432,26 @@ pub async fn rollout_resume(
         .await
 }
 
+/// Lets the wave a rollout holds for approval start (the operator's "Continue"), and moves the
+/// rollout on at once (the wave starts now, or waits for its schedule).
+#[tauri::command]
+#[specta::specta]
+pub async fn rollout_continue(
+    state: State<'_, AppState>,
+    id: String,
+    acting_for: Option<Uuid>,
+) -> Result<RolloutView, CommandError> {
+    let (session, fleet, scope) = checked(&state, acting_for).await?;
+    own(&fleet, scope, &id)?;
+    session
+        .run(fleet.exclusive(async {
+            rollout::approve(&session.client, fleet.db(), &id)?;
+            rollout::advance(&session.client, session.profile.set_target.as_ref(), fleet.db(), &id).await?;
+            rollout::get(fleet.db(), &id)
+        }))
+        .await
+}
+
 /// What an abort would reset: devices whose update under the rollout has not finished.
 #[tauri::command]
 #[specta::specta]

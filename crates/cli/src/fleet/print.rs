@@ -1,6 +1,6 @@
 //! The fleet's and the rollouts' figures in words and tables.
 
-use dcs_console::fleet::rollout::{Downgrade, PlanPreview, RolloutState, RolloutView, StepOutcome};
+use dcs_console::fleet::rollout::{Downgrade, HoldKind, PlanPreview, RolloutState, RolloutView, Schedule, StepOutcome};
 use dcs_console::fleet::scan::{ScanKind, ScanReport};
 
 use crate::output;
@@ -76,21 +76,37 @@ pub(super) fn print_preview(p: &PlanPreview, version: &str) {
         ),
         ("target version", format!("{version}{}", if p.downgrade.is_some() { " (downgrade)" } else { "" })),
     ]);
+    if p.in_other_rollouts > 0 {
+        let others: Vec<String> = p.other_rollouts.iter().map(|(r, n)| format!("{r} ({})", thousands(*n))).collect();
+        println!(
+            "left out: {} devices already in a running or paused rollout of the module: {}",
+            thousands(p.in_other_rollouts),
+            others.join(", ")
+        );
+    }
     if !p.wave_budgets.is_empty() {
         println!();
+        let mut head = vec!["WAVE", "DEVICES", "GOES ON AT", "TOLERATES", "PAUSES ABOVE"];
+        if !p.calendar.is_empty() {
+            head.push("STARTS AT THE EARLIEST");
+        }
         output::table(
-            &["WAVE", "DEVICES", "GOES ON AT", "TOLERATES", "PAUSES ABOVE"],
+            &head,
             p.wave_budgets
                 .iter()
                 .enumerate()
                 .map(|(i, b)| {
-                    vec![
+                    let mut row = vec![
                         (i + 1).to_string(),
                         thousands(b.size),
                         format!("{} ok", thousands(b.needed)),
                         format!("{} {}", thousands(b.tolerates), if b.tolerates == 1 { "failure" } else { "failures" }),
                         format!("{} failed of {}", thousands(b.failures_before_pause), thousands(b.started_devices)),
-                    ]
+                    ];
+                    if let Some(c) = p.calendar.get(i) {
+                        row.push(format!("{}{}", c.local, if c.waits { " (waits)" } else { "" }));
+                    }
+                    row
                 })
                 .collect(),
         );
@@ -128,6 +144,15 @@ pub(super) fn print_view(v: &RolloutView) {
         ),
         ("created", v.created_at.clone()),
     ]);
+    if let Some(s) = &v.schedule {
+        println!("schedule: {}", schedule_text(s));
+    }
+    if v.approval {
+        println!("approval: each wave after the first waits for `dcs rollout continue {}`", v.id);
+    }
+    if let Some(h) = hold_text(v) {
+        println!("held: {h}");
+    }
     println!();
     output::table(
         &["WAVE", "UP TO", "DEVICES", "SET", "SUCCEEDED", "FAILED", "REPLACED", "UPDATING", "REFUSED"],
@@ -182,6 +207,34 @@ pub(super) fn outcome_text(o: &StepOutcome, v: &RolloutView) -> String {
             )
         }
         StepOutcome::Paused { reason } => format!("paused: {reason}"),
+        StepOutcome::Held { .. } => format!("{}; {}", progress_line(v), hold_text(v).unwrap_or_default()),
         StepOutcome::Completed => format!("completed: {}", v.reason.clone().unwrap_or_default()),
     }
+}
+
+/// What holds the next wave back, with the command that lets it go where the operator must.
+pub(super) fn hold_text(v: &RolloutView) -> Option<String> {
+    let hold = v.hold.as_ref()?;
+    Some(match hold.kind {
+        HoldKind::Approval => format!("{} (let it start: dcs rollout continue {})", hold.message, v.id),
+        _ => hold.message.clone(),
+    })
+}
+
+/// A schedule in one line: `from Mon 2026-11-30 22:00 (Europe/Berlin); windows mon,tue 22:00-04:00; 60 minutes between waves`.
+pub(super) fn schedule_text(s: &Schedule) -> String {
+    let mut parts = vec![format!("time zone {}", s.time_zone)];
+    if let Some(at) = s.start_at.as_deref().filter(|a| !a.is_empty()) {
+        parts.push(format!("starts {at}"));
+    }
+    if s.windows.is_empty() {
+        parts.push("any time".into());
+    } else {
+        let w: Vec<String> = s.windows.iter().map(|w| format!("{} {}-{}", w.days.join(","), w.from, w.to)).collect();
+        parts.push(format!("windows {}", w.join("; ")));
+    }
+    if s.minutes_between_waves > 0 {
+        parts.push(format!("{} minutes between waves", s.minutes_between_waves));
+    }
+    parts.join("; ")
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use dcs_console::fleet::rollout::{self, DeviceChoice, PlanPreview, RolloutPlan};
+use dcs_console::fleet::rollout::{self, schedule, DeviceChoice, PlanPreview, RolloutPlan, Schedule, Window};
 use dcs_console::fleet::scan::{self, ScanKind};
 use dcs_console::fleet::{now_ms, query, EmbeddedBy, FleetDb, Scope};
 use tokio_util::sync::CancellationToken;
@@ -81,6 +81,13 @@ pub enum RolloutCommand {
         #[arg(long)]
         error: Option<f64>,
     },
+    /// Let the wave a rollout holds for approval start (rollouts started with --approval); it
+    /// starts now, or when its schedule allows.
+    #[command(after_help = "Example:\n  dcs rollout continue 6a1c...")]
+    Continue {
+        /// The rollout's id (`dcs rollout list`).
+        id: String,
+    },
     /// Abort a rollout for good (asks first; --yes to skip).
     #[command(after_help = "Example:\n  dcs rollout abort 6a1c... --reset --yes")]
     Abort {
@@ -129,6 +136,70 @@ pub struct PlanArgs {
     /// Percent of failed devices (of the started waves) above which the rollout pauses.
     #[arg(long, default_value_t = 5.0)]
     error: f64,
+    /// No wave starts before this: RFC 3339 (2026-11-30T21:00:00Z) or a local date and time
+    /// (2026-11-30T22:00) in --time-zone.
+    #[arg(long, value_name = "TIME")]
+    start_at: Option<String>,
+    /// A maintenance window waves may start in, DAYS/HH:MM-HH:MM in --time-zone (repeat for
+    /// more); an end at or before the start ends the next day. Days: mon..sun, ranges
+    /// (mon-fri) and lists (sat,sun).
+    #[arg(long = "window", value_name = "DAYS/FROM-TO")]
+    windows: Vec<String>,
+    /// The time zone of --start-at and --window (IANA, e.g. Europe/Berlin); default: this
+    /// machine's, else UTC.
+    #[arg(long, value_name = "ZONE")]
+    time_zone: Option<String>,
+    /// Least minutes between the starts of two waves.
+    #[arg(long, value_name = "N")]
+    minutes_between_waves: Option<u32>,
+    /// Each wave after the first waits for `dcs rollout continue` (or "Continue" in the app).
+    #[arg(long)]
+    approval: bool,
+}
+
+/// The plan's schedule from the flags, if any schedule flag is given.
+fn schedule_of(a: &PlanArgs) -> anyhow::Result<Option<Schedule>> {
+    if a.start_at.is_none() && a.windows.is_empty() && a.minutes_between_waves.is_none() && a.time_zone.is_none() {
+        return Ok(None);
+    }
+    let windows = a.windows.iter().enumerate().map(|(i, w)| parse_window(i, w)).collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(Some(Schedule {
+        time_zone: a.time_zone.clone().or_else(schedule::system_zone).unwrap_or_else(|| "UTC".into()),
+        start_at: a.start_at.clone(),
+        windows,
+        minutes_between_waves: a.minutes_between_waves.unwrap_or(0),
+    }))
+}
+
+/// `mon-fri/22:00-04:00` as a window (the schedule's check judges the days and times).
+fn parse_window(i: usize, raw: &str) -> anyhow::Result<Window> {
+    let field = format!("schedule.windows[{i}]");
+    let bad = || invalid(&field, format!("`{raw}` is not DAYS/HH:MM-HH:MM (for example mon-fri/22:00-04:00)"));
+    let (days, hours) = raw.trim().split_once('/').ok_or_else(bad)?;
+    let (from, to) = hours.split_once('-').ok_or_else(bad)?;
+    const ORDER: [&str; 7] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+    let mut out = Vec::new();
+    for part in days.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let pos = |d: &str| ORDER.iter().position(|o| o.eq_ignore_ascii_case(d.trim()));
+                let (Some(a), Some(b)) = (pos(a), pos(b)) else {
+                    return Err(invalid(&format!("{field}.days"), format!("`{part}` is not a range of mon..sun")));
+                };
+                // mon-fri, and fri-mon across the weekend.
+                let mut d = a;
+                loop {
+                    out.push(ORDER[d].to_owned());
+                    if d == b {
+                        break;
+                    }
+                    d = (d + 1) % 7;
+                }
+            }
+            None => out.push(part.to_owned()),
+        }
+    }
+    Ok(Window { days: out, from: from.trim().to_owned(), to: to.trim().to_owned() })
 }
 
 fn parse_waves(s: &str) -> anyhow::Result<Vec<f64>> {
@@ -174,6 +245,8 @@ fn plan_of(db: &FleetDb, scope: Scope, a: &PlanArgs) -> anyhow::Result<RolloutPl
         waves: parse_waves(&a.waves)?,
         success_threshold: a.success,
         error_threshold: a.error,
+        schedule: schedule_of(a)?,
+        approval: a.approval,
     })
 }
 
@@ -241,6 +314,7 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
             Ok(())
         }
         RolloutCommand::Resume { id, success, error } => resume(ctx, &db, scope, &id, success, error).await,
+        RolloutCommand::Continue { id } => approve(ctx, &db, scope, &id).await,
         RolloutCommand::Abort { id, reset } => abort(ctx, &db, scope, &id, reset).await,
         RolloutCommand::Watch { id, interval } => {
             if !(interval.is_finite() && interval > 0.0 && interval <= 3600.0) {
@@ -362,6 +436,21 @@ async fn resume(
         return output::print_json(&view);
     }
     println!("rollout {id} resumed: {}", outcome_text(&outcome, &view));
+    Ok(())
+}
+
+/// `dcs rollout continue`: the held wave approved, then the rollout moved on at once.
+async fn approve(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str) -> anyhow::Result<()> {
+    own(db, scope, id)?;
+    can_set_targets(ctx)?;
+    rollout::approve(&ctx.client, db, id)?;
+    quiet_refresh(ctx, db, scope).await?;
+    let outcome = rollout::advance(&ctx.client, ctx.set_target.as_ref(), db, id).await?;
+    let view = rollout::get(db, id)?;
+    if ctx.json {
+        return output::print_json(&view);
+    }
+    println!("rollout {id} continues: {}", outcome_text(&outcome, &view));
     Ok(())
 }
 

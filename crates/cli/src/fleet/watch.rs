@@ -9,7 +9,7 @@ use dcs_console::fleet::service::FleetService;
 use dcs_console::fleet::{FleetDb, FleetError, Scope};
 use tokio_util::sync::CancellationToken;
 
-use super::print::{outcome_text, progress_line, state_name};
+use super::print::{hold_text, outcome_text, progress_line, state_name};
 use super::scan::CtrlC;
 use crate::output;
 use crate::Ctx;
@@ -85,7 +85,10 @@ fn stopped(ctx: &Ctx, id: &str, view: &RolloutView) -> anyhow::Result<()> {
 /// The line a refresh prints: the progress while waiting, else what the step did.
 fn step_line(outcome: &StepOutcome, view: &RolloutView) -> String {
     match outcome {
-        StepOutcome::Waiting => progress_line(view),
+        StepOutcome::Waiting => match hold_text(view) {
+            Some(hold) => format!("{}; {hold}", progress_line(view)),
+            None => progress_line(view),
+        },
         other => outcome_text(other, view),
     }
 }

@@ -432,6 +432,12 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("scopes", "overlap", "INTEGER"),
     // When a state was first seen (compare.rs: devices new since a moment).
     ("states", "seen_at", "INTEGER"),
+    // Rollout schedules and approval between waves (rollout/schedule.rs, rollout/step.rs).
+    ("rollouts", "schedule", "TEXT"),
+    ("rollouts", "approval", "INTEGER"),
+    ("rollouts", "approved_wave", "INTEGER"),
+    ("rollouts", "hold", "TEXT"),
+    ("rollouts", "wave_started_at", "INTEGER"),
 ];
 
 fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {

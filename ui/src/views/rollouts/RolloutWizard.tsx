@@ -7,8 +7,9 @@ import { isChanged } from "../../lib/layers";
 import { refreshRolloutCounts } from "../../lib/rolloutCounts";
 import { compareVersions, downgradeOf, downgradeText, newestVersion } from "../../lib/version";
 import { useSession } from "../../session";
-import { choiceText, num, parsePercent, parseWaves } from "./fleet";
+import { choiceText, localZone, num, parsePercent, parseWaves, type ScheduleDraft, scheduleOf, scheduleText } from "./fleet";
 import { budgetText, pauseText } from "./progress";
+import { ScheduleFields } from "./ScheduleFields";
 
 type Mode = "all" | "query" | "list";
 
@@ -52,6 +53,14 @@ export function RolloutWizard({
   const [wavesText, setWavesText] = useState(initialWaves ?? "1, 10, 50, 100");
   const [successText, setSuccessText] = useState("95");
   const [errorText, setErrorText] = useState("5");
+  const [scheduled, setScheduled] = useState(false);
+  const [scheduleDraft, setScheduleDraft] = useState<ScheduleDraft>(() => ({
+    timeZone: localZone(),
+    startAt: "",
+    windows: [],
+    minutesBetweenWaves: "0",
+  }));
+  const [approval, setApproval] = useState(false);
   // The last preview, with the plan it is for: shown only while that is still the plan (not for
   // the moment between a change and the check of it starting).
   const [previewed, setPreview] = useState<(PlanPreview & { planKey: string }) | null>(null);
@@ -90,6 +99,9 @@ export function RolloutWizard({
   if (success === null) local.successThreshold = "must be a percentage from 0 to 100";
   if (error === null) local.errorThreshold = "must be a percentage from 0 to 100";
   if (mode === "list" && !list.trim()) local.devices = "paste at least one device id";
+  const scheduleRead = scheduled ? scheduleOf(scheduleDraft) : null;
+  if (scheduleRead && "error" in scheduleRead) local[scheduleRead.field] = scheduleRead.error;
+  const schedule = scheduleRead && "schedule" in scheduleRead ? scheduleRead.schedule : null;
 
   const devices: DeviceChoice =
     mode === "all"
@@ -101,7 +113,7 @@ export function RolloutWizard({
           : { kind: "all" };
   const plan: RolloutPlan | null =
     Object.keys(local).length === 0 && "waves" in waves && success !== null && error !== null && version
-      ? { moduleId, version, devices, waves: waves.waves, successThreshold: success, errorThreshold: error }
+      ? { moduleId, version, devices, waves: waves.waves, successThreshold: success, errorThreshold: error, schedule, approval }
       : null;
   const planKey = JSON.stringify(plan);
   const preview = previewed && previewed.planKey === planKey ? previewed : null;
@@ -131,8 +143,8 @@ export function RolloutWizard({
   const downgrade = preview && plan ? downgradeOf(plan.version, preview.running) : null;
   const packages = [...(overview?.packages ?? [])].sort((a, b) => compareVersions(b.version, a.version));
 
-  const [initial] = useState(() => ({ moduleId, mode, list, wavesText, successText, errorText }));
-  const dirty = versionPicked || isChanged(initial, { moduleId, mode, list, wavesText, successText, errorText });
+  const [initial] = useState(() => ({ moduleId, mode, list, wavesText, successText, errorText, scheduled, scheduleDraft, approval }));
+  const dirty = versionPicked || isChanged(initial, { moduleId, mode, list, wavesText, successText, errorText, scheduled, scheduleDraft, approval });
 
   const problems: Record<string, string> = { ...local };
   for (const p of preview?.problems ?? []) problems[p.field] ??= p.rule;
@@ -160,7 +172,14 @@ export function RolloutWizard({
               const b = preview.waveBudgets[i];
               return (
                 <li key={i}>
-                  {plan.waves[i]}%: {num(n)} devices{i === 0 ? " at once" : ` once wave ${i} has ${num(preview.waveBudgets[i - 1]?.needed ?? 0)} ok`}
+                  {plan.waves[i]}%: {num(n)} devices
+                  {i === 0
+                    ? preview.calendar[0]?.waits
+                      ? ` at ${preview.calendar[0].local}`
+                      : " at once"
+                    : ` once wave ${i} has ${num(preview.waveBudgets[i - 1]?.needed ?? 0)} ok${plan.approval ? " and you approve it" : ""}${
+                        preview.calendar[i]?.waits ? `, at ${preview.calendar[i].local} at the earliest` : ""
+                      }`}
                   {b && (
                     <span class="muted" data-testid="confirm-budget">
                       {" "}
@@ -175,6 +194,7 @@ export function RolloutWizard({
             It pauses when more than {plan.errorThreshold}% of the devices of the started waves failed. Devices download and
             install the firmware as soon as their target is set (<span class="status-error">device-disrupting</span>).
           </p>
+          {schedule && <p data-testid="confirm-schedule">Waves start only as scheduled: {scheduleText(schedule)}.</p>}
           {preview.updatingElsewhere > 0 && (
             <p class="status-warn">{num(preview.updatingElsewhere)} of them are updating to another version now: that update is replaced.</p>
           )}
@@ -285,6 +305,19 @@ export function RolloutWizard({
           </Field>
         </div>
 
+        <fieldset class="wizard-schedule">
+          <legend>When waves start</legend>
+          <label class="check">
+            <input type="checkbox" checked={approval} onChange={(e) => setApproval(e.currentTarget.checked)} data-testid="wizard-approval" />
+            <span>Wait for my approval before each wave after the first (“Continue”, with the wave's figures)</span>
+          </label>
+          <label class="check">
+            <input type="checkbox" checked={scheduled} onChange={(e) => setScheduled(e.currentTarget.checked)} data-testid="wizard-scheduled" />
+            <span>Schedule: a start time, maintenance windows, time between waves</span>
+          </label>
+          {scheduled && <ScheduleFields draft={scheduleDraft} onChange={setScheduleDraft} problems={problems} />}
+        </fieldset>
+
         <div class="card wizard-preview" data-testid="wizard-preview" aria-live="polite">
           {previewing ? (
             <span class="muted">Checking the plan…</span>
@@ -297,12 +330,26 @@ export function RolloutWizard({
               )}
               <strong data-testid="preview-devices">{num(preview.devices)} devices</strong> get {plan.version}
               {preview.alreadyOnVersion > 0 && <span class="muted"> ({num(preview.alreadyOnVersion)} already run it and are left out)</span>}
+              {preview.inOtherRollouts > 0 && (
+                <p class="status-warn" data-testid="preview-in-other-rollouts" data-count={preview.inOtherRollouts}>
+                  {num(preview.inOtherRollouts)} chosen devices are left out: a running or paused rollout of this module already has them (
+                  {preview.otherRollouts.map(([id, n]) => `${id.slice(0, 8)}…: ${num(n)}`).join(", ")}). Two rollouts never target the same device.
+                </p>
+              )}
               <ol class="preview-waves" data-testid="preview-waves">
                 {preview.waveSizes.map((n, i) => {
                   const b = preview.waveBudgets[i];
                   return (
                     <li key={i}>
                       Wave {i + 1} ({plan.waves[i]}%): {num(n)} devices
+                      {preview.calendar[i] && (
+                        <span class={preview.calendar[i].waits ? "wave-when wave-when-waits" : "wave-when"} data-testid="preview-calendar"
+                          data-at={preview.calendar[i].at} data-waits={preview.calendar[i].waits ? "yes" : "no"}>
+                          {" "}
+                          · {i === 0 ? "starts" : "can start"} {preview.calendar[i].waits || i > 0 ? preview.calendar[i].local : "at once"}
+                          {i > 0 ? " at the earliest" : ""}
+                        </span>
+                      )}
                       {b && (
                         <span class="wave-budget" data-testid="preview-budget">
                           {" "}

@@ -5,7 +5,7 @@ import { Time } from "../../components/Time";
 import { errorMessage, ipc, type FleetHome, type Link, type RolloutView, type WaveView } from "../../ipc";
 import { refreshRolloutCounts } from "../../lib/rolloutCounts";
 import { useSession } from "../../session";
-import { choiceText, num, parsePercent } from "./fleet";
+import { choiceText, num, parsePercent, scheduleText } from "./fleet";
 import { errorBudgetText, finishedFraction, nextStepText, SEGMENT_LABEL, type SegmentKey, stateBadge, successPercent, waveSegments } from "./progress";
 
 const TONE_TAG: Record<string, string> = {
@@ -131,6 +131,37 @@ function RolloutCard({
 
   const pause = () => run("Pausing", () => ipc.rolloutPause(r.id, actingId));
 
+  /** Approval between waves: the wave before's figures now, what starting the next one does. */
+  const approve = async () => {
+    const held = r.hold;
+    if (!held || held.kind !== "approval") return;
+    const before = r.waves[held.wave - 1];
+    const next = r.waves[held.wave];
+    if (!before || !next) return;
+    const ok = await confirm({
+      title: `Start wave ${held.wave + 1}?`,
+      body: (
+        <>
+          <p data-testid="continue-figures">
+            Wave {held.wave} now: <strong>{num(before.succeeded)}</strong> of {num(before.size)} updated ({successPercent(before).toFixed(1)}%),{" "}
+            {num(before.failed + before.refused)} failed, {num(before.replaced)} replaced or cancelled, {num(before.updating)} updating.
+            All waves: {num(r.total.failed + r.total.refused)} failed of {num(r.errorBudget.devices)} started.
+          </p>
+          <p>
+            Wave {held.wave + 1} sets the target of <strong>{num(next.size)}</strong> devices of {r.moduleName} to{" "}
+            <strong class="mono">{r.version}</strong> (<span class="status-error">device-disrupting</span>)
+            {r.schedule ? `, as soon as its schedule allows (${scheduleText(r.schedule)}).` : ", at once."}
+          </p>
+        </>
+      ),
+      confirmLabel: `Start wave ${held.wave + 1}`,
+      danger: true,
+      acting,
+    });
+    if (!ok) return;
+    void run("Continuing", () => ipc.rolloutContinue(r.id, actingId));
+  };
+
   /** The rollout's report, as HTML (one self-contained file) or JSON, where the user chooses. */
   const saveReport = async (format: "html" | "json") => {
     const path = await ipc.pickSaveFile({
@@ -222,7 +253,8 @@ function RolloutCard({
   const errorBudget = errorBudgetText(r);
 
   return (
-    <article class={`card rollout rollout-${badge.tone}${linked ? " linked" : ""}`} aria-current={linked ? "true" : undefined} data-testid="rollout" data-state={r.state} data-tone={badge.tone} data-id={r.id}>
+    <article class={`card rollout rollout-${badge.tone}${linked ? " linked" : ""}`} aria-current={linked ? "true" : undefined} data-testid="rollout" data-state={r.state} data-tone={badge.tone} data-id={r.id}
+      data-hold={r.state === "running" ? r.hold?.kind : undefined} data-until={r.state === "running" ? r.hold?.until ?? undefined : undefined}>
       {confirmElement}
       <div class="card-head">
         <h3>
@@ -238,6 +270,11 @@ function RolloutCard({
         <button type="button" class="button button-small button-quiet" disabled={busy} onClick={() => saveReport("json")} data-testid="rollout-report-json" title="Save the same report as JSON">
           JSON report…
         </button>
+        {r.state === "running" && r.hold?.kind === "approval" && (
+          <button type="button" class="button button-small button-primary" disabled={busy} onClick={approve} data-testid="rollout-continue">
+            Continue…
+          </button>
+        )}
         {r.state === "running" && (
           <button type="button" class="button button-small" disabled={busy} onClick={pause} data-testid="rollout-pause">
             Pause
@@ -258,6 +295,13 @@ function RolloutCard({
       <p class="muted rollout-meta">
         {num(r.total.size)} devices ({choiceText(r.devices)}) · success ≥ {r.successThreshold}% per wave · pause when failed &gt;{" "}
         {r.errorThreshold}% · started <Time at={r.createdAt} />
+        {r.approval && <> · approval between waves</>}
+        {r.schedule && (
+          <>
+            {" "}
+            · <span data-testid="rollout-schedule">{scheduleText(r.schedule)}</span>
+          </>
+        )}
       </p>
       {(next || errorBudget) && (
         <div class="rollout-next" data-testid="rollout-next">

@@ -19,6 +19,9 @@ import {
   scanFraction,
   scanText,
   spanText,
+  daysText,
+  scheduleOf,
+  scheduleText,
 } from "./fleet";
 
 describe("waves as typed", () => {
@@ -172,5 +175,31 @@ describe("two moments compared", () => {
     expect(isDeviceQuery({ compared: { fromStatus: 5 } })).toBe(false);
     expect(isDeviceQuery({ compared: { other: "x" } })).toBe(false);
     expect(isDeviceQuery({ compared: "forward" })).toBe(false);
+  });
+});
+
+describe("a rollout's schedule", () => {
+  const draft = { timeZone: " Europe/Berlin ", startAt: "", windows: [{ days: ["fri", "mon", "tue"], from: "22:00", to: "04:00" }], minutesBetweenWaves: "30" };
+  it("is sent as Rust reads it: days in the week's order, no start for an empty one", () => {
+    expect(scheduleOf(draft)).toEqual({
+      schedule: { timeZone: "Europe/Berlin", startAt: null, windows: [{ days: ["mon", "tue", "fri"], from: "22:00", to: "04:00" }], minutesBetweenWaves: 30 },
+    });
+    expect(scheduleOf({ ...draft, minutesBetweenWaves: "" })).toMatchObject({ schedule: { minutesBetweenWaves: 0 } });
+  });
+  it("names the minutes when they are not a whole number, and leaves every other rule to Rust", () => {
+    for (const bad of ["1.5", "-3", "ten", "1e3"]) {
+      expect(scheduleOf({ ...draft, minutesBetweenWaves: bad })).toEqual({ field: "schedule.minutesBetweenWaves", error: "must be a whole number of minutes (0: none)" });
+    }
+    expect(scheduleOf({ ...draft, timeZone: "Mars/Olympus" })).toHaveProperty("schedule");
+  });
+  it("reads days as ranges and a schedule in one line", () => {
+    expect(daysText(["mon", "tue", "wed", "thu", "fri"])).toBe("Mon–Fri");
+    expect(daysText(["sat", "sun"])).toBe("Sat, Sun");
+    expect(daysText(["sun", "mon", "wed", "thu", "fri"])).toBe("Mon, Wed–Fri, Sun");
+    expect(daysText([])).toBe("");
+    expect(
+      scheduleText({ timeZone: "Europe/Berlin", startAt: "2026-11-30T22:00", windows: [{ days: ["mon", "tue", "wed", "thu", "fri"], from: "22:00", to: "04:00" }], minutesBetweenWaves: 1500 }),
+    ).toBe("Mon–Fri 22:00–04:00 (Europe/Berlin) · from 2026-11-30 22:00 · 1,500 min between waves");
+    expect(scheduleText({ timeZone: "UTC", startAt: null, windows: [], minutesBetweenWaves: 0 })).toBe("any time (UTC)");
   });
 });

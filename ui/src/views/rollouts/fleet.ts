@@ -1,7 +1,7 @@
 // What the rollout dashboard computes without drawing: wave input, scan progress in words,
 // and a device choice in words (a wave's bar and progress: progress.ts).
 
-import type { ComparedCell, CompareRequest, DeviceChoice, DeviceQuery, FleetStatus, Movement, ScanProgress } from "../../ipc";
+import type { ComparedCell, CompareRequest, DeviceChoice, DeviceQuery, FleetStatus, Movement, ScanProgress, Schedule } from "../../ipc";
 import { formatLocal } from "../../lib/format";
 import { serviceTime } from "../../lib/timeWindow";
 
@@ -250,4 +250,72 @@ export function historySpan(atTimes: readonly string[], hours: number | null, ra
   if (hours !== null && span >= hours * 3_600_000 * 0.9) return { title: rangeLabel, short: false };
   const what = ms.length === 1 ? "one snapshot" : `${spanText(span)} of snapshots`;
   return { title: hours === null ? `All: ${what}` : `${rangeLabel}: ${what}, all there is so far`, short: true };
+}
+
+/** The days of a maintenance window, as Rust reads them, in the week's order. */
+export const DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"] as const;
+const DAY_LABEL: Record<string, string> = { mon: "Mon", tue: "Tue", wed: "Wed", thu: "Thu", fri: "Fri", sat: "Sat", sun: "Sun" };
+export const dayLabel = (d: string) => DAY_LABEL[d] ?? d;
+
+/** A schedule as the wizard's fields hold it (text, as typed). */
+export type ScheduleDraft = {
+  timeZone: string;
+  /** `YYYY-MM-DDTHH:MM` (an `<input type="datetime-local">`), in `timeZone`; empty: at once. */
+  startAt: string;
+  windows: { days: string[]; from: string; to: string }[];
+  minutesBetweenWaves: string;
+};
+
+/** This machine's IANA time zone (the default of a new schedule). */
+export function localZone(): string {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+  } catch {
+    return "UTC";
+  }
+}
+
+/**
+ * The schedule the draft describes, or the first rule a field breaks that needs no Rust (a
+ * whole number of minutes). Every other rule (the zone, the times, the days) is Rust's, named
+ * by field in the preview.
+ */
+export function scheduleOf(d: ScheduleDraft): { schedule: Schedule } | { field: string; error: string } {
+  const gap = d.minutesBetweenWaves.trim();
+  const minutes = gap === "" ? 0 : Number(gap);
+  if (!/^\d+$/.test(gap || "0") || !Number.isSafeInteger(minutes)) {
+    return { field: "schedule.minutesBetweenWaves", error: "must be a whole number of minutes (0: none)" };
+  }
+  return {
+    schedule: {
+      timeZone: d.timeZone.trim(),
+      startAt: d.startAt.trim() || null,
+      windows: d.windows.map((w) => ({ days: DAYS.filter((x) => w.days.includes(x)), from: w.from, to: w.to })),
+      minutesBetweenWaves: minutes,
+    },
+  };
+}
+
+/** Days as ranges where they run on: "Mon–Fri", "Sat, Sun", "Mon, Wed–Fri". */
+export function daysText(days: readonly string[]): string {
+  const idx = DAYS.map((d, i) => (days.includes(d) ? i : -1)).filter((i) => i >= 0);
+  const parts: string[] = [];
+  for (let k = 0; k < idx.length; ) {
+    let end = k;
+    while (end + 1 < idx.length && idx[end + 1] === idx[end] + 1) end++;
+    const a = dayLabel(DAYS[idx[k]]);
+    const b = dayLabel(DAYS[idx[end]]);
+    parts.push(end - k >= 2 ? `${a}–${b}` : end > k ? `${a}, ${b}` : a);
+    k = end + 1;
+  }
+  return parts.join(", ");
+}
+
+/** A schedule in one line: "Mon–Fri 22:00–04:00, Sat 00:00–06:00 (Europe/Berlin) · from 2026-11-30 22:00 · 60 min between waves". */
+export function scheduleText(s: Schedule): string {
+  const windows = s.windows.length ? s.windows.map((w) => `${daysText(w.days)} ${w.from}–${w.to}`).join(", ") : "any time";
+  const parts = [`${windows} (${s.timeZone})`];
+  if (s.startAt) parts.push(`from ${s.startAt.replace("T", " ")}`);
+  if (s.minutesBetweenWaves > 0) parts.push(`${num(s.minutesBetweenWaves)} min between waves`);
+  return parts.join(" · ");
 }

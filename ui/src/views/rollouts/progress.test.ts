@@ -116,3 +116,21 @@ describe("the wizard's failure budget", () => {
     expect(pauseText({ ...b, failuresBeforePause: 42 }, 1)).toBe("failures never pause it");
   });
 });
+
+describe("a held rollout", () => {
+  const hold = (kind: "approval" | "window") => ({
+    kind,
+    wave: 1,
+    until: kind === "window" ? "2026-11-30T21:00:00.000Z" : null,
+    untilLocal: kind === "window" ? "Mon 2026-11-30 22:00 CET" : null,
+    message: kind === "window" ? "Wave 2 (39 devices) waits until Mon 2026-11-30 22:00 CET: no maintenance window is open" : "Wave 2 (39 devices) waits for approval. Wave 1: 3 of 3 updated",
+  });
+  it("says what holds it, in the step's words, while running only", () => {
+    const r = rollout({ currentWave: 0, waves: [wave({ size: 3, needed: 3, succeeded: 3 }), wave({ index: 1, size: 39, started: false })], hold: hold("window") });
+    expect(nextStepText(r)).toBe("Wave 2 (39 devices) waits until Mon 2026-11-30 22:00 CET: no maintenance window is open");
+    expect(stateBadge(r)).toEqual({ label: "scheduled", tone: "active" });
+    expect(stateBadge({ ...r, hold: hold("approval") })).toEqual({ label: "awaiting approval", tone: "warn" });
+    expect(nextStepText({ ...r, state: "paused" })).toMatch(/^Wave 2 can start/);
+    expect(stateBadge({ ...r, state: "paused" }).label).toBe("paused");
+  });
+});

@@ -51,10 +51,12 @@ export function successPercent(w: WaveView): number {
 }
 
 /** How a rollout's state tag reads: a completion with failures is a warning, not neutral. */
-export function stateBadge(r: Pick<RolloutView, "state" | "total">): { label: string; tone: "active" | "warn" | "ok" | "bad" | "quiet" } {
+export function stateBadge(r: Pick<RolloutView, "state" | "total"> & { hold?: RolloutView["hold"] }): { label: string; tone: "active" | "warn" | "ok" | "bad" | "quiet" } {
   const failed = r.total.failed + r.total.refused;
   switch (r.state) {
     case "running":
+      if (r.hold?.kind === "approval") return { label: "awaiting approval", tone: "warn" };
+      if (r.hold) return { label: "scheduled", tone: "active" };
       return { label: "running", tone: "active" };
     case "paused":
       return { label: "paused", tone: "warn" };
@@ -71,8 +73,10 @@ export function stateBadge(r: Pick<RolloutView, "state" | "total">): { label: st
  * What the rollout waits for now, in one sentence: the next wave's start ("Wave 3 starts at 38/39
  * ok, now 37"), the completion, or that the wave can no longer reach it. Null once it is over.
  */
-export function nextStepText(r: Pick<RolloutView, "state" | "currentWave" | "waves">): string | null {
+export function nextStepText(r: Pick<RolloutView, "state" | "currentWave" | "waves"> & { hold?: RolloutView["hold"] }): string | null {
   if (r.state === "completed" || r.state === "aborted") return null;
+  // What holds the next wave back (the schedule, or the operator's approval), as the step said it.
+  if (r.state === "running" && r.hold) return r.hold.message;
   const paused = r.state === "paused";
   if (r.currentWave < 0) return paused ? "Wave 1 starts when the rollout is resumed" : "Wave 1 starts at the next step";
   const w = r.waves[r.currentWave];

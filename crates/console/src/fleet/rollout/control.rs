@@ -5,9 +5,9 @@ use dcs_api::Client;
 use rusqlite::params;
 use uuid::Uuid;
 
-use super::store::{event, load_known, set_state, unfinished, RolloutState};
+use super::store::{approve_wave, event, load_known, set_state, unfinished, RolloutState};
 use super::targets::{apply_sets, set_targets, NO_OPERATION};
-use super::view::{get, RolloutView};
+use super::view::{get, HoldKind, RolloutView};
 use crate::fleet::{now_ms, FleetDb, FleetError, Result, Scope};
 use crate::set_target::SetTarget;
 
@@ -70,6 +70,35 @@ pub fn resume(
             serde_json::json!({ "successThreshold": success, "errorThreshold": error }),
         )?;
     }
+    get(db, id)
+}
+
+/// Lets the wave a running rollout holds for approval start (the operator's "Continue"; the
+/// next step starts it, or holds it for the schedule). Refused, saying what the rollout does
+/// instead, when it is not waiting for approval.
+pub fn approve(client: &Client, db: &FleetDb, id: &str) -> Result<RolloutView> {
+    let wave = {
+        let conn = db.conn();
+        let (_, row) = load_known(&conn, id)?;
+        if row.state != RolloutState::Running {
+            return Err(FleetError::Conflict(format!(
+                "the rollout is {}, not waiting for approval{}",
+                row.state.as_str(),
+                if row.state == RolloutState::Paused { "; resume it first" } else { "" }
+            )));
+        }
+        let Some(hold) = row.hold.filter(|h| h.kind == HoldKind::Approval) else {
+            return Err(FleetError::Conflict(format!(
+                "the rollout is not waiting for approval: wave {} of {} is under way{}",
+                row.current + 1,
+                row.waves.len(),
+                if row.approval { "" } else { " (it was started without approval between waves)" }
+            )));
+        };
+        approve_wave(&conn, id, hold.wave, &format!("Wave {} approved by the operator", hold.wave + 1))?;
+        hold.wave
+    };
+    crate::audit::note(client, "rollout.continue", id, serde_json::json!({ "wave": wave + 1 }))?;
     get(db, id)
 }
 

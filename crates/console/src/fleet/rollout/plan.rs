@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::budget::WaveBudget;
+use super::schedule::Schedule;
 use super::versions::{Downgrade, RunningVersion};
 use crate::fleet::query::{DeviceQuery, Selection};
 use crate::FieldError;
@@ -37,6 +38,27 @@ pub struct RolloutPlan {
     pub success_threshold: f64,
     /// Percent of failed devices (of the started waves) above which the rollout pauses.
     pub error_threshold: f64,
+    /// When waves may start (a start time, maintenance windows, time between waves); none: as
+    /// soon as the thresholds allow.
+    #[serde(default)]
+    pub schedule: Option<Schedule>,
+    /// Each wave after the first waits for the operator's "Continue" (`dcs rollout continue`).
+    #[serde(default)]
+    pub approval: bool,
+}
+
+/// When a wave can start at the earliest under the plan's schedule.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct WaveEarliest {
+    pub wave: u32,
+    /// RFC 3339, UTC.
+    pub at: String,
+    /// The same instant in the schedule's time zone (`Mon 2026-11-30 22:00 CET`).
+    pub local: String,
+    /// The schedule makes it wait (a start ahead, the time between waves or a closed window).
+    pub waits: bool,
 }
 
 /// What a plan would do, before it is started.
@@ -52,6 +74,14 @@ pub struct PlanPreview {
     pub already_on_version: u32,
     /// Devices of the choice with an update to another version under way (it is replaced).
     pub updating_elsewhere: u32,
+    /// Devices of the choice left out because a running or paused rollout of the module has
+    /// them (two rollouts never target the same device).
+    pub in_other_rollouts: u32,
+    /// Those rollouts' ids, with how many of the chosen devices each has, most first.
+    pub other_rollouts: Vec<(String, u32)>,
+    /// When each wave can start at the earliest under the schedule, every wave succeeding at
+    /// once (empty without a schedule).
+    pub calendar: Vec<WaveEarliest>,
     /// Devices per wave.
     pub wave_sizes: Vec<u32>,
     /// What each wave tolerates before the rollout stops going on (same rules as [`advance`](super::advance)).

@@ -9,12 +9,12 @@ use futures::{stream, StreamExt};
 use uuid::Uuid;
 
 use super::budget::wave_budgets;
-use super::plan::{wave_sizes, DeviceChoice, PlanPreview, RolloutPlan};
-use super::store::{known_states, module_name};
+use super::plan::{wave_sizes, DeviceChoice, PlanPreview, RolloutPlan, WaveEarliest};
+use super::store::{active_devices, known_states, module_name};
 use super::versions::{downgrade_of, running_versions, Candidate};
 use super::PARALLEL_SETS;
 use crate::fleet::query::{self, DeviceQuery, Selection};
-use crate::fleet::{FleetDb, Result, Scope};
+use crate::fleet::{ms_to_text, now_ms, FleetDb, Result, Scope};
 use crate::FieldError;
 
 /// Checks the parts of a plan that need no devices.
@@ -29,6 +29,9 @@ pub fn check_shape(db: &FleetDb, scope: Scope, plan: &RolloutPlan) -> Vec<FieldE
     }
     for (field, rule) in check_thresholds(plan) {
         push(field, rule);
+    }
+    if let Some(Err(broken)) = plan.schedule.as_ref().map(|s| s.check(now_ms())) {
+        problems.extend(broken);
     }
     problems
 }
@@ -235,6 +238,9 @@ pub async fn preview(
         wave_budgets: vec![],
         downgrade: None,
         running: vec![],
+        in_other_rollouts: 0,
+        other_rollouts: vec![],
+        calendar: vec![],
     };
     let candidates = match resolve(client, db, scope, plan).await? {
         Ok(c) => c,
@@ -243,6 +249,10 @@ pub async fn preview(
             return Ok((p, Vec::new()));
         }
     };
+    let candidates = leave_out_active(db, scope, plan, candidates, &mut p)?;
+    if candidates.is_empty() {
+        return Ok((p, Vec::new()));
+    }
     p.running = running_versions(&candidates);
     p.downgrade = downgrade_of(&plan.version, &p.running);
     let (on, rest): (Vec<Candidate>, Vec<Candidate>) =
@@ -262,6 +272,60 @@ pub async fn preview(
     if p.problems.iter().all(|x| x.field != "waves") {
         p.wave_sizes = wave_sizes(rest.len(), &plan.waves);
         p.wave_budgets = wave_budgets(&p.wave_sizes, plan.success_threshold, plan.error_threshold);
+        if let Some(Ok(calendar)) = plan.schedule.as_ref().map(|s| s.check(now_ms())) {
+            p.calendar = calendar
+                .earliest_starts(now_ms(), p.wave_sizes.len())
+                .into_iter()
+                .enumerate()
+                .map(|(i, (at, waits))| WaveEarliest {
+                    wave: i as u32,
+                    at: ms_to_text(at),
+                    local: calendar.local_text(at),
+                    waits,
+                })
+                .collect();
+        }
     }
     Ok((p, rest))
+}
+
+/// The candidates without the devices a running or paused rollout of the module has (counted
+/// in the preview, by rollout); a problem when none is left.
+fn leave_out_active(
+    db: &FleetDb,
+    scope: Scope,
+    plan: &RolloutPlan,
+    candidates: Vec<Candidate>,
+    p: &mut PlanPreview,
+) -> Result<Vec<Candidate>> {
+    let active = active_devices(db, scope, &plan.module_id)?;
+    if active.is_empty() {
+        return Ok(candidates);
+    }
+    let mut by_rollout: HashMap<String, u32> = HashMap::new();
+    let kept: Vec<Candidate> = candidates
+        .into_iter()
+        .filter(|(d, ..)| match active.get(d) {
+            Some(r) => {
+                *by_rollout.entry(r.clone()).or_default() += 1;
+                false
+            }
+            None => true,
+        })
+        .collect();
+    p.in_other_rollouts = by_rollout.values().sum();
+    let mut others: Vec<(String, u32)> = by_rollout.into_iter().collect();
+    others.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    p.other_rollouts = others;
+    if kept.is_empty() {
+        p.problems.push(FieldError::new(
+            "devices",
+            format!(
+                "every chosen device ({}) is in a running or paused rollout of the module ({}); two rollouts never target the same device",
+                p.in_other_rollouts,
+                p.other_rollouts.iter().map(|(r, _)| r.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
+    Ok(kept)
 }

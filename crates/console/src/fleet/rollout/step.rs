@@ -6,11 +6,14 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::budget::pct;
-use super::store::{claim_wave, load_known, mark_sending, record_sets, set_state, wave_started, RolloutState, Row};
+use super::schedule::Gate;
+use super::store::{
+    claim_wave, load_known, mark_sending, record_hold, record_sets, set_state, wave_started, RolloutState, Row,
+};
 use super::targets::{set_targets, NO_OPERATION};
-use super::view::{total, wave_views, WaveView};
+use super::view::{total, wave_views, Hold, HoldKind, WaveView};
 use super::PARALLEL_SETS;
-use crate::fleet::{FleetDb, FleetError, Result, Scope};
+use crate::fleet::{ms_to_text, now_ms, FleetDb, FleetError, Result, Scope};
 use crate::set_target::{self, SetTarget};
 
 /// What one step did to a rollout.
@@ -30,6 +33,11 @@ pub enum StepOutcome {
     Paused {
         reason: String,
     },
+    /// The next wave is held back (by the schedule, or for approval): said once, when the hold
+    /// begins or changes.
+    Held {
+        hold: Hold,
+    },
     Completed,
 }
 
@@ -37,6 +45,17 @@ pub enum StepOutcome {
 /// wave's targets are set with the profile's set-target operation `op`; without one the
 /// rollout pauses, saying why, instead of starting a wave.
 pub async fn advance(client: &Client, op: Option<&SetTarget>, db: &FleetDb, id: &str) -> Result<StepOutcome> {
+    advance_at(client, op, db, id, now_ms()).await
+}
+
+/// [`advance`] as at `now_ms` (the schedule's clock; tests run it fast).
+pub async fn advance_at(
+    client: &Client,
+    op: Option<&SetTarget>,
+    db: &FleetDb,
+    id: &str,
+    now_ms: i64,
+) -> Result<StepOutcome> {
     let Some((scope, row, waves)) = load_running(db, id)? else {
         return Ok(StepOutcome::Waiting);
     };
@@ -48,8 +67,76 @@ pub async fn advance(client: &Client, op: Option<&SetTarget>, db: &FleetDb, id: 
             set_state(&conn, id, RolloutState::Completed, Some(&reason), &format!("Completed: {reason}"))?;
             Ok(StepOutcome::Completed)
         }
-        Verdict::StartNext => start_wave(client, op, db, scope, &row, (row.current + 1) as u32, false).await,
-        Verdict::ResumeStart => start_wave(client, op, db, scope, &row, row.current as u32, true).await,
+        Verdict::StartNext => {
+            let next = (row.current + 1) as u32;
+            match hold_for(&row, &waves, next, now_ms) {
+                Ok(Some(hold)) => held(db, id, hold),
+                Ok(None) => start_wave(client, op, db, scope, &row, next, false, now_ms).await,
+                Err(reason) => pause_for(db, id, reason),
+            }
+        }
+        Verdict::ResumeStart => start_wave(client, op, db, scope, &row, row.current as u32, true, now_ms).await,
+    }
+}
+
+/// What holds wave `next` back at `now_ms`: the operator's approval (asked first: a wave
+/// approved outside its window then waits for it), then the schedule. An error is a schedule
+/// that no longer reads (a time zone gone from the system's database): the rollout pauses.
+fn hold_for(row: &Row, waves: &[WaveView], next: u32, now_ms: i64) -> std::result::Result<Option<Hold>, String> {
+    let size = waves.get(next as usize).map_or(0, |w| w.size);
+    if row.approval && next > 0 && row.approved < next as i32 {
+        let prev = &waves[next as usize - 1];
+        return Ok(Some(Hold {
+            kind: HoldKind::Approval,
+            wave: next,
+            until: None,
+            until_local: None,
+            message: format!(
+                "Wave {} ({size} devices) waits for approval. Wave {}: {} of {} updated ({:.1}%), {} failed, {} replaced or cancelled, {} refused, {} updating",
+                next + 1,
+                next,
+                prev.succeeded,
+                prev.size,
+                pct(prev.succeeded, prev.size),
+                prev.failed,
+                prev.replaced,
+                prev.refused,
+                prev.updating
+            ),
+        }));
+    }
+    let Some(schedule) = &row.schedule else { return Ok(None) };
+    let calendar = schedule.check(row.created).map_err(|problems| {
+        let p = problems.first().map(|p| format!("{}: {}", p.field, p.rule)).unwrap_or_default();
+        format!("the schedule no longer reads ({p})")
+    })?;
+    let last_start = if next > 0 { row.wave_started } else { None };
+    let Some(gate) = calendar.gate(now_ms, last_start) else { return Ok(None) };
+    let until = gate.until_ms();
+    let local = calendar.local_text(until);
+    let (kind, why) = match gate {
+        Gate::Start(_) => (HoldKind::Start, "the rollout is scheduled to start then".to_owned()),
+        Gate::Gap(_) => (
+            HoldKind::Gap,
+            format!("waves start at least {} minutes apart", schedule.minutes_between_waves),
+        ),
+        Gate::Window(_) => (HoldKind::Window, "no maintenance window is open".to_owned()),
+    };
+    Ok(Some(Hold {
+        kind,
+        wave: next,
+        until: Some(ms_to_text(until)),
+        message: format!("Wave {} ({size} devices) waits until {local}: {why}", next + 1),
+        until_local: Some(local),
+    }))
+}
+
+/// Records a hold; said as an outcome only when it begins or changes.
+fn held(db: &FleetDb, id: &str, hold: Hold) -> Result<StepOutcome> {
+    if record_hold(db, id, Some(&hold))? {
+        Ok(StepOutcome::Held { hold })
+    } else {
+        Ok(StepOutcome::Waiting)
     }
 }
 
@@ -144,6 +231,7 @@ fn pause_for(db: &FleetDb, id: &str, reason: String) -> Result<StepOutcome> {
 /// (pausing instead when there is no operation, or it needs a package the service does not
 /// list), a slice at a time, each slice marked as being sent before its requests go out and its
 /// answers recorded as they come, so a crash loses at most the answers of one slice.
+#[allow(clippy::too_many_arguments, reason = "the step's own context, passed down once")]
 async fn start_wave(
     client: &Client,
     op: Option<&SetTarget>,
@@ -152,6 +240,7 @@ async fn start_wave(
     row: &Row,
     wave: u32,
     resume: bool,
+    now_ms: i64,
 ) -> Result<StepOutcome> {
     let id = row.id.as_str();
     let Some(op) = op else {
@@ -175,7 +264,7 @@ async fn start_wave(
     } else {
         None
     };
-    let to_send = claim_wave(db, scope, row, wave, resume)?;
+    let to_send = claim_wave(db, scope, row, wave, resume, now_ms)?;
     for slice in to_send.chunks(SLICE) {
         mark_sending(db, id, slice)?;
         let results = set_targets(client, op, slice, module, Some(&row.version), package).await;

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::plan::{wave_sizes, DeviceChoice, RolloutPlan};
+use super::schedule::Schedule;
+use super::view::Hold;
 use super::targets::SetResult;
 use super::versions::Candidate;
 use crate::fleet::{now_ms, FleetDb, FleetError, Result, Scope};
@@ -62,8 +64,8 @@ pub fn create(
     let tx = conn.transaction()?;
     tx.execute(
         "INSERT INTO rollouts (id, scope, module_id, version, waves, success_threshold, error_threshold, selection, state,
-                               current_wave, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', -1, ?9, ?9)",
+                               current_wave, created_at, updated_at, schedule, approval, approved_wave)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', -1, ?9, ?9, ?10, ?11, 0)",
         params![
             id,
             scope.0,
@@ -73,9 +75,18 @@ pub fn create(
             plan.success_threshold,
             plan.error_threshold,
             serde_json::to_string(&plan.devices).expect("choice serialises"),
-            now
+            now,
+            plan.schedule.as_ref().map(|s| serde_json::to_string(s).expect("schedule serialises")),
+            plan.approval,
         ],
     )?;
+    let taken = taken_by_others(&tx, scope, &plan.module_id, order.iter().map(|(d, ..)| *d))?;
+    if taken > 0 {
+        return Err(FleetError::Conflict(format!(
+            "{taken} of the devices joined another running or paused rollout of the module since the preview; \
+             preview again (two rollouts never target the same device)"
+        )));
+    }
     {
         let mut insert = tx.prepare_cached(
             "INSERT INTO rollout_devices (rollout, device_id, wave, previous_target) VALUES (?1, ?2, ?3, ?4)",
@@ -102,6 +113,8 @@ pub fn create(
     tx.commit()?;
     drop(conn);
     let details = serde_json::json!({
+        "schedule": plan.schedule,
+        "approval": plan.approval,
         "moduleId": plan.module_id,
         "version": plan.version,
         "waves": plan.waves,
@@ -139,13 +152,23 @@ pub(super) struct Row {
     pub(super) current: i32,
     pub(super) created: i64,
     pub(super) updated: i64,
+    pub(super) schedule: Option<Schedule>,
+    /// Waves after the first wait for the operator's "Continue".
+    pub(super) approval: bool,
+    /// The highest wave the operator let start.
+    pub(super) approved: i32,
+    /// What holds the next wave back now, as recorded (its event is written once).
+    pub(super) hold: Option<Hold>,
+    /// When the current wave started.
+    pub(super) wave_started: Option<i64>,
 }
 
 pub(super) fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<(Scope, Row)>> {
     Ok(conn
         .query_row(
             "SELECT scope, id, module_id, version, waves, success_threshold, error_threshold, selection, state, reason,
-                    current_wave, created_at, updated_at FROM rollouts WHERE id = ?1",
+                    current_wave, created_at, updated_at, schedule, approval, approved_wave, hold, wave_started_at
+             FROM rollouts WHERE id = ?1",
             [id],
             |r| {
                 Ok((
@@ -163,6 +186,11 @@ pub(super) fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<(Scop
                         current: r.get(10)?,
                         created: r.get(11)?,
                         updated: r.get(12)?,
+                        schedule: r.get::<_, Option<String>>(13)?.and_then(|s| serde_json::from_str(&s).ok()),
+                        approval: r.get::<_, Option<bool>>(14)?.unwrap_or(false),
+                        approved: r.get::<_, Option<i32>>(15)?.unwrap_or(0),
+                        hold: r.get::<_, Option<String>>(16)?.and_then(|s| serde_json::from_str(&s).ok()),
+                        wave_started: r.get(17)?,
                     },
                 ))
             },
@@ -179,7 +207,7 @@ pub(super) fn set_state(
 ) -> Result<()> {
     let now = now_ms();
     conn.execute(
-        "UPDATE rollouts SET state = ?2, reason = ?3, updated_at = ?4 WHERE id = ?1",
+        "UPDATE rollouts SET state = ?2, reason = ?3, updated_at = ?4, hold = NULL WHERE id = ?1",
         params![id, state.as_str(), reason, now],
     )?;
     event(conn, id, now, message)
@@ -257,6 +285,74 @@ pub(super) fn module_name(conn: &rusqlite::Connection, scope: Scope, module_id: 
         .unwrap_or_else(|| module_id.to_owned()))
 }
 
+/// Records what holds the rollout's next wave back (or that nothing does); answers whether it
+/// changed, writing the hold's event when it did.
+pub(super) fn record_hold(db: &FleetDb, id: &str, hold: Option<&Hold>) -> Result<bool> {
+    let conn = db.conn();
+    let (_, row) = load_known(&conn, id)?;
+    if row.hold.as_ref() == hold {
+        return Ok(false);
+    }
+    let now = now_ms();
+    conn.execute(
+        "UPDATE rollouts SET hold = ?2, updated_at = ?3 WHERE id = ?1",
+        params![id, hold.map(|h| serde_json::to_string(h).expect("hold serialises")), now],
+    )?;
+    if let Some(h) = hold {
+        event(&conn, id, now, &h.message)?;
+    }
+    Ok(true)
+}
+
+/// The operator lets wave `wave` start: recorded with its event, the hold cleared.
+pub(super) fn approve_wave(conn: &rusqlite::Connection, id: &str, wave: u32, message: &str) -> Result<()> {
+    let now = now_ms();
+    conn.execute(
+        "UPDATE rollouts SET approved_wave = ?2, hold = NULL, updated_at = ?3 WHERE id = ?1",
+        params![id, wave, now],
+    )?;
+    event(conn, id, now, message)
+}
+
+/// The devices of the module that running or paused rollouts have, with the rollout of each.
+pub(super) fn active_devices(db: &FleetDb, scope: Scope, module: &str) -> Result<HashMap<Uuid, String>> {
+    let conn = db.conn();
+    let mut stmt = conn.prepare_cached(
+        "SELECT d.device_id, r.id FROM rollouts r JOIN rollout_devices d ON d.rollout = r.id
+         WHERE r.scope = ?1 AND r.module_id = ?2 AND r.state IN ('running', 'paused')",
+    )?;
+    let rows = stmt.query_map(params![scope.0, module], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+    let mut map = HashMap::new();
+    for row in rows {
+        let (d, r) = row?;
+        if let Ok(d) = d.parse() {
+            map.insert(d, r);
+        }
+    }
+    Ok(map)
+}
+
+/// How many of `devices` a running or paused rollout of the module already has (checked again
+/// in the transaction that saves a new rollout).
+fn taken_by_others(
+    tx: &rusqlite::Transaction,
+    scope: Scope,
+    module: &str,
+    devices: impl Iterator<Item = Uuid>,
+) -> Result<u32> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM rollout_devices d JOIN rollouts r ON r.id = d.rollout
+         WHERE d.device_id = ?1 AND r.scope = ?2 AND r.module_id = ?3 AND r.state IN ('running', 'paused'))",
+    )?;
+    let mut taken = 0;
+    for d in devices {
+        if stmt.query_row(params![d.to_string(), scope.0, module], |r| r.get::<_, bool>(0))? {
+            taken += 1;
+        }
+    }
+    Ok(taken)
+}
+
 /// Every device with a state of the module, as a plan's candidate.
 pub(super) fn known_states(db: &FleetDb, scope: Scope, module: &str) -> Result<HashMap<Uuid, Candidate>> {
     let conn = db.conn();
@@ -285,12 +381,14 @@ pub(super) fn known_states(db: &FleetDb, scope: Scope, module: &str) -> Result<H
 /// at any point; the wave is then resumed by the next step: a device never sent is sent, one
 /// that was being sent is taken as set when its state carries the version (its request reached
 /// the service before the crash), else sent again. So each target goes to the service once.
-pub(super) fn claim_wave(db: &FleetDb, scope: Scope, row: &Row, wave: u32, resume: bool) -> Result<Vec<Uuid>> {
+pub(super) fn claim_wave(db: &FleetDb, scope: Scope, row: &Row, wave: u32, resume: bool, now: i64) -> Result<Vec<Uuid>> {
     let mut conn = db.conn();
     let tx = conn.transaction()?;
-    let now = now_ms();
     if !resume {
-        tx.execute("UPDATE rollouts SET current_wave = ?2, updated_at = ?3 WHERE id = ?1", params![row.id, wave, now])?;
+        tx.execute(
+            "UPDATE rollouts SET current_wave = ?2, updated_at = ?3, wave_started_at = ?3, hold = NULL WHERE id = ?1",
+            params![row.id, wave, now],
+        )?;
     }
     let found = tx.execute(
         "UPDATE rollout_devices SET set_at = ?3

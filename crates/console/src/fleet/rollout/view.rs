@@ -2,10 +2,11 @@
 //! read from the database.
 
 use rusqlite::params;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::budget::{failures_before_pause, needed};
 use super::plan::DeviceChoice;
+use super::schedule::Schedule;
 use super::store::{load_known, module_name, RolloutState, Row};
 use crate::fleet::{ms_to_text, FleetDb, Result, Scope};
 
@@ -47,6 +48,37 @@ pub struct RolloutEvent {
     pub message: String,
 }
 
+/// What holds a running rollout's next wave back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum HoldKind {
+    /// The schedule's start is ahead.
+    Start,
+    /// The least time between two waves' starts has not passed.
+    Gap,
+    /// No maintenance window is open.
+    Window,
+    /// The operator's "Continue" (approval between waves).
+    Approval,
+}
+
+/// Why the next wave of a running rollout does not start yet, and until when.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct Hold {
+    pub kind: HoldKind,
+    /// The wave held back (0-based).
+    pub wave: u32,
+    /// RFC 3339: when it may start (none for approval).
+    pub until: Option<String>,
+    /// The same in the schedule's time zone.
+    pub until_local: Option<String>,
+    /// What the event log says, with the previous wave's figures at that moment for approval.
+    pub message: String,
+}
+
 /// A rollout as the dashboard shows it.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -73,6 +105,13 @@ pub struct RolloutView {
     pub updated_at: String,
     /// Newest first, at most 100.
     pub events: Vec<RolloutEvent>,
+    pub schedule: Option<Schedule>,
+    /// Waves after the first wait for the operator's "Continue".
+    pub approval: bool,
+    /// What holds the next wave back now (running rollouts only).
+    pub hold: Option<Hold>,
+    /// When the current wave started.
+    pub wave_started_at: Option<String>,
 }
 
 /// The error threshold over the started waves, as [`advance`](super::advance) checks it.
@@ -177,6 +216,10 @@ fn view_of(conn: &rusqlite::Connection, scope: Scope, row: Row) -> Result<Rollou
         created_at: ms_to_text(row.created),
         updated_at: ms_to_text(row.updated),
         events,
+        hold: row.hold.filter(|_| row.state == RolloutState::Running),
+        schedule: row.schedule,
+        approval: row.approval,
+        wave_started_at: row.wave_started.map(ms_to_text),
     })
 }
 
