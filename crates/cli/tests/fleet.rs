@@ -388,6 +388,50 @@ fn a_rollout_pauses_resumes_and_aborts_with_its_targets_reset() {
     assert!(wave0.iter().filter(|x| x["firmwareUpdateStatus"] == "CANCELLED").count() >= 5);
     let table = String::from_utf8_lossy(&env.run(&["rollout", "list"]).stdout).into_owned();
     assert!(table.contains(&id) && table.contains("aborted"), "{table}");
+
+    // A schedule whose only window opens in two hours (UTC), with approval between waves: the
+    // preview's calendar, a start that sets no target, and a continue refused while no wave
+    // waits for approval.
+    let hm = |t: time::OffsetDateTime| format!("{:02}:{:02}", t.hour(), t.minute());
+    let now = time::OffsetDateTime::now_utc();
+    let window = format!("mon-sun/{}-{}", hm(now + time::Duration::hours(2)), hm(now + time::Duration::hours(3)));
+    let plan = [
+        "--module",
+        &module,
+        "--version",
+        &version,
+        "--device-list",
+        list.to_str().unwrap(),
+        "--waves",
+        "50,100",
+        "--time-zone",
+        "UTC",
+        "--window",
+        &window,
+        "--approval",
+    ];
+    let bad = env.run(&[&["rollout", "preview"][..], &plan[..8], &["--window", "funday/22:00-04:00"]].concat());
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("schedule.windows[0].days"), "{}", stderr(&bad));
+    let preview = env.json(&[&["rollout", "preview"][..], &plan].concat());
+    let calendar = preview["calendar"].as_array().unwrap();
+    assert_eq!(calendar.len(), 2);
+    assert_eq!(calendar[0]["waits"], true);
+    assert!(s(&calendar[0]["local"]).ends_with(&format!("{} UTC", hm(now + time::Duration::hours(2)))), "{calendar:?}");
+    let text = String::from_utf8_lossy(&env.run(&[&["rollout", "preview"][..], &plan].concat()).stdout).into_owned();
+    assert!(text.contains("STARTS AT THE EARLIEST") && text.contains("(waits)"), "{text}");
+    let held = env.json(&[&["rollout", "start", "--yes", "--allow-downgrade"][..], &plan].concat());
+    let held_id = s(&held["id"]).to_owned();
+    assert_eq!(held["hold"]["kind"], "window", "{held}");
+    assert_eq!(n(&held["total"]["set"]), 0, "nothing is sent before the window opens");
+    let shown = String::from_utf8_lossy(&env.run(&["rollout", "show", &held_id]).stdout).into_owned();
+    assert!(shown.contains("held: Wave 1 (5 devices) waits until") && shown.contains("approval: each wave"), "{shown}");
+    let early = env.run(&["rollout", "continue", &held_id]);
+    assert_eq!(early.status.code(), Some(6), "{}", stderr(&early));
+    assert!(stderr(&early).contains("not waiting for approval"), "{}", stderr(&early));
+    // Its devices are taken: another plan over them finds none left.
+    let taken = env.run(&[&["rollout", "preview"][..], &plan[..8]].concat());
+    assert!(!taken.status.success() && stderr(&taken).contains(&held_id), "{}", stderr(&taken));
 }
 
 #[test]

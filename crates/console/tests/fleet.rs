@@ -435,7 +435,8 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
     assert_eq!(preview.other_rollouts, vec![(id.clone(), preview.in_other_rollouts)]);
     assert_eq!(preview.problems[0].field, "devices");
     assert!(preview.problems[0].rule.contains(&id), "{:?}", preview.problems);
-    let (pool, _) = rollout::preview(&e.client, &e.db, e.scope, &plan(&module, &version, &[100.0], 50.0, 50.0)).await.unwrap();
+    let (pool, _) =
+        rollout::preview(&e.client, &e.db, e.scope, &plan(&module, &version, &[100.0], 50.0, 50.0)).await.unwrap();
     assert_eq!(pool.in_other_rollouts, preview.in_other_rollouts);
     rollout::abort(&e.client, Some(&e.op), &e.db, &id, false).await.unwrap();
 
@@ -1341,14 +1342,19 @@ async fn waves_start_only_inside_their_windows_across_midnight_and_a_daylight_sa
         refresh(&e, ScanKind::Incremental).await;
     }
     // Its devices are done at once, but waves start 30 minutes apart.
-    let StepOutcome::Held { hold } = rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, clock).await.unwrap() else {
+    let StepOutcome::Held { hold } = rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, clock).await.unwrap()
+    else {
         panic!("the second wave should wait 30 minutes")
     };
-    assert_eq!((hold.kind, hold.wave, hold.until.as_deref()), (rollout::HoldKind::Gap, 1, Some("2026-03-29T00:40:00.000Z")));
+    assert_eq!(
+        (hold.kind, hold.wave, hold.until.as_deref()),
+        (rollout::HoldKind::Gap, 1, Some("2026-03-29T00:40:00.000Z"))
+    );
     // 03:30 UTC is 05:30 summer time: the window (01:00 CET to 05:00 CEST, 00:00Z-03:00Z) has
     // closed; the next opens at 01:00 CEST on Monday, 23:00Z on Sunday.
     clock = at("2026-03-29T03:30:00Z");
-    let StepOutcome::Held { hold } = rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, clock).await.unwrap() else {
+    let StepOutcome::Held { hold } = rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, clock).await.unwrap()
+    else {
         panic!("the second wave should wait for the next window")
     };
     assert_eq!(hold.kind, rollout::HoldKind::Window);
@@ -1357,7 +1363,11 @@ async fn waves_start_only_inside_their_windows_across_midnight_and_a_daylight_sa
     let started = rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, at("2026-03-29T23:00:00Z")).await.unwrap();
     assert!(matches!(started, StepOutcome::WaveStarted { wave: 1, .. }), "{started:?}");
     let view = rollout::get(&e.db, &id).unwrap();
-    assert!(view.events.iter().any(|ev| ev.message.contains("waits until Mon 2026-03-30 01:00 CEST")), "{:?}", view.events);
+    assert!(
+        view.events.iter().any(|ev| ev.message.contains("waits until Mon 2026-03-30 01:00 CEST")),
+        "{:?}",
+        view.events
+    );
 }
 
 #[tokio::test]

@@ -89,7 +89,9 @@ impl Schedule {
             _ => {
                 problems.push(FieldError::new(
                     "schedule.timeZone",
-                    format!("`{zone}` is not an IANA time zone name (for example Europe/Berlin, America/New_York, UTC)"),
+                    format!(
+                        "`{zone}` is not an IANA time zone name (for example Europe/Berlin, America/New_York, UTC)"
+                    ),
                 ));
                 None
             }
@@ -105,7 +107,10 @@ impl Schedule {
                 match DAYS.iter().find(|(n, _)| n.eq_ignore_ascii_case(d.trim())) {
                     Some((_, wd)) if !days.contains(wd) => days.push(*wd),
                     Some(_) => {}
-                    None => problems.push(FieldError::new(field("days"), format!("`{d}` is not one of mon, tue, wed, thu, fri, sat, sun"))),
+                    None => problems.push(FieldError::new(
+                        field("days"),
+                        format!("`{d}` is not one of mon, tue, wed, thu, fri, sat, sun"),
+                    )),
                 }
             }
             if w.days.is_empty() {
@@ -132,8 +137,9 @@ impl Schedule {
         let mut start = None;
         if let (Some(tz), Some(raw)) = (&tz, self.start_at.as_deref().map(str::trim).filter(|s| !s.is_empty())) {
             match parse_start(raw, tz) {
-                Ok(t) if t.as_millisecond() > now_ms + MAX_START_AHEAD_MS => problems
-                    .push(FieldError::new("schedule.startAt", format!("{raw} is more than a year ahead"))),
+                Ok(t) if t.as_millisecond() > now_ms + MAX_START_AHEAD_MS => {
+                    problems.push(FieldError::new("schedule.startAt", format!("{raw} is more than a year ahead")))
+                }
                 Ok(t) => start = Some(t),
                 Err(rule) => problems.push(FieldError::new("schedule.startAt", rule)),
             }
@@ -346,10 +352,7 @@ mod tests {
         // Saturday 05:00 local: no window on Saturday or Sunday: Monday 22:00.
         assert_eq!(text(c.open_at(ms("2026-11-28T04:00:00Z"))), "2026-11-30T21:00:00Z");
         assert_eq!(c.local_text(ms("2026-11-30T21:00:00Z")), "Mon 2026-11-30 22:00 CET");
-        assert_eq!(
-            c.gate(ms("2026-11-28T04:00:00Z"), None),
-            Some(Gate::Window(ms("2026-11-30T21:00:00Z")))
-        );
+        assert_eq!(c.gate(ms("2026-11-28T04:00:00Z"), None), Some(Gate::Window(ms("2026-11-30T21:00:00Z"))));
         assert_eq!(c.gate(sat2, None), None);
     }
 
@@ -357,7 +360,8 @@ mod tests {
     fn daylight_saving_changes_move_the_windows_with_the_local_clock() {
         // Europe/Berlin goes to summer time on 2026-03-29 (02:00 -> 03:00) and back on
         // 2026-10-25 (03:00 -> 02:00). A daily 01:00-05:00 window.
-        let c = cal("Europe/Berlin", &[(&["mon", "tue", "wed", "thu", "fri", "sat", "sun"], "01:00", "05:00")], 0, None);
+        let c =
+            cal("Europe/Berlin", &[(&["mon", "tue", "wed", "thu", "fri", "sat", "sun"], "01:00", "05:00")], 0, None);
         // The night of the change to summer time: 01:00 CET = 00:00Z opens, 05:00 CEST = 03:00Z
         // closes: three hours of real time.
         let opens = c.open_at(ms("2026-03-28T23:30:00Z"));
@@ -381,7 +385,12 @@ mod tests {
 
     #[test]
     fn the_start_the_gap_and_the_windows_gate_in_that_order() {
-        let c = cal("UTC", &[(&["mon", "tue", "wed", "thu", "fri", "sat", "sun"], "08:00", "20:00")], 90, Some("2026-11-30T07:00"));
+        let c = cal(
+            "UTC",
+            &[(&["mon", "tue", "wed", "thu", "fri", "sat", "sun"], "08:00", "20:00")],
+            90,
+            Some("2026-11-30T07:00"),
+        );
         // Before the start: the start, moved into the first window.
         assert_eq!(c.gate(ms("2026-11-29T12:00:00Z"), None), Some(Gate::Start(ms("2026-11-30T08:00:00Z"))));
         // After it, 30 minutes after a wave started: the gap.
@@ -435,7 +444,8 @@ mod tests {
                 "schedule.minutesBetweenWaves"
             ]
         );
-        let far = Schedule { time_zone: "UTC".into(), start_at: Some("2029-01-01T00:00:00Z".into()), ..Default::default() };
+        let far =
+            Schedule { time_zone: "UTC".into(), start_at: Some("2029-01-01T00:00:00Z".into()), ..Default::default() };
         assert_eq!(far.check(ms("2026-11-28T00:00:00Z")).unwrap_err()[0].field, "schedule.startAt");
         let bad_start = Schedule { time_zone: "UTC".into(), start_at: Some("tomorrow".into()), ..Default::default() };
         assert_eq!(bad_start.check(0).unwrap_err()[0].field, "schedule.startAt");

@@ -116,10 +116,9 @@ fn hold_for(row: &Row, waves: &[WaveView], next: u32, now_ms: i64) -> std::resul
     let local = calendar.local_text(until);
     let (kind, why) = match gate {
         Gate::Start(_) => (HoldKind::Start, "the rollout is scheduled to start then".to_owned()),
-        Gate::Gap(_) => (
-            HoldKind::Gap,
-            format!("waves start at least {} minutes apart", schedule.minutes_between_waves),
-        ),
+        Gate::Gap(_) => {
+            (HoldKind::Gap, format!("waves start at least {} minutes apart", schedule.minutes_between_waves))
+        }
         Gate::Window(_) => (HoldKind::Window, "no maintenance window is open".to_owned()),
     };
     Ok(Some(Hold {

@@ -11,9 +11,9 @@ use uuid::Uuid;
 
 use super::plan::{wave_sizes, DeviceChoice, RolloutPlan};
 use super::schedule::Schedule;
-use super::view::Hold;
 use super::targets::SetResult;
 use super::versions::Candidate;
+use super::view::Hold;
 use crate::fleet::{now_ms, FleetDb, FleetError, Result, Scope};
 
 /// Where a rollout stands.
@@ -381,7 +381,14 @@ pub(super) fn known_states(db: &FleetDb, scope: Scope, module: &str) -> Result<H
 /// at any point; the wave is then resumed by the next step: a device never sent is sent, one
 /// that was being sent is taken as set when its state carries the version (its request reached
 /// the service before the crash), else sent again. So each target goes to the service once.
-pub(super) fn claim_wave(db: &FleetDb, scope: Scope, row: &Row, wave: u32, resume: bool, now: i64) -> Result<Vec<Uuid>> {
+pub(super) fn claim_wave(
+    db: &FleetDb,
+    scope: Scope,
+    row: &Row,
+    wave: u32,
+    resume: bool,
+    now: i64,
+) -> Result<Vec<Uuid>> {
     let mut conn = db.conn();
     let tx = conn.transaction()?;
     if !resume {
