@@ -845,6 +845,7 @@ def test_a_scheduled_rollout_waits_for_its_window_then_for_approval(app, demo_ke
     type_into(d, "wizard-error", "100")
     click(d, "[data-testid=wizard-approval]")
     click(d, "[data-testid=wizard-scheduled]")
+    type_into(d, "wizard-hang", "1")
     type_into(d, "schedule-zone", "Mars/Olympus")
     err = wait_text(d, "#schedule-zone ~ .field-error, [data-testid=schedule-fields] .field-error", "not an IANA time zone", 20)
     assert "Mars/Olympus" in err
@@ -905,7 +906,8 @@ def test_a_scheduled_rollout_waits_for_its_window_then_for_approval(app, demo_ke
     assert d.find_element(By.CSS_SELECTOR, "[data-testid=rollout-state]").get_attribute("innerText").strip() == "awaiting approval"
     assert "waits for approval" in css_text(d, "[data-testid=rollout-waits-for]")
     assert waves_started(d, rollout_id) == [True, False]
-    set_speed(base_url, 0.01)
+    # Wave 2's devices will not move: after a minute without a change the card warns.
+    set_speed(base_url, 0.001)
     screenshot(d, artifacts / "rollouts-awaiting-approval.png")
     click(d, "[data-testid=rollout-continue]", within=card)
     figures = wait_text(d, "[data-testid=continue-figures]", "Wave 1 now")
@@ -915,6 +917,19 @@ def test_a_scheduled_rollout_waits_for_its_window_then_for_approval(app, demo_ke
     assert "your own environment" in wait_text(d, "[data-testid=confirm-acting]", "your own environment")
     click(d, "[data-testid=confirm-ok]")
     WebDriverWait(d, 30, ignored_exceptions=STALE).until(lambda x: waves_started(x, rollout_id) == [True, True])
+    assert "Wave 2 approved and started" in wait_text(d, "[data-testid=fleet-notice]", "approved")
     assert d.find_element(By.CSS_SELECTOR, card).get_attribute("data-hold") in (None, "")
     events = d.find_element(By.CSS_SELECTOR, "[data-testid=rollout-events]").get_attribute("textContent")
     assert "Wave 2 approved by the operator" in events and "waits until" in events, events
+
+    # "Nothing hangs silently": a minute without a change in wave 2 (its devices barely move at
+    # 0.001x) raises the warning, naming them.
+    hang = WebDriverWait(d, 100, ignored_exceptions=STALE).until(
+        lambda x: x.find_elements(By.CSS_SELECTOR, "[data-testid=rollout-hang]") or False
+    )[0]
+    # The devices named are wave 2's that are still updating (the bar's "updating" figure).
+    figures = d.find_elements(By.CSS_SELECTOR, f"{card} [data-testid=wave-figures]")[1].text
+    updating = re.search(r"([\d,]+) updating", figures)
+    assert updating and int(hang.get_attribute("data-devices")) == number(updating.group(1)), (hang.text, figures)
+    assert "Wave 2 has not moved for a minute" in hang.text, hang.text
+    screenshot(d, artifacts / "rollouts-hang-warning.png")

@@ -2303,6 +2303,20 @@ export type FleetStatus_Serialize = {
 	mode: RefreshMode_Serialize,
 };
 
+/**  A wave under way that has seen no change for the plan's time: the devices that did not move. */
+export type HangWarning = {
+	/**  The wave (0-based). */
+	wave: number,
+	/**  RFC 3339: the last change seen. */
+	since: string,
+	minutes: number,
+	/**  Devices whose update under the rollout has not finished. */
+	devices: number,
+	/**  The first ten of them. */
+	sample: string[],
+	message: string,
+};
+
 /**  A hashed local file. */
 export type HashResult = {
 	/**  Lower-case hex. */
@@ -3196,6 +3210,11 @@ export type RolloutPlan_Deserialize = {
 	schedule?: Schedule_Deserialize | null,
 	/**  Each wave after the first waits for the operator's "Continue" (`dcs rollout continue`). */
 	approval?: boolean,
+	/**
+	 *  Minutes without any change in the wave under way after which the rollout warns, naming
+	 *  the devices that did not move (0: never; none: [`DEFAULT_HANG_MINUTES`]).
+	 */
+	hangMinutes?: number | null,
 };
 
 /**  A rollout as the operator plans it. */
@@ -3216,6 +3235,11 @@ export type RolloutPlan_Serialize = {
 	schedule: Schedule_Serialize | null,
 	/**  Each wave after the first waits for the operator's "Continue" (`dcs rollout continue`). */
 	approval: boolean,
+	/**
+	 *  Minutes without any change in the wave under way after which the rollout warns, naming
+	 *  the devices that did not move (0: never; none: [`DEFAULT_HANG_MINUTES`]).
+	 */
+	hangMinutes: number | null,
 };
 
 /**  Where a rollout stands. */
@@ -3256,6 +3280,10 @@ export type RolloutView_Deserialize = {
 	hold?: Hold_Deserialize | null,
 	/**  When the current wave started. */
 	waveStartedAt?: string | null,
+	/**  Minutes without a change in the wave under way before it warns (0: never). */
+	hangMinutes: number,
+	/**  The wave under way has not moved for that long (running rollouts only). */
+	hang?: HangWarning | null,
 };
 
 /**  A rollout as the dashboard shows it. */
@@ -3290,6 +3318,10 @@ export type RolloutView_Serialize = {
 	hold: Hold_Serialize | null,
 	/**  When the current wave started. */
 	waveStartedAt: string | null,
+	/**  Minutes without a change in the wave under way before it warns (0: never). */
+	hangMinutes: number,
+	/**  The wave under way has not moved for that long (running rollouts only). */
+	hang: HangWarning | null,
 };
 
 /**  A current version and how many of the chosen devices run it. */

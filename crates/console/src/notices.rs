@@ -94,6 +94,16 @@ pub fn of_rollout(view: &RolloutView, outcome: &StepOutcome) -> Option<Notice> {
             )
         }
         StepOutcome::Paused { reason } => (Topic::Rollout, format!("Rollout of {name} paused"), reason.clone()),
+        StepOutcome::Hanging { warning } => (
+            Topic::Rollout,
+            format!(
+                "Rollout of {name}: wave {} has not moved for {} minute{}",
+                warning.wave + 1,
+                warning.minutes,
+                if warning.minutes == 1 { "" } else { "s" }
+            ),
+            warning.message.clone(),
+        ),
         StepOutcome::Held { hold } => (
             Topic::Rollout,
             match hold.kind {

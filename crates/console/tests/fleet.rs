@@ -255,6 +255,7 @@ fn plan(module: &str, version: &str, waves: &[f64], success: f64, error: f64) ->
         error_threshold: error,
         schedule: None,
         approval: false,
+        hang_minutes: None,
     }
 }
 
@@ -1424,4 +1425,63 @@ async fn with_approval_each_next_wave_waits_for_continue_with_the_figures_of_the
     assert!(view.events[0].message.contains("Wave 2 approved by the operator"), "{:?}", view.events[0]);
     let next = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap();
     assert!(matches!(next, StepOutcome::WaveStarted { wave: 1, .. }), "{next:?}");
+}
+
+#[tokio::test]
+async fn a_wave_that_stops_moving_warns_once_naming_its_devices_until_one_moves() {
+    // Devices barely move at 0.001x; the schedule's clock is given to each step.
+    let e = env(120, 0.001).await;
+    refresh(&e, ScanKind::Full).await;
+    let (module, version) = pick(&e);
+    let mut p = plan(&module, &version, &[20.0, 100.0], 90.0, 100.0);
+    p.hang_minutes = Some(rollout::DEFAULT_HANG_MINUTES + 100_000);
+    let (preview, _) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
+    assert_eq!(preview.problems[0].field, "hangMinutes", "{:?}", preview.problems);
+    p.hang_minutes = Some(60);
+    let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
+    let id = rollout::create(&e.client, &e.db, e.scope, &p, &devices).unwrap();
+    let t0 = at("2026-11-28T10:00:00Z");
+    let minute = 60_000;
+    let step = |t: i64| rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, t);
+    assert!(matches!(step(t0).await.unwrap(), StepOutcome::WaveStarted { wave: 0, .. }));
+    let size = rollout::get(&e.db, &id).unwrap().waves[0].size;
+    assert_eq!(step(t0 + minute).await.unwrap(), StepOutcome::Waiting);
+    assert_eq!(step(t0 + 60 * minute).await.unwrap(), StepOutcome::Waiting, "59 minutes still");
+    let StepOutcome::Hanging { warning } = step(t0 + 62 * minute).await.unwrap() else {
+        panic!("an hour without a change should warn")
+    };
+    assert_eq!((warning.wave, warning.minutes, warning.devices), (0, 60, size));
+    assert_eq!(warning.sample.len(), (size as usize).min(10));
+    assert!(warning.message.starts_with(&format!("Wave 1 has seen no change for 60 minutes: {size} devices did not move (")));
+    assert!(warning.message.contains(&warning.sample[0]), "{}", warning.message);
+    // Said once; the view carries it.
+    assert_eq!(step(t0 + 90 * minute).await.unwrap(), StepOutcome::Waiting);
+    assert_eq!(rollout::get(&e.db, &id).unwrap().hang, Some(warning.clone()));
+    let notice = notices::of_rollout(&rollout::get(&e.db, &id).unwrap(), &StepOutcome::Hanging { warning: warning.clone() })
+        .unwrap();
+    assert!(notice.summary.contains("wave 1 has not moved for 60 minutes"), "{}", notice.summary);
+
+    // One device moves (as a refresh would bring it): the warning is gone, and the next silence
+    // is counted from then.
+    let moved = dcs_api::model::FirmwareState {
+        module_id: module.parse().unwrap(),
+        device_id: warning.sample[0].parse().unwrap(),
+        device_specification_id: None,
+        client_id: None,
+        project_id: None,
+        current_firmware_version: None,
+        target_firmware_version: Some(version.clone()),
+        target_firmware_version_modified_at: None,
+        firmware_update_status: Some(dcs_api::model::UpdateStatus::Downloading),
+        firmware_update_status_details: None,
+        firmware_update_status_modified_at: Some(time::OffsetDateTime::now_utc()),
+        extra: Default::default(),
+    };
+    dcs_console::fleet::scan::write_page(&e.db, e.scope, &[moved]).unwrap();
+    assert_eq!(step(t0 + 100 * minute).await.unwrap(), StepOutcome::Waiting);
+    assert_eq!(rollout::get(&e.db, &id).unwrap().hang, None);
+    assert_eq!(step(t0 + 159 * minute).await.unwrap(), StepOutcome::Waiting);
+    assert!(matches!(step(t0 + 161 * minute).await.unwrap(), StepOutcome::Hanging { .. }));
+    let events = rollout::get(&e.db, &id).unwrap().events;
+    assert_eq!(events.iter().filter(|ev| ev.message.contains("has seen no change")).count(), 2, "{events:?}");
 }

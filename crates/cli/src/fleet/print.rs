@@ -153,6 +153,9 @@ pub(super) fn print_view(v: &RolloutView) {
     if let Some(h) = hold_text(v) {
         println!("held: {h}");
     }
+    if let Some(h) = &v.hang {
+        println!("warning: {}", h.message);
+    }
     println!();
     output::table(
         &["WAVE", "UP TO", "DEVICES", "SET", "SUCCEEDED", "FAILED", "REPLACED", "UPDATING", "REFUSED"],
@@ -208,6 +211,7 @@ pub(super) fn outcome_text(o: &StepOutcome, v: &RolloutView) -> String {
         }
         StepOutcome::Paused { reason } => format!("paused: {reason}"),
         StepOutcome::Held { .. } => format!("{}; {}", progress_line(v), hold_text(v).unwrap_or_default()),
+        StepOutcome::Hanging { warning } => format!("warning: {}", warning.message),
         StepOutcome::Completed => format!("completed: {}", v.reason.clone().unwrap_or_default()),
     }
 }

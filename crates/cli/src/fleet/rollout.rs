@@ -155,6 +155,10 @@ pub struct PlanArgs {
     /// Each wave after the first waits for `dcs rollout continue` (or "Continue" in the app).
     #[arg(long)]
     approval: bool,
+    /// Warn when the wave under way has seen no change for this many minutes, naming the
+    /// devices that did not move (0: never; default 120).
+    #[arg(long, value_name = "MINUTES")]
+    hang_minutes: Option<u32>,
 }
 
 /// The plan's schedule from the flags, if any schedule flag is given.
@@ -247,6 +251,7 @@ fn plan_of(db: &FleetDb, scope: Scope, a: &PlanArgs) -> anyhow::Result<RolloutPl
         error_threshold: a.error,
         schedule: schedule_of(a)?,
         approval: a.approval,
+        hang_minutes: a.hang_minutes,
     })
 }
 

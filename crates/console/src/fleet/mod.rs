@@ -438,6 +438,11 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("rollouts", "approved_wave", "INTEGER"),
     ("rollouts", "hold", "TEXT"),
     ("rollouts", "wave_started_at", "INTEGER"),
+    // A wave that stops moving is said (rollout/step.rs: the hang warning).
+    ("rollouts", "hang_minutes", "INTEGER"),
+    ("rollouts", "move_key", "TEXT"),
+    ("rollouts", "last_move_at", "INTEGER"),
+    ("rollouts", "hang", "TEXT"),
 ];
 
 fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {

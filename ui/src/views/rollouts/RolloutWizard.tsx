@@ -61,6 +61,7 @@ export function RolloutWizard({
     minutesBetweenWaves: "0",
   }));
   const [approval, setApproval] = useState(false);
+  const [hangText, setHangText] = useState("120");
   // The last preview, with the plan it is for: shown only while that is still the plan (not for
   // the moment between a change and the check of it starting).
   const [previewed, setPreview] = useState<(PlanPreview & { planKey: string }) | null>(null);
@@ -102,6 +103,8 @@ export function RolloutWizard({
   const scheduleRead = scheduled ? scheduleOf(scheduleDraft) : null;
   if (scheduleRead && "error" in scheduleRead) local[scheduleRead.field] = scheduleRead.error;
   const schedule = scheduleRead && "schedule" in scheduleRead ? scheduleRead.schedule : null;
+  const hangMinutes = /^\d+$/.test(hangText.trim()) ? Number(hangText.trim()) : null;
+  if (hangMinutes === null) local.hangMinutes = "must be a whole number of minutes (0: never warn)";
 
   const devices: DeviceChoice =
     mode === "all"
@@ -113,7 +116,7 @@ export function RolloutWizard({
           : { kind: "all" };
   const plan: RolloutPlan | null =
     Object.keys(local).length === 0 && "waves" in waves && success !== null && error !== null && version
-      ? { moduleId, version, devices, waves: waves.waves, successThreshold: success, errorThreshold: error, schedule, approval }
+      ? { moduleId, version, devices, waves: waves.waves, successThreshold: success, errorThreshold: error, schedule, approval, hangMinutes }
       : null;
   const planKey = JSON.stringify(plan);
   const preview = previewed && previewed.planKey === planKey ? previewed : null;
@@ -143,8 +146,8 @@ export function RolloutWizard({
   const downgrade = preview && plan ? downgradeOf(plan.version, preview.running) : null;
   const packages = [...(overview?.packages ?? [])].sort((a, b) => compareVersions(b.version, a.version));
 
-  const [initial] = useState(() => ({ moduleId, mode, list, wavesText, successText, errorText, scheduled, scheduleDraft, approval }));
-  const dirty = versionPicked || isChanged(initial, { moduleId, mode, list, wavesText, successText, errorText, scheduled, scheduleDraft, approval });
+  const [initial] = useState(() => ({ moduleId, mode, list, wavesText, successText, errorText, scheduled, scheduleDraft, approval, hangText }));
+  const dirty = versionPicked || isChanged(initial, { moduleId, mode, list, wavesText, successText, errorText, scheduled, scheduleDraft, approval, hangText });
 
   const problems: Record<string, string> = { ...local };
   for (const p of preview?.problems ?? []) problems[p.field] ??= p.rule;
@@ -316,6 +319,11 @@ export function RolloutWizard({
             <span>Schedule: a start time, maintenance windows, time between waves</span>
           </label>
           {scheduled && <ScheduleFields draft={scheduleDraft} onChange={setScheduleDraft} problems={problems} />}
+          <div class="form-grid">
+            <Field id="wizard-hang" label="Warn when a wave has not moved for (minutes)" error={problems.hangMinutes} hint="names the devices that did not move; 0: never">
+              <input id="wizard-hang" type="text" inputMode="numeric" data-testid="wizard-hang" value={hangText} onInput={(e) => setHangText(e.currentTarget.value)} />
+            </Field>
+          </div>
         </fieldset>
 
         <div class="card wizard-preview" data-testid="wizard-preview" aria-live="polite">

@@ -113,13 +113,13 @@ function RolloutCard({
   const actingId = info?.acting?.id ?? null;
   const final = r.state === "completed" || r.state === "aborted";
 
-  const run = async (what: string, f: () => Promise<RolloutView>) => {
+  const run = async (what: string, f: () => Promise<RolloutView>, said?: (after: RolloutView) => string) => {
     setBusy(true);
     try {
       const after = await f();
       refreshRolloutCounts();
       // The banner says the state now (a "Started" line must not outlive a pause or an abort).
-      const n = changeNotice(after, true);
+      const n = said && after.state === "running" ? { kind: "ok" as const, text: said(after) } : changeNotice(after, true);
       if (n) onNotice(n);
       onChanged(after);
     } catch (e) {
@@ -159,7 +159,14 @@ function RolloutCard({
       acting,
     });
     if (!ok) return;
-    void run("Continuing", () => ipc.rolloutContinue(r.id, actingId));
+    void run(
+      "Continuing",
+      () => ipc.rolloutContinue(r.id, actingId),
+      (after) =>
+        after.hold
+          ? `Wave ${held.wave + 1} approved: ${after.hold.message}.`
+          : `Wave ${held.wave + 1} approved and started: ${num(after.waves[held.wave]?.set ?? 0)} targets set.`,
+    );
   };
 
   /** The rollout's report, as HTML (one self-contained file) or JSON, where the user chooses. */
@@ -307,6 +314,16 @@ function RolloutCard({
         <div class="rollout-next" data-testid="rollout-next">
           {next && <strong data-testid="rollout-waits-for">{next}</strong>}
           {errorBudget && <span class="muted" data-testid="rollout-error-budget">{errorBudget}</span>}
+        </div>
+      )}
+      {r.state === "running" && r.hang && (
+        <div class="result result-error rollout-hang" role="alert" data-testid="rollout-hang" data-devices={r.hang.devices}>
+          <strong>
+            Wave {r.hang.wave + 1} has not moved for {r.hang.minutes === 1 ? "a minute" : `${num(r.hang.minutes)} minutes`}
+          </strong>{" "}
+          (no change since <Time at={r.hang.since} />): {num(r.hang.devices)} {r.hang.devices === 1 ? "device" : "devices"} did not move:{" "}
+          <span class="mono">{r.hang.sample.join(", ")}</span>
+          {r.hang.devices > r.hang.sample.length ? ` and ${num(r.hang.devices - r.hang.sample.length)} more` : ""}.
         </div>
       )}
       <div class="waves">

@@ -42,14 +42,14 @@ mod view;
 
 pub use budget::{failures_before_pause, needed, wave_budgets, WaveBudget};
 pub use control::{abort, approve, pause, resume};
-pub use plan::{wave_sizes, DeviceChoice, PlanPreview, RolloutPlan, WaveEarliest};
+pub use plan::{wave_sizes, DeviceChoice, PlanPreview, RolloutPlan, WaveEarliest, DEFAULT_HANG_MINUTES};
 pub use preview::{check_shape, preview, resolve};
 pub use schedule::{Schedule, Window};
 pub use step::{advance, advance_at, StepOutcome};
 pub use store::{counts, create, running, running_scopes, scope_of, unfinished, RolloutCounts, RolloutState};
 pub use targets::NO_OPERATION;
 pub use versions::{compare_versions, downgrade_of, Downgrade, RunningVersion};
-pub use view::{get, list, ErrorBudget, Hold, HoldKind, RolloutEvent, RolloutView, WaveView};
+pub use view::{get, list, ErrorBudget, HangWarning, Hold, HoldKind, RolloutEvent, RolloutView, WaveView};
 
 /// Targets set at the same time when a wave starts.
 pub const PARALLEL_SETS: usize = 8;

@@ -45,7 +45,16 @@ pub struct RolloutPlan {
     /// Each wave after the first waits for the operator's "Continue" (`dcs rollout continue`).
     #[serde(default)]
     pub approval: bool,
+    /// Minutes without any change in the wave under way after which the rollout warns, naming
+    /// the devices that did not move (0: never; none: [`DEFAULT_HANG_MINUTES`]).
+    #[serde(default)]
+    pub hang_minutes: Option<u32>,
 }
+
+/// The hang warning's default: two hours without a change in the wave under way.
+pub const DEFAULT_HANG_MINUTES: u32 = 120;
+/// The longest silence a plan may wait for before warning: a week.
+pub const MAX_HANG_MINUTES: u32 = 7 * 24 * 60;
 
 /// When a wave can start at the earliest under the plan's schedule.
 #[derive(Debug, Clone, Serialize, PartialEq)]

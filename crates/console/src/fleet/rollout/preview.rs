@@ -9,7 +9,7 @@ use futures::{stream, StreamExt};
 use uuid::Uuid;
 
 use super::budget::wave_budgets;
-use super::plan::{wave_sizes, DeviceChoice, PlanPreview, RolloutPlan, WaveEarliest};
+use super::plan::{wave_sizes, DeviceChoice, PlanPreview, RolloutPlan, WaveEarliest, MAX_HANG_MINUTES};
 use super::store::{active_devices, known_states, module_name};
 use super::versions::{downgrade_of, running_versions, Candidate};
 use super::PARALLEL_SETS;
@@ -29,6 +29,9 @@ pub fn check_shape(db: &FleetDb, scope: Scope, plan: &RolloutPlan) -> Vec<FieldE
     }
     for (field, rule) in check_thresholds(plan) {
         push(field, rule);
+    }
+    if let Some(m) = plan.hang_minutes.filter(|m| *m > MAX_HANG_MINUTES) {
+        push("hangMinutes", format!("must be from 0 (never warn) to {MAX_HANG_MINUTES} minutes (a week), got {m}"));
     }
     if let Some(Err(broken)) = plan.schedule.as_ref().map(|s| s.check(now_ms())) {
         problems.extend(broken);

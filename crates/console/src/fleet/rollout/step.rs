@@ -8,10 +8,11 @@ use uuid::Uuid;
 use super::budget::pct;
 use super::schedule::Gate;
 use super::store::{
-    claim_wave, load_known, mark_sending, record_hold, record_sets, set_state, wave_started, RolloutState, Row,
+    claim_wave, load_known, mark_sending, move_key, record_hang, record_hold, record_move, record_sets, set_state,
+    unmoved, wave_started, RolloutState, Row,
 };
 use super::targets::{set_targets, NO_OPERATION};
-use super::view::{total, wave_views, Hold, HoldKind, WaveView};
+use super::view::{total, wave_views, HangWarning, Hold, HoldKind, WaveView};
 use super::PARALLEL_SETS;
 use crate::fleet::{ms_to_text, now_ms, FleetDb, FleetError, Result, Scope};
 use crate::set_target::{self, SetTarget};
@@ -38,6 +39,10 @@ pub enum StepOutcome {
     Held {
         hold: Hold,
     },
+    /// The wave under way has seen no change for the plan's time: said once per stillness.
+    Hanging {
+        warning: HangWarning,
+    },
     Completed,
 }
 
@@ -60,7 +65,7 @@ pub async fn advance_at(
         return Ok(StepOutcome::Waiting);
     };
     match judge(&row, &waves) {
-        Verdict::Wait => Ok(StepOutcome::Waiting),
+        Verdict::Wait => watch_hang(db, scope, &row, now_ms),
         Verdict::Pause(reason) => pause_for(db, id, reason),
         Verdict::Complete(reason) => {
             let conn = db.conn();
@@ -128,6 +133,46 @@ fn hold_for(row: &Row, waves: &[WaveView], next: u32, now_ms: i64) -> std::resul
         message: format!("Wave {} ({size} devices) waits until {local}: {why}", next + 1),
         until_local: Some(local),
     }))
+}
+
+/// Notes whether the wave under way moved since the last step; when it has not for the plan's
+/// time, warns once, naming the devices that did not move (the warning is cleared by the next
+/// change).
+fn watch_hang(db: &FleetDb, scope: Scope, row: &Row, now_ms: i64) -> Result<StepOutcome> {
+    if row.current < 0 {
+        return Ok(StepOutcome::Waiting);
+    }
+    let wave = row.current as u32;
+    let key = move_key(db, scope, row, wave)?;
+    if row.move_key.as_deref() != Some(key.as_str()) {
+        record_move(db, &row.id, &key, now_ms)?;
+        return Ok(StepOutcome::Waiting);
+    }
+    let since = row.last_move.or(row.wave_started).unwrap_or(now_ms);
+    let minutes = row.hang_minutes;
+    if minutes == 0 || row.hang.is_some() || now_ms - since < minutes as i64 * 60_000 {
+        return Ok(StepOutcome::Waiting);
+    }
+    let (devices, sample) = unmoved(db, scope, row, wave)?;
+    if devices == 0 {
+        return Ok(StepOutcome::Waiting);
+    }
+    let more = if devices as usize > sample.len() { format!(" and {} more", devices as usize - sample.len()) } else { String::new() };
+    let warning = HangWarning {
+        wave,
+        since: ms_to_text(since),
+        minutes,
+        devices,
+        message: format!(
+            "Wave {} has seen no change for {}: {devices} devices did not move ({}{more})",
+            wave + 1,
+            if minutes == 1 { "a minute".to_owned() } else { format!("{minutes} minutes") },
+            sample.join(", ")
+        ),
+        sample,
+    };
+    record_hang(db, &row.id, &warning, now_ms)?;
+    Ok(StepOutcome::Hanging { warning })
 }
 
 /// Records a hold; said as an outcome only when it begins or changes.

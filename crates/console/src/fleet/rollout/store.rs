@@ -9,11 +9,11 @@ use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::plan::{wave_sizes, DeviceChoice, RolloutPlan};
+use super::plan::{wave_sizes, DeviceChoice, RolloutPlan, DEFAULT_HANG_MINUTES};
 use super::schedule::Schedule;
 use super::targets::SetResult;
 use super::versions::Candidate;
-use super::view::Hold;
+use super::view::{HangWarning, Hold};
 use crate::fleet::{now_ms, FleetDb, FleetError, Result, Scope};
 
 /// Where a rollout stands.
@@ -64,8 +64,8 @@ pub fn create(
     let tx = conn.transaction()?;
     tx.execute(
         "INSERT INTO rollouts (id, scope, module_id, version, waves, success_threshold, error_threshold, selection, state,
-                               current_wave, created_at, updated_at, schedule, approval, approved_wave)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', -1, ?9, ?9, ?10, ?11, 0)",
+                               current_wave, created_at, updated_at, schedule, approval, approved_wave, hang_minutes)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', -1, ?9, ?9, ?10, ?11, 0, ?12)",
         params![
             id,
             scope.0,
@@ -78,6 +78,7 @@ pub fn create(
             now,
             plan.schedule.as_ref().map(|s| serde_json::to_string(s).expect("schedule serialises")),
             plan.approval,
+            plan.hang_minutes.unwrap_or(DEFAULT_HANG_MINUTES),
         ],
     )?;
     let taken = taken_by_others(&tx, scope, &plan.module_id, order.iter().map(|(d, ..)| *d))?;
@@ -161,13 +162,21 @@ pub(super) struct Row {
     pub(super) hold: Option<Hold>,
     /// When the current wave started.
     pub(super) wave_started: Option<i64>,
+    /// Minutes without a change in the current wave before the hang warning (0: never).
+    pub(super) hang_minutes: u32,
+    /// What the current wave's devices looked like at the last step, and since when.
+    pub(super) move_key: Option<String>,
+    pub(super) last_move: Option<i64>,
+    /// The hang warning raised for the current stillness, if any.
+    pub(super) hang: Option<HangWarning>,
 }
 
 pub(super) fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<(Scope, Row)>> {
     Ok(conn
         .query_row(
             "SELECT scope, id, module_id, version, waves, success_threshold, error_threshold, selection, state, reason,
-                    current_wave, created_at, updated_at, schedule, approval, approved_wave, hold, wave_started_at
+                    current_wave, created_at, updated_at, schedule, approval, approved_wave, hold, wave_started_at,
+                    hang_minutes, move_key, last_move_at, hang
              FROM rollouts WHERE id = ?1",
             [id],
             |r| {
@@ -191,6 +200,10 @@ pub(super) fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<(Scop
                         approved: r.get::<_, Option<i32>>(15)?.unwrap_or(0),
                         hold: r.get::<_, Option<String>>(16)?.and_then(|s| serde_json::from_str(&s).ok()),
                         wave_started: r.get(17)?,
+                        hang_minutes: r.get::<_, Option<u32>>(18)?.unwrap_or(DEFAULT_HANG_MINUTES),
+                        move_key: r.get(19)?,
+                        last_move: r.get(20)?,
+                        hang: r.get::<_, Option<String>>(21)?.and_then(|s| serde_json::from_str(&s).ok()),
                     },
                 ))
             },
@@ -302,6 +315,57 @@ pub(super) fn record_hold(db: &FleetDb, id: &str, hold: Option<&Hold>) -> Result
         event(&conn, id, now, &h.message)?;
     }
     Ok(true)
+}
+
+/// What the devices of wave `wave` look like now, as one key that changes when any of them
+/// changes (its status, the time of its status or target), compared step to step.
+pub(super) fn move_key(db: &FleetDb, scope: Scope, row: &Row, wave: u32) -> Result<String> {
+    let conn = db.conn();
+    let key: (i64, i64, i64, i64) = conn.query_row(
+        "SELECT count(s.device_id), coalesce(sum(s.status_at), 0), coalesce(sum(s.target_at), 0),
+                coalesce(sum(length(s.status) * 7 + length(coalesce(s.target, '')) * 13), 0)
+         FROM rollout_devices d LEFT JOIN states s ON s.scope = ?3 AND s.module_id = ?4 AND s.device_id = d.device_id
+         WHERE d.rollout = ?1 AND d.wave = ?2",
+        params![row.id, wave, scope.0, row.module_id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    )?;
+    Ok(format!("{}:{}:{}:{}", key.0, key.1, key.2, key.3))
+}
+
+/// Records that the current wave moved (a new key) at `now`, clearing any hang warning.
+pub(super) fn record_move(db: &FleetDb, id: &str, key: &str, now: i64) -> Result<()> {
+    db.conn().execute(
+        "UPDATE rollouts SET move_key = ?2, last_move_at = ?3, hang = NULL WHERE id = ?1",
+        params![id, key, now],
+    )?;
+    Ok(())
+}
+
+/// The devices of wave `wave` whose update under the rollout has not finished: how many, and
+/// the first ten ids.
+pub(super) fn unmoved(db: &FleetDb, scope: Scope, row: &Row, wave: u32) -> Result<(u32, Vec<String>)> {
+    let conn = db.conn();
+    let mut stmt = conn.prepare_cached(
+        "SELECT d.device_id FROM rollout_devices d
+         LEFT JOIN states s ON s.scope = ?3 AND s.module_id = ?4 AND s.device_id = d.device_id
+         WHERE d.rollout = ?1 AND d.wave = ?2 AND d.set_at IS NOT NULL AND s.target IS ?5
+           AND (s.status IS NULL OR s.status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED'))
+         ORDER BY d.device_id",
+    )?;
+    let ids: Vec<String> = stmt
+        .query_map(params![row.id, wave, scope.0, row.module_id, row.version], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok((ids.len() as u32, ids.into_iter().take(10).collect()))
+}
+
+/// Records the hang warning, with its event.
+pub(super) fn record_hang(db: &FleetDb, id: &str, warning: &HangWarning, now: i64) -> Result<()> {
+    let conn = db.conn();
+    conn.execute(
+        "UPDATE rollouts SET hang = ?2 WHERE id = ?1",
+        params![id, serde_json::to_string(warning).expect("warning serialises")],
+    )?;
+    event(&conn, id, now, &warning.message)
 }
 
 /// The operator lets wave `wave` start: recorded with its event, the hold cleared.

@@ -79,6 +79,23 @@ pub struct Hold {
     pub message: String,
 }
 
+/// A wave under way that has seen no change for the plan's time: the devices that did not move.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct HangWarning {
+    /// The wave (0-based).
+    pub wave: u32,
+    /// RFC 3339: the last change seen.
+    pub since: String,
+    pub minutes: u32,
+    /// Devices whose update under the rollout has not finished.
+    pub devices: u32,
+    /// The first ten of them.
+    pub sample: Vec<String>,
+    pub message: String,
+}
+
 /// A rollout as the dashboard shows it.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -112,6 +129,10 @@ pub struct RolloutView {
     pub hold: Option<Hold>,
     /// When the current wave started.
     pub wave_started_at: Option<String>,
+    /// Minutes without a change in the wave under way before it warns (0: never).
+    pub hang_minutes: u32,
+    /// The wave under way has not moved for that long (running rollouts only).
+    pub hang: Option<HangWarning>,
 }
 
 /// The error threshold over the started waves, as [`advance`](super::advance) checks it.
@@ -220,6 +241,8 @@ fn view_of(conn: &rusqlite::Connection, scope: Scope, row: Row) -> Result<Rollou
         schedule: row.schedule,
         approval: row.approval,
         wave_started_at: row.wave_started.map(ms_to_text),
+        hang_minutes: row.hang_minutes,
+        hang: row.hang.filter(|_| row.state == RolloutState::Running),
     })
 }
 
