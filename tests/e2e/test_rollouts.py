@@ -846,6 +846,10 @@ def test_a_scheduled_rollout_waits_for_its_window_then_for_approval(app, demo_ke
     click(d, "[data-testid=wizard-approval]")
     click(d, "[data-testid=wizard-scheduled]")
     type_into(d, "wizard-hang", "1")
+    # Failed devices are retried at once, up to three times, whatever the reason.
+    type_into(d, "wizard-retries", "3")
+    type_into(d, "wizard-retry-delay", "0")
+    type_into(d, "wizard-never-for", "")
     type_into(d, "schedule-zone", "Mars/Olympus")
     err = wait_text(d, "#schedule-zone ~ .field-error, [data-testid=schedule-fields] .field-error", "not an IANA time zone", 20)
     assert "Mars/Olympus" in err
@@ -906,6 +910,17 @@ def test_a_scheduled_rollout_waits_for_its_window_then_for_approval(app, demo_ke
     assert d.find_element(By.CSS_SELECTOR, "[data-testid=rollout-state]").get_attribute("innerText").strip() == "awaiting approval"
     assert "waits for approval" in css_text(d, "[data-testid=rollout-waits-for]")
     assert waves_started(d, rollout_id) == [True, False]
+    # Retries brought failed devices of wave 1 to success: the service counted a second target
+    # on them and shows them updated; the card counts the devices retried. (The hold came once
+    # half the wave succeeded; its last devices and retries go on meanwhile.)
+    WebDriverWait(d, 90, ignored_exceptions=STALE).until(
+        lambda x: "done" in x.find_elements(By.CSS_SELECTOR, f"{card} [data-testid=wave-figures]")[0].text
+    )
+    states = {s["deviceId"]: s for s in states_of(base_url, token, module_id)}
+    retried_ok = [dev for dev, n in target_sets(base_url, module_id).items() if n >= 2 and states[dev].get("firmwareUpdateStatus") == "SUCCEEDED"]
+    assert retried_ok, "no retried device succeeded"
+    retried = wait_css(d, "[data-testid=rollout-retried]")
+    assert int(retried.get_attribute("data-devices")) >= len(retried_ok), (retried.text, retried_ok)
     # Wave 2's devices will not move: after a minute without a change the card warns.
     set_speed(base_url, 0.001)
     screenshot(d, artifacts / "rollouts-awaiting-approval.png")

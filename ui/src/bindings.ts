@@ -1589,6 +1589,10 @@ export type DeviceRollout_Deserialize = {
 	/**  Its target before the rollout. */
 	previousTarget?: string | null,
 	createdAt: string,
+	/**  Times its target was set again after it failed (the rollout's retries). */
+	retries: number,
+	/**  The last failure a retry was for, or that was not to be retried. */
+	lastFailure?: string | null,
 };
 
 /**  A rollout the device was part of. */
@@ -1608,6 +1612,10 @@ export type DeviceRollout_Serialize = {
 	/**  Its target before the rollout. */
 	previousTarget: string | null,
 	createdAt: string,
+	/**  Times its target was set again after it failed (the rollout's retries). */
+	retries: number,
+	/**  The last failure a retry was for, or that was not to be retried. */
+	lastFailure: string | null,
 };
 
 /**  One row of the device table. */
@@ -3178,6 +3186,35 @@ export type ResetOutcome = {
 	failed: number,
 };
 
+/**  When failed devices are retried. */
+export type RetryPolicy = RetryPolicy_Serialize | RetryPolicy_Deserialize;
+
+/**  When failed devices are retried. */
+export type RetryPolicy_Deserialize = {
+	/**  How many times a device's target is set again after it failed (1 to 10). */
+	times?: number,
+	/**  Minutes after a failure before its retry (0 to 1,440). */
+	delayMinutes?: number,
+	/**
+	 *  Failures whose reason contains one of these (case-insensitive) are never retried: those
+	 *  a retry cannot mend (for example "signature", "incompatible", "not enough free flash").
+	 */
+	neverFor?: string[],
+};
+
+/**  When failed devices are retried. */
+export type RetryPolicy_Serialize = {
+	/**  How many times a device's target is set again after it failed (1 to 10). */
+	times: number,
+	/**  Minutes after a failure before its retry (0 to 1,440). */
+	delayMinutes: number,
+	/**
+	 *  Failures whose reason contains one of these (case-insensitive) are never retried: those
+	 *  a retry cannot mend (for example "signature", "incompatible", "not enough free flash").
+	 */
+	neverFor: string[],
+};
+
 /**  Rollouts of a scope by state: running and paused (what the app shows outside the dashboard). */
 export type RolloutCounts = {
 	running: number,
@@ -3215,6 +3252,11 @@ export type RolloutPlan_Deserialize = {
 	 *  the devices that did not move (0: never; none: [`DEFAULT_HANG_MINUTES`]).
 	 */
 	hangMinutes?: number | null,
+	/**
+	 *  Failed devices retried (target set again) after a delay, up to a number of times, for
+	 *  the reasons that qualify; none: never.
+	 */
+	retry?: RetryPolicy_Deserialize | null,
 };
 
 /**  A rollout as the operator plans it. */
@@ -3240,6 +3282,11 @@ export type RolloutPlan_Serialize = {
 	 *  the devices that did not move (0: never; none: [`DEFAULT_HANG_MINUTES`]).
 	 */
 	hangMinutes: number | null,
+	/**
+	 *  Failed devices retried (target set again) after a delay, up to a number of times, for
+	 *  the reasons that qualify; none: never.
+	 */
+	retry: RetryPolicy_Serialize | null,
 };
 
 /**  Where a rollout stands. */
@@ -3284,6 +3331,7 @@ export type RolloutView_Deserialize = {
 	hangMinutes: number,
 	/**  The wave under way has not moved for that long (running rollouts only). */
 	hang?: HangWarning | null,
+	retry?: RetryPolicy_Deserialize | null,
 };
 
 /**  A rollout as the dashboard shows it. */
@@ -3322,6 +3370,7 @@ export type RolloutView_Serialize = {
 	hangMinutes: number,
 	/**  The wave under way has not moved for that long (running rollouts only). */
 	hang: HangWarning | null,
+	retry: RetryPolicy_Serialize | null,
 };
 
 /**  A current version and how many of the chosen devices run it. */
@@ -4146,6 +4195,11 @@ export type WaveView = {
 	updating: number,
 	/**  Targets the service refused. */
 	refused: number,
+	/**  Failed devices whose retry is scheduled or under way (counted as updating, not failed). */
+	retrying: number,
+	/**  Devices retried at least once, and the retries sent. */
+	retried: number,
+	retries: number,
 	/**
 	 *  Devices that must succeed before the next wave starts (the last wave: before the
 	 *  rollout completes), at the rollout's success threshold now.

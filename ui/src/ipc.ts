@@ -40,6 +40,7 @@ export type RolloutView = b.RolloutView_Serialize;
 export type Hold = b.Hold_Serialize;
 export type Schedule = b.Schedule_Serialize;
 export type Window = b.Window_Serialize;
+export type RetryPolicy = b.RetryPolicy_Serialize;
 export type SpecificationSummary = b.SpecificationSummary_Serialize;
 export type StatePage = b.StatePage_Serialize;
 export type TestReport = b.TestReport_Serialize;

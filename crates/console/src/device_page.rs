@@ -92,6 +92,10 @@ pub struct DeviceRollout {
     /// Its target before the rollout.
     pub previous_target: Option<String>,
     pub created_at: String,
+    /// Times its target was set again after it failed (the rollout's retries).
+    pub retries: u32,
+    /// The last failure a retry was for, or that was not to be retried.
+    pub last_failure: Option<String>,
 }
 
 /// A part of the page the service did not answer.
@@ -220,7 +224,7 @@ pub fn fleet_part(db: &FleetDb, scope: Scope, uuid: Uuid) -> Result<(Vec<DeviceM
     let rollouts = conn
         .prepare_cached(
             "SELECT r.id, r.module_id, m.name, r.version, r.state, d.wave, d.set_at, d.error, d.previous_target,
-                    r.created_at
+                    r.created_at, coalesce(d.retries, 0), d.last_failure
                FROM rollout_devices d JOIN rollouts r ON r.id = d.rollout
                LEFT JOIN modules m ON m.scope = r.scope AND m.module_id = r.module_id
               WHERE d.device_id = ?2 AND r.scope = ?1
@@ -238,6 +242,8 @@ pub fn fleet_part(db: &FleetDb, scope: Scope, uuid: Uuid) -> Result<(Vec<DeviceM
                 error: r.get(7)?,
                 previous_target: r.get(8)?,
                 created_at: ms_to_text(r.get(9)?),
+                retries: r.get(10)?,
+                last_failure: r.get(11)?,
             })
         })?
         .collect::<rusqlite::Result<_>>()?;

@@ -94,6 +94,12 @@ pub fn of_rollout(view: &RolloutView, outcome: &StepOutcome) -> Option<Notice> {
             )
         }
         StepOutcome::Paused { reason } => (Topic::Rollout, format!("Rollout of {name} paused"), reason.clone()),
+        StepOutcome::Retrying { sent: 0, .. } => return None,
+        StepOutcome::Retrying { sent, .. } => (
+            Topic::Wave,
+            format!("Rollout of {name}: {sent} failed device{} retried", if *sent == 1 { "" } else { "s" }),
+            format!("Their target {} was set again.", view.version),
+        ),
         StepOutcome::Hanging { warning } => (
             Topic::Rollout,
             format!(

@@ -256,6 +256,7 @@ fn plan(module: &str, version: &str, waves: &[f64], success: f64, error: f64) ->
         schedule: None,
         approval: false,
         hang_minutes: None,
+        retry: None,
     }
 }
 
@@ -1452,13 +1453,16 @@ async fn a_wave_that_stops_moving_warns_once_naming_its_devices_until_one_moves(
     };
     assert_eq!((warning.wave, warning.minutes, warning.devices), (0, 60, size));
     assert_eq!(warning.sample.len(), (size as usize).min(10));
-    assert!(warning.message.starts_with(&format!("Wave 1 has seen no change for 60 minutes: {size} devices did not move (")));
+    assert!(warning
+        .message
+        .starts_with(&format!("Wave 1 has seen no change for 60 minutes: {size} devices did not move (")));
     assert!(warning.message.contains(&warning.sample[0]), "{}", warning.message);
     // Said once; the view carries it.
     assert_eq!(step(t0 + 90 * minute).await.unwrap(), StepOutcome::Waiting);
     assert_eq!(rollout::get(&e.db, &id).unwrap().hang, Some(warning.clone()));
-    let notice = notices::of_rollout(&rollout::get(&e.db, &id).unwrap(), &StepOutcome::Hanging { warning: warning.clone() })
-        .unwrap();
+    let notice =
+        notices::of_rollout(&rollout::get(&e.db, &id).unwrap(), &StepOutcome::Hanging { warning: warning.clone() })
+            .unwrap();
     assert!(notice.summary.contains("wave 1 has not moved for 60 minutes"), "{}", notice.summary);
 
     // One device moves (as a refresh would bring it): the warning is gone, and the next silence
@@ -1484,4 +1488,102 @@ async fn a_wave_that_stops_moving_warns_once_naming_its_devices_until_one_moves(
     assert!(matches!(step(t0 + 161 * minute).await.unwrap(), StepOutcome::Hanging { .. }));
     let events = rollout::get(&e.db, &id).unwrap().events;
     assert_eq!(events.iter().filter(|ev| ev.message.contains("has seen no change")).count(), 2, "{events:?}");
+}
+
+#[tokio::test]
+async fn failed_devices_are_retried_after_the_delay_up_to_n_times_for_the_reasons_that_qualify() {
+    // Devices barely move at 0.001x: their failures are written as a refresh would bring them,
+    // and the schedule's clock is given to each step.
+    let e = env(120, 0.001).await;
+    refresh(&e, ScanKind::Full).await;
+    let (module, version) = pick(&e);
+    let module_id: uuid::Uuid = module.parse().unwrap();
+    let mut p = plan(&module, &version, &[100.0], 90.0, 0.0);
+    p.retry = Some(rollout::RetryPolicy { times: 0, delay_minutes: 10, never_for: vec!["Signature".into()] });
+    let (preview, _) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
+    assert_eq!(preview.problems[0].field, "retry.times", "{:?}", preview.problems);
+    p.retry.as_mut().unwrap().times = 2;
+    let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
+    let id = rollout::create(&e.client, &e.db, e.scope, &p, &devices).unwrap();
+    let t0 = at("2026-11-28T10:00:00Z");
+    let minute = 60_000;
+    let step = |t: i64| rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, t);
+    assert!(matches!(step(t0).await.unwrap(), StepOutcome::WaveStarted { wave: 0, .. }));
+    let sets = || e.sim.store().target_sets(module_id).unwrap();
+    let before = sets();
+    let targeted: Vec<uuid::Uuid> = rollout::unfinished(&e.db, &id).unwrap();
+    let (flaky, broken) = (targeted[0], targeted[1]);
+    let fail = |device: uuid::Uuid, why: &str| FirmwareState {
+        module_id,
+        device_id: device,
+        device_specification_id: None,
+        client_id: None,
+        project_id: None,
+        current_firmware_version: None,
+        target_firmware_version: Some(version.clone()),
+        target_firmware_version_modified_at: None,
+        firmware_update_status: Some(dcs_api::model::UpdateStatus::Failed),
+        firmware_update_status_details: Some(why.into()),
+        firmware_update_status_modified_at: Some(time::OffsetDateTime::now_utc()),
+        extra: Default::default(),
+    };
+    // A failure that qualifies is scheduled, counted as retrying (the 0% error threshold does
+    // not pause); one whose reason is excluded is failed at once... and pauses the rollout, so
+    // it comes after the retries below.
+    dcs_console::fleet::scan::write_page(&e.db, e.scope, &[fail(flaky, "battery too low to install the update")])
+        .unwrap();
+    assert_eq!(step(t0 + minute).await.unwrap(), StepOutcome::Retrying { scheduled: 1, sent: 0 });
+    let w = rollout::get(&e.db, &id).unwrap().waves[0].clone();
+    assert_eq!((w.retrying, w.failed, w.retried), (1, 0, 0), "{w:?}");
+    // Not before the delay.
+    assert_eq!(step(t0 + 10 * minute).await.unwrap(), StepOutcome::Waiting);
+    assert_eq!(sets().get(&flaky), before.get(&flaky));
+    assert_eq!(step(t0 + 11 * minute).await.unwrap(), StepOutcome::Retrying { scheduled: 0, sent: 1 });
+    assert_eq!(sets()[&flaky], before[&flaky] + 1, "the target was set again");
+    let w = rollout::get(&e.db, &id).unwrap().waves[0].clone();
+    assert_eq!(
+        (w.retrying, w.failed, w.retried, w.retries),
+        (0, 0, 1, 1),
+        "the service's answer: updating again {w:?}"
+    );
+    // It fails again: the second retry; and a third failure is final.
+    for (attempt, at_minute) in [(2, 20), (3, 40)] {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        dcs_console::fleet::scan::write_page(&e.db, e.scope, &[fail(flaky, "download interrupted: connection lost")])
+            .unwrap();
+        let outcome = step(t0 + at_minute * minute).await.unwrap();
+        if attempt == 2 {
+            assert_eq!(outcome, StepOutcome::Retrying { scheduled: 1, sent: 0 });
+            assert_eq!(
+                step(t0 + (at_minute + 10) * minute).await.unwrap(),
+                StepOutcome::Retrying { scheduled: 0, sent: 1 }
+            );
+            assert_eq!(sets()[&flaky], before[&flaky] + 2);
+        } else {
+            let StepOutcome::Paused { reason } = outcome else {
+                panic!("a failure after two retries counts: {outcome:?}")
+            };
+            assert!(reason.starts_with("error threshold passed: 1 of"), "{reason}");
+            assert_eq!(sets()[&flaky], before[&flaky] + 2, "no third retry");
+        }
+    }
+    let w = rollout::get(&e.db, &id).unwrap().waves[0].clone();
+    assert_eq!((w.failed, w.retried, w.retries, w.retrying), (1, 1, 2, 0), "{w:?}");
+
+    // An excluded reason is never retried: resumed with room for failures, it stays failed.
+    rollout::resume(&e.client, &e.db, &id, None, Some(100.0)).unwrap();
+    dcs_console::fleet::scan::write_page(
+        &e.db,
+        e.scope,
+        &[fail(broken, "image rejected: SIGNATURE verification failed")],
+    )
+    .unwrap();
+    assert_eq!(step(t0 + 60 * minute).await.unwrap(), StepOutcome::Waiting);
+    assert_eq!(step(t0 + 90 * minute).await.unwrap(), StepOutcome::Waiting);
+    assert_eq!(sets()[&broken], before[&broken], "never retried");
+    let view = rollout::get(&e.db, &id).unwrap();
+    assert_eq!((view.waves[0].failed, view.total.retries), (2, 2));
+    let scheduled = view.events.iter().filter(|ev| ev.message.contains("to be retried in 10 minutes")).count();
+    let sent = view.events.iter().filter(|ev| ev.message.starts_with("Retried 1 failed device: target")).count();
+    assert_eq!((scheduled, sent), (2, 2), "{:?}", view.events);
 }

@@ -100,6 +100,7 @@ async fn each_started_wave_is_a_mark_with_its_time() {
         schedule: None,
         approval: false,
         hang_minutes: None,
+        retry: None,
     };
     assert!(query::wave_starts(&db, scope, &module.module_id, None).unwrap().is_empty());
     let (preview, devices) = rollout::preview(&client, &db, scope, &plan).await.unwrap();

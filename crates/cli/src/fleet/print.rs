@@ -156,6 +156,17 @@ pub(super) fn print_view(v: &RolloutView) {
     if let Some(h) = &v.hang {
         println!("warning: {}", h.message);
     }
+    if let Some(r) = &v.retry {
+        println!(
+            "retries: up to {} per device, {} minutes after a failure{}; {} devices retried ({} retries), {} retrying now",
+            r.times,
+            r.delay_minutes,
+            if r.never_for.is_empty() { String::new() } else { format!(", never for: {}", r.never_for.join(", ")) },
+            v.total.retried,
+            v.total.retries,
+            v.total.retrying
+        );
+    }
     println!();
     output::table(
         &["WAVE", "UP TO", "DEVICES", "SET", "SUCCEEDED", "FAILED", "REPLACED", "UPDATING", "REFUSED"],
@@ -212,6 +223,11 @@ pub(super) fn outcome_text(o: &StepOutcome, v: &RolloutView) -> String {
         StepOutcome::Paused { reason } => format!("paused: {reason}"),
         StepOutcome::Held { .. } => format!("{}; {}", progress_line(v), hold_text(v).unwrap_or_default()),
         StepOutcome::Hanging { warning } => format!("warning: {}", warning.message),
+        StepOutcome::Retrying { scheduled, sent } => format!(
+            "{}; retries: {sent} sent, {scheduled} scheduled ({} retrying now)",
+            progress_line(v),
+            v.total.retrying
+        ),
         StepOutcome::Completed => format!("completed: {}", v.reason.clone().unwrap_or_default()),
     }
 }

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use dcs_console::fleet::rollout::{self, schedule, DeviceChoice, PlanPreview, RolloutPlan, Schedule, Window};
+use dcs_console::fleet::rollout::{
+    self, schedule, DeviceChoice, PlanPreview, RetryPolicy, RolloutPlan, Schedule, Window,
+};
 use dcs_console::fleet::scan::{self, ScanKind};
 use dcs_console::fleet::{now_ms, query, EmbeddedBy, FleetDb, Scope};
 use tokio_util::sync::CancellationToken;
@@ -159,6 +161,16 @@ pub struct PlanArgs {
     /// devices that did not move (0: never; default 120).
     #[arg(long, value_name = "MINUTES")]
     hang_minutes: Option<u32>,
+    /// Retry a failed device (set its target again) up to N times (0: never).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    retries: u32,
+    /// Minutes after a failure before its retry.
+    #[arg(long, value_name = "MINUTES", default_value_t = 5)]
+    retry_delay_minutes: u32,
+    /// Never retry a failure whose reason contains this (case-insensitive; repeat for more),
+    /// e.g. --no-retry-for signature --no-retry-for incompatible.
+    #[arg(long, value_name = "WORDS")]
+    no_retry_for: Vec<String>,
 }
 
 /// The plan's schedule from the flags, if any schedule flag is given.
@@ -252,6 +264,11 @@ fn plan_of(db: &FleetDb, scope: Scope, a: &PlanArgs) -> anyhow::Result<RolloutPl
         schedule: schedule_of(a)?,
         approval: a.approval,
         hang_minutes: a.hang_minutes,
+        retry: (a.retries > 0).then(|| RetryPolicy {
+            times: a.retries,
+            delay_minutes: a.retry_delay_minutes,
+            never_for: a.no_retry_for.clone(),
+        }),
     })
 }
 

@@ -266,7 +266,7 @@ pub(super) async fn device(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str) -> a
     if !page.rollouts.is_empty() {
         println!("\nRollouts");
         output::table(
-            &["ROLLOUT", "MODULE", "VERSION", "WAVE", "TARGET SET", "STATE"],
+            &["ROLLOUT", "MODULE", "VERSION", "WAVE", "TARGET SET", "RETRIES", "STATE"],
             page.rollouts
                 .iter()
                 .map(|r| {
@@ -276,6 +276,7 @@ pub(super) async fn device(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str) -> a
                         r.version.clone(),
                         r.wave.to_string(),
                         r.error.as_ref().map_or_else(|| opt(&r.set_at), |e| format!("failed: {e}")),
+                        r.retries.to_string(),
                         r.state.clone(),
                     ]
                 })

@@ -443,6 +443,14 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("rollouts", "move_key", "TEXT"),
     ("rollouts", "last_move_at", "INTEGER"),
     ("rollouts", "hang", "TEXT"),
+    // Retries of failed devices (rollout/retry.rs).
+    ("rollouts", "retry", "TEXT"),
+    ("rollout_devices", "retries", "INTEGER"),
+    ("rollout_devices", "retry_due", "INTEGER"),
+    ("rollout_devices", "retry_of", "INTEGER"),
+    ("rollout_devices", "retried_at", "INTEGER"),
+    ("rollout_devices", "retry_error", "TEXT"),
+    ("rollout_devices", "last_failure", "TEXT"),
 ];
 
 fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {

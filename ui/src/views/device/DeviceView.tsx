@@ -131,6 +131,7 @@ export function DeviceView({
                   <th scope="col">Rollout</th>
                   <th scope="col">Wave</th>
                   <th scope="col">Target set</th>
+                  <th scope="col">Retries</th>
                   <th scope="col">State</th>
                 </tr>
               </thead>
@@ -144,6 +145,9 @@ export function DeviceView({
                     </td>
                     <td>{r.wave}</td>
                     <td>{r.error ? <span class="danger-text" title={r.error}>failed</span> : <Time at={r.setAt} />}</td>
+                    <td data-testid="device-rollout-retries" title={r.lastFailure ? `last failure: ${r.lastFailure}` : undefined}>
+                      {r.retries > 0 ? r.retries : <span class="muted">none</span>}
+                    </td>
                     <td>{r.state}</td>
                   </tr>
                 ))}

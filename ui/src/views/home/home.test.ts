@@ -42,7 +42,7 @@ describe("statuses", () => {
 });
 
 const wave = (w: Partial<WaveView>): WaveView => ({
-  index: 0, percent: 100, size: 0, started: false, set: 0, succeeded: 0, failed: 0, replaced: 0, updating: 0, refused: 0, needed: 0, ...w,
+  index: 0, percent: 100, size: 0, started: false, set: 0, succeeded: 0, failed: 0, replaced: 0, updating: 0, refused: 0, retrying: 0, retried: 0, retries: 0, needed: 0, ...w,
 });
 const rollout = (r: Partial<RolloutView>): RolloutView =>
   ({ id: "r", moduleId: "m", moduleName: "Main", version: "1.2.1", state: "running", reason: null, currentWave: 0, successThreshold: 95,

@@ -7,7 +7,7 @@ import { isChanged } from "../../lib/layers";
 import { refreshRolloutCounts } from "../../lib/rolloutCounts";
 import { compareVersions, downgradeOf, downgradeText, newestVersion } from "../../lib/version";
 import { useSession } from "../../session";
-import { choiceText, localZone, num, parsePercent, parseWaves, type ScheduleDraft, scheduleOf, scheduleText } from "./fleet";
+import { choiceText, localZone, num, parsePercent, parseWaves, retryOf, retryText, type ScheduleDraft, scheduleOf, scheduleText } from "./fleet";
 import { budgetText, pauseText } from "./progress";
 import { ScheduleFields } from "./ScheduleFields";
 
@@ -62,6 +62,9 @@ export function RolloutWizard({
   }));
   const [approval, setApproval] = useState(false);
   const [hangText, setHangText] = useState("120");
+  const [retriesText, setRetriesText] = useState("0");
+  const [retryDelayText, setRetryDelayText] = useState("5");
+  const [neverForText, setNeverForText] = useState("signature, incompatible, not enough free flash");
   // The last preview, with the plan it is for: shown only while that is still the plan (not for
   // the moment between a change and the check of it starting).
   const [previewed, setPreview] = useState<(PlanPreview & { planKey: string }) | null>(null);
@@ -105,6 +108,8 @@ export function RolloutWizard({
   const schedule = scheduleRead && "schedule" in scheduleRead ? scheduleRead.schedule : null;
   const hangMinutes = /^\d+$/.test(hangText.trim()) ? Number(hangText.trim()) : null;
   if (hangMinutes === null) local.hangMinutes = "must be a whole number of minutes (0: never warn)";
+  const retry = retryOf(retriesText, retryDelayText, neverForText);
+  if ("field" in retry) local[retry.field] = retry.error;
 
   const devices: DeviceChoice =
     mode === "all"
@@ -116,7 +121,7 @@ export function RolloutWizard({
           : { kind: "all" };
   const plan: RolloutPlan | null =
     Object.keys(local).length === 0 && "waves" in waves && success !== null && error !== null && version
-      ? { moduleId, version, devices, waves: waves.waves, successThreshold: success, errorThreshold: error, schedule, approval, hangMinutes }
+      ? { moduleId, version, devices, waves: waves.waves, successThreshold: success, errorThreshold: error, schedule, approval, hangMinutes, retry: "policy" in retry ? retry.policy : null }
       : null;
   const planKey = JSON.stringify(plan);
   const preview = previewed && previewed.planKey === planKey ? previewed : null;
@@ -146,8 +151,8 @@ export function RolloutWizard({
   const downgrade = preview && plan ? downgradeOf(plan.version, preview.running) : null;
   const packages = [...(overview?.packages ?? [])].sort((a, b) => compareVersions(b.version, a.version));
 
-  const [initial] = useState(() => ({ moduleId, mode, list, wavesText, successText, errorText, scheduled, scheduleDraft, approval, hangText }));
-  const dirty = versionPicked || isChanged(initial, { moduleId, mode, list, wavesText, successText, errorText, scheduled, scheduleDraft, approval, hangText });
+  const [initial] = useState(() => ({ moduleId, mode, list, wavesText, successText, errorText, scheduled, scheduleDraft, approval, hangText, retriesText, retryDelayText, neverForText }));
+  const dirty = versionPicked || isChanged(initial, { moduleId, mode, list, wavesText, successText, errorText, scheduled, scheduleDraft, approval, hangText, retriesText, retryDelayText, neverForText });
 
   const problems: Record<string, string> = { ...local };
   for (const p of preview?.problems ?? []) problems[p.field] ??= p.rule;
@@ -198,6 +203,7 @@ export function RolloutWizard({
             install the firmware as soon as their target is set (<span class="status-error">device-disrupting</span>).
           </p>
           {schedule && <p data-testid="confirm-schedule">Waves start only as scheduled: {scheduleText(schedule)}.</p>}
+          {"policy" in retry && retry.policy && <p data-testid="confirm-retry">Failed devices get their target set again: {retryText(retry.policy)}.</p>}
           {preview.updatingElsewhere > 0 && (
             <p class="status-warn">{num(preview.updatingElsewhere)} of them are updating to another version now: that update is replaced.</p>
           )}
@@ -322,6 +328,23 @@ export function RolloutWizard({
           <div class="form-grid">
             <Field id="wizard-hang" label="Warn when a wave has not moved for (minutes)" error={problems.hangMinutes} hint="names the devices that did not move; 0: never">
               <input id="wizard-hang" type="text" inputMode="numeric" data-testid="wizard-hang" value={hangText} onInput={(e) => setHangText(e.currentTarget.value)} />
+            </Field>
+          </div>
+        </fieldset>
+
+        <fieldset class="wizard-schedule">
+          <legend>Retries of failed devices</legend>
+          <div class="form-grid">
+            <Field id="wizard-retries" label="Retries per device" error={problems["retry.times"]} hint="target set again after a failure; 0: never">
+              <input id="wizard-retries" type="text" inputMode="numeric" data-testid="wizard-retries" value={retriesText} onInput={(e) => setRetriesText(e.currentTarget.value)} />
+            </Field>
+            <Field id="wizard-retry-delay" label="Minutes after the failure" error={problems["retry.delayMinutes"]} hint="a retried device counts as updating, not failed">
+              <input id="wizard-retry-delay" type="text" inputMode="numeric" data-testid="wizard-retry-delay" value={retryDelayText}
+                disabled={retriesText.trim() === "0"} onInput={(e) => setRetryDelayText(e.currentTarget.value)} />
+            </Field>
+            <Field id="wizard-never-for" label="Never for failures mentioning" error={problems["retry.neverFor"]} hint="comma-separated words of the failure's reason">
+              <input id="wizard-never-for" type="text" data-testid="wizard-never-for" value={neverForText}
+                disabled={retriesText.trim() === "0"} onInput={(e) => setNeverForText(e.currentTarget.value)} />
             </Field>
           </div>
         </fieldset>

@@ -5,7 +5,7 @@ import { Time } from "../../components/Time";
 import { errorMessage, ipc, type FleetHome, type Link, type RolloutView, type WaveView } from "../../ipc";
 import { refreshRolloutCounts } from "../../lib/rolloutCounts";
 import { useSession } from "../../session";
-import { choiceText, num, parsePercent, scheduleText } from "./fleet";
+import { choiceText, num, parsePercent, retryText, scheduleText } from "./fleet";
 import { errorBudgetText, finishedFraction, nextStepText, SEGMENT_LABEL, type SegmentKey, stateBadge, successPercent, waveSegments } from "./progress";
 
 const TONE_TAG: Record<string, string> = {
@@ -59,6 +59,12 @@ function WaveBar({ wave, label, current }: { wave: WaveView; label: string; curr
             {num(wave.succeeded)}/{num(wave.size)} ok
             {wave.failed + wave.refused > 0 && <span class="status-error"> · {num(wave.failed + wave.refused)} failed</span>}
             {wave.updating > 0 && <span> · {num(wave.updating)} updating</span>}
+            {wave.retrying > 0 && (
+              <span class="status-warn" data-testid="wave-retrying" title="failed, target to be set again (counted as updating)">
+                {" "}
+                ({num(wave.retrying)} retrying)
+              </span>
+            )}
             {final === wave.size && <span class="muted"> · done</span>}
           </>
         )}
@@ -303,6 +309,18 @@ function RolloutCard({
         {num(r.total.size)} devices ({choiceText(r.devices)}) · success ≥ {r.successThreshold}% per wave · pause when failed &gt;{" "}
         {r.errorThreshold}% · started <Time at={r.createdAt} />
         {r.approval && <> · approval between waves</>}
+        {r.retry && (
+          <>
+            {" "}
+            · <span data-testid="rollout-retry">{retryText(r.retry)}</span>
+            {r.total.retried > 0 && (
+              <span data-testid="rollout-retried" data-devices={r.total.retried} data-retries={r.total.retries}>
+                {" "}
+                ({num(r.total.retried)} {r.total.retried === 1 ? "device" : "devices"} retried, {num(r.total.retries)} {r.total.retries === 1 ? "retry" : "retries"})
+              </span>
+            )}
+          </>
+        )}
         {r.schedule && (
           <>
             {" "}

@@ -20,6 +20,8 @@ import {
   scanText,
   spanText,
   daysText,
+  retryOf,
+  retryText,
   scheduleOf,
   scheduleText,
 } from "./fleet";
@@ -201,5 +203,20 @@ describe("a rollout's schedule", () => {
       scheduleText({ timeZone: "Europe/Berlin", startAt: "2026-11-30T22:00", windows: [{ days: ["mon", "tue", "wed", "thu", "fri"], from: "22:00", to: "04:00" }], minutesBetweenWaves: 1500 }),
     ).toBe("Mon–Fri 22:00–04:00 (Europe/Berlin) · from 2026-11-30 22:00 · 1,500 min between waves");
     expect(scheduleText({ timeZone: "UTC", startAt: null, windows: [], minutesBetweenWaves: 0 })).toBe("any time (UTC)");
+  });
+});
+
+describe("retries of failed devices", () => {
+  it("are none at 0, else a policy with the excluded reasons split at commas", () => {
+    expect(retryOf("0", "x", "")).toEqual({ policy: null });
+    expect(retryOf(" 2 ", "5", "signature, , Not enough FLASH ")).toEqual({ policy: { times: 2, delayMinutes: 5, neverFor: ["signature", "Not enough FLASH"] } });
+    expect(retryOf("two", "5", "")).toEqual({ field: "retry.times", error: "must be a whole number (0: never retry)" });
+    expect(retryOf("2", "-1", "")).toEqual({ field: "retry.delayMinutes", error: "must be a whole number of minutes" });
+    // Ranges are Rust's: 50 retries is read and refused by the preview.
+    expect(retryOf("50", "0", "")).toEqual({ policy: { times: 50, delayMinutes: 0, neverFor: [] } });
+  });
+  it("read in one line", () => {
+    expect(retryText({ times: 1, delayMinutes: 1440, neverFor: [] })).toBe("up to 1 retry, 1,440 min after a failure");
+    expect(retryText({ times: 3, delayMinutes: 5, neverFor: ["signature", "flash"] })).toBe("up to 3 retries, 5 min after a failure, never for: signature, flash");
   });
 });

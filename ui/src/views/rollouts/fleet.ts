@@ -1,7 +1,7 @@
 // What the rollout dashboard computes without drawing: wave input, scan progress in words,
 // and a device choice in words (a wave's bar and progress: progress.ts).
 
-import type { ComparedCell, CompareRequest, DeviceChoice, DeviceQuery, FleetStatus, Movement, ScanProgress, Schedule } from "../../ipc";
+import type { ComparedCell, CompareRequest, DeviceChoice, DeviceQuery, FleetStatus, Movement, RetryPolicy, ScanProgress, Schedule } from "../../ipc";
 import { formatLocal } from "../../lib/format";
 import { serviceTime } from "../../lib/timeWindow";
 
@@ -318,4 +318,26 @@ export function scheduleText(s: Schedule): string {
   if (s.startAt) parts.push(`from ${s.startAt.replace("T", " ")}`);
   if (s.minutesBetweenWaves > 0) parts.push(`${num(s.minutesBetweenWaves)} min between waves`);
   return parts.join(" · ");
+}
+
+/**
+ * The retry policy the wizard's fields describe: none for 0 retries, else the numbers read as
+ * whole numbers (the first that is not named by its field) and the excluded reasons split at
+ * commas. The ranges are Rust's rules, named in the preview.
+ */
+export function retryOf(times: string, delay: string, neverFor: string): { policy: RetryPolicy | null } | { field: string; error: string } {
+  const whole = (t: string) => (/^\d+$/.test(t.trim()) ? Number(t.trim()) : null);
+  const n = whole(times);
+  if (n === null) return { field: "retry.times", error: "must be a whole number (0: never retry)" };
+  if (n === 0) return { policy: null };
+  const d = whole(delay);
+  if (d === null) return { field: "retry.delayMinutes", error: "must be a whole number of minutes" };
+  const words = neverFor.split(",").map((w) => w.trim()).filter((w) => w !== "");
+  return { policy: { times: n, delayMinutes: d, neverFor: words } };
+}
+
+/** A retry policy in one line: "up to 2 retries, 5 min after a failure, never for: signature". */
+export function retryText(r: RetryPolicy): string {
+  const never = r.neverFor.length ? `, never for: ${r.neverFor.join(", ")}` : "";
+  return `up to ${num(r.times)} ${r.times === 1 ? "retry" : "retries"}, ${num(r.delayMinutes)} min after a failure${never}`;
 }

@@ -13,6 +13,9 @@ const wave = (over: Partial<WaveView>): WaveView => ({
   replaced: 0,
   updating: 0,
   refused: 0,
+  retrying: 0,
+  retried: 0,
+  retries: 0,
   needed: 10,
   ...over,
 });

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::budget::WaveBudget;
+use super::retry::RetryPolicy;
 use super::schedule::Schedule;
 use super::versions::{Downgrade, RunningVersion};
 use crate::fleet::query::{DeviceQuery, Selection};
@@ -49,6 +50,10 @@ pub struct RolloutPlan {
     /// the devices that did not move (0: never; none: [`DEFAULT_HANG_MINUTES`]).
     #[serde(default)]
     pub hang_minutes: Option<u32>,
+    /// Failed devices retried (target set again) after a delay, up to a number of times, for
+    /// the reasons that qualify; none: never.
+    #[serde(default)]
+    pub retry: Option<RetryPolicy>,
 }
 
 /// The hang warning's default: two hours without a change in the wave under way.

@@ -36,6 +36,9 @@ pub fn check_shape(db: &FleetDb, scope: Scope, plan: &RolloutPlan) -> Vec<FieldE
     if let Some(Err(broken)) = plan.schedule.as_ref().map(|s| s.check(now_ms())) {
         problems.extend(broken);
     }
+    if let Some(r) = &plan.retry {
+        problems.extend(r.check());
+    }
     problems
 }
 

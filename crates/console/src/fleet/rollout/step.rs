@@ -6,6 +6,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::budget::pct;
+use super::retry;
 use super::schedule::Gate;
 use super::store::{
     claim_wave, load_known, mark_sending, move_key, record_hang, record_hold, record_move, record_sets, set_state,
@@ -39,6 +40,11 @@ pub enum StepOutcome {
     Held {
         hold: Hold,
     },
+    /// Failed devices were scheduled for a retry, or retried (their target set again).
+    Retrying {
+        scheduled: u32,
+        sent: u32,
+    },
     /// The wave under way has seen no change for the plan's time: said once per stillness.
     Hanging {
         warning: HangWarning,
@@ -61,10 +67,37 @@ pub async fn advance_at(
     id: &str,
     now_ms: i64,
 ) -> Result<StepOutcome> {
-    let Some((scope, row, waves)) = load_running(db, id)? else {
+    let Some((scope, row, mut waves)) = load_running(db, id)? else {
         return Ok(StepOutcome::Waiting);
     };
-    match judge(&row, &waves) {
+    let mut retried = None;
+    if let (Some(policy), Some(op)) = (&row.retry, op) {
+        let t = retry::tick(client, op, db, scope, &row, policy, now_ms).await?;
+        if t.scheduled + t.sent > 0 {
+            waves = wave_views(&db.conn(), scope, &row)?;
+            retried = Some(StepOutcome::Retrying { scheduled: t.scheduled, sent: t.sent });
+        }
+    }
+    let outcome = step_on(client, op, db, scope, &row, &waves, now_ms).await?;
+    // Retries are news when nothing else is.
+    Ok(match (outcome, retried) {
+        (StepOutcome::Waiting, Some(r)) => r,
+        (o, _) => o,
+    })
+}
+
+/// The step proper, once retries are done: judge the wave under way and act.
+async fn step_on(
+    client: &Client,
+    op: Option<&SetTarget>,
+    db: &FleetDb,
+    scope: Scope,
+    row: &Row,
+    waves: &[WaveView],
+    now_ms: i64,
+) -> Result<StepOutcome> {
+    let id = row.id.as_str();
+    match judge(&row, waves) {
         Verdict::Wait => watch_hang(db, scope, &row, now_ms),
         Verdict::Pause(reason) => pause_for(db, id, reason),
         Verdict::Complete(reason) => {
@@ -74,7 +107,7 @@ pub async fn advance_at(
         }
         Verdict::StartNext => {
             let next = (row.current + 1) as u32;
-            match hold_for(&row, &waves, next, now_ms) {
+            match hold_for(&row, waves, next, now_ms) {
                 Ok(Some(hold)) => held(db, id, hold),
                 Ok(None) => start_wave(client, op, db, scope, &row, next, false, now_ms).await,
                 Err(reason) => pause_for(db, id, reason),
@@ -157,7 +190,11 @@ fn watch_hang(db: &FleetDb, scope: Scope, row: &Row, now_ms: i64) -> Result<Step
     if devices == 0 {
         return Ok(StepOutcome::Waiting);
     }
-    let more = if devices as usize > sample.len() { format!(" and {} more", devices as usize - sample.len()) } else { String::new() };
+    let more = if devices as usize > sample.len() {
+        format!(" and {} more", devices as usize - sample.len())
+    } else {
+        String::new()
+    };
     let warning = HangWarning {
         wave,
         since: ms_to_text(since),

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::plan::{wave_sizes, DeviceChoice, RolloutPlan, DEFAULT_HANG_MINUTES};
+use super::retry::RetryPolicy;
 use super::schedule::Schedule;
 use super::targets::SetResult;
 use super::versions::Candidate;
@@ -64,8 +65,8 @@ pub fn create(
     let tx = conn.transaction()?;
     tx.execute(
         "INSERT INTO rollouts (id, scope, module_id, version, waves, success_threshold, error_threshold, selection, state,
-                               current_wave, created_at, updated_at, schedule, approval, approved_wave, hang_minutes)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', -1, ?9, ?9, ?10, ?11, 0, ?12)",
+                               current_wave, created_at, updated_at, schedule, approval, approved_wave, hang_minutes, retry)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', -1, ?9, ?9, ?10, ?11, 0, ?12, ?13)",
         params![
             id,
             scope.0,
@@ -79,6 +80,7 @@ pub fn create(
             plan.schedule.as_ref().map(|s| serde_json::to_string(s).expect("schedule serialises")),
             plan.approval,
             plan.hang_minutes.unwrap_or(DEFAULT_HANG_MINUTES),
+            plan.retry.as_ref().map(|r| serde_json::to_string(r).expect("policy serialises")),
         ],
     )?;
     let taken = taken_by_others(&tx, scope, &plan.module_id, order.iter().map(|(d, ..)| *d))?;
@@ -116,6 +118,7 @@ pub fn create(
     let details = serde_json::json!({
         "schedule": plan.schedule,
         "approval": plan.approval,
+        "retry": plan.retry,
         "moduleId": plan.module_id,
         "version": plan.version,
         "waves": plan.waves,
@@ -169,6 +172,7 @@ pub(super) struct Row {
     pub(super) last_move: Option<i64>,
     /// The hang warning raised for the current stillness, if any.
     pub(super) hang: Option<HangWarning>,
+    pub(super) retry: Option<RetryPolicy>,
 }
 
 pub(super) fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<(Scope, Row)>> {
@@ -176,7 +180,7 @@ pub(super) fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<(Scop
         .query_row(
             "SELECT scope, id, module_id, version, waves, success_threshold, error_threshold, selection, state, reason,
                     current_wave, created_at, updated_at, schedule, approval, approved_wave, hold, wave_started_at,
-                    hang_minutes, move_key, last_move_at, hang
+                    hang_minutes, move_key, last_move_at, hang, retry
              FROM rollouts WHERE id = ?1",
             [id],
             |r| {
@@ -204,6 +208,7 @@ pub(super) fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<(Scop
                         move_key: r.get(19)?,
                         last_move: r.get(20)?,
                         hang: r.get::<_, Option<String>>(21)?.and_then(|s| serde_json::from_str(&s).ok()),
+                        retry: r.get::<_, Option<String>>(22)?.and_then(|s| serde_json::from_str(&s).ok()),
                     },
                 ))
             },

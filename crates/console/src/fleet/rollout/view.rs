@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::budget::{failures_before_pause, needed};
 use super::plan::DeviceChoice;
+use super::retry::{RetryPolicy, RETRYING};
 use super::schedule::Schedule;
 use super::store::{load_known, module_name, RolloutState, Row};
 use crate::fleet::{ms_to_text, FleetDb, Result, Scope};
@@ -29,6 +30,11 @@ pub struct WaveView {
     pub updating: u32,
     /// Targets the service refused.
     pub refused: u32,
+    /// Failed devices whose retry is scheduled or under way (counted as updating, not failed).
+    pub retrying: u32,
+    /// Devices retried at least once, and the retries sent.
+    pub retried: u32,
+    pub retries: u32,
     /// Devices that must succeed before the next wave starts (the last wave: before the
     /// rollout completes), at the rollout's success threshold now.
     pub needed: u32,
@@ -133,6 +139,7 @@ pub struct RolloutView {
     pub hang_minutes: u32,
     /// The wave under way has not moved for that long (running rollouts only).
     pub hang: Option<HangWarning>,
+    pub retry: Option<RetryPolicy>,
 }
 
 /// The error threshold over the started waves, as [`advance`](super::advance) checks it.
@@ -149,17 +156,20 @@ pub struct ErrorBudget {
 }
 
 pub(super) fn wave_views(conn: &rusqlite::Connection, scope: Scope, row: &Row) -> Result<Vec<WaveView>> {
-    let mut stmt = conn.prepare_cached(
+    let mut stmt = conn.prepare_cached(&format!(
         "SELECT d.wave, count(*),
                 sum(d.set_at IS NOT NULL),
                 sum(d.error IS NOT NULL),
                 sum(d.set_at IS NOT NULL AND s.target IS ?4 AND s.status = 'SUCCEEDED'),
-                sum(d.set_at IS NOT NULL AND s.target IS ?4 AND s.status = 'FAILED'),
-                sum(d.set_at IS NOT NULL AND (s.target IS NOT ?4 OR s.status = 'CANCELLED'))
+                sum(d.set_at IS NOT NULL AND s.target IS ?4 AND s.status = 'FAILED' AND NOT {RETRYING}),
+                sum(d.set_at IS NOT NULL AND (s.target IS NOT ?4 OR s.status = 'CANCELLED')),
+                sum(d.set_at IS NOT NULL AND s.target IS ?4 AND s.status = 'FAILED' AND {RETRYING}),
+                sum(coalesce(d.retries, 0) > 0),
+                sum(coalesce(d.retries, 0))
          FROM rollout_devices d
          LEFT JOIN states s ON s.scope = ?2 AND s.module_id = ?3 AND s.device_id = d.device_id
-         WHERE d.rollout = ?1 GROUP BY d.wave ORDER BY d.wave",
-    )?;
+         WHERE d.rollout = ?1 GROUP BY d.wave ORDER BY d.wave"
+    ))?;
     let mut waves: Vec<WaveView> = row
         .waves
         .iter()
@@ -172,10 +182,23 @@ pub(super) fn wave_views(conn: &rusqlite::Connection, scope: Scope, row: &Row) -
         })
         .collect();
     let rows = stmt.query_map(params![row.id, scope.0, row.module_id, row.version], |r| {
-        Ok((r.get::<_, i64>(0)?, [r.get::<_, i64>(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?]))
+        Ok((
+            r.get::<_, i64>(0)?,
+            [
+                r.get::<_, i64>(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+                r.get(8)?,
+                r.get(9)?,
+            ],
+        ))
     })?;
     for r in rows {
-        let (wave, [size, set, refused, ok, failed, replaced]) = r?;
+        let (wave, [size, set, refused, ok, failed, replaced, retrying, retried, retries]) = r?;
         if let Some(w) = waves.get_mut(wave as usize) {
             w.size = size as u32;
             w.set = set as u32;
@@ -183,6 +206,9 @@ pub(super) fn wave_views(conn: &rusqlite::Connection, scope: Scope, row: &Row) -
             w.succeeded = ok as u32;
             w.failed = failed as u32;
             w.replaced = replaced as u32;
+            w.retrying = retrying as u32;
+            w.retried = retried as u32;
+            w.retries = retries as u32;
             w.updating = (set - ok - failed - replaced).max(0) as u32;
             w.needed = needed(w.size, row.success);
         }
@@ -200,6 +226,9 @@ pub(super) fn total(waves: &[WaveView]) -> WaveView {
         t.replaced += w.replaced;
         t.updating += w.updating;
         t.refused += w.refused;
+        t.retrying += w.retrying;
+        t.retried += w.retried;
+        t.retries += w.retries;
     }
     t
 }
@@ -243,6 +272,7 @@ fn view_of(conn: &rusqlite::Connection, scope: Scope, row: Row) -> Result<Rollou
         wave_started_at: row.wave_started.map(ms_to_text),
         hang_minutes: row.hang_minutes,
         hang: row.hang.filter(|_| row.state == RolloutState::Running),
+        retry: row.retry,
     })
 }
 
