@@ -409,7 +409,14 @@ fn a_rollout_pauses_resumes_and_aborts_with_its_targets_reset() {
         "--window",
         &window,
         "--approval",
+        "--retries",
+        "2",
+        "--no-retry-for",
+        "signature",
     ];
+    let retries = env.run(&[&["rollout", "preview"][..], &plan[..8], &["--retries", "11"]].concat());
+    assert_eq!(retries.status.code(), Some(2), "{}", stderr(&retries));
+    assert!(stderr(&retries).contains("retry.times: must be from 1 to 10, got 11"), "{}", stderr(&retries));
     let bad = env.run(&[&["rollout", "preview"][..], &plan[..8], &["--window", "funday/22:00-04:00"]].concat());
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
     assert!(stderr(&bad).contains("schedule.windows[0].days"), "{}", stderr(&bad));
@@ -426,6 +433,7 @@ fn a_rollout_pauses_resumes_and_aborts_with_its_targets_reset() {
     assert_eq!(n(&held["total"]["set"]), 0, "nothing is sent before the window opens");
     let shown = String::from_utf8_lossy(&env.run(&["rollout", "show", &held_id]).stdout).into_owned();
     assert!(shown.contains("held: Wave 1 (5 devices) waits until") && shown.contains("approval: each wave"), "{shown}");
+    assert!(shown.contains("retries: up to 2 per device, 5 minutes after a failure, never for: signature"), "{shown}");
     let early = env.run(&["rollout", "continue", &held_id]);
     assert_eq!(early.status.code(), Some(6), "{}", stderr(&early));
     assert!(stderr(&early).contains("not waiting for approval"), "{}", stderr(&early));

@@ -398,18 +398,14 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
     let failed: Vec<FirmwareState> = wave0
         .iter()
         .map(|r| FirmwareState {
-            module_id,
-            device_id: r.device_id.parse().unwrap(),
-            device_specification_id: None,
-            client_id: None,
-            project_id: None,
             current_firmware_version: r.current.clone(),
-            target_firmware_version: Some(version.clone()),
-            target_firmware_version_modified_at: None,
-            firmware_update_status: Some(dcs_api::model::UpdateStatus::Failed),
-            firmware_update_status_details: Some("battery too low".into()),
-            firmware_update_status_modified_at: Some(time::OffsetDateTime::now_utc()),
-            extra: Default::default(),
+            ..reported(
+                module_id,
+                r.device_id.parse().unwrap(),
+                &version,
+                dcs_api::model::UpdateStatus::Failed,
+                Some("battery too low"),
+            )
         })
         .collect();
     dcs_console::fleet::scan::write_page(&e.db, e.scope, &failed).unwrap();
@@ -1287,6 +1283,31 @@ async fn a_package_made_after_the_last_full_scan_can_be_rolled_out() {
     assert!(preview.problems[0].rule.contains("no package with version 77.0.2"), "{:?}", preview.problems);
 }
 
+/// A device's state with the rollout's target and a status reported now, as a refresh would
+/// bring it (the current version left unknown).
+fn reported(
+    module_id: uuid::Uuid,
+    device: uuid::Uuid,
+    version: &str,
+    status: dcs_api::model::UpdateStatus,
+    details: Option<&str>,
+) -> FirmwareState {
+    FirmwareState {
+        module_id,
+        device_id: device,
+        device_specification_id: None,
+        client_id: None,
+        project_id: None,
+        current_firmware_version: None,
+        target_firmware_version: Some(version.to_owned()),
+        target_firmware_version_modified_at: None,
+        firmware_update_status: Some(status),
+        firmware_update_status_details: details.map(str::to_owned),
+        firmware_update_status_modified_at: Some(time::OffsetDateTime::now_utc()),
+        extra: Default::default(),
+    }
+}
+
 /// A millisecond instant from RFC 3339.
 fn at(s: &str) -> i64 {
     time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).unwrap().unix_timestamp() * 1000
@@ -1467,20 +1488,13 @@ async fn a_wave_that_stops_moving_warns_once_naming_its_devices_until_one_moves(
 
     // One device moves (as a refresh would bring it): the warning is gone, and the next silence
     // is counted from then.
-    let moved = dcs_api::model::FirmwareState {
-        module_id: module.parse().unwrap(),
-        device_id: warning.sample[0].parse().unwrap(),
-        device_specification_id: None,
-        client_id: None,
-        project_id: None,
-        current_firmware_version: None,
-        target_firmware_version: Some(version.clone()),
-        target_firmware_version_modified_at: None,
-        firmware_update_status: Some(dcs_api::model::UpdateStatus::Downloading),
-        firmware_update_status_details: None,
-        firmware_update_status_modified_at: Some(time::OffsetDateTime::now_utc()),
-        extra: Default::default(),
-    };
+    let moved = reported(
+        module.parse().unwrap(),
+        warning.sample[0].parse().unwrap(),
+        &version,
+        dcs_api::model::UpdateStatus::Downloading,
+        None,
+    );
     dcs_console::fleet::scan::write_page(&e.db, e.scope, &[moved]).unwrap();
     assert_eq!(step(t0 + 100 * minute).await.unwrap(), StepOutcome::Waiting);
     assert_eq!(rollout::get(&e.db, &id).unwrap().hang, None);
@@ -1513,19 +1527,8 @@ async fn failed_devices_are_retried_after_the_delay_up_to_n_times_for_the_reason
     let before = sets();
     let targeted: Vec<uuid::Uuid> = rollout::unfinished(&e.db, &id).unwrap();
     let (flaky, broken) = (targeted[0], targeted[1]);
-    let fail = |device: uuid::Uuid, why: &str| FirmwareState {
-        module_id,
-        device_id: device,
-        device_specification_id: None,
-        client_id: None,
-        project_id: None,
-        current_firmware_version: None,
-        target_firmware_version: Some(version.clone()),
-        target_firmware_version_modified_at: None,
-        firmware_update_status: Some(dcs_api::model::UpdateStatus::Failed),
-        firmware_update_status_details: Some(why.into()),
-        firmware_update_status_modified_at: Some(time::OffsetDateTime::now_utc()),
-        extra: Default::default(),
+    let fail = |device: uuid::Uuid, why: &str| {
+        reported(module_id, device, &version, dcs_api::model::UpdateStatus::Failed, Some(why))
     };
     // A failure that qualifies is scheduled, counted as retrying (the 0% error threshold does
     // not pause); one whose reason is excluded is failed at once... and pauses the rollout, so
