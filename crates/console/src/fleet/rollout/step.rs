@@ -97,8 +97,8 @@ async fn step_on(
     now_ms: i64,
 ) -> Result<StepOutcome> {
     let id = row.id.as_str();
-    match judge(&row, waves) {
-        Verdict::Wait => watch_hang(db, scope, &row, now_ms),
+    match judge(row, waves) {
+        Verdict::Wait => watch_hang(db, scope, row, now_ms),
         Verdict::Pause(reason) => pause_for(db, id, reason),
         Verdict::Complete(reason) => {
             let conn = db.conn();
@@ -107,13 +107,13 @@ async fn step_on(
         }
         Verdict::StartNext => {
             let next = (row.current + 1) as u32;
-            match hold_for(&row, waves, next, now_ms) {
+            match hold_for(row, waves, next, now_ms) {
                 Ok(Some(hold)) => held(db, id, hold),
-                Ok(None) => start_wave(client, op, db, scope, &row, next, false, now_ms).await,
+                Ok(None) => start_wave(client, op, db, scope, row, next, false, now_ms).await,
                 Err(reason) => pause_for(db, id, reason),
             }
         }
-        Verdict::ResumeStart => start_wave(client, op, db, scope, &row, row.current as u32, true, now_ms).await,
+        Verdict::ResumeStart => start_wave(client, op, db, scope, row, row.current as u32, true, now_ms).await,
     }
 }
 
