@@ -829,6 +829,9 @@ def set_input(driver, el, value):
     )
 
 
+# In the dark theme, so the calendar, the holds and the warning are recorded there (the other
+# rollout tests record the light theme's cards).
+@pytest.mark.parametrize("app", [{"GTK_THEME": "Adwaita:dark"}], indirect=True)
 def test_a_scheduled_rollout_waits_for_its_window_then_for_approval(app, demo_key, artifacts):
     """A rollout with approval between waves and a maintenance window opening at the next whole
     minute (UTC): the preview's calendar says when wave 1 starts, the rollout holds it (no target
