@@ -5,9 +5,10 @@ use dcs_api::Client;
 use rusqlite::params;
 use uuid::Uuid;
 
+use super::hold::HoldKind;
 use super::store::{approve_wave, event, load_known, set_state, unfinished, RolloutState};
 use super::targets::{apply_sets, set_targets, NO_OPERATION};
-use super::view::{get, HoldKind, RolloutView};
+use super::view::{get, RolloutView};
 use crate::fleet::{now_ms, FleetDb, FleetError, Result, Scope};
 use crate::set_target::SetTarget;
 

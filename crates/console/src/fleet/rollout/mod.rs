@@ -26,10 +26,13 @@
 //! arithmetic, `versions` the order of versions and downgrades (these three pure), `preview` a
 //! plan checked against the fleet and the service, `store` the SQL of rollouts, `view` what the
 //! dashboard reads, `step` the step that moves a rollout on, `control` the operator's pause,
-//! resume and abort, and `targets` the set-target calls that step and abort share.
+//! resume, approve and abort, `targets` the set-target calls that step and abort share,
+//! `schedule` when waves may start (pure), `hold` what holds a wave back or warns of one that
+//! stopped moving (pure data), and `retry` the retries of failed devices.
 
 mod budget;
 mod control;
+mod hold;
 mod plan;
 pub(crate) mod preview;
 pub mod report;
@@ -43,15 +46,18 @@ mod view;
 
 pub use budget::{failures_before_pause, needed, wave_budgets, WaveBudget};
 pub use control::{abort, approve, pause, resume};
-pub use plan::{wave_sizes, DeviceChoice, PlanPreview, RolloutPlan, WaveEarliest, DEFAULT_HANG_MINUTES};
+pub use hold::{HangWarning, Hold, HoldKind};
+pub use plan::{
+    wave_sizes, DeviceChoice, PlanPreview, RetryPolicy, RolloutPlan, WaveEarliest, DEFAULT_HANG_MINUTES, MAX_RETRIES,
+    MAX_RETRY_DELAY_MINUTES,
+};
 pub use preview::{check_shape, preview, resolve};
-pub use retry::{RetryPolicy, MAX_RETRIES, MAX_RETRY_DELAY_MINUTES};
 pub use schedule::{Schedule, Window};
 pub use step::{advance, advance_at, StepOutcome};
 pub use store::{counts, create, running, running_scopes, scope_of, unfinished, RolloutCounts, RolloutState};
 pub use targets::NO_OPERATION;
 pub use versions::{compare_versions, downgrade_of, Downgrade, RunningVersion};
-pub use view::{get, list, ErrorBudget, HangWarning, Hold, HoldKind, RolloutEvent, RolloutView, WaveView};
+pub use view::{get, list, ErrorBudget, RolloutEvent, RolloutView, WaveView};
 
 /// Targets set at the same time when a wave starts.
 pub const PARALLEL_SETS: usize = 8;

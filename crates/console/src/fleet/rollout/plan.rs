@@ -4,7 +4,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::budget::WaveBudget;
-use super::retry::RetryPolicy;
 use super::schedule::Schedule;
 use super::versions::{Downgrade, RunningVersion};
 use crate::fleet::query::{DeviceQuery, Selection};
@@ -120,4 +119,53 @@ pub fn wave_sizes(n: usize, waves: &[f64]) -> Vec<u32> {
         taken = end;
     }
     sizes
+}
+
+/// When failed devices are retried.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase", default)]
+pub struct RetryPolicy {
+    /// How many times a device's target is set again after it failed (1 to 10).
+    pub times: u32,
+    /// Minutes after a failure before its retry (0 to 1,440).
+    pub delay_minutes: u32,
+    /// Failures whose reason contains one of these (case-insensitive) are never retried: those
+    /// a retry cannot mend (for example "signature", "incompatible", "not enough free flash").
+    pub never_for: Vec<String>,
+}
+
+pub const MAX_RETRIES: u32 = 10;
+pub const MAX_RETRY_DELAY_MINUTES: u32 = 24 * 60;
+
+impl RetryPolicy {
+    /// Every rule the policy breaks, each naming its field (`retry.times`).
+    pub fn check(&self) -> Vec<FieldError> {
+        let mut problems = Vec::new();
+        if !(1..=MAX_RETRIES).contains(&self.times) {
+            problems
+                .push(FieldError::new("retry.times", format!("must be from 1 to {MAX_RETRIES}, got {}", self.times)));
+        }
+        if self.delay_minutes > MAX_RETRY_DELAY_MINUTES {
+            problems.push(FieldError::new(
+                "retry.delayMinutes",
+                format!("must be from 0 to {MAX_RETRY_DELAY_MINUTES} minutes (a day), got {}", self.delay_minutes),
+            ));
+        }
+        if self.never_for.len() > 20 {
+            problems.push(FieldError::new("retry.neverFor", "at most 20 reasons"));
+        } else if let Some(w) = self.never_for.iter().find(|w| w.trim().is_empty() || w.chars().count() > 200) {
+            problems.push(FieldError::new(
+                "retry.neverFor",
+                format!("each reason is 1 to 200 characters of the failure's details, got `{w}`"),
+            ));
+        }
+        problems
+    }
+
+    /// Whether a failure with these details may be retried.
+    pub fn qualifies(&self, details: Option<&str>) -> bool {
+        let d = details.unwrap_or("").to_lowercase();
+        !self.never_for.iter().any(|w| d.contains(&w.trim().to_lowercase()))
+    }
 }

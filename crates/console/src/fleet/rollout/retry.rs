@@ -19,63 +19,13 @@
 //!   device failed once its retries are used.
 
 use rusqlite::params;
-use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use super::plan::RetryPolicy;
 use super::store::{event, Row};
 use super::targets::{set_targets, SetResult};
 use crate::fleet::{FleetDb, Result, Scope};
 use crate::set_target::SetTarget;
-use crate::FieldError;
-
-/// When failed devices are retried.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase", default)]
-pub struct RetryPolicy {
-    /// How many times a device's target is set again after it failed (1 to 10).
-    pub times: u32,
-    /// Minutes after a failure before its retry (0 to 1,440).
-    pub delay_minutes: u32,
-    /// Failures whose reason contains one of these (case-insensitive) are never retried: those
-    /// a retry cannot mend (for example "signature", "incompatible", "not enough free flash").
-    pub never_for: Vec<String>,
-}
-
-pub const MAX_RETRIES: u32 = 10;
-pub const MAX_RETRY_DELAY_MINUTES: u32 = 24 * 60;
-
-impl RetryPolicy {
-    /// Every rule the policy breaks, each naming its field (`retry.times`).
-    pub fn check(&self) -> Vec<FieldError> {
-        let mut problems = Vec::new();
-        if !(1..=MAX_RETRIES).contains(&self.times) {
-            problems
-                .push(FieldError::new("retry.times", format!("must be from 1 to {MAX_RETRIES}, got {}", self.times)));
-        }
-        if self.delay_minutes > MAX_RETRY_DELAY_MINUTES {
-            problems.push(FieldError::new(
-                "retry.delayMinutes",
-                format!("must be from 0 to {MAX_RETRY_DELAY_MINUTES} minutes (a day), got {}", self.delay_minutes),
-            ));
-        }
-        if self.never_for.len() > 20 {
-            problems.push(FieldError::new("retry.neverFor", "at most 20 reasons"));
-        } else if let Some(w) = self.never_for.iter().find(|w| w.trim().is_empty() || w.chars().count() > 200) {
-            problems.push(FieldError::new(
-                "retry.neverFor",
-                format!("each reason is 1 to 200 characters of the failure's details, got `{w}`"),
-            ));
-        }
-        problems
-    }
-
-    /// Whether a failure with these details may be retried.
-    pub fn qualifies(&self, details: Option<&str>) -> bool {
-        let d = details.unwrap_or("").to_lowercase();
-        !self.never_for.iter().any(|w| d.contains(&w.trim().to_lowercase()))
-    }
-}
 
 /// What one retry tick did.
 #[derive(Debug, Default, PartialEq)]
@@ -227,7 +177,7 @@ pub(super) const RETRYING: &str = "(d.retry_due IS NOT NULL OR (d.retried_at IS 
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::plan::{RetryPolicy, MAX_RETRY_DELAY_MINUTES};
 
     #[test]
     fn a_policy_names_each_broken_field_and_matches_reasons_without_case() {

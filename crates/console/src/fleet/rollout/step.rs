@@ -6,6 +6,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::budget::pct;
+use super::hold::{HangWarning, Hold, HoldKind};
 use super::retry;
 use super::schedule::Gate;
 use super::store::{
@@ -13,7 +14,7 @@ use super::store::{
     unmoved, wave_started, RolloutState, Row,
 };
 use super::targets::{set_targets, NO_OPERATION};
-use super::view::{total, wave_views, HangWarning, Hold, HoldKind, WaveView};
+use super::view::{total, wave_views, WaveView};
 use super::PARALLEL_SETS;
 use crate::fleet::{ms_to_text, now_ms, FleetDb, FleetError, Result, Scope};
 use crate::set_target::{self, SetTarget};

@@ -9,12 +9,12 @@ use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use super::hold::{HangWarning, Hold};
+use super::plan::RetryPolicy;
 use super::plan::{wave_sizes, DeviceChoice, RolloutPlan, DEFAULT_HANG_MINUTES};
-use super::retry::RetryPolicy;
 use super::schedule::Schedule;
 use super::targets::SetResult;
 use super::versions::Candidate;
-use super::view::{HangWarning, Hold};
 use crate::fleet::{now_ms, FleetDb, FleetError, Result, Scope};
 
 /// Where a rollout stands.

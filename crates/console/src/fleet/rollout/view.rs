@@ -2,11 +2,13 @@
 //! read from the database.
 
 use rusqlite::params;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::budget::{failures_before_pause, needed};
+use super::hold::{HangWarning, Hold};
 use super::plan::DeviceChoice;
-use super::retry::{RetryPolicy, RETRYING};
+use super::plan::RetryPolicy;
+use super::retry::RETRYING;
 use super::schedule::Schedule;
 use super::store::{load_known, module_name, RolloutState, Row};
 use crate::fleet::{ms_to_text, FleetDb, Result, Scope};
@@ -51,54 +53,6 @@ impl WaveView {
 #[serde(rename_all = "camelCase")]
 pub struct RolloutEvent {
     pub at: String,
-    pub message: String,
-}
-
-/// What holds a running rollout's next wave back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
-pub enum HoldKind {
-    /// The schedule's start is ahead.
-    Start,
-    /// The least time between two waves' starts has not passed.
-    Gap,
-    /// No maintenance window is open.
-    Window,
-    /// The operator's "Continue" (approval between waves).
-    Approval,
-}
-
-/// Why the next wave of a running rollout does not start yet, and until when.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
-pub struct Hold {
-    pub kind: HoldKind,
-    /// The wave held back (0-based).
-    pub wave: u32,
-    /// RFC 3339: when it may start (none for approval).
-    pub until: Option<String>,
-    /// The same in the schedule's time zone.
-    pub until_local: Option<String>,
-    /// What the event log says, with the previous wave's figures at that moment for approval.
-    pub message: String,
-}
-
-/// A wave under way that has seen no change for the plan's time: the devices that did not move.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
-pub struct HangWarning {
-    /// The wave (0-based).
-    pub wave: u32,
-    /// RFC 3339: the last change seen.
-    pub since: String,
-    pub minutes: u32,
-    /// Devices whose update under the rollout has not finished.
-    pub devices: u32,
-    /// The first ten of them.
-    pub sample: Vec<String>,
     pub message: String,
 }
 
