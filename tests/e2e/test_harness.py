@@ -17,7 +17,8 @@ def test_a_crashed_web_process_is_reported_and_its_app_ended(display, tmp_path):
     with open(tmp_path / "tauri-driver.log", "w") as log:
         with pytest.raises(WebProcessCrashed, match="page crash or hang"):
             with app_session(env, log) as d:
-                wait_css(d, "[data-testid=home]", 30)
+                # Generous: two tests run side by side, and the other may be an upload or a scan.
+                wait_css(d, "[data-testid=home]", 90)
                 assert not session_crashed(d)
                 [app] = app_pids(env)
                 web = subprocess.run(["pgrep", "-P", str(app), "-f", "WebKitWebProcess"], capture_output=True, text=True)
