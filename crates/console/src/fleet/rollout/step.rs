@@ -109,7 +109,7 @@ async fn step_on(
         Verdict::StartNext => {
             let next = (row.current + 1) as u32;
             match hold_for(row, waves, next, now_ms) {
-                Ok(Some(hold)) => held(db, id, hold),
+                Ok(Some(hold)) => held(db, row, hold),
                 Ok(None) => start_wave(client, op, db, scope, row, next, false, now_ms).await,
                 Err(reason) => pause_for(db, id, reason),
             }
@@ -173,7 +173,8 @@ fn hold_for(row: &Row, waves: &[WaveView], next: u32, now_ms: i64) -> std::resul
 /// time, warns once, naming the devices that did not move (the warning is cleared by the next
 /// change).
 fn watch_hang(db: &FleetDb, scope: Scope, row: &Row, now_ms: i64) -> Result<StepOutcome> {
-    if row.current < 0 {
+    // Never warned (0 minutes): the wave's key is not even read.
+    if row.current < 0 || row.hang_minutes == 0 {
         return Ok(StepOutcome::Waiting);
     }
     let wave = row.current as u32;
@@ -184,7 +185,7 @@ fn watch_hang(db: &FleetDb, scope: Scope, row: &Row, now_ms: i64) -> Result<Step
     }
     let since = row.last_move.or(row.wave_started).unwrap_or(now_ms);
     let minutes = row.hang_minutes;
-    if minutes == 0 || row.hang.is_some() || now_ms - since < minutes as i64 * 60_000 {
+    if row.hang.is_some() || now_ms - since < minutes as i64 * 60_000 {
         return Ok(StepOutcome::Waiting);
     }
     let (devices, sample) = unmoved(db, scope, row, wave)?;
@@ -214,12 +215,12 @@ fn watch_hang(db: &FleetDb, scope: Scope, row: &Row, now_ms: i64) -> Result<Step
 }
 
 /// Records a hold; said as an outcome only when it begins or changes.
-fn held(db: &FleetDb, id: &str, hold: Hold) -> Result<StepOutcome> {
-    if record_hold(db, id, Some(&hold))? {
-        Ok(StepOutcome::Held { hold })
-    } else {
-        Ok(StepOutcome::Waiting)
+fn held(db: &FleetDb, row: &Row, hold: Hold) -> Result<StepOutcome> {
+    if row.hold.as_ref() == Some(&hold) {
+        return Ok(StepOutcome::Waiting);
     }
+    record_hold(db, &row.id, &hold)?;
+    Ok(StepOutcome::Held { hold })
 }
 
 /// What the states say a running rollout must do.

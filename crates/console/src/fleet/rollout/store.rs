@@ -303,23 +303,16 @@ pub(super) fn module_name(conn: &rusqlite::Connection, scope: Scope, module_id: 
         .unwrap_or_else(|| module_id.to_owned()))
 }
 
-/// Records what holds the rollout's next wave back (or that nothing does); answers whether it
-/// changed, writing the hold's event when it did.
-pub(super) fn record_hold(db: &FleetDb, id: &str, hold: Option<&Hold>) -> Result<bool> {
+/// Records what holds the rollout's next wave back, with its event (the step calls it only
+/// when the hold is new or changed).
+pub(super) fn record_hold(db: &FleetDb, id: &str, hold: &Hold) -> Result<()> {
     let conn = db.conn();
-    let (_, row) = load_known(&conn, id)?;
-    if row.hold.as_ref() == hold {
-        return Ok(false);
-    }
     let now = now_ms();
     conn.execute(
         "UPDATE rollouts SET hold = ?2, updated_at = ?3 WHERE id = ?1",
-        params![id, hold.map(|h| serde_json::to_string(h).expect("hold serialises")), now],
+        params![id, serde_json::to_string(hold).expect("hold serialises"), now],
     )?;
-    if let Some(h) = hold {
-        event(&conn, id, now, &h.message)?;
-    }
-    Ok(true)
+    event(&conn, id, now, &hold.message)
 }
 
 /// What the devices of wave `wave` look like now, as one key that changes when any of them
