@@ -327,7 +327,11 @@ def run(app, demo_key, artifacts):
     assert mb2.get("password") == (None if VARIANT == "alt" else password) and mb2["modifiedAt"] != mb["modifiedAt"], mb2
 
     if VARIANT == "alt":
-        assert row(app, mb["id"]).find_element(By.CSS_SELECTOR, "[data-testid=no-secret]").text == "not sent by the service"
+        # The list reloads after the save, so the row is read again until it settles.
+        WebDriverWait(app, 10, ignored_exceptions=STALE).until(
+            lambda d: row(d, mb["id"]).find_element(By.CSS_SELECTOR, "[data-testid=no-secret]").text
+            == "not sent by the service"
+        )
     else:
         # Reveal equals the service's password.
         click(app, "[data-testid=reveal-secret]", row(app, mb["id"]))
