@@ -1590,3 +1590,126 @@ async fn failed_devices_are_retried_after_the_delay_up_to_n_times_for_the_reason
     let sent = view.events.iter().filter(|ev| ev.message.starts_with("Retried 1 failed device: target")).count();
     assert_eq!((scheduled, sent), (2, 2), "{:?}", view.events);
 }
+
+/// Minutes of simulated time between two instants.
+fn minutes_between(a: time::OffsetDateTime, b: time::OffsetDateTime) -> f64 {
+    (b - a).as_seconds_f64() / 60.0
+}
+
+/// The models the console's rehearsal takes that match how the simulator's own devices update
+/// (A-38's wake-up is the simulator's in both; one device in ten fails 35% of the time, the
+/// others 3%).
+fn demo_like() -> Vec<rollout::ModelRule> {
+    vec![rollout::ModelRule {
+        module_id: None,
+        connection: None,
+        fail_percent: 6.2,
+        download_minutes: [1.0, 10.0],
+        install_minutes: [0.5, 3.0],
+    }]
+}
+
+#[tokio::test]
+async fn a_rehearsal_predicts_the_wave_timings_of_the_real_run_and_sends_nothing() {
+    // 120x: a simulated minute every half second, which is how often the real run below is
+    // refreshed and stepped, as the rehearsal steps (faster, the simulator's own 250 ms engine
+    // tick would make the real run see each change minutes late).
+    let e = env(400, 120.0).await;
+    refresh(&e, ScanKind::Full).await;
+    let (module, version) = pick(&e);
+    let module_id: uuid::Uuid = module.parse().unwrap();
+    let p = plan(&module, &version, &[50.0, 100.0], 50.0, 100.0);
+    let sets = || e.sim.store().target_sets(module_id).unwrap();
+    let before = sets();
+    let cancel = CancellationToken::new();
+    let r = rollout::rehearse(&e.client, &e.db, e.scope, &p, &demo_like(), &cancel).await.unwrap();
+    assert_eq!(sets(), before, "a rehearsal sends nothing to the service");
+    assert!(rollout::running(&e.db, e.scope).unwrap().is_empty(), "nor starts anything here");
+    assert_eq!(r.end, rollout::RehearsalEnd::Completed, "{r:?}");
+    assert_eq!(r.waves.len(), 2);
+    assert_eq!(r.waves.iter().map(|w| w.devices).sum::<u32>(), r.devices);
+    assert_eq!(r.by_model, vec![(Some(0), r.devices)]);
+    let total: u32 = r.waves.iter().map(|w| w.succeeded + w.failed).sum();
+    assert_eq!(total, r.devices, "every device ends: {r:?}");
+    assert_eq!(r.failures, r.waves.iter().map(|w| w.failed).sum::<u32>());
+    let (w1, w2) = (&r.waves[0], &r.waves[1]);
+    assert_eq!(w1.start_minutes, Some(0.0));
+    // The second wave starts when the first met its threshold.
+    assert_eq!(w2.start_minutes, w1.threshold_minutes, "{r:?}");
+    println!("rehearsal: {} devices, {} steps in {} ms: {r:?}", r.devices, r.steps, r.elapsed_ms);
+
+    // The real run, stepped every simulated minute.
+    let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
+    let id = rollout::create(&e.client, &e.db, e.scope, &p, &devices).unwrap();
+    let t0 = e.sim.now();
+    let mut starts = Vec::new();
+    let mut ticks = tokio::time::interval(Duration::from_millis(500));
+    let end = loop {
+        let outcome = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap();
+        if let StepOutcome::WaveStarted { .. } = outcome {
+            starts.push(minutes_between(t0, e.sim.now()));
+        }
+        if outcome == StepOutcome::Completed {
+            break minutes_between(t0, e.sim.now());
+        }
+        assert!(minutes_between(t0, e.sim.now()) < 600.0, "not complete after 10 simulated hours");
+        ticks.tick().await;
+        refresh(&e, ScanKind::Incremental).await;
+    };
+    println!("real run: waves started at {starts:?} min, completed at {end:.1} min");
+    let within = |predicted: f64, actual: f64| (predicted - actual).abs() <= 0.2 * actual;
+    let next = w2.start_minutes.unwrap();
+    assert!(within(next, starts[1]), "wave 2 starts at {next:.1} min rehearsed, {:.1} min real", starts[1]);
+    assert!(within(r.minutes, end), "completes at {:.1} min rehearsed, {end:.1} min real", r.minutes);
+}
+
+#[tokio::test]
+async fn a_rehearsal_shows_where_a_threshold_pauses_and_models_by_connection_kind() {
+    let e = env(200, 0.001).await;
+    refresh(&e, ScanKind::Full).await;
+    let (module, version) = pick(&e);
+    let p = plan(&module, &version, &[50.0, 100.0], 50.0, 10.0);
+    let cancel = CancellationToken::new();
+    // LoRa devices always fail: the error threshold pauses the first wave.
+    let mut models = demo_like();
+    models.insert(
+        0,
+        rollout::ModelRule {
+            module_id: Some(module.clone()),
+            connection: Some("lora".into()),
+            fail_percent: 100.0,
+            download_minutes: [1.0, 1.0],
+            install_minutes: [1.0, 1.0],
+        },
+    );
+    let r = rollout::rehearse(&e.client, &e.db, e.scope, &p, &models, &cancel).await.unwrap();
+    let lora = r.connections.iter().find(|(k, _)| k == "lora").map_or(0, |(_, n)| *n);
+    assert_eq!(r.by_model.iter().find(|(m, _)| *m == Some(0)).map_or(0, |(_, n)| *n), lora, "{r:?}");
+    if lora > 0 {
+        assert_eq!(r.end, rollout::RehearsalEnd::Paused, "{r:?}");
+        let reason = r.pause_reason.clone().unwrap();
+        assert!(reason.starts_with("error threshold passed"), "{reason}");
+        assert!(r.events.last().unwrap().message.starts_with("Paused: error threshold"), "{:?}", r.events);
+        assert!(r.waves[1].start_minutes.is_none(), "the second wave never starts");
+        assert!(r.failures >= 1);
+    }
+
+    // Bad models are refused field by field, and nothing runs.
+    let mut bad = demo_like();
+    bad[0].fail_percent = 120.0;
+    let err = rollout::rehearse(&e.client, &e.db, e.scope, &p, &bad, &cancel).await.unwrap_err();
+    assert!(err.to_string().contains("models[0].failPercent"), "{err}");
+    let mut bad = demo_like();
+    bad[0].install_minutes = [5.0, 1.0];
+    let err = rollout::rehearse(&e.client, &e.db, e.scope, &p, &bad, &cancel).await.unwrap_err();
+    assert!(err.to_string().contains("models[0].installMinutes"), "{err}");
+    let mut bad = demo_like();
+    bad[0].connection = Some("zigbee".into());
+    let err = rollout::rehearse(&e.client, &e.db, e.scope, &p, &bad, &cancel).await.unwrap_err();
+    assert!(err.to_string().contains("models[0].connection: must be one of lora, http, mqtt"), "{err}");
+    // A plan the preview refuses is refused the same way.
+    let err = rollout::rehearse(&e.client, &e.db, e.scope, &plan(&module, "9.9.9", &[100.0], 50.0, 10.0), &[], &cancel)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().starts_with("version"), "{err}");
+}

@@ -52,6 +52,14 @@ impl SimClock {
         Ok(())
     }
 
+    /// Moves the clock `by` ahead at once (never back: a negative duration changes nothing).
+    pub fn advance(&self, by: Duration) {
+        let now = self.now();
+        let to = now.checked_add(by.max(Duration::ZERO)).map_or(LATEST, |t| t.min(LATEST));
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        *s = (Instant::now(), to, s.2);
+    }
+
     /// A simulated duration as real time, for sleeping.
     pub fn real(&self, sim: std::time::Duration) -> std::time::Duration {
         sim.div_f64(self.speed().max(1e-6))

@@ -10,6 +10,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use time::Duration;
 
+use crate::rehearsal::UpdateModel;
 use crate::seed::FAILURES;
 use crate::store::downlinks::{DownlinkChange, DownlinkRow};
 use crate::store::firmware::{AppliedStep, DueStep};
@@ -62,12 +63,18 @@ fn backlog(state: &SimState) -> Result<usize, StoreError> {
 pub(crate) fn step(state: &SimState) -> Result<usize, StoreError> {
     let now = state.clock.now();
     let seed = state.opts.seed;
-    state.store.settle_due(now, state.started_at, BATCH, |d, at| outcome(seed, d, at))
+    let models = state.opts.models.as_deref();
+    state.store.settle_due(now, state.started_at, BATCH, |d, at| {
+        match models.and_then(|m| m.by_device.get(&d.device_id)) {
+            Some(model) => modelled(seed, model, d, at),
+            None => outcome(seed, d, at),
+        }
+    })
 }
 
-/// What one due step of an update does, happening at `at`: the next step is scheduled from
-/// there, so a device's timeline does not depend on when the engine got round to it.
-fn outcome(seed: u64, d: &DueStep, at: OffsetDateTime) -> AppliedStep {
+/// The random draws of one due step: the same seed, device, module, attempt and status always
+/// draw the same.
+fn draws(seed: u64, d: &DueStep) -> ChaCha8Rng {
     let mut rng = ChaCha8Rng::seed_from_u64(
         seed ^ (d.device_id.as_u128() as u64) ^ (d.module_id.as_u128() >> 64) as u64 ^ (d.attempts as u64) << 56,
     );
@@ -76,6 +83,44 @@ fn outcome(seed: u64, d: &DueStep, at: OffsetDateTime) -> AppliedStep {
         "DOWNLOADING" => 2,
         _ => 3,
     });
+    rng
+}
+
+/// [`outcome`] for a device with an update model (a rehearsal's): the download takes from the
+/// moment the target is seen, half the failures happen while downloading, half while installing.
+fn modelled(seed: u64, m: &UpdateModel, d: &DueStep, at: OffsetDateTime) -> AppliedStep {
+    let mut rng = draws(seed, d);
+    let fail = (m.fail_percent / 100.0).clamp(0.0, 1.0);
+    let secs = |(lo, hi): (u32, u32), rng: &mut ChaCha8Rng| {
+        Duration::seconds(if hi > lo { rng.gen_range(lo..=hi) } else { lo } as i64)
+    };
+    let base = AppliedStep { status: "", details: None, at, next_step_at: None, new_current: None, attempt: 0 };
+    match d.status.as_str() {
+        "PENDING" => {
+            AppliedStep { status: "DOWNLOADING", next_step_at: Some(at + secs(m.download_secs, &mut rng)), ..base }
+        }
+        "DOWNLOADING" if rng.gen_bool(fail / 2.0) => {
+            AppliedStep { status: "FAILED", details: Some(FAILURES[0].to_owned()), attempt: 1, ..base }
+        }
+        "DOWNLOADING" => {
+            AppliedStep { status: "INSTALLING", next_step_at: Some(at + secs(m.install_secs, &mut rng)), ..base }
+        }
+        // Of the updates that did not fail while downloading, this share fails installing, so
+        // that `fail` of them fail in all.
+        _ if rng.gen_bool(if fail >= 1.0 { 1.0 } else { (fail / 2.0) / (1.0 - fail / 2.0) }) => AppliedStep {
+            status: "FAILED",
+            details: Some(FAILURES[rng.gen_range(1..FAILURES.len())].to_owned()),
+            attempt: 1,
+            ..base
+        },
+        _ => AppliedStep { status: "SUCCEEDED", new_current: d.target.clone(), attempt: 1, ..base },
+    }
+}
+
+/// What one due step of an update does, happening at `at`: the next step is scheduled from
+/// there, so a device's timeline does not depend on when the engine got round to it.
+fn outcome(seed: u64, d: &DueStep, at: OffsetDateTime) -> AppliedStep {
+    let mut rng = draws(seed, d);
     // One device in ten is flaky: its updates fail far more often.
     let flaky = d.device_id.as_u128().is_multiple_of(10);
     let fail_rate = if flaky { 0.35 } else { 0.03 };

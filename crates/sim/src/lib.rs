@@ -16,6 +16,7 @@ pub mod faults;
 pub mod fixtures;
 mod limits;
 pub mod paging;
+pub mod rehearsal;
 mod routes;
 pub mod seed;
 pub mod store;
@@ -51,6 +52,10 @@ pub struct SimOptions {
     pub faults: faults::Faults,
     /// Which plausible service to play: the A-n choices, or their "A-n (alt)" flips.
     pub variant: Variant,
+    /// A fleet copied for a rehearsal, seeded instead of the demo data set.
+    pub copy: Option<Arc<rehearsal::FleetCopy>>,
+    /// How the copied devices' updates go (a device without a model moves as the demo's do).
+    pub models: Option<Arc<rehearsal::UpdateModels>>,
 }
 
 /// Speed of the demo: a ten-minute firmware update takes ten seconds.
@@ -85,6 +90,8 @@ impl Default for SimOptions {
             devices_per_client: 1375,
             faults: faults::Faults::default(),
             variant: Variant::Reference,
+            copy: None,
+            models: None,
         }
     }
 }
@@ -105,7 +112,15 @@ pub(crate) struct SimState {
 impl SimState {
     /// [`Simulator::reset`], which `POST /_sim/reset` also runs.
     pub(crate) fn reset(&self) -> Result<(), store::StoreError> {
-        seed::seed(&self.store, self.opts.seed, self.opts.devices_per_client, self.clock.now())
+        seed_store(&self.store, &self.opts, self.clock.now())
+    }
+}
+
+/// Seeds the demo data set, or the fleet copy the options carry.
+fn seed_store(store: &Store, opts: &SimOptions, now: time::OffsetDateTime) -> Result<(), store::StoreError> {
+    match &opts.copy {
+        Some(copy) => rehearsal::seed_copy(store, opts.seed, copy, now),
+        None => seed::seed(store, opts.seed, opts.devices_per_client, now),
     }
 }
 
@@ -145,7 +160,7 @@ impl Simulator {
             }
             // Not seeded (a new file, or one whose first seeding a crash cut short: the seed
             // and its meta are one transaction, so such a file holds nothing of it).
-            None => seed::seed(&store, opts.seed, opts.devices_per_client, start)?,
+            None => seed_store(&store, &opts, start)?,
         }
         store.share_reads()?;
         // The clock starts once the data set is there, at the time it was seeded for: seeding a
@@ -178,6 +193,21 @@ impl Simulator {
     /// nothing.
     pub fn set_speed(&self, speed: f64) -> Result<(), String> {
         self.state.clock.set_speed(speed)
+    }
+
+    /// Moves the simulated clock `by` ahead at once, then runs the simulated devices until
+    /// every step due by then is taken (a rehearsal's clock, stopped otherwise by a tiny speed);
+    /// returns how many steps were taken.
+    pub fn advance_clock(&self, by: time::Duration) -> Result<usize, store::StoreError> {
+        self.state.clock.advance(by);
+        let mut total = 0;
+        loop {
+            let n = self.step()?;
+            total += n;
+            if n == 0 {
+                return Ok(total);
+            }
+        }
     }
 
     /// How much faster than real time the simulated clock runs now.

@@ -150,7 +150,7 @@ fn key_purposes(seed: u64) -> Vec<(&'static str, &'static str)> {
 }
 
 /// The API keys the seed writes. Secrets derive from the reseller key's secret.
-fn key_rows(seed: u64) -> Vec<ApiKeyRow> {
+pub(crate) fn key_rows(seed: u64) -> Vec<ApiKeyRow> {
     let demo = demo_reseller_key(seed);
     let all = || ALL_SCOPES.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     let row = |key_id: String, secret: String, client_id: Uuid| ApiKeyRow {

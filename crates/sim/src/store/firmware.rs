@@ -749,6 +749,13 @@ impl Store {
         )?)
     }
 
+    /// When the earliest next step of an update is due (simulated time), if any update moves.
+    pub fn next_step_due(&self) -> Result<Option<OffsetDateTime>, StoreError> {
+        let due: Option<String> =
+            self.conn().query_row("SELECT min(next_step_at) FROM firmware_states", [], |r| r.get(0))?;
+        due.map(|d| parse_ts("firmware_states.next_step_at", d)).transpose()
+    }
+
     /// Moves on the updates whose next step is due at `now` (simulated time), up to `limit`,
     /// oldest first, in one transaction; returns how many. `outcome` turns a due step and the
     /// instant its change is stamped at into what happens. The stamp is the step's own due time

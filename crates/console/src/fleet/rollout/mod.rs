@@ -35,6 +35,7 @@ mod control;
 mod hold;
 mod plan;
 pub(crate) mod preview;
+pub mod rehearse;
 pub mod report;
 mod retry;
 pub mod schedule;
@@ -52,6 +53,7 @@ pub use plan::{
     MAX_RETRY_DELAY_MINUTES,
 };
 pub use preview::{check_shape, preview, resolve};
+pub use rehearse::{rehearse, ModelRule, Rehearsal, RehearsalEnd, WaveRehearsal};
 pub use schedule::{Schedule, Window};
 pub use step::{advance, advance_at, StepOutcome};
 pub use store::{counts, create, running, running_scopes, scope_of, unfinished, RolloutCounts, RolloutState};
