@@ -837,6 +837,7 @@ async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
             rate_limit: args.rate_limit,
         },
         variant: args.variant,
+        ..Default::default()
     };
     // The simulator names a setting as in /_sim/info (`devicesPerClient`): here, its flag.
     opts.check().map_err(|e| {

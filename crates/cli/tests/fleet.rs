@@ -209,6 +209,32 @@ fn a_rollout_started_with_yes_is_watched_to_completion() {
     assert_eq!(sizes.len(), 3);
     assert_eq!(sizes.iter().sum::<u64>(), n(&preview["devices"]));
 
+    // A rehearsal: the waves' timings, the end and the failures to expect; nothing started.
+    let models =
+        ["--model", "connection=lora,fail=100,download=1-2,install=1", "--model", "fail=5,download=1-10,install=0.5-3"];
+    let rehearsed = env.run(&[&["rollout", "rehearse"][..], &plan, &models].concat());
+    let text = String::from_utf8_lossy(&rehearsed.stdout).into_owned();
+    assert!(rehearsed.status.success(), "{text}{}", stderr(&rehearsed));
+    assert!(text.contains("(nothing was sent to the service)") && text.contains("THRESHOLD MET AFTER"), "{text}");
+    assert!(text.contains("Expected failures: ") && text.contains("Devices by model: "), "{text}");
+    assert!(text.contains("Completes after ") || text.contains("Pauses after "), "{text}");
+    let r = env.json(&[&["rollout", "rehearse"][..], &plan, &models[2..]].concat());
+    assert_eq!(r["end"], "completed", "{r}");
+    let waves = r["waves"].as_array().unwrap();
+    assert_eq!(waves.iter().map(|w| n(&w["devices"])).collect::<Vec<_>>(), sizes);
+    assert!(waves.iter().all(|w| w["endMinutes"].is_number()), "{r}");
+    for (model, says) in [
+        ("fail=120", "models[0].failPercent: must be from 0 to 100"),
+        ("download=9-2", "models[0].downloadMinutes"),
+        ("connection=zigbee", "models[0].connection: must be one of lora, http, mqtt"),
+        ("speed=3", "--model: unknown key `speed`"),
+        ("install=soon", "--model: install must be minutes as LEAST-MOST"),
+    ] {
+        let out = env.run(&[&["rollout", "rehearse"][..], &plan, &["--model", model]].concat());
+        assert_eq!(out.status.code(), Some(2), "{model}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{model}: {}", stderr(&out));
+    }
+
     // Without --yes and no terminal to ask on: refused, naming who it acts for; nothing started.
     let refused = env.run(&[&["rollout", "start", "--allow-downgrade"][..], &plan].concat());
     assert!(!refused.status.success());

@@ -42,6 +42,24 @@ pub enum RolloutCommand {
         #[arg(long)]
         allow_downgrade: bool,
     },
+    /// Rehearse a plan before anything is sent: it runs on a simulator seeded from the fleet
+    /// database's copy of the chosen devices, whose updates take as long and fail as often as
+    /// the models say (--model, first match; else fail=5,download=1-10,install=0.5-3), on a fast
+    /// clock. Prints when each wave would start, meet its threshold and end, where a threshold
+    /// would pause it, and the failures to expect.
+    #[command(after_help = "Examples:
+  dcs rollout rehearse --module 3f0e... --version 1.4.0 --all --waves 1,10,50,100 --success 95 --error 5
+  \
+        dcs rollout rehearse --module 3f0e... --version 1.4.0 --all --model connection=lora,fail=12,download=5-30,install=1-4 \\\n    --model fail=3,download=1-10,install=0.5-3\n\n\
+        A model: comma-separated key=value: fail=PERCENT, download=MIN-MAX and install=MIN-MAX (minutes),\n\
+        optionally module=ID and connection=lora|http|mqtt (from the service's binding lists).")]
+    Rehearse {
+        #[command(flatten)]
+        plan: PlanArgs,
+        /// How the updates of the devices it matches go (repeat; the first match counts).
+        #[arg(long = "model", value_name = "RULE")]
+        models: Vec<String>,
+    },
     /// The rollouts of this profile/customer, newest first.
     List,
     /// One rollout: its waves and latest events.
@@ -297,6 +315,7 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
     match command {
         RolloutCommand::Preview(a) => preview(ctx, &db, scope, &a).await,
         RolloutCommand::Start { plan: a, allow_downgrade } => start(ctx, &db, scope, &a, allow_downgrade).await,
+        RolloutCommand::Rehearse { plan, models } => rehearse(ctx, &db, scope, &plan, &models).await,
         RolloutCommand::List => list(ctx, &db, scope),
         RolloutCommand::Show { id } => {
             own(&db, scope, &id)?;
@@ -363,6 +382,132 @@ async fn preview(ctx: &Ctx, db: &FleetDb, scope: Scope, a: &PlanArgs) -> anyhow:
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// One `--model` rule: `key=value` pairs separated by commas.
+fn model_of(text: &str) -> anyhow::Result<rollout::ModelRule> {
+    let mut rule = rollout::ModelRule { module_id: None, ..rollout::rehearse::DEFAULT_MODEL };
+    let bad = |rule: String| invalid("--model", format!("{rule} (in `{text}`)"));
+    let range = |key: &str, v: &str| -> anyhow::Result<[f64; 2]> {
+        let (lo, hi) = v.split_once('-').unwrap_or((v, v));
+        match (lo.trim().parse::<f64>(), hi.trim().parse::<f64>()) {
+            (Ok(lo), Ok(hi)) => Ok([lo, hi]),
+            _ => Err(bad(format!("{key} must be minutes as LEAST-MOST (e.g. 1-10), got `{v}`"))),
+        }
+    };
+    for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(bad(format!("each part is key=value, got `{pair}`")));
+        };
+        let value = value.trim();
+        match key.trim() {
+            "module" => rule.module_id = Some(value.to_owned()),
+            "connection" => rule.connection = Some(value.to_ascii_lowercase()),
+            "fail" => {
+                rule.fail_percent = value
+                    .trim_end_matches('%')
+                    .parse()
+                    .map_err(|_| bad(format!("fail must be a percent, got `{value}`")))?
+            }
+            "download" => rule.download_minutes = range("download", value)?,
+            "install" => rule.install_minutes = range("install", value)?,
+            other => {
+                return Err(bad(format!("unknown key `{other}`: use module, connection, fail, download, install")))
+            }
+        }
+    }
+    Ok(rule)
+}
+
+/// Minutes as `22 min`, `3 h 05 min` or `2 d 04 h`.
+fn duration_text(minutes: f64) -> String {
+    let m = minutes.round() as i64;
+    match m {
+        m if m < 60 => format!("{m} min"),
+        m if m < 24 * 60 => format!("{} h {:02} min", m / 60, m % 60),
+        m => format!("{} d {:02} h", m / (24 * 60), m % (24 * 60) / 60),
+    }
+}
+
+/// `dcs rollout rehearse`: the plan run on a simulator of the fleet's copy; nothing is sent.
+async fn rehearse(ctx: &Ctx, db: &FleetDb, scope: Scope, a: &PlanArgs, models: &[String]) -> anyhow::Result<()> {
+    let models = models.iter().map(|m| model_of(m)).collect::<anyhow::Result<Vec<_>>>()?;
+    let plan = plan_of(db, scope, a)?;
+    quiet_refresh(ctx, db, scope).await?;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let r = rollout::rehearse(&ctx.client, db, scope, &plan, &models, &cancel).await?;
+    if ctx.json {
+        return output::print_json(&r);
+    }
+    println!(
+        "Rehearsal of {} {} on {} devices (nothing was sent to the service)",
+        r.module_name,
+        r.version,
+        thousands(r.devices)
+    );
+    let at = |m: Option<f64>| m.map_or_else(|| "-".to_owned(), duration_text);
+    output::table(
+        &[
+            "WAVE",
+            "DEVICES",
+            "STARTS AFTER",
+            "THRESHOLD MET AFTER",
+            "ALL FINAL AFTER",
+            "SUCCEEDED",
+            "FAILED",
+            "RETRIES",
+        ],
+        r.waves
+            .iter()
+            .map(|w| {
+                vec![
+                    (w.wave + 1).to_string(),
+                    thousands(w.devices),
+                    at(w.start_minutes),
+                    at(w.threshold_minutes),
+                    at(w.end_minutes),
+                    thousands(w.succeeded),
+                    thousands(w.failed),
+                    w.retries.to_string(),
+                ]
+            })
+            .collect(),
+    );
+    for e in &r.events {
+        println!("  after {}: {}", duration_text(e.minutes), e.message);
+    }
+    match r.end {
+        rollout::RehearsalEnd::Completed => println!("Completes after {}", duration_text(r.minutes)),
+        rollout::RehearsalEnd::Paused => println!(
+            "Pauses after {}: {}",
+            duration_text(r.minutes),
+            r.pause_reason.as_deref().unwrap_or("a threshold")
+        ),
+        rollout::RehearsalEnd::Unfinished => {
+            println!("Still running after {} (the rehearsal stops there)", duration_text(r.minutes))
+        }
+    }
+    println!(
+        "Expected failures: {} of {} devices ({} retries)",
+        thousands(r.failures),
+        thousands(r.devices),
+        r.retries
+    );
+    let models: Vec<String> = r
+        .by_model
+        .iter()
+        .map(|(m, n)| match m {
+            Some(i) => format!("model {}: {}", i + 1, thousands(*n)),
+            None => format!("default model: {}", thousands(*n)),
+        })
+        .collect();
+    println!("Devices by model: {}", models.join(", "));
+    if !r.connections.is_empty() {
+        let kinds: Vec<String> = r.connections.iter().map(|(k, n)| format!("{k} {}", thousands(*n))).collect();
+        println!("Connection kinds from the binding lists: {}", kinds.join(", "));
+    }
+    println!("Rehearsed in {:.1} s ({} steps of the simulated clock)", r.elapsed_ms as f64 / 1000.0, r.steps);
+    Ok(())
 }
 
 /// `dcs rollout start`: the plan checked and confirmed, its first wave's targets set.
