@@ -105,6 +105,7 @@ fn specta_builder() -> Builder<tauri::Wry> {
             commands::fleet::fleet_reset_targets,
             commands::fleet::fleet_health,
             commands::fleet::rollout_preview,
+            commands::fleet::rollout_rehearse,
             commands::fleet::rollout_start,
             commands::fleet::rollouts,
             commands::fleet::rollout_counts,

@@ -956,3 +956,81 @@ def test_a_scheduled_rollout_waits_for_its_window_then_for_approval(app, demo_ke
     assert updating and int(hang.get_attribute("data-devices")) == number(updating.group(1)), (hang.text, figures)
     assert "Wave 2 has not moved for a minute" in hang.text, hang.text
     screenshot(d, artifacts / "rollouts-hang-warning.png")
+
+
+def event_times(driver, rollout_id):
+    """The rollout card's events as (message, epoch seconds), oldest first."""
+    return driver.execute_script(
+        """return [...document.querySelectorAll(`[data-testid=rollout][data-id='${arguments[0]}'] [data-testid=rollout-events] li`)]
+             .map(li => [li.textContent, Date.parse(li.querySelector('time').getAttribute('datetime')) / 1000]).reverse();""",
+        rollout_id,
+    )
+
+
+def test_a_rehearsal_predicts_the_real_runs_wave_timings_within_a_fifth(app, demo_key, artifacts):
+    """The wizard rehearses a plan (nothing sent: the service's targets do not change) with models
+    like the simulator's own devices, a model that does not read named at its field; then the
+    same plan runs for real on the app's simulator at 12x, refreshed every 5 s (a simulated
+    minute, the rehearsal's step): wave 2 starts, and the rollout completes, within 20% of the
+    rehearsed times."""
+    d = app
+    d.set_window_size(1200, 780)
+    base_url, token = service(d, demo_key)
+    set_speed(base_url, 0.01)
+    settle(base_url)
+    modules = open_dashboard(d)
+    module_id = modules[0].get_attribute("data-module")
+    Select(wait_css(d, "[data-testid=refresh-interval]")).select_by_value("5")
+    click(d, "[data-testid=new-rollout]")
+    wait_css(d, "[data-testid=rollout-wizard]")
+    Select(wait_css(d, "[data-testid=wizard-module]")).select_by_value(module_id)
+    type_into(d, "wizard-waves", "50, 100")
+    type_into(d, "wizard-success", "50")
+    type_into(d, "wizard-error", "100")
+    wait_text(d, "[data-testid=wizard-preview]", "Wave 2 (100%)", 20)
+
+    # A failure share that does not read is named at its cell, and nothing is rehearsed.
+    fail = wait_css(d, "[data-testid=model-failPercent-0]")
+    set_input(d, fail, "lots")
+    assert "percentage" in wait_css(d, "[data-testid=error-model-failPercent-0]").text
+    assert not d.find_element(By.CSS_SELECTOR, "[data-testid=rehearse]").is_enabled()
+    set_input(d, fail, "6.2")
+    set_input(d, d.find_element(By.CSS_SELECTOR, "[data-testid=model-downloadMinutes-0]"), "1-10")
+    set_input(d, d.find_element(By.CSS_SELECTOR, "[data-testid=model-installMinutes-0]"), "0.5-3")
+    before = target_sets(base_url, module_id)
+    WebDriverWait(d, 20).until(lambda x: x.find_element(By.CSS_SELECTOR, "[data-testid=rehearse]").is_enabled())
+    click(d, "[data-testid=rehearse]")
+    result = wait_css(d, "[data-testid=rehearsal-result]", 120)
+    assert result.get_attribute("data-end") == "completed", result.text
+    assert target_sets(base_url, module_id) == before, "a rehearsal sends nothing to the service"
+    waves = d.find_elements(By.CSS_SELECTOR, "[data-testid=rehearsal-wave]")
+    assert len(waves) == 2
+    predicted_next = float(waves[1].get_attribute("data-start"))
+    predicted_end = float(result.get_attribute("data-minutes"))
+    step = result.get_attribute("data-step")
+    assert 0 < predicted_next < predicted_end, result.text
+    assert "Completes after" in d.find_element(By.CSS_SELECTOR, "[data-testid=rehearsal-end]").text
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'})", result)
+    screenshot(d, artifacts / "rollouts-rehearsal.png")
+    d.set_window_size(900, 560)
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'})", result)
+    screenshot(d, artifacts / "rollouts-rehearsal-small.png")
+    d.set_window_size(1200, 780)
+
+    # The real run at 12x: a refresh every 5 s is a simulated minute.
+    speed = 12
+    set_speed(base_url, speed)
+    click(d, "[data-testid=wizard-start]")
+    click(d, "[data-testid=confirm-ok]")
+    rollout_id = wait_css(d, "[data-testid=rollout]", 30).get_attribute("data-id")
+    WebDriverWait(d, 300, poll_frequency=2, ignored_exceptions=STALE).until(lambda x: state_of(x, rollout_id) == "completed")
+    card = d.find_element(By.CSS_SELECTOR, f"[data-testid=rollout][data-id='{rollout_id}'] [data-testid=rollout-events]")
+    d.execute_script("arguments[0].closest('details').open = true", card)
+    events = event_times(d, rollout_id)
+    at = lambda prefix: next(t for m, t in events if m.split(" ", 1)[-1].startswith(prefix) or prefix in m)  # noqa: E731
+    t1, t2, done = at("Wave 1 started"), at("Wave 2 started"), at("Completed")
+    actual_next, actual_end = (t2 - t1) * speed / 60, (done - t1) * speed / 60
+    print(f"rehearsed in steps of {step} s: wave 2 after {predicted_next} min, completes after {predicted_end} min; "
+          f"real: {actual_next:.1f} and {actual_end:.1f} min")
+    assert abs(predicted_next - actual_next) <= 0.2 * actual_next, (predicted_next, actual_next, events)
+    assert abs(predicted_end - actual_end) <= 0.2 * actual_end, (predicted_end, actual_end, events)

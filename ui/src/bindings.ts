@@ -249,6 +249,11 @@ export const commands = {
 	fleetHealth: () => typedError<FleetHealth_Serialize, CommandError_Serialize>(__TAURI_INVOKE("fleet_health")),
 	/**  What a plan would do: its problems field by field, or its devices per wave. */
 	rolloutPreview: (plan: RolloutPlan_Deserialize) => typedError<PlanPreview_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_preview", { plan })),
+	/**
+	 *  A rehearsal of a plan (nothing is sent to the service: it runs on a simulator of the fleet's
+	 *  copy with the operator's models). Read-only calls only, so no set-target operation is needed.
+	 */
+	rolloutRehearse: (plan: RolloutPlan_Deserialize, models: ModelRule_Deserialize[]) => typedError<Rehearsal_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_rehearse", { plan, models })),
 	/**  Starts a rollout: checks the plan again, saves it, and starts its first wave. */
 	rolloutStart: (plan: RolloutPlan_Deserialize, actingFor: string | null) => typedError<RolloutView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_start", { plan, actingFor })),
 	/**  The rollouts of the active scope, newest first. */
@@ -2431,6 +2436,15 @@ export type KindInfo = {
 	retries: boolean,
 };
 
+/**  Where devices that appear after a rollout started go. */
+export type LateDevices = 
+/**  Left out: the rollout keeps the devices it started with. */
+"none" | 
+/**  Into the wave under way (their targets set at the next step). */
+"current" | 
+/**  Into the next wave (the last wave's into the last). */
+"next";
+
 /**
  *  An item a link opens: its kind and its id, normalised (a device id in its canonical form,
  *  other ids as lower-case UUIDs).
@@ -2503,6 +2517,43 @@ export type MethodDraft_Serialize = {
 
 /**  The four `method` variants of the simulator (A-23), or raw JSON. */
 export type MethodVariant = "setProperty" | "invokeCommand" | "senml" | "payloadHex" | "raw";
+
+/**  How the updates of the devices a rule matches go, as the operator models them. */
+export type ModelRule = ModelRule_Serialize | ModelRule_Deserialize;
+
+/**  How the updates of the devices a rule matches go, as the operator models them. */
+export type ModelRule_Deserialize = {
+	/**  The module the rule is for (its id); none: any module. */
+	moduleId?: string | null,
+	/**
+	 *  The connection kind the rule is for (`lora`, `http`, `mqtt`), as the service's binding
+	 *  lists give it; none: any device.
+	 */
+	connection?: string | null,
+	/**  Percent of updates that fail. */
+	failPercent: number | null,
+	/**  Minutes the download takes, from the device starting it: least and most. */
+	downloadMinutes: [(number | null), (number | null)],
+	/**  Minutes the install takes: least and most. */
+	installMinutes: [(number | null), (number | null)],
+};
+
+/**  How the updates of the devices a rule matches go, as the operator models them. */
+export type ModelRule_Serialize = {
+	/**  The module the rule is for (its id); none: any module. */
+	moduleId: string | null,
+	/**
+	 *  The connection kind the rule is for (`lora`, `http`, `mqtt`), as the service's binding
+	 *  lists give it; none: any device.
+	 */
+	connection: string | null,
+	/**  Percent of updates that fail. */
+	failPercent: number | null,
+	/**  Minutes the download takes, from the device starting it: least and most. */
+	downloadMinutes: [(number | null), (number | null)],
+	/**  Minutes the install takes: least and most. */
+	installMinutes: [(number | null), (number | null)],
+};
 
 /**  One module as the service holds it, with what the app shows of it beside the typed fields. */
 export type ModuleDetail = ModuleDetail_Serialize | ModuleDetail_Deserialize;
@@ -3158,6 +3209,74 @@ export type RefreshMode_Serialize = {
 	text: string,
 };
 
+/**  What a rehearsal found. */
+export type Rehearsal = Rehearsal_Serialize | Rehearsal_Deserialize;
+
+/**  How a rehearsal ended. */
+export type RehearsalEnd = "completed" | "paused" | 
+/**  Still running after [`MAX_DAYS`] of simulated time. */
+"unfinished";
+
+/**  Something the rehearsal met on its way, at a time after the start. */
+export type RehearsalEvent = {
+	minutes: number | null,
+	message: string,
+};
+
+/**  What a rehearsal found. */
+export type Rehearsal_Deserialize = {
+	moduleName: string,
+	version: string,
+	devices: number,
+	waves: WaveRehearsal_Deserialize[],
+	end: RehearsalEnd,
+	/**  Minutes from the start to the completion, the pause or the give-up. */
+	minutes: number | null,
+	/**  Why it paused (the same words a real rollout's pause gives). */
+	pauseReason?: string | null,
+	/**  Devices whose update failed for good (failed or refused, not being retried) at the end. */
+	failures: number,
+	retries: number,
+	/**  Holds (schedule, approval, counted as given at once), hang warnings and retries, in order. */
+	events: RehearsalEvent[],
+	/**  Devices per model: the rule's index (none: [`DEFAULT_MODEL`]) and how many. */
+	byModel: ([number | null, number])[],
+	/**  Devices of each connection kind the binding lists gave (read only when a rule names one). */
+	connections: ([string, number])[],
+	/**  Real time the rehearsal took, and the refreshes and steps it ran. */
+	elapsedMs: number,
+	steps: number,
+	/**  Simulated seconds between two steps while devices move. */
+	stepSeconds: number,
+};
+
+/**  What a rehearsal found. */
+export type Rehearsal_Serialize = {
+	moduleName: string,
+	version: string,
+	devices: number,
+	waves: WaveRehearsal_Serialize[],
+	end: RehearsalEnd,
+	/**  Minutes from the start to the completion, the pause or the give-up. */
+	minutes: number | null,
+	/**  Why it paused (the same words a real rollout's pause gives). */
+	pauseReason: string | null,
+	/**  Devices whose update failed for good (failed or refused, not being retried) at the end. */
+	failures: number,
+	retries: number,
+	/**  Holds (schedule, approval, counted as given at once), hang warnings and retries, in order. */
+	events: RehearsalEvent[],
+	/**  Devices per model: the rule's index (none: [`DEFAULT_MODEL`]) and how many. */
+	byModel: ([number | null, number])[],
+	/**  Devices of each connection kind the binding lists gave (read only when a rule names one). */
+	connections: ([string, number])[],
+	/**  Real time the rehearsal took, and the refreshes and steps it ran. */
+	elapsedMs: number,
+	steps: number,
+	/**  Simulated seconds between two steps while devices move. */
+	stepSeconds: number,
+};
+
 /**  Release notes read into memory for display. */
 export type ReleaseNotesText = ReleaseNotesText_Serialize | ReleaseNotesText_Deserialize;
 
@@ -3257,6 +3376,12 @@ export type RolloutPlan_Deserialize = {
 	 *  the reasons that qualify; none: never.
 	 */
 	retry?: RetryPolicy_Deserialize | null,
+	/**
+	 *  Devices the choice takes in that appear after the start (their state first seen by a
+	 *  later refresh): left out, or added to the wave under way or the next one. Only for all
+	 *  devices of the module or a filter: a pasted list is fixed.
+	 */
+	late?: LateDevices,
 };
 
 /**  A rollout as the operator plans it. */
@@ -3287,6 +3412,12 @@ export type RolloutPlan_Serialize = {
 	 *  the reasons that qualify; none: never.
 	 */
 	retry: RetryPolicy_Serialize | null,
+	/**
+	 *  Devices the choice takes in that appear after the start (their state first seen by a
+	 *  later refresh): left out, or added to the wave under way or the next one. Only for all
+	 *  devices of the module or a filter: a pasted list is fixed.
+	 */
+	late: LateDevices,
 };
 
 /**  Where a rollout stands. */
@@ -3332,6 +3463,8 @@ export type RolloutView_Deserialize = {
 	/**  The wave under way has not moved for that long (running rollouts only). */
 	hang?: HangWarning | null,
 	retry?: RetryPolicy_Deserialize | null,
+	/**  Where devices that appear after the start go. */
+	late: LateDevices,
 };
 
 /**  A rollout as the dashboard shows it. */
@@ -3371,6 +3504,8 @@ export type RolloutView_Serialize = {
 	/**  The wave under way has not moved for that long (running rollouts only). */
 	hang: HangWarning | null,
 	retry: RetryPolicy_Serialize | null,
+	/**  Where devices that appear after the start go. */
+	late: LateDevices,
 };
 
 /**  A current version and how many of the chosen devices run it. */
@@ -4165,6 +4300,43 @@ export type WaveEarliest = {
 	local: string,
 	/**  The schedule makes it wait (a start ahead, the time between waves or a closed window). */
 	waits: boolean,
+};
+
+/**  One wave as rehearsed; times in minutes after the rollout started. */
+export type WaveRehearsal = WaveRehearsal_Serialize | WaveRehearsal_Deserialize;
+
+/**  One wave as rehearsed; times in minutes after the rollout started. */
+export type WaveRehearsal_Deserialize = {
+	wave: number,
+	devices: number,
+	/**  When its targets were set (none: it never started). */
+	startMinutes?: number | null,
+	/**  When enough of its devices had succeeded for the next wave (or the completion). */
+	thresholdMinutes?: number | null,
+	/**  When every device of it was final. */
+	endMinutes?: number | null,
+	succeeded: number,
+	failed: number,
+	/**  Devices retried, and the retries sent. */
+	retried: number,
+	retries: number,
+};
+
+/**  One wave as rehearsed; times in minutes after the rollout started. */
+export type WaveRehearsal_Serialize = {
+	wave: number,
+	devices: number,
+	/**  When its targets were set (none: it never started). */
+	startMinutes: number | null,
+	/**  When enough of its devices had succeeded for the next wave (or the completion). */
+	thresholdMinutes: number | null,
+	/**  When every device of it was final. */
+	endMinutes: number | null,
+	succeeded: number,
+	failed: number,
+	/**  Devices retried, and the retries sent. */
+	retried: number,
+	retries: number,
 };
 
 /**  The start of a rollout's wave, for marks on the history timeline. */

@@ -255,9 +255,10 @@ fn a_rollout_started_with_yes_is_watched_to_completion() {
     let from = s(&history.as_array().unwrap().last().unwrap()["at"]).to_owned();
 
     // The picked version may be older than what some devices run: allowed explicitly.
-    let started = env.json(&[&["rollout", "start", "--yes", "--allow-downgrade"][..], &plan].concat());
+    let started = env.json(&[&["rollout", "start", "--yes", "--allow-downgrade", "--late", "next"][..], &plan].concat());
     let id = s(&started["id"]).to_owned();
     assert_eq!(started["state"], "running");
+    assert_eq!(started["late"], "next");
     assert_eq!(started["currentWave"], 0);
     assert_eq!(n(&started["waves"][0]["set"]), sizes[0]);
 
@@ -568,6 +569,14 @@ fn plans_are_refused_naming_the_field() {
     std::fs::write(&list, "imei:12\nnot-a-device").unwrap();
     let devices = refuse(&["--device-list", list.to_str().unwrap()], "devices");
     assert!(devices.contains("#1 `imei:12`") && devices.contains("#2 `not-a-device`"), "{devices}");
+    // A pasted list is fixed: no late devices join it.
+    let states = env.json(&["fleet", "devices", "--module", &module, "--limit", "1"]);
+    std::fs::write(&list, s(&states["rows"][0]["deviceId"])).unwrap();
+    let late = refuse(&["--device-list", list.to_str().unwrap(), "--late", "next"], "late");
+    assert!(late.contains("a pasted list is fixed"), "{late}");
+    let out = env.run(&["rollout", "start", "--yes", "--module", &module, "--version", &version, "--all", "--late", "later"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("none, current, next"), "{}", stderr(&out));
     let out = env.run(&["rollout", "start", "--yes", "--module", &module, "--version", "9.9.9", "--all"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("version: the module has no package with version 9.9.9"), "{}", stderr(&out));

@@ -100,6 +100,19 @@ pub fn of_rollout(view: &RolloutView, outcome: &StepOutcome) -> Option<Notice> {
             format!("Rollout of {name}: {sent} failed device{} retried", if *sent == 1 { "" } else { "s" }),
             format!("Their target {} was set again.", view.version),
         ),
+        StepOutcome::Joined { wave, devices } => (
+            Topic::Wave,
+            format!(
+                "Rollout of {name}: {devices} new device{} joined wave {}",
+                if *devices == 1 { "" } else { "s" },
+                wave + 1
+            ),
+            if *wave as i32 == view.current_wave {
+                format!("They appeared after the start; their target {} was set.", view.version)
+            } else {
+                "They appeared after the start; their targets are set when the wave starts.".to_owned()
+            },
+        ),
         StepOutcome::Hanging { warning } => (
             Topic::Rollout,
             format!(

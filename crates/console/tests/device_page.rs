@@ -94,6 +94,7 @@ async fn a_device_by_its_network_id_shows_its_states_history_rollout_downlinks_a
         approval: false,
         hang_minutes: None,
         retry: None,
+        late: Default::default(),
     };
     let (preview, devs) = rollout::preview(&client, &db, scope, &plan).await.unwrap();
     assert!(preview.problems.is_empty(), "{:?}", preview.problems);

@@ -257,6 +257,7 @@ fn plan(module: &str, version: &str, waves: &[f64], success: f64, error: f64) ->
         approval: false,
         hang_minutes: None,
         retry: None,
+        late: Default::default(),
     }
 }
 
@@ -1622,7 +1623,7 @@ async fn a_rehearsal_predicts_the_wave_timings_of_the_real_run_and_sends_nothing
     let sets = || e.sim.store().target_sets(module_id).unwrap();
     let before = sets();
     let cancel = CancellationToken::new();
-    let r = rollout::rehearse(&e.client, &e.db, e.scope, &p, &demo_like(), &cancel).await.unwrap();
+    let r = rollout::rehearse(&e.client, &e.db, e.scope, &p, &demo_like(), 60, &cancel).await.unwrap();
     assert_eq!(sets(), before, "a rehearsal sends nothing to the service");
     assert!(rollout::running(&e.db, e.scope).unwrap().is_empty(), "nor starts anything here");
     assert_eq!(r.end, rollout::RehearsalEnd::Completed, "{r:?}");
@@ -1682,7 +1683,7 @@ async fn a_rehearsal_shows_where_a_threshold_pauses_and_models_by_connection_kin
             install_minutes: [1.0, 1.0],
         },
     );
-    let r = rollout::rehearse(&e.client, &e.db, e.scope, &p, &models, &cancel).await.unwrap();
+    let r = rollout::rehearse(&e.client, &e.db, e.scope, &p, &models, 60, &cancel).await.unwrap();
     let lora = r.connections.iter().find(|(k, _)| k == "lora").map_or(0, |(_, n)| *n);
     assert_eq!(r.by_model.iter().find(|(m, _)| *m == Some(0)).map_or(0, |(_, n)| *n), lora, "{r:?}");
     if lora > 0 {
@@ -1697,19 +1698,100 @@ async fn a_rehearsal_shows_where_a_threshold_pauses_and_models_by_connection_kin
     // Bad models are refused field by field, and nothing runs.
     let mut bad = demo_like();
     bad[0].fail_percent = 120.0;
-    let err = rollout::rehearse(&e.client, &e.db, e.scope, &p, &bad, &cancel).await.unwrap_err();
+    let err = rollout::rehearse(&e.client, &e.db, e.scope, &p, &bad, 60, &cancel).await.unwrap_err();
     assert!(err.to_string().contains("models[0].failPercent"), "{err}");
     let mut bad = demo_like();
     bad[0].install_minutes = [5.0, 1.0];
-    let err = rollout::rehearse(&e.client, &e.db, e.scope, &p, &bad, &cancel).await.unwrap_err();
+    let err = rollout::rehearse(&e.client, &e.db, e.scope, &p, &bad, 60, &cancel).await.unwrap_err();
     assert!(err.to_string().contains("models[0].installMinutes"), "{err}");
     let mut bad = demo_like();
     bad[0].connection = Some("zigbee".into());
-    let err = rollout::rehearse(&e.client, &e.db, e.scope, &p, &bad, &cancel).await.unwrap_err();
+    let err = rollout::rehearse(&e.client, &e.db, e.scope, &p, &bad, 60, &cancel).await.unwrap_err();
     assert!(err.to_string().contains("models[0].connection: must be one of lora, http, mqtt"), "{err}");
     // A plan the preview refuses is refused the same way.
-    let err = rollout::rehearse(&e.client, &e.db, e.scope, &plan(&module, "9.9.9", &[100.0], 50.0, 10.0), &[], &cancel)
-        .await
-        .unwrap_err();
+    let err = rollout::rehearse(&e.client, &e.db, e.scope, &p, &[], 0, &cancel).await.unwrap_err();
+    assert!(err.to_string().starts_with("stepSeconds: must be from 1 to 3600"), "{err}");
+    let err =
+        rollout::rehearse(&e.client, &e.db, e.scope, &plan(&module, "9.9.9", &[100.0], 50.0, 10.0), &[], 60, &cancel)
+            .await
+            .unwrap_err();
     assert!(err.to_string().starts_with("version"), "{err}");
+}
+
+#[tokio::test]
+async fn devices_that_appear_after_the_start_join_the_next_wave_or_the_one_under_way() {
+    // Devices barely move: waves stay under way while devices "appear" (their states first
+    // written to a fleet database after the rollout was created, as a refresh would bring them).
+    let e = env(120, 0.001).await;
+    refresh(&e, ScanKind::Full).await;
+    let (module, version) = pick(&e);
+    let module_id: uuid::Uuid = module.parse().unwrap();
+    let (db, scope) = common::fleet_db("late", e._running.base_url());
+    scan::refresh_catalogue(&e.client, &db, scope).await.unwrap();
+    let states = all_states(&e.client).await;
+    let (mine, others): (Vec<_>, Vec<_>) = states
+        .into_iter()
+        .partition(|s| s.module_id == module_id && s.current_firmware_version.as_deref() != Some(version.as_str()));
+    let (late, known) = mine.split_at(5);
+    scan::write_page(&db, scope, &others).unwrap();
+    scan::write_page(&db, scope, known).unwrap();
+    let sets = || e.sim.store().target_sets(module_id).unwrap();
+    let step = |id: String| {
+        let (client, op, db) = (&e.client, &e.op, &db);
+        async move { rollout::advance(client, Some(op), db, &id).await.unwrap() }
+    };
+
+    // A pasted list is fixed: taking in late devices is refused at its field.
+    let mut p = plan(&module, &version, &[50.0, 100.0], 50.0, 100.0);
+    p.late = rollout::LateDevices::Next;
+    let listed = RolloutPlan { devices: DeviceChoice::List { text: known[0].device_id.to_string() }, ..p.clone() };
+    let (preview, _) = rollout::preview(&e.client, &db, scope, &listed).await.unwrap();
+    assert_eq!(preview.problems[0].field, "late", "{:?}", preview.problems);
+
+    // Into the next wave: they join wave 2, their targets not set before it starts.
+    let (preview, devices) = rollout::preview(&e.client, &db, scope, &p).await.unwrap();
+    assert!(preview.problems.is_empty(), "{:?}", preview.problems);
+    assert_eq!(preview.devices as usize, known.len());
+    let id = rollout::create(&e.client, &db, scope, &p, &devices).unwrap();
+    assert!(matches!(step(id.clone()).await, StepOutcome::WaveStarted { wave: 0, .. }));
+    let size = rollout::get(&db, &id).unwrap().waves[1].size;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let before = sets();
+    scan::write_page(&db, scope, &late[..3]).unwrap();
+    assert_eq!(step(id.clone()).await, StepOutcome::Joined { wave: 1, devices: 3 });
+    let view = rollout::get(&db, &id).unwrap();
+    assert_eq!(view.waves[1].size, size + 3);
+    assert_eq!(view.late, rollout::LateDevices::Next);
+    assert!(
+        view.events[0].message.starts_with("Took in 3 devices that appeared after the start into wave 2 (next)"),
+        "{:?}",
+        view.events
+    );
+    assert_eq!(sets(), before, "not before their wave starts");
+    // Said once: the next step takes in nobody.
+    assert_eq!(step(id.clone()).await, StepOutcome::Waiting);
+    let notice = notices::of_rollout(&view, &StepOutcome::Joined { wave: 1, devices: 3 }).unwrap();
+    assert!(notice.summary.ends_with("3 new devices joined wave 2"), "{notice:?}");
+    rollout::abort(&e.client, Some(&e.op), &db, &id, false).await.unwrap();
+
+    // Into the wave under way: their targets are set at once.
+    p.late = rollout::LateDevices::Current;
+    p.waves = vec![100.0];
+    let (_, devices) = rollout::preview(&e.client, &db, scope, &p).await.unwrap();
+    let id = rollout::create(&e.client, &db, scope, &p, &devices).unwrap();
+    assert!(matches!(step(id.clone()).await, StepOutcome::WaveStarted { wave: 0, .. }));
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let before = sets();
+    scan::write_page(&db, scope, &late[3..]).unwrap();
+    assert_eq!(step(id.clone()).await, StepOutcome::Joined { wave: 0, devices: 2 });
+    for s in &late[3..] {
+        assert_eq!(sets()[&s.device_id], before.get(&s.device_id).copied().unwrap_or(0) + 1, "set once, now");
+    }
+    let view = rollout::get(&db, &id).unwrap();
+    assert_eq!(view.waves[0].set, view.waves[0].size, "{:?}", view.waves[0]);
+    assert!(
+        view.events.iter().any(|ev| ev.message == "Wave 1: 2 targets of devices taken in to set"),
+        "{:?}",
+        view.events
+    );
 }

@@ -101,6 +101,7 @@ async fn each_started_wave_is_a_mark_with_its_time() {
         approval: false,
         hang_minutes: None,
         retry: None,
+        late: Default::default(),
     };
     assert!(query::wave_starts(&db, scope, &module.module_id, None).unwrap().is_empty());
     let (preview, devices) = rollout::preview(&client, &db, scope, &plan).await.unwrap();

@@ -322,6 +322,27 @@ pub async fn rollout_preview(state: State<'_, AppState>, plan: RolloutPlan) -> R
     Ok(preview)
 }
 
+/// A rehearsal of a plan (nothing is sent to the service: it runs on a simulator of the fleet's
+/// copy with the operator's models). Read-only calls only, so no set-target operation is needed.
+#[tauri::command]
+#[specta::specta]
+pub async fn rollout_rehearse(
+    state: State<'_, AppState>,
+    plan: RolloutPlan,
+    models: Vec<rollout::ModelRule>,
+) -> Result<rollout::Rehearsal, CommandError> {
+    let (session, fleet, scope) = open(&state).await?;
+    // The rehearsal steps as often as this app's refreshes will move the rollout: their interval
+    // plus the last one's duration, on the service's clock (the built-in simulator's runs fast).
+    let status = fleet.status(scope)?;
+    let period_ms = status.interval_seconds as u64 * 1000 + status.last.as_ref().map_or(0, |r| r.elapsed_ms as u64);
+    let rate = state.service_clock(&session).await.rate;
+    let step = (period_ms as f64 / 1000.0 * rate).round().clamp(1.0, rollout::rehearse::MAX_STEP_SECS as f64) as u32;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let r = session.run(rollout::rehearse(&session.client, fleet.db(), scope, &plan, &models, step, &cancel)).await?;
+    Ok(r)
+}
+
 async fn checked(
     state: &AppState,
     acting_for: Option<Uuid>,

@@ -223,6 +223,9 @@ pub(super) fn outcome_text(o: &StepOutcome, v: &RolloutView) -> String {
         StepOutcome::Paused { reason } => format!("paused: {reason}"),
         StepOutcome::Held { .. } => format!("{}; {}", progress_line(v), hold_text(v).unwrap_or_default()),
         StepOutcome::Hanging { warning } => format!("warning: {}", warning.message),
+        StepOutcome::Joined { wave, devices } => {
+            format!("{}; {devices} devices that appeared after the start joined wave {}", progress_line(v), wave + 1)
+        }
         StepOutcome::Retrying { scheduled, sent } => format!(
             "{}; retries: {sent} sent, {scheduled} scheduled ({} retrying now)",
             progress_line(v),

@@ -59,6 +59,10 @@ pub enum RolloutCommand {
         /// How the updates of the devices it matches go (repeat; the first match counts).
         #[arg(long = "model", value_name = "RULE")]
         models: Vec<String>,
+        /// Seconds between the refreshes that will move the rollout (`dcs rollout watch
+        /// --interval`): the rehearsal steps as often.
+        #[arg(long, default_value_t = 5)]
+        interval: u32,
     },
     /// The rollouts of this profile/customer, newest first.
     List,
@@ -189,6 +193,11 @@ pub struct PlanArgs {
     /// e.g. --no-retry-for signature --no-retry-for incompatible.
     #[arg(long, value_name = "WORDS")]
     no_retry_for: Vec<String>,
+    /// Devices that appear after the start (a later refresh first sees their state) and match
+    /// --all or the filters: none (left out), current (into the wave under way) or next (into
+    /// the next wave).
+    #[arg(long, value_name = "WHERE", default_value = "none", value_parser = ["none", "current", "next"])]
+    late: String,
 }
 
 /// The plan's schedule from the flags, if any schedule flag is given.
@@ -287,6 +296,7 @@ fn plan_of(db: &FleetDb, scope: Scope, a: &PlanArgs) -> anyhow::Result<RolloutPl
             delay_minutes: a.retry_delay_minutes,
             never_for: a.no_retry_for.clone(),
         }),
+        late: rollout::LateDevices::parse(&a.late),
     })
 }
 
@@ -315,7 +325,9 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
     match command {
         RolloutCommand::Preview(a) => preview(ctx, &db, scope, &a).await,
         RolloutCommand::Start { plan: a, allow_downgrade } => start(ctx, &db, scope, &a, allow_downgrade).await,
-        RolloutCommand::Rehearse { plan, models } => rehearse(ctx, &db, scope, &plan, &models).await,
+        RolloutCommand::Rehearse { plan, models, interval } => {
+            rehearse(ctx, &db, scope, &plan, &models, interval).await
+        }
         RolloutCommand::List => list(ctx, &db, scope),
         RolloutCommand::Show { id } => {
             own(&db, scope, &id)?;
@@ -430,12 +442,22 @@ fn duration_text(minutes: f64) -> String {
 }
 
 /// `dcs rollout rehearse`: the plan run on a simulator of the fleet's copy; nothing is sent.
-async fn rehearse(ctx: &Ctx, db: &FleetDb, scope: Scope, a: &PlanArgs, models: &[String]) -> anyhow::Result<()> {
+async fn rehearse(
+    ctx: &Ctx,
+    db: &FleetDb,
+    scope: Scope,
+    a: &PlanArgs,
+    models: &[String],
+    interval: u32,
+) -> anyhow::Result<()> {
     let models = models.iter().map(|m| model_of(m)).collect::<anyhow::Result<Vec<_>>>()?;
     let plan = plan_of(db, scope, a)?;
     quiet_refresh(ctx, db, scope).await?;
     let cancel = tokio_util::sync::CancellationToken::new();
-    let r = rollout::rehearse(&ctx.client, db, scope, &plan, &models, &cancel).await?;
+    if !(1..=3600).contains(&interval) {
+        return Err(invalid("interval", format!("must be from 1 to 3600 seconds, got {interval}")));
+    }
+    let r = rollout::rehearse(&ctx.client, db, scope, &plan, &models, interval, &cancel).await?;
     if ctx.json {
         return output::print_json(&r);
     }
@@ -506,7 +528,12 @@ async fn rehearse(ctx: &Ctx, db: &FleetDb, scope: Scope, a: &PlanArgs, models: &
         let kinds: Vec<String> = r.connections.iter().map(|(k, n)| format!("{k} {}", thousands(*n))).collect();
         println!("Connection kinds from the binding lists: {}", kinds.join(", "));
     }
-    println!("Rehearsed in {:.1} s ({} steps of the simulated clock)", r.elapsed_ms as f64 / 1000.0, r.steps);
+    println!(
+        "Rehearsed in {:.1} s ({} steps of the simulated clock, {} s apart while devices move)",
+        r.elapsed_ms as f64 / 1000.0,
+        r.steps,
+        r.step_seconds
+    );
     Ok(())
 }
 

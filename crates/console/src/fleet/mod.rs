@@ -451,6 +451,8 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("rollout_devices", "retried_at", "INTEGER"),
     ("rollout_devices", "retry_error", "TEXT"),
     ("rollout_devices", "last_failure", "TEXT"),
+    // Devices that appear after the start (rollout/late.rs).
+    ("rollouts", "late", "TEXT"),
 ];
 
 fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {

@@ -2,13 +2,14 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import { Field } from "../../components/Field";
 import { Modal, ModalCancel } from "../../components/Modal";
-import { errorMessage, ipc, type DeviceChoice, type FleetHome, type ModuleOverview, type PlanPreview, type RolloutPlan, type RolloutView } from "../../ipc";
+import { errorMessage, ipc, type DeviceChoice, type FleetHome, type LateDevices, type ModuleOverview, type PlanPreview, type RolloutPlan, type RolloutView } from "../../ipc";
 import { isChanged } from "../../lib/layers";
 import { refreshRolloutCounts } from "../../lib/rolloutCounts";
 import { compareVersions, downgradeOf, downgradeText, newestVersion } from "../../lib/version";
 import { useSession } from "../../session";
-import { choiceText, localZone, num, parsePercent, parseWaves, retryOf, retryText, type ScheduleDraft, scheduleOf, scheduleText } from "./fleet";
+import { choiceText, lateText, localZone, num, parsePercent, parseWaves, retryOf, retryText, type ScheduleDraft, scheduleOf, scheduleText } from "./fleet";
 import { budgetText, pauseText } from "./progress";
+import { RehearsalPanel } from "./Rehearsal";
 import { ScheduleFields } from "./ScheduleFields";
 
 type Mode = "all" | "query" | "list";
@@ -61,6 +62,7 @@ export function RolloutWizard({
     minutesBetweenWaves: "0",
   }));
   const [approval, setApproval] = useState(false);
+  const [late, setLate] = useState<LateDevices>("none");
   const [hangText, setHangText] = useState("120");
   const [retriesText, setRetriesText] = useState("0");
   const [retryDelayText, setRetryDelayText] = useState("5");
@@ -121,7 +123,7 @@ export function RolloutWizard({
           : { kind: "all" };
   const plan: RolloutPlan | null =
     Object.keys(local).length === 0 && "waves" in waves && success !== null && error !== null && version
-      ? { moduleId, version, devices, waves: waves.waves, successThreshold: success, errorThreshold: error, schedule, approval, hangMinutes, retry: "policy" in retry ? retry.policy : null }
+      ? { moduleId, version, devices, waves: waves.waves, successThreshold: success, errorThreshold: error, schedule, approval, hangMinutes, retry: "policy" in retry ? retry.policy : null, late: mode === "list" ? "none" : late }
       : null;
   const planKey = JSON.stringify(plan);
   const preview = previewed && previewed.planKey === planKey ? previewed : null;
@@ -151,8 +153,8 @@ export function RolloutWizard({
   const downgrade = preview && plan ? downgradeOf(plan.version, preview.running) : null;
   const packages = [...(overview?.packages ?? [])].sort((a, b) => compareVersions(b.version, a.version));
 
-  const [initial] = useState(() => ({ moduleId, mode, list, wavesText, successText, errorText, scheduled, scheduleDraft, approval, hangText, retriesText, retryDelayText, neverForText }));
-  const dirty = versionPicked || isChanged(initial, { moduleId, mode, list, wavesText, successText, errorText, scheduled, scheduleDraft, approval, hangText, retriesText, retryDelayText, neverForText });
+  const [initial] = useState(() => ({ moduleId, mode, list, wavesText, successText, errorText, scheduled, scheduleDraft, approval, late, hangText, retriesText, retryDelayText, neverForText }));
+  const dirty = versionPicked || isChanged(initial, { moduleId, mode, list, wavesText, successText, errorText, scheduled, scheduleDraft, approval, late, hangText, retriesText, retryDelayText, neverForText });
 
   const problems: Record<string, string> = { ...local };
   for (const p of preview?.problems ?? []) problems[p.field] ??= p.rule;
@@ -203,6 +205,11 @@ export function RolloutWizard({
             install the firmware as soon as their target is set (<span class="status-error">device-disrupting</span>).
           </p>
           {schedule && <p data-testid="confirm-schedule">Waves start only as scheduled: {scheduleText(schedule)}.</p>}
+          {plan.late !== "none" && (
+            <p data-testid="confirm-late">
+              Devices that appear after the start and match the choice are updated too: {lateText(plan.late ?? "none")}.
+            </p>
+          )}
           {"policy" in retry && retry.policy && <p data-testid="confirm-retry">Failed devices get their target set again: {retryText(retry.policy)}.</p>}
           {preview.updatingElsewhere > 0 && (
             <p class="status-warn">{num(preview.updatingElsewhere)} of them are updating to another version now: that update is replaced.</p>
@@ -295,6 +302,15 @@ export function RolloutWizard({
                 placeholder={"imei:354000000000001\nurn:dev:deveui:70B3D57ED0000001\n3f1c…"} onInput={(e) => setList(e.currentTarget.value)} />
             </Field>
           )}
+          <Field id="wizard-late" label="Devices that appear after the start" error={problems.late}
+            hint={mode === "list" ? "a pasted list is fixed" : "first seen by a later refresh and matching the choice above"}>
+            <select id="wizard-late" data-testid="wizard-late" value={mode === "list" ? "none" : late} disabled={mode === "list"}
+              onChange={(e) => setLate(e.currentTarget.value as LateDevices)}>
+              <option value="none">Left out</option>
+              <option value="current">Join the wave under way</option>
+              <option value="next">Join the next wave</option>
+            </select>
+          </Field>
           {mode !== "list" && problems.devices && (
             <span class="field-error" role="alert" data-testid="error-wizard-devices">
               {problems.devices}
@@ -400,6 +416,7 @@ export function RolloutWizard({
             <span class="muted">{Object.keys(problems).length ? "Fix the fields marked above." : "Fill in the plan."}</span>
           )}
         </div>
+        <RehearsalPanel plan={plan} ready={ready} />
         {failure && (
           <div class="result result-error" role="alert" data-testid="wizard-failure">
             {failure}

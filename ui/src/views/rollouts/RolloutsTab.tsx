@@ -5,7 +5,7 @@ import { Time } from "../../components/Time";
 import { errorMessage, ipc, type FleetHome, type Link, type RolloutView, type WaveView } from "../../ipc";
 import { refreshRolloutCounts } from "../../lib/rolloutCounts";
 import { useSession } from "../../session";
-import { choiceText, num, parsePercent, retryText, scheduleText } from "./fleet";
+import { choiceText, lateText, num, parsePercent, retryText, scheduleText } from "./fleet";
 import { errorBudgetText, finishedFraction, nextStepText, SEGMENT_LABEL, type SegmentKey, stateBadge, successPercent, waveSegments } from "./progress";
 
 const TONE_TAG: Record<string, string> = {
@@ -309,6 +309,12 @@ function RolloutCard({
         {num(r.total.size)} devices ({choiceText(r.devices)}) · success ≥ {r.successThreshold}% per wave · pause when failed &gt;{" "}
         {r.errorThreshold}% · started <Time at={r.createdAt} />
         {r.approval && <> · approval between waves</>}
+        {r.late !== "none" && (
+          <>
+            {" "}
+            · <span data-testid="rollout-late" data-late={r.late}>{lateText(r.late)}</span>
+          </>
+        )}
         {r.retry && (
           <>
             {" "}

@@ -21,6 +21,7 @@ import {
   spanText,
   daysText,
   retryOf,
+  modelsOf,
   retryText,
   scheduleOf,
   scheduleText,
@@ -218,5 +219,33 @@ describe("retries of failed devices", () => {
   it("read in one line", () => {
     expect(retryText({ times: 1, delayMinutes: 1440, neverFor: [] })).toBe("up to 1 retry, 1,440 min after a failure");
     expect(retryText({ times: 3, delayMinutes: 5, neverFor: ["signature", "flash"] })).toBe("up to 3 retries, 5 min after a failure, never for: signature, flash");
+  });
+});
+
+describe("rehearsal models", () => {
+  it("reads each row, the last for every other device, and names each field that does not read", () => {
+    const rows = [
+      { connection: "lora", fail: "12", download: "5-30", install: "1" },
+      { connection: "", fail: "5%", download: "1-10", install: "0.5-3" },
+    ];
+    expect(modelsOf(rows)).toEqual({
+      models: [
+        { moduleId: null, connection: "lora", failPercent: 12, downloadMinutes: [5, 30], installMinutes: [1, 1] },
+        { moduleId: null, connection: null, failPercent: 5, downloadMinutes: [1, 10], installMinutes: [0.5, 3] },
+      ],
+    });
+    expect(modelsOf([{ connection: "", fail: "x", download: "1-2-3", install: "-1" }])).toEqual({
+      problems: {
+        "models[0].failPercent": "must be a percentage from 0 to 100",
+        "models[0].downloadMinutes": "minutes as least-most, e.g. 1-10",
+        "models[0].installMinutes": "minutes as least-most, e.g. 0.5-3",
+      },
+    });
+  });
+  it("says durations in minutes, hours or days", () => {
+    const min = 60_000;
+    expect([durationText(22 * min), durationText(60 * min), durationText(185 * min), durationText((24 * 60 * 2 + 250) * min)]).toEqual([
+      "22 min", "1 h 00 min", "3 h 05 min", "2 d 04 h",
+    ]);
   });
 });

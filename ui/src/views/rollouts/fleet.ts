@@ -1,7 +1,7 @@
 // What the rollout dashboard computes without drawing: wave input, scan progress in words,
 // and a device choice in words (a wave's bar and progress: progress.ts).
 
-import type { ComparedCell, CompareRequest, DeviceChoice, DeviceQuery, FleetStatus, Movement, RetryPolicy, ScanProgress, Schedule } from "../../ipc";
+import type { ComparedCell, CompareRequest, DeviceChoice, DeviceQuery, FleetStatus, LateDevices, ModelRule_Deserialize, Movement, RetryPolicy, ScanProgress, Schedule } from "../../ipc";
 import { formatLocal } from "../../lib/format";
 import { serviceTime } from "../../lib/timeWindow";
 
@@ -116,12 +116,16 @@ export function refreshModeText(
   return `${mode}. Every ${intervalText(s.intervalSeconds)}`;
 }
 
-/** A short duration: "45 ms", "3.2 s", "2 min 5 s". */
+/** A duration: "45 ms", "3.2 s", "2 min 5 s", "22 min", "3 h 05 min", "2 d 04 h". */
 export function durationText(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   const s = Math.round(ms / 1000);
-  return `${Math.floor(s / 60)} min ${s % 60} s`;
+  const pad = (n: number) => String(n).padStart(2, "0");
+  if (s < 3600) return s % 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s / 60} min`;
+  const m = Math.round(s / 60);
+  if (m < 24 * 60) return `${Math.floor(m / 60)} h ${pad(m % 60)} min`;
+  return `${Math.floor(m / (24 * 60))} d ${pad(Math.floor((m % (24 * 60)) / 60))} h`;
 }
 
 // What the dashboard remembers across starts (lib/remember): its tab, the device table's
@@ -340,4 +344,44 @@ export function retryOf(times: string, delay: string, neverFor: string): { polic
 export function retryText(r: RetryPolicy): string {
   const never = r.neverFor.length ? `, never for: ${r.neverFor.join(", ")}` : "";
   return `up to ${num(r.times)} ${r.times === 1 ? "retry" : "retries"}, ${num(r.delayMinutes)} min after a failure${never}`;
+}
+
+/** One row of the rehearsal's models as typed: a connection kind ("" for every other device), the
+ * failed percent, and the download and install minutes as "least-most" (or one number). */
+export type ModelDraft = { connection: string; fail: string; download: string; install: string };
+
+/**
+ * The rehearsal's models from the rows as typed, or each field that does not read as a number
+ * (keyed as Rust names it, `models[i].failPercent`). The ranges themselves are Rust's rules.
+ */
+export function modelsOf(drafts: ModelDraft[]): { models: ModelRule_Deserialize[] } | { problems: Record<string, string> } {
+  const problems: Record<string, string> = {};
+  const number = (t: string) => (/^\s*\d+(\.\d+)?\s*$/.test(t) ? Number(t) : null);
+  const range = (t: string): [number, number] | null => {
+    const [lo, hi = lo] = t.split("-");
+    const a = number(lo ?? "");
+    const b = number(hi ?? "");
+    return a === null || b === null || t.split("-").length > 2 ? null : [a, b];
+  };
+  const models = drafts.map((d, i) => {
+    const fail = number(d.fail.replace("%", ""));
+    if (fail === null) problems[`models[${i}].failPercent`] = "must be a percentage from 0 to 100";
+    const download = range(d.download);
+    if (download === null) problems[`models[${i}].downloadMinutes`] = "minutes as least-most, e.g. 1-10";
+    const install = range(d.install);
+    if (install === null) problems[`models[${i}].installMinutes`] = "minutes as least-most, e.g. 0.5-3";
+    return {
+      moduleId: null,
+      connection: d.connection === "" ? null : d.connection,
+      failPercent: fail ?? 0,
+      downloadMinutes: download ?? [0, 0],
+      installMinutes: install ?? [0, 0],
+    } satisfies ModelRule_Deserialize;
+  });
+  return Object.keys(problems).length ? { problems } : { models };
+}
+
+/** Where devices that appear after the start go, in a few words. */
+export function lateText(late: LateDevices): string {
+  return late === "current" ? "new devices join the wave under way" : late === "next" ? "new devices join the next wave" : "new devices left out";
 }

@@ -33,6 +33,7 @@
 mod budget;
 mod control;
 mod hold;
+mod late;
 mod plan;
 pub(crate) mod preview;
 pub mod rehearse;
@@ -49,8 +50,8 @@ pub use budget::{failures_before_pause, needed, wave_budgets, WaveBudget};
 pub use control::{abort, approve, pause, resume};
 pub use hold::{HangWarning, Hold, HoldKind};
 pub use plan::{
-    wave_sizes, DeviceChoice, PlanPreview, RetryPolicy, RolloutPlan, WaveEarliest, DEFAULT_HANG_MINUTES, MAX_RETRIES,
-    MAX_RETRY_DELAY_MINUTES,
+    wave_sizes, DeviceChoice, LateDevices, PlanPreview, RetryPolicy, RolloutPlan, WaveEarliest, DEFAULT_HANG_MINUTES,
+    MAX_RETRIES, MAX_RETRY_DELAY_MINUTES,
 };
 pub use preview::{check_shape, preview, resolve};
 pub use rehearse::{rehearse, ModelRule, Rehearsal, RehearsalEnd, WaveRehearsal};

@@ -53,6 +53,43 @@ pub struct RolloutPlan {
     /// the reasons that qualify; none: never.
     #[serde(default)]
     pub retry: Option<RetryPolicy>,
+    /// Devices the choice takes in that appear after the start (their state first seen by a
+    /// later refresh): left out, or added to the wave under way or the next one. Only for all
+    /// devices of the module or a filter: a pasted list is fixed.
+    #[serde(default)]
+    pub late: LateDevices,
+}
+
+/// Where devices that appear after a rollout started go.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum LateDevices {
+    /// Left out: the rollout keeps the devices it started with.
+    #[default]
+    None,
+    /// Into the wave under way (their targets set at the next step).
+    Current,
+    /// Into the next wave (the last wave's into the last).
+    Next,
+}
+
+impl LateDevices {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LateDevices::None => "none",
+            LateDevices::Current => "current",
+            LateDevices::Next => "next",
+        }
+    }
+
+    pub fn parse(s: &str) -> LateDevices {
+        match s {
+            "current" => LateDevices::Current,
+            "next" => LateDevices::Next,
+            _ => LateDevices::None,
+        }
+    }
 }
 
 /// The hang warning's default: two hours without a change in the wave under way.

@@ -9,7 +9,7 @@ use futures::{stream, StreamExt};
 use uuid::Uuid;
 
 use super::budget::wave_budgets;
-use super::plan::{wave_sizes, DeviceChoice, PlanPreview, RolloutPlan, WaveEarliest, MAX_HANG_MINUTES};
+use super::plan::{wave_sizes, DeviceChoice, LateDevices, PlanPreview, RolloutPlan, WaveEarliest, MAX_HANG_MINUTES};
 use super::store::{active_devices, known_states, module_name};
 use super::versions::{downgrade_of, running_versions, Candidate};
 use super::PARALLEL_SETS;
@@ -38,6 +38,12 @@ pub fn check_shape(db: &FleetDb, scope: Scope, plan: &RolloutPlan) -> Vec<FieldE
     }
     if let Some(r) = &plan.retry {
         problems.extend(r.check());
+    }
+    if plan.late != LateDevices::None && matches!(plan.devices, DeviceChoice::List { .. }) {
+        problems.push(FieldError::new(
+            "late",
+            "only a rollout over all devices of the module or a filter takes in devices that appear later: a pasted list is fixed",
+        ));
     }
     problems
 }

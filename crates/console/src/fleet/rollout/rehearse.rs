@@ -191,27 +191,39 @@ pub struct Rehearsal {
     /// Devices of each connection kind the binding lists gave (read only when a rule names one).
     pub connections: Vec<(String, u32)>,
     /// Real time the rehearsal took, and the refreshes and steps it ran.
-    pub elapsed_ms: u64,
+    pub elapsed_ms: u32,
     pub steps: u32,
+    /// Simulated seconds between two steps while devices move.
+    pub step_seconds: u32,
 }
 
-/// The step of the rehearsal's clock while devices move; longer jumps when nothing is due.
-const STEP_SECS: i64 = 60;
+/// The longest step a caller may ask for (an hour: the longest refresh interval).
+pub const MAX_STEP_SECS: u32 = 3600;
 /// The longest jump over a quiet time (retries and hang warnings are seen within it).
 const MAX_JUMP_SECS: i64 = 15 * 60;
 /// The rehearsal's simulator clock barely moves by itself: the rehearsal moves it.
 const STOPPED: f64 = 1e-6;
 
 /// Rehearses `plan` for `scope` of `db` with `models`: checked and resolved as a start would
-/// (the preview's rules, read-only calls to the service), then run on a simulator of its own.
+/// (the preview's rules, read-only calls to the service), then run on a simulator of its own,
+/// stepped every `step_secs` of simulated time while devices move: as often as the real rollout
+/// will be (its refreshes' interval plus their duration, on the service's clock), so that what
+/// the rehearsal says of a wave includes the wait for the refresh that sees it.
 pub async fn rehearse(
     client: &Client,
     db: &FleetDb,
     scope: Scope,
     plan: &RolloutPlan,
     models: &[ModelRule],
+    step_secs: u32,
     cancel: &CancellationToken,
 ) -> Result<Rehearsal> {
+    if !(1..=MAX_STEP_SECS).contains(&step_secs) {
+        return Err(FleetError::invalid(
+            "stepSeconds",
+            format!("must be from 1 to {MAX_STEP_SECS} seconds, got {step_secs}"),
+        ));
+    }
     if let Some(p) = check_models(models).into_iter().next() {
         return Err(FleetError::invalid(&p.field, &p.rule));
     }
@@ -239,6 +251,7 @@ pub async fn rehearse(
         db: &rdb,
         scope: rscope,
         op: SetTarget::simulator(),
+        step: time::Duration::seconds(step_secs as i64),
         started: sim.sim.now(),
         waves: Vec::new(),
         events: Vec::new(),
@@ -249,7 +262,7 @@ pub async fn rehearse(
     out.module_name = preview.module_name;
     out.by_model = by_model;
     out.connections = connections;
-    out.elapsed_ms = started.elapsed().as_millis() as u64;
+    out.elapsed_ms = started.elapsed().as_millis().min(u32::MAX as u128) as u32;
     sim.running.shutdown().await;
     Ok(out)
 }
@@ -357,6 +370,7 @@ struct Run<'a> {
     db: &'a FleetDb,
     scope: Scope,
     op: SetTarget,
+    step: time::Duration,
     started: time::OffsetDateTime,
     waves: Vec<WaveRehearsal>,
     events: Vec<RehearsalEvent>,
@@ -448,16 +462,19 @@ impl Run<'_> {
             connections: vec![],
             elapsed_ms: 0,
             steps: self.steps,
+            step_seconds: self.step.whole_seconds() as u32,
         })
     }
 
     /// The next jump of the clock: a step while devices move, up to the next device step due
     /// when none is due sooner (never past [`MAX_JUMP_SECS`]).
     fn quiet_jump(&self, now: time::OffsetDateTime) -> time::Duration {
-        let step = time::Duration::seconds(STEP_SECS);
+        let (step, most) = (self.step, self.step.max(time::Duration::seconds(MAX_JUMP_SECS)));
+        // A jump over a quiet time stays a whole number of steps: the refreshes keep their beat.
+        let steps = |d: time::Duration| step * ((d.as_seconds_f64() / step.as_seconds_f64()).floor().max(1.0) as i32);
         match self.sim.store().next_step_due() {
-            Ok(Some(due)) if due - now > step => (due - now).min(time::Duration::seconds(MAX_JUMP_SECS)),
-            Ok(None) => time::Duration::seconds(MAX_JUMP_SECS),
+            Ok(Some(due)) if due - now > step => steps((due - now).min(most)),
+            Ok(None) => steps(most),
             _ => step,
         }
     }

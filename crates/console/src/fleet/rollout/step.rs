@@ -7,11 +7,12 @@ use uuid::Uuid;
 
 use super::budget::pct;
 use super::hold::{HangWarning, Hold, HoldKind};
+use super::late;
 use super::retry;
 use super::schedule::Gate;
 use super::store::{
     claim_wave, load_known, mark_sending, move_key, record_hang, record_hold, record_move, record_sets, set_state,
-    unmoved, wave_started, RolloutState, Row,
+    unmoved, wave_started, Claim, RolloutState, Row,
 };
 use super::targets::{set_targets, NO_OPERATION};
 use super::view::{total, wave_views, WaveView};
@@ -46,6 +47,12 @@ pub enum StepOutcome {
         scheduled: u32,
         sent: u32,
     },
+    /// Devices that appeared after the start joined wave `wave` (their targets set at once when
+    /// it is under way).
+    Joined {
+        wave: u32,
+        devices: u32,
+    },
     /// The wave under way has seen no change for the plan's time: said once per stillness.
     Hanging {
         warning: HangWarning,
@@ -79,6 +86,17 @@ pub async fn advance_at(
             retried = Some(StepOutcome::Retrying { scheduled: t.scheduled, sent: t.sent });
         }
     }
+    if let Some((wave, devices)) = late::take_in(client, db, scope, &row, now_ms).await? {
+        if wave as i32 == row.current {
+            // The wave is under way: their targets now, as the rest of it was sent.
+            if let StepOutcome::Paused { reason } =
+                start_wave(client, op, db, scope, &row, wave, Claim::TakeIn, now_ms).await?
+            {
+                return Ok(StepOutcome::Paused { reason });
+            }
+        }
+        return Ok(StepOutcome::Joined { wave, devices });
+    }
     let outcome = step_on(client, op, db, scope, &row, &waves, now_ms).await?;
     // Retries are news when nothing else is.
     Ok(match (outcome, retried) {
@@ -110,11 +128,11 @@ async fn step_on(
             let next = (row.current + 1) as u32;
             match hold_for(row, waves, next, now_ms) {
                 Ok(Some(hold)) => held(db, row, hold),
-                Ok(None) => start_wave(client, op, db, scope, row, next, false, now_ms).await,
+                Ok(None) => start_wave(client, op, db, scope, row, next, Claim::Start, now_ms).await,
                 Err(reason) => pause_for(db, id, reason),
             }
         }
-        Verdict::ResumeStart => start_wave(client, op, db, scope, row, row.current as u32, true, now_ms).await,
+        Verdict::ResumeStart => start_wave(client, op, db, scope, row, row.current as u32, Claim::Resume, now_ms).await,
     }
 }
 
@@ -322,7 +340,7 @@ async fn start_wave(
     scope: Scope,
     row: &Row,
     wave: u32,
-    resume: bool,
+    claim: Claim,
     now_ms: i64,
 ) -> Result<StepOutcome> {
     let id = row.id.as_str();
@@ -347,7 +365,7 @@ async fn start_wave(
     } else {
         None
     };
-    let to_send = claim_wave(db, scope, row, wave, resume, now_ms)?;
+    let to_send = claim_wave(db, scope, row, wave, claim, now_ms)?;
     for slice in to_send.chunks(SLICE) {
         mark_sending(db, id, slice)?;
         let results = set_targets(client, op, slice, module, Some(&row.version), package).await;

@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use super::hold::{HangWarning, Hold};
 use super::plan::RetryPolicy;
-use super::plan::{wave_sizes, DeviceChoice, RolloutPlan, DEFAULT_HANG_MINUTES};
+use super::plan::{wave_sizes, DeviceChoice, LateDevices, RolloutPlan, DEFAULT_HANG_MINUTES};
 use super::schedule::Schedule;
 use super::targets::SetResult;
 use super::versions::Candidate;
@@ -65,8 +65,8 @@ pub fn create(
     let tx = conn.transaction()?;
     tx.execute(
         "INSERT INTO rollouts (id, scope, module_id, version, waves, success_threshold, error_threshold, selection, state,
-                               current_wave, created_at, updated_at, schedule, approval, approved_wave, hang_minutes, retry)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', -1, ?9, ?9, ?10, ?11, 0, ?12, ?13)",
+                               current_wave, created_at, updated_at, schedule, approval, approved_wave, hang_minutes, retry, late)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', -1, ?9, ?9, ?10, ?11, 0, ?12, ?13, ?14)",
         params![
             id,
             scope.0,
@@ -81,6 +81,7 @@ pub fn create(
             plan.approval,
             plan.hang_minutes.unwrap_or(DEFAULT_HANG_MINUTES),
             plan.retry.as_ref().map(|r| serde_json::to_string(r).expect("policy serialises")),
+            plan.late.as_str(),
         ],
     )?;
     let taken = taken_by_others(&tx, scope, &plan.module_id, order.iter().map(|(d, ..)| *d))?;
@@ -119,6 +120,7 @@ pub fn create(
         "schedule": plan.schedule,
         "approval": plan.approval,
         "retry": plan.retry,
+        "late": plan.late,
         "moduleId": plan.module_id,
         "version": plan.version,
         "waves": plan.waves,
@@ -173,6 +175,8 @@ pub(super) struct Row {
     /// The hang warning raised for the current stillness, if any.
     pub(super) hang: Option<HangWarning>,
     pub(super) retry: Option<RetryPolicy>,
+    /// Where devices that appear after the start go.
+    pub(super) late: LateDevices,
 }
 
 pub(super) fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<(Scope, Row)>> {
@@ -180,7 +184,7 @@ pub(super) fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<(Scop
         .query_row(
             "SELECT scope, id, module_id, version, waves, success_threshold, error_threshold, selection, state, reason,
                     current_wave, created_at, updated_at, schedule, approval, approved_wave, hold, wave_started_at,
-                    hang_minutes, move_key, last_move_at, hang, retry
+                    hang_minutes, move_key, last_move_at, hang, retry, late
              FROM rollouts WHERE id = ?1",
             [id],
             |r| {
@@ -209,6 +213,7 @@ pub(super) fn load(conn: &rusqlite::Connection, id: &str) -> Result<Option<(Scop
                         last_move: r.get(20)?,
                         hang: r.get::<_, Option<String>>(21)?.and_then(|s| serde_json::from_str(&s).ok()),
                         retry: r.get::<_, Option<String>>(22)?.and_then(|s| serde_json::from_str(&s).ok()),
+                        late: r.get::<_, Option<String>>(23)?.map_or(LateDevices::None, |s| LateDevices::parse(&s)),
                     },
                 ))
             },
@@ -438,6 +443,17 @@ pub(super) fn known_states(db: &FleetDb, scope: Scope, module: &str) -> Result<H
     Ok(map)
 }
 
+/// Why a wave's targets are claimed for sending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Claim {
+    /// The wave starts.
+    Start,
+    /// Its start was interrupted (a crash, a lost connection): the rest of its targets.
+    Resume,
+    /// Devices that appeared after the rollout started joined it while under way.
+    TakeIn,
+}
+
 /// Marks wave `wave` as under way (when `resume` is false) and answers its devices whose target
 /// is still to set, in one transaction with the wave's event. A crash can stop a wave's start
 /// at any point; the wave is then resumed by the next step: a device never sent is sent, one
@@ -448,12 +464,12 @@ pub(super) fn claim_wave(
     scope: Scope,
     row: &Row,
     wave: u32,
-    resume: bool,
+    claim: Claim,
     now: i64,
 ) -> Result<Vec<Uuid>> {
     let mut conn = db.conn();
     let tx = conn.transaction()?;
-    if !resume {
+    if claim == Claim::Start {
         tx.execute(
             "UPDATE rollouts SET current_wave = ?2, updated_at = ?3, wave_started_at = ?3, hold = NULL WHERE id = ?1",
             params![row.id, wave, now],
@@ -472,14 +488,14 @@ pub(super) fn claim_wave(
         let rows = stmt.query_map(params![row.id, wave], |r| r.get::<_, String>(0))?;
         rows.filter_map(|r| r.ok()?.parse().ok()).collect()
     };
-    let message = if resume {
-        format!(
+    let message = match claim {
+        Claim::Resume => format!(
             "Wave {} resumed after an interruption: {found} targets found set on the service, {} to set",
             wave + 1,
             to_send.len()
-        )
-    } else {
-        format!("Wave {} starting: {} targets to set", wave + 1, to_send.len())
+        ),
+        Claim::Start => format!("Wave {} starting: {} targets to set", wave + 1, to_send.len()),
+        Claim::TakeIn => format!("Wave {}: {} targets of devices taken in to set", wave + 1, to_send.len()),
     };
     event(&tx, &row.id, now, &message)?;
     tx.commit()?;

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::budget::{failures_before_pause, needed};
 use super::hold::{HangWarning, Hold};
 use super::plan::DeviceChoice;
-use super::plan::RetryPolicy;
+use super::plan::{LateDevices, RetryPolicy};
 use super::retry::RETRYING;
 use super::schedule::Schedule;
 use super::store::{load_known, module_name, RolloutState, Row};
@@ -94,6 +94,8 @@ pub struct RolloutView {
     /// The wave under way has not moved for that long (running rollouts only).
     pub hang: Option<HangWarning>,
     pub retry: Option<RetryPolicy>,
+    /// Where devices that appear after the start go.
+    pub late: LateDevices,
 }
 
 /// The error threshold over the started waves, as [`advance`](super::advance) checks it.
@@ -227,6 +229,7 @@ fn view_of(conn: &rusqlite::Connection, scope: Scope, row: Row) -> Result<Rollou
         hang_minutes: row.hang_minutes,
         hang: row.hang.filter(|_| row.state == RolloutState::Running),
         retry: row.retry,
+        late: row.late,
     })
 }
 
