@@ -832,12 +832,10 @@ def set_input(driver, el, value):
 # In the dark theme, so the calendar, the holds and the warning are recorded there (the other
 # rollout tests record the light theme's cards).
 @pytest.mark.parametrize("app", [{"GTK_THEME": "Adwaita:dark"}], indirect=True)
-def test_a_scheduled_rollout_waits_for_its_window_then_for_approval(app, demo_key, artifacts):
-    """A rollout with approval between waves and a maintenance window opening at the next whole
-    minute (UTC): the preview's calendar says when wave 1 starts, the rollout holds it (no target
-    set) until the window opens, then holds wave 2 for "Continue", whose confirmation shows wave
-    1's figures; continued, wave 2 starts."""
-    d = app
+def two_wave_plan(d, demo_key):
+    """The wizard opened at 1200x780 on the first module, devices standing still (their seeded
+    updates applied), refreshed every 5 s, with two waves (50%, 100%), success 50% and no error
+    threshold; answers the service's address and a token, and the module."""
     d.set_window_size(1200, 780)
     base_url, token = service(d, demo_key)
     set_speed(base_url, 0.01)
@@ -851,6 +849,16 @@ def test_a_scheduled_rollout_waits_for_its_window_then_for_approval(app, demo_ke
     type_into(d, "wizard-waves", "50, 100")
     type_into(d, "wizard-success", "50")
     type_into(d, "wizard-error", "100")
+    return base_url, token, module_id
+
+
+def test_a_scheduled_rollout_waits_for_its_window_then_for_approval(app, demo_key, artifacts):
+    """A rollout with approval between waves and a maintenance window opening at the next whole
+    minute (UTC): the preview's calendar says when wave 1 starts, the rollout holds it (no target
+    set) until the window opens, then holds wave 2 for "Continue", whose confirmation shows wave
+    1's figures; continued, wave 2 starts."""
+    d = app
+    base_url, token, module_id = two_wave_plan(d, demo_key)
     click(d, "[data-testid=wizard-approval]")
     click(d, "[data-testid=wizard-scheduled]")
     type_into(d, "wizard-hang", "1")
@@ -974,20 +982,11 @@ def test_a_rehearsal_predicts_the_real_runs_wave_timings_within_a_fifth(app, dem
     minute, the rehearsal's step): wave 2 starts, and the rollout completes, within 20% of the
     rehearsed times."""
     d = app
-    d.set_window_size(1200, 780)
-    base_url, token = service(d, demo_key)
-    set_speed(base_url, 0.01)
-    settle(base_url)
-    modules = open_dashboard(d)
-    module_id = modules[0].get_attribute("data-module")
-    Select(wait_css(d, "[data-testid=refresh-interval]")).select_by_value("5")
-    click(d, "[data-testid=new-rollout]")
-    wait_css(d, "[data-testid=rollout-wizard]")
-    Select(wait_css(d, "[data-testid=wizard-module]")).select_by_value(module_id)
-    type_into(d, "wizard-waves", "50, 100")
-    type_into(d, "wizard-success", "50")
-    type_into(d, "wizard-error", "100")
+    base_url, token, module_id = two_wave_plan(d, demo_key)
     wait_text(d, "[data-testid=wizard-preview]", "Wave 2 (100%)", 20)
+    # Devices that appear after the start join the next wave (none will here: the card says it).
+    Select(wait_css(d, "[data-testid=wizard-late]")).select_by_value("next")
+    screenshot(d, artifacts / "rollouts-wizard-late.png")
 
     # A failure share that does not read is named at its cell, and nothing is rehearsed.
     fail = wait_css(d, "[data-testid=model-failPercent-0]")
@@ -997,6 +996,10 @@ def test_a_rehearsal_predicts_the_real_runs_wave_timings_within_a_fifth(app, dem
     set_input(d, fail, "6.2")
     set_input(d, d.find_element(By.CSS_SELECTOR, "[data-testid=model-downloadMinutes-0]"), "1-10")
     set_input(d, d.find_element(By.CSS_SELECTOR, "[data-testid=model-installMinutes-0]"), "0.5-3")
+    # The service's clock at the speed of the real run below: the rehearsal steps as often as
+    # this app's refreshes come on that clock.
+    speed = 12
+    set_speed(base_url, speed)
     before = target_sets(base_url, module_id)
     WebDriverWait(d, 20).until(lambda x: x.find_element(By.CSS_SELECTOR, "[data-testid=rehearse]").is_enabled())
     click(d, "[data-testid=rehearse]")
@@ -1010,6 +1013,7 @@ def test_a_rehearsal_predicts_the_real_runs_wave_timings_within_a_fifth(app, dem
     step = result.get_attribute("data-step")
     assert 0 < predicted_next < predicted_end, result.text
     assert "Completes after" in d.find_element(By.CSS_SELECTOR, "[data-testid=rehearsal-end]").text
+    assert int(step) >= 60, f"a refresh every 5 s or more at 12x: steps of {step} s"
     d.execute_script("arguments[0].scrollIntoView({block: 'center'})", result)
     screenshot(d, artifacts / "rollouts-rehearsal.png")
     d.set_window_size(900, 560)
@@ -1018,17 +1022,21 @@ def test_a_rehearsal_predicts_the_real_runs_wave_timings_within_a_fifth(app, dem
     d.set_window_size(1200, 780)
 
     # The real run at 12x: a refresh every 5 s is a simulated minute.
-    speed = 12
-    set_speed(base_url, speed)
     click(d, "[data-testid=wizard-start]")
+    assert "join the next wave" in wait_css(d, "[data-testid=confirm-late]").text
     click(d, "[data-testid=confirm-ok]")
     rollout_id = wait_css(d, "[data-testid=rollout]", 30).get_attribute("data-id")
+    assert wait_css(d, "[data-testid=rollout-late]").get_attribute("data-late") == "next"
     WebDriverWait(d, 300, poll_frequency=2, ignored_exceptions=STALE).until(lambda x: state_of(x, rollout_id) == "completed")
     card = d.find_element(By.CSS_SELECTOR, f"[data-testid=rollout][data-id='{rollout_id}'] [data-testid=rollout-events]")
     d.execute_script("arguments[0].closest('details').open = true", card)
     events = event_times(d, rollout_id)
     at = lambda prefix: next(t for m, t in events if m.split(" ", 1)[-1].startswith(prefix) or prefix in m)  # noqa: E731
-    t1, t2, done = at("Wave 1 started"), at("Wave 2 started"), at("Completed")
+    # When the console decided to start each wave (the rehearsal's start times), not when it
+    # had sent the last of the wave's targets.
+    t1, t2, done = at("Wave 1 starting"), at("Wave 2 starting"), at("Completed")
+    sent = at("Wave 2 started") - t2
+    print(f"wave 2's {len(events)} targets sent in {sent:.1f} s")
     actual_next, actual_end = (t2 - t1) * speed / 60, (done - t1) * speed / 60
     print(f"rehearsed in steps of {step} s: wave 2 after {predicted_next} min, completes after {predicted_end} min; "
           f"real: {actual_next:.1f} and {actual_end:.1f} min")

@@ -3248,6 +3248,14 @@ export type Rehearsal_Deserialize = {
 	steps: number,
 	/**  Simulated seconds between two steps while devices move. */
 	stepSeconds: number,
+	/**
+	 *  Trials run (each draws the devices' fates anew), how many of them paused, and the
+	 *  shortest and longest of their lengths in minutes.
+	 */
+	trials: number,
+	pausedTrials: number,
+	leastMinutes: number | null,
+	mostMinutes: number | null,
 };
 
 /**  What a rehearsal found. */
@@ -3275,6 +3283,14 @@ export type Rehearsal_Serialize = {
 	steps: number,
 	/**  Simulated seconds between two steps while devices move. */
 	stepSeconds: number,
+	/**
+	 *  Trials run (each draws the devices' fates anew), how many of them paused, and the
+	 *  shortest and longest of their lengths in minutes.
+	 */
+	trials: number,
+	pausedTrials: number,
+	leastMinutes: number | null,
+	mostMinutes: number | null,
 };
 
 /**  Release notes read into memory for display. */

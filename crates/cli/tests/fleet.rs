@@ -255,7 +255,8 @@ fn a_rollout_started_with_yes_is_watched_to_completion() {
     let from = s(&history.as_array().unwrap().last().unwrap()["at"]).to_owned();
 
     // The picked version may be older than what some devices run: allowed explicitly.
-    let started = env.json(&[&["rollout", "start", "--yes", "--allow-downgrade", "--late", "next"][..], &plan].concat());
+    let started =
+        env.json(&[&["rollout", "start", "--yes", "--allow-downgrade", "--late", "next"][..], &plan].concat());
     let id = s(&started["id"]).to_owned();
     assert_eq!(started["state"], "running");
     assert_eq!(started["late"], "next");
@@ -574,7 +575,8 @@ fn plans_are_refused_naming_the_field() {
     std::fs::write(&list, s(&states["rows"][0]["deviceId"])).unwrap();
     let late = refuse(&["--device-list", list.to_str().unwrap(), "--late", "next"], "late");
     assert!(late.contains("a pasted list is fixed"), "{late}");
-    let out = env.run(&["rollout", "start", "--yes", "--module", &module, "--version", &version, "--all", "--late", "later"]);
+    let out =
+        env.run(&["rollout", "start", "--yes", "--module", &module, "--version", &version, "--all", "--late", "later"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("none, current, next"), "{}", stderr(&out));
     let out = env.run(&["rollout", "start", "--yes", "--module", &module, "--version", "9.9.9", "--all"]);

@@ -332,12 +332,11 @@ pub async fn rollout_rehearse(
     models: Vec<rollout::ModelRule>,
 ) -> Result<rollout::Rehearsal, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
-    // The rehearsal steps as often as this app's refreshes will move the rollout: their interval
-    // plus the last one's duration, on the service's clock (the built-in simulator's runs fast).
-    let status = fleet.status(scope)?;
-    let period_ms = status.interval_seconds as u64 * 1000 + status.last.as_ref().map_or(0, |r| r.elapsed_ms as u64);
+    // The rehearsal steps as often as this app's refreshes will move the rollout, on the
+    // service's clock (the built-in simulator's runs fast).
+    let period = fleet.refresh_period(scope).as_secs_f64();
     let rate = state.service_clock(&session).await.rate;
-    let step = (period_ms as f64 / 1000.0 * rate).round().clamp(1.0, rollout::rehearse::MAX_STEP_SECS as f64) as u32;
+    let step = (period * rate).round().clamp(1.0, rollout::rehearse::MAX_STEP_SECS as f64) as u32;
     let cancel = tokio_util::sync::CancellationToken::new();
     let r = session.run(rollout::rehearse(&session.client, fleet.db(), scope, &plan, &models, step, &cancel)).await?;
     Ok(r)

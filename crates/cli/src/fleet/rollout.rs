@@ -509,6 +509,19 @@ async fn rehearse(
             println!("Still running after {} (the rehearsal stops there)", duration_text(r.minutes))
         }
     }
+    if r.trials > 1 {
+        println!(
+            "Median of {} trials: from {} to {}{}",
+            r.trials,
+            duration_text(r.least_minutes),
+            duration_text(r.most_minutes),
+            if r.paused_trials > 0 && r.end != rollout::RehearsalEnd::Paused {
+                format!("; {} of them paused", r.paused_trials)
+            } else {
+                String::new()
+            }
+        );
+    }
     println!(
         "Expected failures: {} of {} devices ({} retries)",
         thousands(r.failures),

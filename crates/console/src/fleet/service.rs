@@ -104,6 +104,10 @@ struct Inner {
     interval: Option<u32>,
     paused: bool,
     last_refresh: HashMap<Scope, Instant>,
+    /// When the last refresh of each scope began, and the time between the last two beginnings:
+    /// how often refreshes really come (the interval, the refresh itself, the timer's second).
+    began: HashMap<Scope, Instant>,
+    period: HashMap<Scope, Duration>,
     devices: HashMap<(Scope, String), DeviceMatch>,
     /// States held per scope, counted once after each change (the status is read after each change).
     counts: HashMap<Scope, u32>,
@@ -334,9 +338,25 @@ impl FleetService {
             i.cancel = Some(cancel.clone());
             i.scanning =
                 Some((scope, ScanProgress { kind: planned, pages: 0, states: 0, expected: None, elapsed_ms: 0 }));
+            let now = Instant::now();
+            if let Some(before) = i.began.insert(scope, now) {
+                i.period.insert(scope, now - before);
+            }
         }
         self.touch();
         Ok(Begun { _work: work, cancel, scope, kind })
+    }
+
+    /// How often the refreshes of `scope` really come: the time between the last two
+    /// beginnings when they came from the timer (at most twice the interval plus the last
+    /// refresh's duration), else the interval plus that duration.
+    pub fn refresh_period(&self, scope: Scope) -> Duration {
+        let i = self.inner();
+        let interval = Duration::from_secs(i.interval.unwrap_or(DEFAULT_INTERVAL_SECS) as u64);
+        let last = Duration::from_millis(i.last.get(&scope).map_or(0, |r| r.elapsed_ms as u64));
+        let planned = interval + last;
+        // A longer gap is a pause of the timer or a refresh asked for by hand, not its beat.
+        i.period.get(&scope).copied().filter(|p| *p >= interval && *p <= planned * 2).unwrap_or(planned)
     }
 
     /// Runs a registered refresh: the scan, a history snapshot, then a step of the scope's

@@ -125,6 +125,13 @@ function RehearsalResult({ r }: { r: Rehearsal_Serialize }) {
               : `Still running after ${durationText((r.minutes ?? 0) * 60_000)}`}
         </strong>
         {r.end === "paused" && r.pauseReason && <span>: {r.pauseReason}</span>}
+        {r.trials > 1 && (
+          <span class="muted" data-testid="rehearsal-trials">
+            {" "}
+            (median of {r.trials} trials: {durationText((r.leastMinutes ?? 0) * 60_000)} to {durationText((r.mostMinutes ?? 0) * 60_000)}
+            {r.pausedTrials > 0 && r.end !== "paused" ? `; ${r.pausedTrials} paused` : ""})
+          </span>
+        )}
         {" · "}
         <span data-testid="rehearsal-failures">
           {num(r.failures)} of {num(r.devices)} devices expected to fail

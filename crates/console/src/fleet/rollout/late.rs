@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::plan::{DeviceChoice, LateDevices};
 use super::preview::query_ids;
-use super::store::{event, Row};
+use super::store::{event, taken, Row};
 use crate::fleet::{FleetDb, Result, Scope};
 
 /// Takes the late devices of a running rollout into their wave; answers the wave and how many
@@ -54,18 +54,12 @@ pub(super) async fn take_in(
     let tx = conn.transaction()?;
     let mut joined = 0u32;
     {
-        // Checked again in the transaction: another rollout may have taken one since.
-        let mut taken = tx.prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM rollout_devices d JOIN rollouts r ON r.id = d.rollout
-             WHERE d.device_id = ?1 AND r.scope = ?2 AND r.module_id = ?3 AND r.state IN ('running', 'paused'))",
-        )?;
+        // Checked in the transaction: another rollout may have taken one since.
+        let others = taken(&tx, scope, &row.module_id, fresh.iter().map(|(d, _)| *d))?;
         let mut insert = tx.prepare_cached(
             "INSERT OR IGNORE INTO rollout_devices (rollout, device_id, wave, previous_target) VALUES (?1, ?2, ?3, ?4)",
         )?;
-        for (device, target) in &fresh {
-            if taken.query_row(params![device.to_string(), scope.0, row.module_id], |r| r.get::<_, bool>(0))? {
-                continue;
-            }
+        for (device, target) in fresh.iter().filter(|(d, _)| !others.contains(d)) {
             joined += insert.execute(params![row.id, device.to_string(), wave, target])? as u32;
         }
     }

@@ -195,12 +195,20 @@ pub struct Rehearsal {
     pub steps: u32,
     /// Simulated seconds between two steps while devices move.
     pub step_seconds: u32,
+    /// Trials run (each draws the devices' fates anew), how many of them paused, and the
+    /// shortest and longest of their lengths in minutes.
+    pub trials: u32,
+    pub paused_trials: u32,
+    pub least_minutes: f64,
+    pub most_minutes: f64,
 }
 
 /// The longest step a caller may ask for (an hour: the longest refresh interval).
 pub const MAX_STEP_SECS: u32 = 3600;
 /// The longest jump over a quiet time (retries and hang warnings are seen within it).
 const MAX_JUMP_SECS: i64 = 15 * 60;
+/// Trials of a rehearsal: each draws the devices' fates anew; the answer takes their medians.
+pub const TRIALS: u32 = 3;
 /// The rehearsal's simulator clock barely moves by itself: the rehearsal moves it.
 const STOPPED: f64 = 1e-6;
 
@@ -235,12 +243,35 @@ pub async fn rehearse(
         if models.iter().any(|m| m.connection.is_some()) { connection_kinds(client).await? } else { HashMap::new() };
     let (copy, updates, by_model, connections) =
         copy_of(db, scope, plan, &preview.module_name, &candidates, models, &kinds)?;
-    let opts = SimOptions {
-        speed: STOPPED,
-        copy: Some(Arc::new(copy)),
-        models: Some(Arc::new(updates)),
-        ..Default::default()
-    };
+    let (copy, updates) = (Arc::new(copy), Arc::new(updates));
+    let started = Instant::now();
+    let mut trials = Vec::with_capacity(TRIALS as usize);
+    for trial in 0..TRIALS {
+        let opts = SimOptions {
+            seed: 1 + trial as u64,
+            speed: STOPPED,
+            copy: Some(copy.clone()),
+            models: Some(updates.clone()),
+            ..Default::default()
+        };
+        trials.push(trial_run(opts, plan, &candidates, step_secs, cancel).await?);
+    }
+    let mut out = combine(trials);
+    out.module_name = preview.module_name;
+    out.by_model = by_model;
+    out.connections = connections;
+    out.elapsed_ms = started.elapsed().as_millis().min(u32::MAX as u128) as u32;
+    Ok(out)
+}
+
+/// One trial: the plan on a simulator of its own with `opts` (its seed draws the devices' fates).
+async fn trial_run(
+    opts: SimOptions,
+    plan: &RolloutPlan,
+    candidates: &[Candidate],
+    step_secs: u32,
+    cancel: &CancellationToken,
+) -> Result<Rehearsal> {
     let sim = crate::simulator::start(opts).await.map_err(|e| FleetError::Setup(format!("the rehearsal: {e}")))?;
     let rdb = FleetDb::in_memory()?;
     let rscope =
@@ -257,14 +288,74 @@ pub async fn rehearse(
         events: Vec::new(),
         steps: 0,
     };
-    let started = Instant::now();
-    let mut out = run.go(plan, &candidates, cancel).await?;
-    out.module_name = preview.module_name;
-    out.by_model = by_model;
-    out.connections = connections;
-    out.elapsed_ms = started.elapsed().as_millis().min(u32::MAX as u128) as u32;
+    let out = run.go(plan, candidates, cancel).await;
     sim.running.shutdown().await;
-    Ok(out)
+    out
+}
+
+/// The trials as one answer: each figure the median of the trials' (a time only when most
+/// trials reached it), the end most trials came to, with the events of the trial whose length
+/// is the median, and the spread of the lengths.
+fn combine(mut trials: Vec<Rehearsal>) -> Rehearsal {
+    fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> Option<T> {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        v.get(v.len() / 2).copied()
+    }
+    let n = trials.len();
+    let times = |f: &dyn Fn(&Rehearsal) -> Option<f64>| {
+        let v: Vec<f64> = trials.iter().filter_map(f).collect();
+        if v.len() * 2 > n {
+            median(v)
+        } else {
+            None
+        }
+    };
+    let counts = |f: &dyn Fn(&Rehearsal) -> u32| median(trials.iter().map(f).collect()).unwrap_or(0);
+    let waves: Vec<WaveRehearsal> = (0..trials[0].waves.len())
+        .map(|i| WaveRehearsal {
+            wave: i as u32,
+            devices: counts(&|t| t.waves.get(i).map_or(0, |w| w.devices)),
+            start_minutes: times(&|t| t.waves.get(i)?.start_minutes),
+            threshold_minutes: times(&|t| t.waves.get(i)?.threshold_minutes),
+            end_minutes: times(&|t| t.waves.get(i)?.end_minutes),
+            succeeded: counts(&|t| t.waves.get(i).map_or(0, |w| w.succeeded)),
+            failed: counts(&|t| t.waves.get(i).map_or(0, |w| w.failed)),
+            retried: counts(&|t| t.waves.get(i).map_or(0, |w| w.retried)),
+            retries: counts(&|t| t.waves.get(i).map_or(0, |w| w.retries)),
+        })
+        .collect();
+    let paused = trials.iter().filter(|t| t.end == RehearsalEnd::Paused).count() as u32;
+    let completed = trials.iter().filter(|t| t.end == RehearsalEnd::Completed).count() as u32;
+    let end = if paused * 2 > n as u32 {
+        RehearsalEnd::Paused
+    } else if completed * 2 > n as u32 {
+        RehearsalEnd::Completed
+    } else {
+        RehearsalEnd::Unfinished
+    };
+    let lengths: Vec<f64> = trials.iter().map(|t| t.minutes).collect();
+    let (least, most) = lengths.iter().fold((f64::MAX, 0.0f64), |(a, b), m| (a.min(*m), b.max(*m)));
+    let failures = counts(&|t| t.failures);
+    let retries = counts(&|t| t.retries);
+    let steps = trials.iter().map(|t| t.steps).sum();
+    // The trial of the median length among those that ended as most did tells the events.
+    let mut of_end: Vec<usize> = (0..n).filter(|i| trials[*i].end == end).collect();
+    of_end.sort_by(|a, b| trials[*a].minutes.partial_cmp(&trials[*b].minutes).unwrap_or(std::cmp::Ordering::Equal));
+    let pick = of_end.get(of_end.len() / 2).copied().unwrap_or(0);
+    let picked = trials.swap_remove(pick);
+    Rehearsal {
+        waves,
+        end,
+        minutes: median(lengths).unwrap_or(picked.minutes),
+        failures,
+        retries,
+        steps,
+        trials: n as u32,
+        paused_trials: paused,
+        least_minutes: least,
+        most_minutes: most,
+        ..picked
+    }
 }
 
 /// Each device's connection kinds, from the service's LoRa, HTTP and MQTT binding lists (a
@@ -389,7 +480,7 @@ impl Run<'_> {
     }
 
     async fn refresh(&self, cancel: &CancellationToken) -> Result<()> {
-        scan::refresh(self.client, self.db, self.scope, ScanKind::Full, cancel, |_| {}).await.map(|_| ())
+        scan::refresh(self.client, self.db, self.scope, ScanKind::Incremental, cancel, |_| {}).await.map(|_| ())
     }
 
     async fn go(
@@ -463,6 +554,10 @@ impl Run<'_> {
             elapsed_ms: 0,
             steps: self.steps,
             step_seconds: self.step.whole_seconds() as u32,
+            trials: 1,
+            paused_trials: u32::from(end == RehearsalEnd::Paused),
+            least_minutes: self.minutes(),
+            most_minutes: self.minutes(),
         })
     }
 

@@ -1,7 +1,7 @@
 //! The SQL of rollouts: the plan saved with its devices in waves, its state and events, the
 //! device states a plan is resolved against, and what a step claims and records.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use dcs_api::model::FirmwareState;
 use rand::seq::SliceRandom;
@@ -407,17 +407,28 @@ fn taken_by_others(
     module: &str,
     devices: impl Iterator<Item = Uuid>,
 ) -> Result<u32> {
+    Ok(taken(tx, scope, module, devices)?.len() as u32)
+}
+
+/// Those of `devices` a running or paused rollout of the module has, in the transaction that
+/// is about to add them to a rollout (two rollouts never target the same device).
+pub(super) fn taken(
+    tx: &rusqlite::Transaction,
+    scope: Scope,
+    module: &str,
+    devices: impl Iterator<Item = Uuid>,
+) -> Result<HashSet<Uuid>> {
     let mut stmt = tx.prepare_cached(
         "SELECT EXISTS (SELECT 1 FROM rollout_devices d JOIN rollouts r ON r.id = d.rollout
          WHERE d.device_id = ?1 AND r.scope = ?2 AND r.module_id = ?3 AND r.state IN ('running', 'paused'))",
     )?;
-    let mut taken = 0;
+    let mut out = HashSet::new();
     for d in devices {
         if stmt.query_row(params![d.to_string(), scope.0, module], |r| r.get::<_, bool>(0))? {
-            taken += 1;
+            out.insert(d);
         }
     }
-    Ok(taken)
+    Ok(out)
 }
 
 /// Every device with a state of the module, as a plan's candidate.
