@@ -396,6 +396,13 @@ impl FleetService {
             self.touch();
         })
         .await;
+        // The rollouts move on from what was just read, before the screen reloads (its reads
+        // share the database's connection) and before the history snapshot: a wave starts with
+        // the refresh that shows the one before it met its threshold, not seconds after it.
+        let moved = match &result {
+            Ok(_) => self.step_rollouts(client, op, scope).await,
+            Err(_) => Ok(Vec::new()),
+        };
         {
             let mut i = self.inner();
             i.scanning = None;
@@ -416,11 +423,11 @@ impl FleetService {
         self.touch();
         let report = result?;
         query::snapshot(&self.db, scope, now_ms())?;
-        let moved = self.step_rollouts(client, op, scope).await?;
-        Ok((report, moved))
+        Ok((report, moved?))
     }
 
-    /// Moves the scope's running rollouts on (the caller holds no lock; after a refresh).
+    /// Moves the scope's running rollouts on (the caller holds no lock; right after a refresh's
+    /// scan).
     async fn step_rollouts(
         &self,
         client: &Client,

@@ -112,23 +112,26 @@ export function RehearsalPanel({ plan, ready }: { plan: RolloutPlan | null; read
   );
 }
 
+/** Simulated minutes to the minute: the seconds of a rehearsal's step are noise. */
+const minutes = (m: number | null) => durationText(Math.round(m ?? 0) * 60_000);
+
 function RehearsalResult({ r }: { r: Rehearsal_Serialize }) {
-  const at = (m: number | null) => (m === null ? "—" : m < 1 ? "at once" : durationText(m * 60_000));
+  const at = (m: number | null) => (m === null ? "—" : m < 1 ? "at once" : minutes(m));
   return (
     <div class="rehearsal-result" data-testid="rehearsal-result" data-end={r.end} data-minutes={r.minutes} data-step={r.stepSeconds}>
       <p>
         <strong data-testid="rehearsal-end">
           {r.end === "completed"
-            ? `Completes after ${durationText((r.minutes ?? 0) * 60_000)}`
+            ? `Completes after ${minutes(r.minutes)}`
             : r.end === "paused"
-              ? `Pauses after ${durationText((r.minutes ?? 0) * 60_000)}`
-              : `Still running after ${durationText((r.minutes ?? 0) * 60_000)}`}
+              ? `Pauses after ${minutes(r.minutes)}`
+              : `Still running after ${minutes(r.minutes)}`}
         </strong>
         {r.end === "paused" && r.pauseReason && <span>: {r.pauseReason}</span>}
         {r.trials > 1 && (
           <span class="muted" data-testid="rehearsal-trials">
             {" "}
-            (median of {r.trials} trials: {durationText((r.leastMinutes ?? 0) * 60_000)} to {durationText((r.mostMinutes ?? 0) * 60_000)}
+            (median of {r.trials} trials: {minutes(r.leastMinutes)} to {minutes(r.mostMinutes)}
             {r.pausedTrials > 0 && r.end !== "paused" ? `; ${r.pausedTrials} paused` : ""})
           </span>
         )}
