@@ -24,7 +24,9 @@ use super::budget::pct;
 use super::hold::HoldKind;
 use super::plan::RolloutPlan;
 use super::step::StepOutcome;
+use super::store::load_known;
 use super::versions::Candidate;
+use super::view::wave_views;
 use crate::fleet::scan::{self, ScanKind};
 use crate::fleet::{to_ms, FleetDb, FleetError, Result, Scope, ScopeKey};
 use crate::set_target::SetTarget;
@@ -576,16 +578,18 @@ impl Run<'_> {
 
     /// Reads the waves' figures and notes when each met its threshold and ended.
     fn observe(&mut self, id: &str) -> Result<()> {
-        let view = super::get(self.db, id)?;
+        // The waves alone, as the step reads them (not the whole view with its events).
+        let (waves, success) = {
+            let conn = self.db.conn();
+            let (scope, row) = load_known(&conn, id)?;
+            (wave_views(&conn, scope, &row)?, row.success)
+        };
         let minutes = self.minutes();
         if self.waves.is_empty() {
-            self.waves = view
-                .waves
-                .iter()
-                .map(|w| WaveRehearsal { wave: w.index, devices: w.size, ..Default::default() })
-                .collect();
+            self.waves =
+                waves.iter().map(|w| WaveRehearsal { wave: w.index, devices: w.size, ..Default::default() }).collect();
         }
-        for (r, w) in self.waves.iter_mut().zip(&view.waves) {
+        for (r, w) in self.waves.iter_mut().zip(&waves) {
             if !w.started {
                 continue;
             }
@@ -594,7 +598,7 @@ impl Run<'_> {
             r.failed = w.failed + w.refused;
             r.retried = w.retried;
             r.retries = w.retries;
-            if r.threshold_minutes.is_none() && w.size > 0 && pct(w.succeeded, w.size) >= view.success_threshold {
+            if r.threshold_minutes.is_none() && w.size > 0 && pct(w.succeeded, w.size) >= success {
                 r.threshold_minutes = Some(minutes);
             }
             if r.end_minutes.is_none() && w.finished() >= w.size && w.retrying == 0 {
