@@ -42,6 +42,29 @@ SEED = "7"
 VARIANT = os.environ.get("DCS_SIM_VARIANT", "").strip() or "reference"
 
 
+# How much longer every wait may take when tests run side by side (`pytest -n 2`, as the test
+# command runs them): an app then shares the two cores with another test's app, upload or scan,
+# and a screen that shows in 2 s alone can take 15. A wait's limit is a ceiling that a passing
+# test never reaches, so raising it costs a failing test time and a passing one nothing; it is
+# raised here, once, rather than in each of the suite's two hundred waits. Tests that measure
+# time against time (marked `alone`) run after the others, one at a time.
+PATIENCE = 3.0 if os.environ.get("PYTEST_XDIST_WORKER") else 1.0
+_wait_init = WebDriverWait.__init__
+
+
+def _patient_init(self, driver, timeout, *args, **kwargs):
+    _wait_init(self, driver, timeout * PATIENCE, *args, **kwargs)
+
+
+WebDriverWait.__init__ = _patient_init
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "alone: compares durations, so it runs after the others, one at a time (scripts/test-session.sh)"
+    )
+
+
 def by_variant(reference, alt):
     """What the running simulator variant does where the service reference leaves it open
     (docs/simulator-assumptions.md): a test that depends on such a choice asserts the exact
@@ -72,7 +95,7 @@ def free_port() -> int:
 
 
 def wait_for_port(port: int, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout * PATIENCE
     while time.monotonic() < deadline:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
@@ -278,7 +301,7 @@ def wait_until_ended(env: dict, timeout: float = 15.0) -> None:
     lock = Path(env.get("DCS_DATA_DIR") or Path(env["XDG_DATA_HOME"]) / "dcs-console") / "instance.lock"
     if not lock.exists():
         return
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout * PATIENCE
     with open(lock, "rb") as f:
         while True:
             try:

@@ -74,9 +74,15 @@ def table_rows(driver):
     return WebDriverWait(driver, 30, ignored_exceptions=STALE).until(loaded)
 
 
+def row_css(binding_id):
+    """The binding's row as a selector: what `click` looks up again on every attempt, so a list
+    that reloads after a save does not leave it holding a stale row."""
+    return f"[data-testid=binding-row][data-id='{binding_id}']"
+
+
 def row(driver, binding_id):
     return WebDriverWait(driver, 20, ignored_exceptions=STALE).until(
-        lambda d: d.find_element(By.CSS_SELECTOR, f"[data-testid=binding-row][data-id='{binding_id}']")
+        lambda d: d.find_element(By.CSS_SELECTOR, row_css(binding_id))
     )
 
 
@@ -104,12 +110,12 @@ def reveal_and_copy(driver, binding_id, secret, artifacts):
         lambda d: "\u2022" in row(d, binding_id).find_element(By.CSS_SELECTOR, "[data-testid=secret-value]").text
     )
     screenshot(driver, artifacts / "bindings-secret-masked.png")
-    click(driver, "[data-testid=reveal-secret]", row(driver, binding_id))
+    click(driver, "[data-testid=reveal-secret]", row_css(binding_id))
     WebDriverWait(driver, 10, ignored_exceptions=STALE).until(
         lambda d: row(d, binding_id).find_element(By.CSS_SELECTOR, "[data-testid=secret-value]").text == secret
     )
     screenshot(driver, artifacts / "bindings-secret-revealed.png")
-    click(driver, "[data-testid=copy-secret]", row(driver, binding_id))
+    click(driver, "[data-testid=copy-secret]", row_css(binding_id))
     wait_text(driver, "[data-testid=secret-note]", "Copied")
 
 
@@ -186,7 +192,7 @@ def run(app, demo_key, artifacts):
     # and the confirmation says the device must join again.
     show_device(app, made["deviceId"])
     WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: table_rows(d) == [made["id"]])
-    click(app, "[data-testid=edit-binding]", row(app, made["id"]))
+    click(app, "[data-testid=edit-binding]", row_css(made["id"]))
     asid2 = secrets.token_hex(8)
     type_into(app, "applicationServerId", asid2)
     if VARIANT == "alt":
@@ -214,7 +220,7 @@ def run(app, demo_key, artifacts):
         reveal_and_copy(app, made["id"], edited["appKey"], artifacts)
 
     # Sync from the network server: the status shown is the service's afterwards.
-    click(app, "[data-testid=sync-binding]", row(app, made["id"]))
+    click(app, "[data-testid=sync-binding]", row_css(made["id"]))
     confirm(app, "network server")
     click(app, "[data-testid=confirm-ok]")
     notice = wait_text(app, "[data-testid=bindings-notice]", "Synced device", 20)
@@ -267,7 +273,7 @@ def run(app, demo_key, artifacts):
     Select(wait_css(app, "[data-testid=filter-type]")).select_by_value("")
     show_device(app, hb["deviceId"])
     WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: table_rows(d) == [hb["id"]])
-    click(app, "[data-testid=edit-binding]", row(app, hb["id"]))
+    click(app, "[data-testid=edit-binding]", row_css(hb["id"]))
     Select(wait_css(app, "#type")).select_by_value("http-streamline")
     if VARIANT == "alt":
         # Without the secret sent back, keeping it means typing it again; the app cannot know it is
@@ -313,7 +319,7 @@ def run(app, demo_key, artifacts):
     type_into(app, "bindings-username-filter", mb["username"])
     app.find_element(By.ID, "bindings-username-filter").send_keys(Keys.ENTER)
     WebDriverWait(app, 20, ignored_exceptions=STALE).until(lambda d: table_rows(d) == [mb["id"]])
-    click(app, "[data-testid=edit-binding]", row(app, mb["id"]))
+    click(app, "[data-testid=edit-binding]", row_css(mb["id"]))
     if VARIANT == "alt":
         refused_until_typed_again(app, base_url, token, "mqtt", mb, "password")
         type_into(app, "password", password)
@@ -334,13 +340,13 @@ def run(app, demo_key, artifacts):
         )
     else:
         # Reveal equals the service's password.
-        click(app, "[data-testid=reveal-secret]", row(app, mb["id"]))
+        click(app, "[data-testid=reveal-secret]", row_css(mb["id"]))
         WebDriverWait(app, 10, ignored_exceptions=STALE).until(
             lambda d: row(d, mb["id"]).find_element(By.CSS_SELECTOR, "[data-testid=secret-value]").text == password
         )
 
     # Delete after a confirmation that says the device is cut off and for whom.
-    click(app, "[data-testid=delete-binding]", row(app, mb["id"]))
+    click(app, "[data-testid=delete-binding]", row_css(mb["id"]))
     body = confirm(app, "cannot be undone")
     assert "Disruptive" in body and mb["username"] in body
     screenshot(app, artifacts / "bindings-delete-confirm.png")
@@ -417,7 +423,7 @@ def test_bindings_named_exported_and_deleted_several_at_once(app, demo_key, arti
     # Two picked; the second is deleted over HTTP before the confirmation is answered.
     first, second = on_screen[0], on_screen[1]
     for binding_id in (first, second):
-        click(app, "[data-testid=pick-binding]", f"[data-testid=binding-row][data-id='{binding_id}']")
+        click(app, "[data-testid=pick-binding]", row_css(binding_id))
     wait_text(app, "[data-testid=bindings-bulk-bar]", "2 picked")
     click(app, "[data-testid=bulk-delete]")
     title = wait_text(app, "#confirm-title", "Delete 2 MQTT bindings")

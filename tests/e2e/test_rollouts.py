@@ -977,6 +977,7 @@ def event_times(driver, rollout_id):
 
 # A bigger fleet than the demo's: about 400 devices to update, so that the rehearsal's draw and
 # the real run's differ little by chance.
+@pytest.mark.alone
 @pytest.mark.parametrize("app", [{"DCS_SIM_DEVICES": "3000"}], indirect=True)
 def test_a_rehearsal_predicts_the_real_runs_wave_timings_within_a_fifth(app, demo_key, artifacts):
     """The wizard rehearses a plan (nothing sent: the service's targets do not change) with models
