@@ -78,17 +78,22 @@ def app_pid(binary: Path = APP) -> int:
 FLOOR = os.environ.get("DCS_FLOOR_BINARY")
 
 
-def floor_start(work: Path) -> tuple[dict[str, tuple[int, int]], int]:
-    """One start of the floor window through WebDriver, as the app is started: its memory
-    after IDLE_SECONDS (per process name: RSS, PSS in KiB) and its own Anonymous (KiB)."""
+def floor_start(work: Path) -> tuple[float, dict[str, tuple[int, int]], int]:
+    """One start of the floor window through WebDriver, as the app is started: the time to its
+    one line on screen (measured as the app's first screen is), its memory after IDLE_SECONDS
+    (per process name: RSS, PSS in KiB) and its own Anonymous (KiB)."""
     env = dict(os.environ, XDG_CONFIG_HOME=str(work / "config"), XDG_DATA_HOME=str(work / "data"))
     conftest.APP = Path(FLOOR)
+    started = []
     try:
-        with app_session(env) as floor:
-            WebDriverWait(floor, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=floor]"))
+        with app_session(env, on_start=lambda: started.append(time.monotonic())) as floor:
+            WebDriverWait(floor, 60, poll_frequency=0.02).until(
+                lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=floor]")
+            )
+            shown = time.monotonic() - started[0]
             time.sleep(IDLE_SECONDS)
             pid = app_pid(Path(FLOOR))
-            return tree_memory(pid), kib(pid, "smaps_rollup", "Anonymous:")
+            return shown, tree_memory(pid), kib(pid, "smaps_rollup", "Anonymous:")
     finally:
         conftest.APP = APP
 
@@ -136,16 +141,19 @@ def main() -> None:
     anon = statistics.median(anons) / 1024
     print(f"the app process's private anonymous memory (Anonymous): median {anon:.1f} MiB")
     if FLOOR:
-        floors, floor_anons = [], []
+        floors, floor_anons, floor_times = [], [], []
         for i in range(3):
             with tempfile.TemporaryDirectory(prefix="dcs-floor.") as work:
-                m, a = floor_start(Path(work))
+                t, m, a = floor_start(Path(work))
             floors.append(m)
             floor_anons.append(a)
+            floor_times.append(t)
             parts = ", ".join(f"{k} {v[0] / 1024:.1f}/{v[1] / 1024:.1f}" for k, v in sorted(m.items()))
-            print(f"floor start {i + 1}: idle PSS {sum(v[1] for v in m.values()) / 1024:.1f} MiB ({parts}; RSS/PSS MiB)")
+            print(f"floor start {i + 1}: on screen after {t:.2f} s; idle PSS {sum(v[1] for v in m.values()) / 1024:.1f} MiB ({parts}; RSS/PSS MiB)")
         floor_pss = statistics.median(sum(v[1] for v in m.values()) for m in floors) / 1024
         floor_anon = statistics.median(floor_anons) / 1024
+        floor_time, app_time = statistics.median(floor_times), statistics.median(times)
+        print(f"first screen: the app {app_time:.2f} s, the floor's one line {floor_time:.2f} s: {app_time / floor_time:.2f}x, the app's own {app_time - floor_time:.2f} s (aim: the app <= 1.0 s)")
         print(f"floor (the smallest Tauri window, median of 3): PSS {floor_pss:.1f} MiB; the app's {pss:.1f} MiB = {pss / floor_pss:.2f}x (aim <= 1.2x)")
         print(f"Anonymous: the app process {anon:.1f} MiB, the floor's {floor_anon:.1f} MiB: the app's own {anon - floor_anon:.1f} MiB (aim: Rust heap <= 40 MiB)")
     print(f"load average: {Path('/proc/loadavg').read_text().strip()}")
