@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
 
-from conftest import APP, app_session, open_firmware, service_token  # noqa: E402
+from conftest import APP, app_session, open_firmware, service_token, service_url  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 from dropping import drop_file_on  # noqa: E402
@@ -56,7 +56,7 @@ def main() -> None:
 
 def run(app, firmware: Path, size: int) -> None:
     open_firmware(app, 60)
-    base_url = app.find_element(By.CSS_SELECTOR, "[data-testid=service-url]").get_attribute("data-url").rstrip("/")
+    base_url = service_url(app).rstrip("/")
     key = json.loads(subprocess.run([str(APP.parent / "dcs"), "sim", "demo-key", "--json"], capture_output=True, text=True, check=True).stdout)
     token = service_token(base_url, key)
 

@@ -72,6 +72,14 @@ def by_variant(reference, alt):
     return alt if VARIANT == "alt" else reference
 
 
+def service_url(driver, timeout: float = 30) -> str:
+    """The app's service address, as its status bar shows it: once the app's session info is
+    read, which may come after the first screen (Home does not wait for it)."""
+    return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: next((e.get_attribute("data-url") for e in d.find_elements(By.CSS_SELECTOR, "[data-testid=service-url]")), None)
+    )
+
+
 def free_port() -> int:
     """A port free now, below the kernel's ephemeral range: a port from that range (what binding
     port 0 gives) may be handed to another process's bind(0) (an app's built-in simulator)

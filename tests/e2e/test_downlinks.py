@@ -19,7 +19,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import PATIENCE, VARIANT, audit_rows, by_variant, open_firmware, screenshot, service_get_as, service_token, type_word
+from conftest import PATIENCE, VARIANT, audit_rows, by_variant, open_firmware, screenshot, service_get_as, service_token, service_url, type_word
 from test_firmware import all_items
 from test_profiles import click, type_into, wait_css, wait_text
 
@@ -28,7 +28,7 @@ FINAL = {"DELIVERED", "FAILED", "CANCELLED"}
 
 
 def service(app, demo_key):
-    base_url = app.find_element(By.CSS_SELECTOR, "[data-testid=service-url]").get_attribute("data-url")
+    base_url = service_url(app)
     return base_url.rstrip("/"), service_token(base_url, demo_key)
 
 

@@ -2,10 +2,11 @@
 opens on Home; the tests go to Firmware through the nav)."""
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import open_firmware, rows_loaded, screenshot, service_get, service_token  # noqa: F401 (rows_loaded: for other tests)
+from conftest import open_firmware, rows_loaded, screenshot, service_get, service_token, service_url  # noqa: F401 (rows_loaded: for other tests)
 
 
 def test_module_names_on_screen_are_exactly_the_simulators(app, demo_key, artifacts):
@@ -14,7 +15,7 @@ def test_module_names_on_screen_are_exactly_the_simulators(app, demo_key, artifa
     on_screen = [c.get_attribute("innerText").strip() for c in cells]
 
     # What the app's own simulator holds, asked over its real HTTP API, every page followed.
-    base_url = app.find_element(By.CSS_SELECTOR, "[data-testid=service-url]").get_attribute("data-url")
+    base_url = service_url(app)
     assert base_url.startswith("http://127.0.0.1:"), base_url
     token = service_token(base_url, demo_key)
     held, url = [], "/firmware/modules?sort=name&limit=3"
@@ -36,8 +37,10 @@ def test_navigation_reaches_every_area(app, artifacts):
     open_firmware(app)
     for area, heading in [("home", "Home"), ("rollouts", "Rollouts"), ("downlinks", "Downlinks"), ("bindings", "Bindings"), ("settings", "Settings")]:
         app.find_element(By.CSS_SELECTOR, f"[data-testid=nav-{area}]").click()
-        h1 = WebDriverWait(app, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, "main h1"))
-        assert h1.text == heading
+        # The area before may still be on screen for a moment (its heading then goes stale).
+        WebDriverWait(app, 10, ignored_exceptions=(StaleElementReferenceException,)).until(
+            lambda d: d.find_element(By.CSS_SELECTOR, "main h1").text == heading
+        )
     settings = app.find_element(By.CSS_SELECTOR, "main").text
     assert "Simulator running inside the app" in settings
     screenshot(app, artifacts / "settings.png")

@@ -15,6 +15,7 @@ import type { Intent, Target } from "./lib/palette";
 import { NavigateContext } from "./navigate";
 import { DeviceView } from "./views/device/DeviceView";
 import { oneOf, recall, remember } from "./lib/remember";
+import { noteScope, type Switches } from "./lib/switches";
 import { SessionContext } from "./session";
 import { AuditView } from "./views/audit/AuditView";
 import { BindingsView } from "./views/bindings/BindingsView";
@@ -201,8 +202,10 @@ export function App() {
   useEffect(() => subscribe(events.updateAvailable, (e) => setAvailable(e.version)), []);
 
   const session = useMemo(() => ({ info, update: setInfo }), [info]);
-  // Lists belong to one profile and customer: a switch remounts the screen so it loads afresh.
-  const scope = info ? `${info.profile}|${info.acting?.id ?? ""}` : "";
+  // Lists belong to one profile and customer: a switch remounts the screen so it loads afresh
+  // (lib/switches.ts: the first answer of `appInfo` is no switch).
+  const switches = useRef<Switches>({ scope: null, count: 0 });
+  switches.current = noteScope(switches.current, info ? `${info.profile}|${info.acting?.id ?? ""}` : null);
 
   return (
     <SessionContext.Provider value={session}>
@@ -211,7 +214,7 @@ export function App() {
           <Header />
           <ActingBanner />
           <Nav current={area} onSelect={go} />
-          <main class="content" id="main" tabIndex={-1} key={`${scope}|${refreshed}`}>
+          <main class="content" id="main" tabIndex={-1} key={`${switches.current.count}|${refreshed}`}>
             {linkError && (
               <div class="notice notice-error" role="alert" data-testid="link-error">
                 {linkError}
@@ -265,7 +268,7 @@ export function App() {
             )}
             {!device && (
               <>
-                {info && area === "home" && <HomeView go={go} />}
+                {area === "home" && <HomeView go={go} />}
                 {info && area === "firmware" && <FirmwareView link={link} intent={intent} />}
                 {info && area === "bindings" && <BindingsView link={link} intent={intent} />}
                 {info && area === "downlinks" && <DownlinksView link={link} intent={intent} />}
