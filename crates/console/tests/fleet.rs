@@ -1612,10 +1612,11 @@ fn demo_like() -> Vec<rollout::ModelRule> {
 
 #[tokio::test]
 async fn a_rehearsal_predicts_the_wave_timings_of_the_real_run_and_sends_nothing() {
-    // 120x: a simulated minute every half second, which is how often the real run below is
-    // refreshed and stepped, as the rehearsal steps (faster, the simulator's own 250 ms engine
-    // tick would make the real run see each change minutes late).
-    let e = env(400, 120.0).await;
+    // The simulator's clock barely moves by itself: the real run below moves it a minute at a
+    // time and steps and refreshes after each, as often as the rehearsal steps. (It ran at 120x
+    // and stepped every half second of real time: under a loaded CI a step and a refresh took
+    // longer than that, and the real run lagged the rehearsal by a quarter.)
+    let e = env(400, 1e-6).await;
     refresh(&e, ScanKind::Full).await;
     let (module, version) = pick(&e);
     let module_id: uuid::Uuid = module.parse().unwrap();
@@ -1646,7 +1647,6 @@ async fn a_rehearsal_predicts_the_wave_timings_of_the_real_run_and_sends_nothing
     let id = rollout::create(&e.client, &e.db, e.scope, &p, &devices).unwrap();
     let t0 = e.sim.now();
     let mut starts = Vec::new();
-    let mut ticks = tokio::time::interval(Duration::from_millis(500));
     let end = loop {
         let outcome = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap();
         if let StepOutcome::WaveStarted { .. } = outcome {
@@ -1656,7 +1656,7 @@ async fn a_rehearsal_predicts_the_wave_timings_of_the_real_run_and_sends_nothing
             break minutes_between(t0, e.sim.now());
         }
         assert!(minutes_between(t0, e.sim.now()) < 600.0, "not complete after 10 simulated hours");
-        ticks.tick().await;
+        e.sim.advance_clock(time::Duration::minutes(1)).unwrap();
         refresh(&e, ScanKind::Incremental).await;
     };
     println!("real run: waves started at {starts:?} min, completed at {end:.1} min");
