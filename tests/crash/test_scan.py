@@ -6,6 +6,7 @@ a missing or stale row."""
 
 import contextlib
 import json
+import sqlite3
 import time
 import urllib.request
 from collections import Counter
@@ -125,7 +126,12 @@ def test_mid_scan(sim_factory, dcs, rng):
             """How many of the changed states the fleet database holds as the service does."""
             if not dcs.fleet_db.exists():
                 return 0
-            held = {(m, d): t for m, d, t in fleet_states(dcs.fleet_db)}
+            try:
+                held = {(m, d): t for m, d, t in fleet_states(dcs.fleet_db)}
+            except sqlite3.OperationalError:
+                # Read while `dcs` changes the schema (a first scan drops and builds its
+                # indexes): SQLite says "database schema has changed"; the next poll reads again.
+                return 0
             return sum(1 for k in changed if k in held and held[k] == service[k])
 
         delay = rng.uniform(0, window[mode])
