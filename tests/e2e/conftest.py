@@ -136,14 +136,21 @@ def demo_key() -> dict:
 def app_env(tmp_path, extra: dict | None = None) -> dict:
     """The environment of an app of its own for a test: `extra` (e.g. a GTK theme), the demo
     seed, its own config, cache and data folders (`DCS_DATA_DIR`: the fleet database, the
-    built-in simulator's state, the logs; the keyring's files stay in XDG_DATA_HOME, which the
-    test run may share), and the web view's storage forgotten (a first start)."""
+    built-in simulator's state, the logs; XDG_DATA_HOME: the web view's storage), and the web
+    view's storage forgotten (a first start). The keyring is the test session's daemon, reached
+    over D-Bus: its files are where the daemon was started, not in these folders.
+
+    XDG_DATA_HOME is the test's own: the web view keeps its local storage (the area, tab and
+    filters the app remembers) there, and two tests side by side (`pytest -n 2`) sharing it
+    would each read what the other's app remembered, or lose theirs when the other's test
+    forgot it (a CI run: the home test's second start opened on Home, not where its first
+    start had left, as the other worker's app had started meanwhile)."""
     env = dict(os.environ)
     env.update(extra or {})
     env.update(
         DCS_SIM_SEED=SEED,
         XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_DATA_HOME=env.get("XDG_DATA_HOME", str(tmp_path / "data")),
+        XDG_DATA_HOME=str(tmp_path / "data"),
         XDG_CACHE_HOME=str(tmp_path / "cache"),
     )
     env.setdefault("DCS_DATA_DIR", str(tmp_path / "app-data"))
@@ -162,7 +169,7 @@ def app(request, display, tmp_path):
 
 
 # The web view's own data (local storage: the area, tab and filters the app remembers) lives in
-# $XDG_DATA_HOME/<identifier>, which a test run may share between tests (for the keyring's files).
+# $XDG_DATA_HOME/<identifier>.
 WEB_DATA = json.loads((ROOT / "src-tauri" / "tauri.conf.json").read_text())["identifier"]
 
 
@@ -230,6 +237,9 @@ def app_session(env: dict, log=subprocess.DEVNULL, on_start=None, args=()):
             driver.implicitly_wait(0)
             try:
                 yield driver
+            except Exception:
+                print_screen(driver)
+                raise
             finally:
                 crashed = session_crashed(driver)
                 with contextlib.suppress(Exception):
@@ -248,6 +258,24 @@ def app_session(env: dict, log=subprocess.DEVNULL, on_start=None, args=()):
                 driver_proc.wait(10)
             except subprocess.TimeoutExpired:
                 driver_proc.kill()
+
+
+# What the page shows, for a failure's report: the area, its heading and the text on screen.
+SCREEN = """return {hash: location.hash, area: document.querySelector('[aria-current=page]')?.getAttribute('data-testid'),
+  heading: document.querySelector('main h1')?.innerText, text: document.body.innerText.slice(0, 3000)}"""
+
+
+def print_screen(driver) -> None:
+    """Prints what the page shows when a test fails inside a session (pytest reports it under
+    "Captured stdout"), so that a CI log says what was on screen instead of only which wait
+    ran out. A session too broken to answer prints that it did not."""
+    try:
+        shown = driver.execute_script(SCREEN)
+        print(f"--- on screen when the test failed: area {shown['area']!r}, heading {shown['heading']!r}, address {shown['hash']!r}")
+        print(shown["text"])
+        print("---")
+    except Exception as e:  # noqa: BLE001 - a report of what could be seen, never a second failure
+        print(f"--- the page did not say what it shows: {type(e).__name__}: {str(e)[:200]}")
 
 
 class WebProcessCrashed(AssertionError):
