@@ -59,6 +59,12 @@ def _patient_init(self, driver, timeout, *args, **kwargs):
 WebDriverWait.__init__ = _patient_init
 
 
+def deadline(seconds: float) -> float:
+    """The `time.monotonic()` by which a hand-written wait of `seconds` gives up (PATIENCE, as
+    for `WebDriverWait`)."""
+    return time.monotonic() + seconds * PATIENCE
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "alone: compares durations, so it runs after the others, one at a time (scripts/test-session.sh)"
@@ -103,8 +109,8 @@ def free_port() -> int:
 
 
 def wait_for_port(port: int, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout * PATIENCE
-    while time.monotonic() < deadline:
+    give_up = deadline(timeout)
+    while time.monotonic() < give_up:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return
@@ -337,7 +343,7 @@ def wait_until_ended(env: dict, timeout: float = 15.0) -> None:
     lock = Path(env.get("DCS_DATA_DIR") or Path(env["XDG_DATA_HOME"]) / "dcs-console") / "instance.lock"
     if not lock.exists():
         return
-    deadline = time.monotonic() + timeout * PATIENCE
+    give_up = deadline(timeout)
     with open(lock, "rb") as f:
         while True:
             try:
@@ -345,7 +351,7 @@ def wait_until_ended(env: dict, timeout: float = 15.0) -> None:
                 fcntl.flock(f, fcntl.LOCK_UN)
                 return
             except BlockingIOError:
-                if time.monotonic() > deadline:
+                if time.monotonic() > give_up:
                     raise AssertionError(f"the app still holds {lock} {timeout} s after its session ended")
                 time.sleep(0.1)
 

@@ -12,7 +12,7 @@ from jeepney import DBusAddress, HeaderFields, MessageType, new_error, new_metho
 from jeepney.bus_messages import message_bus
 from jeepney.io.blocking import open_dbus_connection
 
-from conftest import PATIENCE
+from conftest import deadline
 
 NAME = "org.freedesktop.Notifications"
 PATH = "/org/freedesktop/Notifications"
@@ -70,7 +70,7 @@ class NotificationDaemon:
 
     def wait_for(self, match, timeout: float) -> dict:
         """The first notification `match` accepts, waiting up to `timeout` seconds for it."""
-        end = time.monotonic() + timeout * PATIENCE
+        end = deadline(timeout)
         while time.monotonic() < end:
             for n in self.seen():
                 if match(n):

@@ -19,7 +19,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import PATIENCE, VARIANT, audit_rows, by_variant, open_firmware, screenshot, service_get_as, service_token, service_url, type_word
+from conftest import VARIANT, audit_rows, by_variant, deadline, open_firmware, screenshot, service_get_as, service_token, service_url, type_word
 from test_firmware import all_items
 from test_profiles import click, type_into, wait_css, wait_text
 
@@ -566,12 +566,12 @@ def save_as(path, title):
     its window is found on the display, the path typed into its name field, and Enter pressed."""
     import subprocess
 
-    deadline = time.monotonic() + 20 * PATIENCE
+    give_up = deadline(20)
     while True:
         found = subprocess.run(["xdotool", "search", "--name", title], capture_output=True, text=True).stdout.split()
         if found:
             break
-        assert time.monotonic() < deadline, f"no dialog titled {title!r}"
+        assert time.monotonic() < give_up, f"no dialog titled {title!r}"
         time.sleep(0.2)
     window = found[-1]
     time.sleep(0.5)

@@ -13,7 +13,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import PATIENCE, app_env, app_session, screenshot
+from conftest import app_env, deadline, app_session, screenshot
 from notifyd import NotificationDaemon
 from test_downlinks import set_speed
 from test_profiles import click, type_into, wait_css
@@ -28,7 +28,7 @@ def window_shown() -> bool:
 
 
 def until(check, timeout: float, what: str) -> None:
-    end = time.monotonic() + timeout * PATIENCE
+    end = deadline(timeout)
     while not check():
         assert time.monotonic() < end, f"{what}: not so within {timeout} s"
         time.sleep(0.2)

@@ -23,7 +23,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import app_env, app_session, audit_rows, browser, dcs_audit_verify, screenshot, service_token, type_word
+from conftest import app_env, app_session, audit_rows, browser, dcs_audit_verify, screenshot, service_token, service_url, type_word
 from test_downlinks import get, save_as, set_speed
 from test_profiles import click, type_into, wait_css, wait_text
 
@@ -35,7 +35,7 @@ def number(text: str) -> int:
 
 
 def service(driver, demo_key):
-    base_url = wait_css(driver, "[data-testid=service-url]").get_attribute("data-url")
+    base_url = service_url(driver)
     return base_url.rstrip("/"), service_token(base_url, demo_key)
 
 
