@@ -20,7 +20,7 @@ def x_display():
         return
     r, w = os.pipe()
     xvfb = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        ["Xvfb", "-displayfd", str(w), "-screen", "0", "1920x1200x24", "-nolisten", "tcp"],
         pass_fds=(w,),
         stderr=subprocess.DEVNULL,
     )

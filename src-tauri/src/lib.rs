@@ -11,6 +11,7 @@ mod fleet_worker;
 mod launch;
 mod notify;
 mod picked;
+pub mod rendering;
 mod state;
 mod tray;
 mod updates;
@@ -192,6 +193,8 @@ fn init_logging() {
 }
 
 pub fn run() {
+    // Before anything starts a thread or WebKit: how the web view draws (see the module).
+    rendering::choose();
     init_logging();
     // The audit log names the app as the program that wrote (dcs_console::audit).
     dcs_console::audit::set_source("app");

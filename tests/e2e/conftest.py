@@ -274,7 +274,14 @@ SCREEN = """return {hash: location.hash, area: document.querySelector('[aria-cur
 def print_screen(driver) -> None:
     """Prints what the page shows when a test fails inside a session (pytest reports it under
     "Captured stdout"), so that a CI log says what was on screen instead of only which wait
-    ran out. A session too broken to answer prints that it did not."""
+    ran out, and saves a screenshot of it in the artifacts. A session too broken to answer
+    prints that it did not."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "a test").split(" ")[0]
+    shot = ARTIFACTS / ("failed-" + "".join(c if c.isalnum() else "-" for c in test.split("::")[-1])[:120] + ".png")
+    with contextlib.suppress(Exception):
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        screenshot(driver, shot)
+        print(f"--- the screen when {test} failed: {shot}")
     try:
         shown = driver.execute_script(SCREEN)
         print(f"--- on screen when the test failed: area {shown['area']!r}, heading {shown['heading']!r}, address {shown['hash']!r}")
@@ -368,13 +375,22 @@ def new_session(url: str, options: ArgOptions, attempts: int = 5):
 
 
 def screenshot(driver, path: Path) -> None:
-    """Saves a screenshot once WebKit has painted what the DOM holds (two animation frames)."""
+    """Saves a screenshot once WebKit has painted what the DOM holds (two animation frames): what
+    the X display shows where the window is (ImageMagick's `import`), as an operator would see
+    it, a dialog over the window included. Not WebKitWebDriver's own screenshot: where WebKit
+    draws without compositing (the app's choice without a GPU, src-tauri/src/rendering.rs, as
+    under Xvfb) that command answers once and then never again, and the session hangs."""
     driver.execute_async_script(
         "const done = arguments[arguments.length - 1];"
         "requestAnimationFrame(() => requestAnimationFrame(() => done()));"
     )
     time.sleep(0.3)
-    driver.save_screenshot(str(path))
+    r = driver.get_window_rect()
+    subprocess.run(
+        ["import", "-silent", "-window", "root", "-crop", f"{r['width']}x{r['height']}+{r['x']}+{r['y']}", "+repage", str(path)],
+        check=True,
+        timeout=60,
+    )
 
 
 def service_get(base_url: str, path: str, token: str) -> dict:

@@ -103,12 +103,7 @@ def module_names(driver):
         # textContent: WebDriver's text of a one-line cell is what is left after the cut.
         return [c.get_attribute("textContent").strip() for c in d.find_elements(By.CSS_SELECTOR, "[data-testid=module-name]")] or False
 
-    try:
-        return WebDriverWait(driver, 30, ignored_exceptions=STALE).until(loaded)
-    except Exception:
-        driver.save_screenshot("/tmp/debug.png")
-        print("BODY:", driver.execute_script("return document.body.innerText"))
-        raise
+    return WebDriverWait(driver, 30, ignored_exceptions=STALE).until(loaded)
 
 
 def all_module_names(base_url, token, customer):
