@@ -1,4 +1,5 @@
-import type { ComponentChildren, JSX } from "preact";
+import type { ComponentChildren, JSX, RefObject } from "preact";
+import { memo } from "preact/compat";
 import { useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState } from "preact/hooks";
 import { toggleSort } from "../lib/format";
 import { RowBlocks, StaleQuery, type FetchRows } from "../lib/rowBlocks";
@@ -27,6 +28,8 @@ export type VirtualColumn<Row> = {
   align?: "start" | "end";
   /** Sort expression of the column (`onSort` gets it, or `-` it for descending). */
   sortKey?: string;
+  /** A cell of `row`, from the row alone: a shown row is drawn again only when its data, its
+   * selection or focus, its place or the set of columns (their keys) change. */
   render: (row: Row) => ComponentChildren;
   /** Full text on hover, for cells that may be cut with an ellipsis. */
   title?: (row: Row) => string;
@@ -162,6 +165,7 @@ export function VirtualTable<Row>(props: VirtualTableProps<Row>) {
   const minWidth = (selectable ? CHECK_WIDTH : 0) + columns.reduce((s, c) => s + c.width, 0);
   const gridStyle = { gridTemplateColumns: template };
 
+
   const moveFocus = (index: number) => {
     if (count === 0) return;
     const i = Math.max(0, Math.min(count - 1, index));
@@ -260,6 +264,11 @@ export function VirtualTable<Row>(props: VirtualTableProps<Row>) {
     anchor.current = index;
   };
 
+  // What a row calls back (the latest closures; rows re-render only when what they show changes).
+  const ctx = useRef<RowContext<Row>>(null!);
+  ctx.current = { scrollRef, anchor, onRowClick, onRowOpen, setFocused, selectRangeTo, toggleRow };
+  const columnsKey = columns.map((c) => c.key).join("|");
+
   const state = selection ? selectionState(selection, count) : "none";
   const error = cache.error;
 
@@ -321,77 +330,25 @@ export function VirtualTable<Row>(props: VirtualTableProps<Row>) {
             {count === 0 && <div class="vt-empty">{emptyText}</div>}
             {items.map((it) => {
               const row = queryChanged ? undefined : cache.row(it.index);
-              const style: JSX.CSSProperties = {
-                ...gridStyle,
-                height: `${rowHeight}px`,
-                lineHeight: `${rowHeight - 1}px`,
-                transform: `translateY(${it.start - HEADER_HEIGHT}px)`,
-              };
-              const common = {
-                id: `${idBase}-${it.index}`,
-                role: "row" as const,
-                "aria-rowindex": it.index + 2,
-                "data-index": it.index,
-                style,
-              };
-              if (row === undefined) {
-                const failed = cache.status(it.index) === "error";
-                return (
-                  <div key={it.key} {...common} class={`vt-row vt-placeholder${it.index === focused ? " vt-focused" : ""}`} aria-busy={!failed}>
-                    {selectable && <div class="vt-cell vt-check" role="gridcell" />}
-                    {columns.map((c) => (
-                      <div key={c.key} class="vt-cell" role="gridcell">
-                        {failed ? <span class="vt-failed">—</span> : <span class="vt-skel" />}
-                      </div>
-                    ))}
-                  </div>
-                );
-              }
-              const key = rowKey(row);
-              const sel = selectable && isSelected(selection, key);
+              const key = row === undefined ? undefined : rowKey(row);
               return (
-                <div
-                  key={it.key}
-                  {...common}
-                  class={`vt-row${sel ? " vt-selected" : ""}${it.index === focused ? " vt-focused" : ""}`}
-                  aria-selected={selectable ? sel : undefined}
-                  data-key={key}
-                  onMouseDown={(e) => {
-                    if (e.shiftKey) e.preventDefault(); // no text selection on Shift+click
-                    // Keep the keyboard on the table, not on a cell.
-                    if (!(e.target as HTMLElement).closest("input, button, a, select, textarea")) {
-                      e.preventDefault();
-                      scrollRef.current?.focus({ preventScroll: true });
-                    }
-                  }}
-                  onClick={(e) => onRowClick(e, it.index)}
-                  onDblClick={() => onRowOpen?.(row)}
-                >
-                  {selectable && (
-                    <div class="vt-cell vt-check" role="gridcell">
-                      <input
-                        type="checkbox"
-                        tabIndex={-1}
-                        aria-label={`Select ${key}`}
-                        checked={sel}
-                        onClick={(e) => {
-                          e.stopPropagation();
-                          setFocused(it.index);
-                          if (e.shiftKey && anchor.current !== null) selectRangeTo(it.index);
-                          else {
-                            toggleRow(it.index);
-                            anchor.current = it.index;
-                          }
-                        }}
-                      />
-                    </div>
-                  )}
-                  {columns.map((c) => (
-                    <div key={c.key} class={`vt-cell${c.align === "end" ? " vt-end" : ""}`} role="gridcell" title={c.title?.(row)}>
-                      {c.render(row)}
-                    </div>
-                  ))}
-                </div>
+                <VtRow<Row>
+                  key={it.index}
+                  index={it.index}
+                  top={it.start - HEADER_HEIGHT}
+                  row={row}
+                  rowKeyText={key}
+                  failed={row === undefined && cache.status(it.index) === "error"}
+                  selected={key !== undefined && selectable && isSelected(selection, key)}
+                  focused={it.index === focused}
+                  selectable={selectable}
+                  template={template}
+                  rowHeight={rowHeight}
+                  columns={columns}
+                  columnsKey={columnsKey}
+                  idBase={idBase}
+                  ctx={ctx}
+                />
               );
             })}
           </div>
@@ -401,6 +358,135 @@ export function VirtualTable<Row>(props: VirtualTableProps<Row>) {
     </div>
   );
 }
+
+type RowContext<Row> = {
+  scrollRef: RefObject<HTMLDivElement>;
+  anchor: { current: number | null };
+  onRowClick: (e: MouseEvent, index: number) => void;
+  onRowOpen?: (row: Row) => void;
+  setFocused: (index: number) => void;
+  selectRangeTo: (index: number) => void;
+  toggleRow: (index: number) => void;
+};
+
+type RowProps<Row> = {
+  index: number;
+  /** Offset from the top of the body, px. */
+  top: number;
+  /** Undefined until its block arrives: a placeholder. */
+  row: Row | undefined;
+  rowKeyText: string | undefined;
+  failed: boolean;
+  selected: boolean;
+  focused: boolean;
+  selectable: boolean;
+  template: string;
+  rowHeight: number;
+  columns: VirtualColumn<Row>[];
+  /** The columns' keys: a new array of the same columns (each render makes one) keeps the row. */
+  columnsKey: string;
+  idBase: string;
+  ctx: { current: RowContext<Row> };
+};
+
+/**
+ * Whether a shown row can stay as drawn: scrolling renders the table again each frame, and only
+ * the rows that came into view (or whose data, selection, focus or place changed) are drawn;
+ * the others keep their DOM as it is.
+ */
+export function sameRow<Row>(a: RowProps<Row>, b: RowProps<Row>): boolean {
+  return (
+    a.index === b.index &&
+    a.top === b.top &&
+    a.row === b.row &&
+    a.rowKeyText === b.rowKeyText &&
+    a.failed === b.failed &&
+    a.selected === b.selected &&
+    a.focused === b.focused &&
+    a.selectable === b.selectable &&
+    a.template === b.template &&
+    a.rowHeight === b.rowHeight &&
+    a.columnsKey === b.columnsKey &&
+    a.idBase === b.idBase
+  );
+}
+
+function RowView<Row>(p: RowProps<Row>) {
+  const { index, row, selectable, columns, ctx } = p;
+  const style: JSX.CSSProperties = {
+    gridTemplateColumns: p.template,
+    height: `${p.rowHeight}px`,
+    lineHeight: `${p.rowHeight - 1}px`,
+    transform: `translateY(${p.top}px)`,
+  };
+  const common = {
+    id: `${p.idBase}-${index}`,
+    role: "row" as const,
+    "aria-rowindex": index + 2,
+    "data-index": index,
+    style,
+  };
+  if (row === undefined) {
+    return (
+      <div {...common} class={`vt-row vt-placeholder${p.focused ? " vt-focused" : ""}`} aria-busy={!p.failed}>
+        {selectable && <div class="vt-cell vt-check" role="gridcell" />}
+        {columns.map((c) => (
+          <div key={c.key} class="vt-cell" role="gridcell">
+            {p.failed ? <span class="vt-failed">—</span> : <span class="vt-skel" />}
+          </div>
+        ))}
+      </div>
+    );
+  }
+  const key = p.rowKeyText!;
+  const sel = p.selected;
+  return (
+    <div
+      {...common}
+      class={`vt-row${sel ? " vt-selected" : ""}${p.focused ? " vt-focused" : ""}`}
+      aria-selected={selectable ? sel : undefined}
+      data-key={key}
+      onMouseDown={(e) => {
+        if (e.shiftKey) e.preventDefault(); // no text selection on Shift+click
+        // Keep the keyboard on the table, not on a cell.
+        if (!(e.target as HTMLElement).closest("input, button, a, select, textarea")) {
+          e.preventDefault();
+          ctx.current.scrollRef.current?.focus({ preventScroll: true });
+        }
+      }}
+      onClick={(e) => ctx.current.onRowClick(e, index)}
+      onDblClick={() => ctx.current.onRowOpen?.(row)}
+    >
+      {selectable && (
+        <div class="vt-cell vt-check" role="gridcell">
+          <input
+            type="checkbox"
+            tabIndex={-1}
+            aria-label={`Select ${key}`}
+            checked={sel}
+            onClick={(e) => {
+              e.stopPropagation();
+              const c = ctx.current;
+              c.setFocused(index);
+              if (e.shiftKey && c.anchor.current !== null) c.selectRangeTo(index);
+              else {
+                c.toggleRow(index);
+                c.anchor.current = index;
+              }
+            }}
+          />
+        </div>
+      )}
+      {columns.map((c) => (
+        <div key={c.key} class={`vt-cell${c.align === "end" ? " vt-end" : ""}`} role="gridcell" title={c.title?.(row)}>
+          {c.render(row)}
+        </div>
+      ))}
+    </div>
+  );
+}
+
+const VtRow = memo(RowView, sameRow);
 
 function track(c: { width: number; grow?: number }): string {
   return c.grow ? `minmax(${c.width}px, ${c.grow}fr)` : `${c.width}px`;
