@@ -7,10 +7,11 @@ common libraries out among the processes that map them, so the sum does not coun
 
 With `DCS_FLOOR_BINARY` (bench/app-idle.sh builds bench/tauri-floor and sets it): the same three
 starts of WebKitGTK's floor, the smallest Tauri window (one line of HTML, the same tauri version,
-drawn the same way, and again with WebKit's default drawing), started the same way; then the app's PSS as a ratio of the floor's (aim
-<= 1.2x) and the app process's private anonymous memory (`Anonymous` in smaps_rollup: its heaps,
-Rust's and GTK's/WebKit's UI side, and thread stacks) beside the floor's, whose difference is
-what the app itself holds (aim: the Rust heap <= 40 MiB).
+drawn the same way, and again with WebKit's default drawing), started the same way; then the
+app's PSS as a ratio of the floor's (aim <= 1.2x) and the app process's private anonymous
+memory (`Anonymous` in smaps_rollup: its heaps, Rust's and GTK's/WebKit's UI side, and thread
+stacks) beside the floor's, whose difference is what the app itself holds (aim: the Rust heap
+<= 40 MiB).
 
 Run by tests/install/run.sh on the installed app (inside Xvfb and a D-Bus session); by hand:
 `DCS_APP_BINARY=target/release/dcs-console .venv/bin/python bench/app_idle.py` with a DISPLAY."""

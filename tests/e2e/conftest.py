@@ -86,6 +86,12 @@ def service_url(driver, timeout: float = 30) -> str:
     )
 
 
+def service(driver, demo_key: dict) -> tuple[str, str]:
+    """The app's service address (no trailing slash) and an access token for the demo key there."""
+    base_url = service_url(driver).rstrip("/")
+    return base_url, service_token(base_url, demo_key)
+
+
 def free_port() -> int:
     """A port free now, below the kernel's ephemeral range: a port from that range (what binding
     port 0 gives) may be handed to another process's bind(0) (an app's built-in simulator)

@@ -17,8 +17,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import VARIANT, open_firmware, screenshot, service_get_as
-from test_firmware import all_items, service
+from conftest import VARIANT, open_firmware, screenshot, service, service_get_as
+from test_firmware import all_items
 from test_profiles import click, type_into, wait_css, wait_text
 
 STALE = (StaleElementReferenceException,)

@@ -19,17 +19,12 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import VARIANT, audit_rows, by_variant, deadline, open_firmware, screenshot, service_get_as, service_token, service_url, type_word
+from conftest import VARIANT, audit_rows, by_variant, deadline, open_firmware, screenshot, service, service_get_as, type_word
 from test_firmware import all_items
 from test_profiles import click, type_into, wait_css, wait_text
 
 STALE = (StaleElementReferenceException,)
 FINAL = {"DELIVERED", "FAILED", "CANCELLED"}
-
-
-def service(app, demo_key):
-    base_url = service_url(app)
-    return base_url.rstrip("/"), service_token(base_url, demo_key)
 
 
 def set_speed(base_url, speed):

@@ -9,16 +9,11 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import open_firmware, screenshot, service_get_as, service_token, service_url
+from conftest import open_firmware, screenshot, service, service_get_as
 from test_profiles import click, type_into, wait_css, wait_text
 
 # Lists re-render while they load; an element found a moment ago may be gone: look again.
 STALE = (StaleElementReferenceException,)
-
-
-def service(app, demo_key):
-    base_url = service_url(app)
-    return base_url.rstrip("/"), service_token(base_url, demo_key)
 
 
 def all_items(base_url, token, path):

@@ -12,9 +12,9 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import audit_rows, create_package, open_firmware, screenshot, service_get_as
+from conftest import audit_rows, create_package, open_firmware, screenshot, service, service_get_as
 from dropping import drop_file_on
-from test_firmware import package_rows, send, service
+from test_firmware import package_rows, send
 from test_profiles import click, wait_css, wait_text
 
 STALE = (StaleElementReferenceException,)

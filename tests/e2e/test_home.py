@@ -14,7 +14,7 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import app_env, app_session, fresh_web_storage, screenshot, service_token, service_url
+from conftest import app_env, app_session, fresh_web_storage, screenshot, service
 from test_downlinks import get, set_speed
 from test_profiles import click, wait_css, wait_text
 from test_rollouts import device_count, settle
@@ -36,11 +36,6 @@ def all_states(base_url, token):
         if path and path.startswith("http"):
             path = path[len(base_url) :]
     return out
-
-
-def service(d, demo_key):
-    base_url = service_url(d).rstrip("/")
-    return base_url, service_token(base_url, demo_key)
 
 
 def scan_from_home(d):

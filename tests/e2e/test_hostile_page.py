@@ -3,8 +3,8 @@ files the user picked in this run, and the CSP keeps inline styles and other ori
 
 import json
 
-from conftest import create_package, open_firmware, screenshot
-from test_firmware import send, service
+from conftest import create_package, open_firmware, screenshot, service
+from test_firmware import send
 
 
 def test_file_commands_refuse_paths_the_user_did_not_pick(app, demo_key, artifacts, tmp_path):

@@ -13,11 +13,11 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import app_env, deadline, app_session, screenshot
+from conftest import app_env, app_session, deadline, screenshot, service
 from notifyd import NotificationDaemon
 from test_downlinks import set_speed
 from test_profiles import click, type_into, wait_css
-from test_rollouts import open_dashboard, rollout_card, service, settle
+from test_rollouts import open_dashboard, rollout_card, settle
 from test_window import second_launch
 
 

@@ -9,8 +9,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import screenshot, service_get_as
-from test_downlinks import rows, service, service_names
+from conftest import screenshot, service, service_get_as
+from test_downlinks import rows, service_names
 from test_profiles import wait_css
 
 

@@ -23,7 +23,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import app_env, app_session, audit_rows, browser, dcs_audit_verify, screenshot, service_token, service_url, type_word
+from conftest import app_env, app_session, audit_rows, browser, dcs_audit_verify, screenshot, service, type_word
 from test_downlinks import get, save_as, set_speed
 from test_profiles import click, type_into, wait_css, wait_text
 
@@ -32,11 +32,6 @@ STALE = (StaleElementReferenceException,)
 
 def number(text: str) -> int:
     return int(re.sub(r"[^0-9]", "", text))
-
-
-def service(driver, demo_key):
-    base_url = service_url(driver)
-    return base_url.rstrip("/"), service_token(base_url, demo_key)
 
 
 def states_of(base_url, token, module_id):

@@ -10,8 +10,8 @@ import time
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import APP, DCS, app_env, app_session, create_package, screenshot, service_get_as
-from test_downlinks import get, service, service_names
+from conftest import APP, DCS, app_env, app_session, create_package, screenshot, service, service_get_as
+from test_downlinks import get, service_names
 from test_profiles import wait_css, wait_text
 from test_rollouts import device_count
 
