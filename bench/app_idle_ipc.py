@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
 
-from conftest import SEED, app_session, fresh_web_storage  # noqa: E402
+from conftest import SEED, app_session, fresh_web_storage, record_ipc  # noqa: E402
 from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -63,9 +63,8 @@ def main() -> None:
         fresh_web_storage(env)
         with app_session(env) as driver:
             wait_css(driver, "[data-testid=home]")
-            driver.execute_script("localStorage.setItem('dcs.recordIpc', '1'); location.hash = '#/home'; location.reload();")
+            record_ipc(driver, "#/home")
             wait_css(driver, "[data-testid=home]")
-            assert driver.execute_script("return Array.isArray(window.__dcsIpcLog)"), "the IPC recorder is not in this build"
             measure(driver, "home, before any scan")
 
             driver.execute_script("location.hash = '#/rollouts'")

@@ -7,7 +7,6 @@ load average it ran under.
 
 Run by bench/app-upload.sh (it builds the app and sets up the display and D-Bus session)."""
 
-import hashlib
 import json
 import os
 import subprocess

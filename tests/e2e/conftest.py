@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
-from selenium.common.exceptions import InvalidSessionIdException, StaleElementReferenceException
+from selenium.common.exceptions import InvalidSessionIdException, JavascriptException, StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.options import ArgOptions
 from selenium.webdriver.support.ui import WebDriverWait
@@ -191,6 +191,29 @@ def fresh_web_storage(env: dict) -> Path:
     folder = Path(env["XDG_DATA_HOME"]) / WEB_DATA
     shutil.rmtree(folder, ignore_errors=True)
     return folder
+
+
+def record_ipc(driver, hash_: str | None = None, timeout: float = 60) -> None:
+    """Turns on the opt-in IPC recorder (`localStorage["dcs.recordIpc"]`, read at page load) and
+    reloads, optionally at `hash_`; returns once the new page records. Waiting for the recorder
+    itself, not for an element, is what tells the new page from the old one: the old page still
+    shows its elements for a moment after `location.reload()` is asked for. A page that came back
+    without it (the setting not yet stored where the new page reads it) is reloaded again."""
+    go = f"location.hash = {json.dumps(hash_)}; " if hash_ else ""
+    driver.execute_script("localStorage.setItem('dcs.recordIpc', '1')")
+    end = deadline(timeout)
+    while True:
+        driver.execute_script(f"{go}location.reload();")
+        try:
+            WebDriverWait(driver, 20, ignored_exceptions=(StaleElementReferenceException, JavascriptException)).until(
+                lambda d: d.execute_script("return document.readyState === 'complete' && Array.isArray(window.__dcsIpcLog)")
+            )
+            return
+        except TimeoutException:
+            if time.monotonic() >= end:
+                raise AssertionError(
+                    "the page did not come back recording IPC (only debug builds started with DCS_E2E_RECORD_IPC=1 have the recorder)"
+                ) from None
 
 
 def rows_loaded(driver):

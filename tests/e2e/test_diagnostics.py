@@ -7,7 +7,6 @@ import json
 import subprocess
 import zipfile
 
-from selenium.webdriver.common.by import By
 
 from conftest import DCS, app_env, app_session, screenshot
 from test_home import scan_from_home

@@ -16,7 +16,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import open_firmware, screenshot, service_get_as, service_token
+from conftest import open_firmware, record_ipc, screenshot, service_get_as, service_token
 
 JWT = re.compile(r"eyJ[\w-]+\.[\w-]+\.[\w-]*")
 
@@ -139,9 +139,8 @@ def test_profile_keychain_and_customer_switching(app, sim_process, demo_key, tmp
     # Record every command answer from here on (the recorder is opt-in and needs a fresh page).
     open_firmware(app)
     module_names(app)
-    app.execute_script("localStorage.setItem('dcs.recordIpc', '1'); location.reload();")
+    record_ipc(app)
     module_names(app)
-    assert app.execute_script("return Array.isArray(window.__dcsIpcLog)")
 
     # A new profile: a broken address is named inline and nothing is saved.
     click(app, "[data-testid=nav-settings]")

@@ -8,6 +8,8 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from conftest import record_ipc
+
 STALE = (StaleElementReferenceException,)
 IDLE = 10
 
@@ -31,9 +33,8 @@ def idle_calls(driver, seconds=IDLE) -> list[str]:
 
 def test_idle_screens_ask_nothing_and_a_scan_is_pushed(app):
     wait_css(app, "[data-testid=home]")
-    app.execute_script("localStorage.setItem('dcs.recordIpc', '1'); location.hash = '#/home'; location.reload();")
+    record_ipc(app, "#/home")
     wait_css(app, "[data-testid=home]")
-    assert app.execute_script("return Array.isArray(window.__dcsIpcLog)")
     time.sleep(2)
     assert idle_calls(app) == [], "Home asked Rust while nothing happened"
 

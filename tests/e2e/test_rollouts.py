@@ -301,7 +301,7 @@ def test_devices_picked_in_the_table_are_rolled_out_then_paused_resumed_and_abor
     version = d.find_element(By.CSS_SELECTOR, "[data-testid=wizard-version]").get_attribute("value")
     click(d, "[data-testid=wizard-start]")
     click(d, "[data-testid=confirm-ok]")
-    card = f"[data-testid=rollout]"
+    card = "[data-testid=rollout]"
     rollout_id = wait_css(d, card, 30).get_attribute("data-id")
 
     # The first wave's targets are on the service, for picked devices only: the simulator counts
@@ -376,7 +376,7 @@ def test_devices_picked_in_the_table_are_rolled_out_then_paused_resumed_and_abor
     abort = ops.index("rollout.abort")
     assert ops[abort + 1 :] == ["target.set"] * unfinished, ops
     screenshot(d, artifacts / "audit-rollout-dark.png")
-    click(d, "[data-testid=audit-open]", within=f"[data-testid=audit-row][data-operation='rollout.resume']")
+    click(d, "[data-testid=audit-open]", within="[data-testid=audit-row][data-operation='rollout.resume']")
     request = wait_text(d, "[data-testid=audit-request]", "successThreshold")
     assert '"successThreshold": 90' in request, request
     screenshot(d, artifacts / "audit-record-dark.png")
