@@ -32,6 +32,9 @@ log "Rust: cargo fmt --check"
 (cd "$ROOT" && cargo fmt --all --check) || die "the Rust code is not as rustfmt lays it out: run cargo fmt --all"
 (cd "$ROOT/fuzz" && cargo fmt --check) || die "the fuzz targets are not as rustfmt lays them out: run cargo fmt in fuzz/"
 
+log "Python: pyflakes (tests, benchmarks, scripts)"
+(cd "$ROOT" && "$VENV/bin/python" -m pyflakes bench scripts tests) || die "pyflakes found the mistakes above in the Python files"
+
 log "UI: type check, lint and unit tests"
 (cd "$ROOT/ui" && npm run --silent typecheck && npm run --silent lint && npm test --silent)
 build_ui
