@@ -3,8 +3,9 @@
 # (query::modules + the biggest module's query::overview, from the maintained counts) and
 # windows of 100 rows of the device table at offsets 0, 100k, 500k and 900k in every sort order,
 # without a filter, with a status and with a module, against the plain LIMIT/OFFSET query in the
-# same run (examples/fleet_window.rs, which checks each window equals it). The first window of
-# an order includes the walk that finds its positions; the next windows start from them.
+# same run (examples/fleet_window.rs, which checks each window equals it). The first window at
+# each depth includes the walk that finds the positions down to it (the rows it stepped through
+# are printed: one at the top of an order); the next windows start from them.
 # The states are synthesised and written through the console's own write path
 # (scan::write_page, 1,000 a transaction, devices in id order as a full scan writes them), not
 # read from a simulator; a database already holding them is reused. Then the write path's cost
@@ -29,7 +30,7 @@ log "the write path with and without the counts and indexes (200,000 states each
 python3 - "$out" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-print(f"\n{'filter':18} {'sort':11} {'offset':>8} | {'first ms':>9} {'next ms':>8} | {'OFFSET ms':>9} | ratio (OFFSET / next)")
+print(f"\n{'filter':18} {'sort':11} {'offset':>8} | {'first ms':>9} {'walked':>8} {'next ms':>8} | {'OFFSET ms':>9} | ratio (OFFSET / next)")
 for r in (r for r in rows if "sort" in r):
-    print(f"{r['filter']:18} {r['sort'] or '(default)':11} {r['offset']:>8} | {r['firstMs']:9.1f} {r['nextMs']:8.2f} | {r['offsetMs']:9.1f} | {r['ratio']:.0f}x   load {r['loadavg'].split()[0]}")
+    print(f"{r['filter']:18} {r['sort'] or '(default)':11} {r['offset']:>8} | {r['firstMs']:9.1f} {r['walked']:>8} {r['nextMs']:8.2f} | {r['offsetMs']:9.1f} | {r['ratio']:.0f}x   load {r['loadavg'].split()[0]}")
 PY

@@ -226,11 +226,14 @@ fn main() {
         let total = query::count(&db, scope, f, None).unwrap();
         for sort in sorts {
             let q = DeviceQuery { sort: (!sort.is_empty()).then(|| sort.to_owned()), ..f.clone() };
-            for offset in [0u32, 100_000, 500_000, 900_000] {
+            // The top first (a new order), then a jump to the deepest (a walk from the top), then between.
+            for offset in [0u32, 900_000, 100_000, 500_000] {
                 let offset = offset.min(total.saturating_sub(100 * (reps as u32 + 1)));
+                let walked = db.positions_walked();
                 let t = Instant::now();
                 let first = query::rows(&db, scope, &q, None, offset, 100).unwrap();
                 let first_ms = ms(t);
+                let walked = db.positions_walked() - walked;
                 let mut next = Vec::new();
                 for r in 0..reps {
                     let t = Instant::now();
@@ -247,7 +250,7 @@ fn main() {
                 println!(
                     "{}",
                     serde_json::json!({"filter": fname, "matching": total, "sort": sort, "offset": offset,
-                        "firstMs": first_ms, "nextMs": next_ms, "offsetMs": plain_ms,
+                        "firstMs": first_ms, "walked": walked, "nextMs": next_ms, "offsetMs": plain_ms,
                         "ratio": plain_ms / next_ms, "loadavg": loadavg()})
                 );
             }

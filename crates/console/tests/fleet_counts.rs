@@ -231,6 +231,73 @@ fn windows_equal_limit_offset_in_every_order_and_filter_also_after_writes() {
     assert_eq!(rows, query::rows_by_offset(&db, scope, &q, None, 0, 5000).unwrap());
 }
 
+#[test]
+fn windows_walk_no_deeper_than_asked_and_stay_equal_to_limit_offset_in_any_order_of_depths() {
+    let db = FleetDb::in_memory().unwrap();
+    let scope = db.scope(&ScopeKey::new("p", "http://a", None)).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(1919);
+    let modules: Vec<Uuid> = (0..4).map(|_| Uuid::from_u128(rng.gen())).collect();
+    let devices: Vec<Uuid> = (0..1500).map(|_| Uuid::from_u128(rng.gen())).collect();
+    let page: Vec<FirmwareState> = (0..4000).map(|_| random_state(&mut rng, &modules, &devices)).collect();
+    scan::write_page(&db, scope, &page).unwrap();
+    let all = DeviceQuery { sort: Some("statusAt".into()), ..Default::default() };
+    let total = query::count(&db, scope, &all, None).unwrap();
+    assert!(total > 2500, "{total}");
+    assert_eq!(db.positions_walked(), 0, "a count of the maintained counts walks nothing");
+
+    // The top of an order (a new one, or the same after the data changed) walks one row.
+    let top = query::rows(&db, scope, &all, None, 0, 100).unwrap();
+    assert_eq!(top, query::rows_by_offset(&db, scope, &all, None, 0, 100).unwrap());
+    assert_eq!(db.positions_walked(), 1);
+    // A window further down walks as far as it, once; the next ones near it walk no more.
+    let walked = |f: &dyn Fn()| {
+        let before = db.positions_walked();
+        f();
+        db.positions_walked() - before
+    };
+    let at_1000 = walked(&|| drop(query::rows(&db, scope, &all, None, 1000, 100).unwrap()));
+    assert!((1000 - 64..1000 + 64).contains(&at_1000), "{at_1000}");
+    assert_eq!(walked(&|| drop(query::rows(&db, scope, &all, None, 900, 100).unwrap())), 0);
+    assert_eq!(walked(&|| drop(query::rows(&db, scope, &all, None, 1010, 100).unwrap())), 0);
+    let on = walked(&|| drop(query::rows(&db, scope, &all, None, 2000, 100).unwrap()));
+    assert!((1000 - 64..1000 + 64).contains(&on), "on from the last position, not from the top: {on}");
+    // A write drops the positions: the top again walks one row.
+    let changed: Vec<FirmwareState> = (0..10).map(|_| random_state(&mut rng, &modules, &devices)).collect();
+    scan::write_page(&db, scope, &changed).unwrap();
+    assert_eq!(walked(&|| drop(query::rows(&db, scope, &all, None, 0, 100).unwrap())), 1);
+
+    // Positions a few rows apart, thinned when more than 8 (every 2, 4, 8 ... rows), asked for
+    // in an order of depths that jumps back and forth, in every order and some filters.
+    let db = FleetDb::in_memory().unwrap();
+    let scope = db.scope(&ScopeKey::new("p", "http://a", None)).unwrap();
+    let page: Vec<FirmwareState> = (0..500).map(|_| random_state(&mut rng, &modules, &devices[..300])).collect();
+    scan::write_page(&db, scope, &page).unwrap();
+    db.set_positions_spacing(2, 8);
+    let m0 = modules[0].to_string();
+    let filters = [
+        DeviceQuery::default(),
+        DeviceQuery { status: Some("FAILED".into()), ..Default::default() },
+        DeviceQuery { module_id: Some(m0.clone()), ..Default::default() },
+        DeviceQuery { drift: true, ..Default::default() },
+    ];
+    for round in ["first", "after writes"] {
+        for base in &filters {
+            for sort in sorts() {
+                let q = DeviceQuery { sort: sort.clone(), ..base.clone() };
+                let n = query::rows_by_offset(&db, scope, &q, None, 0, 5000).unwrap().len() as u32;
+                for offset in [n / 2, 3, n.saturating_sub(2), 0, n + 3, n / 3, 17, n.saturating_sub(40), n] {
+                    let window = query::rows(&db, scope, &q, None, offset, 30).unwrap();
+                    let plain = query::rows_by_offset(&db, scope, &q, None, offset, 30).unwrap();
+                    assert_eq!(window, plain, "{round}: {q:?} at {offset} of {n}");
+                }
+                assert_eq!(query::count(&db, scope, &q, None).unwrap(), n, "{round}: count of {q:?}");
+            }
+        }
+        let page: Vec<FirmwareState> = (0..100).map(|_| random_state(&mut rng, &modules, &devices[..300])).collect();
+        scan::write_page(&db, scope, &page).unwrap();
+    }
+}
+
 #[tokio::test]
 async fn counts_equal_a_recount_after_a_scan_a_refresh_with_changes_and_vanished_states() {
     let (sim, running, client) =

@@ -503,6 +503,21 @@ impl FleetDb {
         Self::init(conn, Some(path.to_owned()))
     }
 
+    /// How far apart the device table's positions lie at the least, and how many an order keeps
+    /// at most (query::rows; 32 and 4,096 unless set): tests set them small to reach the
+    /// positions' thinning with a few rows.
+    #[doc(hidden)]
+    pub fn set_positions_spacing(&self, every: u32, max_marks: usize) {
+        let mut kept = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        *kept = query::Positions::spaced(every.max(1), max_marks.max(2));
+    }
+
+    /// Rows the device table's walks for positions have stepped through so far (query::rows):
+    /// what tests and the benchmark tell a walk's depth by.
+    pub fn positions_walked(&self) -> u64 {
+        self.windows.lock().unwrap_or_else(|p| p.into_inner()).stepped()
+    }
+
     /// A database in memory (tests and benchmarks of the queries).
     pub fn in_memory() -> Result<FleetDb> {
         Self::init(Connection::open_in_memory()?, None)

@@ -623,13 +623,15 @@ pub fn count(db: &FleetDb, scope: Scope, q: &DeviceQuery, device: Option<&Device
     }
     let conn = db.conn();
     let plan = plan(&conn, scope, q, device)?;
-    Ok(positions(db, &conn, &plan)?.total)
+    walked(db, &conn, &plan, None, |a| a.total.unwrap_or_default())
 }
 
 /// A window of the matching rows in the query's order, at any depth in about the same time: it
-/// starts from the nearest of the order's positions (every few hundred rows' keys, found by one
-/// walk of the order's index on first use and kept until the data change) and reads on by
-/// keyset, skipping fewer rows than lie between two positions.
+/// starts from the nearest of the order's positions (every few hundred rows' keys, found by
+/// walking the order's index as deep as a window was asked for, and kept until the data change)
+/// and reads on by keyset, skipping fewer rows than lie between two positions. The top of an
+/// order costs no walk: a new order, or the same after a refresh changed the states, shows its
+/// first rows at once however many there are.
 pub fn rows(
     db: &FleetDb,
     scope: Scope,
@@ -641,16 +643,20 @@ pub fn rows(
     let limit = limit.min(5000);
     let conn = db.conn();
     let plan = plan(&conn, scope, q, device)?;
-    let anchors = positions(db, &conn, &plan)?;
-    if offset >= anchors.total || limit == 0 {
+    // The nearest position at or before the offset: its segment, keys and how far it lies before.
+    let start = walked(db, &conn, &plan, Some(offset), |a| {
+        let mark = (offset / a.every) as usize;
+        if a.total.is_some_and(|total| offset >= total) {
+            return None;
+        }
+        a.marks.get(mark).map(|(seg, key)| (*seg, key.clone(), offset - mark as u32 * a.every))
+    })?;
+    let Some((first, key, mut skip)) = start.filter(|_| limit > 0) else {
         return Ok(Vec::new());
-    }
-    let mark = (offset / anchors.every) as usize;
-    let (first, key) = &anchors.marks[mark];
-    let mut skip = offset - mark as u32 * anchors.every;
+    };
     let mut keys: Vec<(String, String)> = Vec::with_capacity(limit as usize);
-    for (i, seg) in plan.segments.iter().enumerate().skip(*first) {
-        let from = (i == *first).then_some(key.as_slice());
+    for (i, seg) in plan.segments.iter().enumerate().skip(first) {
+        let from = (i == first).then_some(key.as_slice());
         let want = limit - keys.len() as u32;
         let mut stmt = conn.prepare_cached(&segment_sql(&plan, seg, from.is_some(), true))?;
         let mut args = plan.args.clone();
@@ -683,17 +689,38 @@ pub fn rows(
 }
 
 /// Positions of the device table's recent orders, kept against the data's generation.
-#[derive(Default)]
 pub struct Positions {
     generation: Option<(u64, i64)>,
-    orders: std::collections::HashMap<String, std::sync::Arc<Anchors>>,
+    orders: std::collections::HashMap<String, Anchors>,
+    /// Rows between two positions at the least, and positions kept per order at most
+    /// ([`MIN_EVERY`], [`MAX_MARKS`]; smaller in tests).
+    spacing: (u32, usize),
+    /// Rows stepped through by walks so far (what tests check the walks' depth by).
+    stepped: u64,
 }
 
-/// The positions of one order: the segment and keys of every `every`-th row, and the rows in all.
+impl Default for Positions {
+    fn default() -> Self {
+        Positions::spaced(MIN_EVERY, MAX_MARKS)
+    }
+}
+
+impl Positions {
+    pub(crate) fn spaced(every: u32, max_marks: usize) -> Positions {
+        Positions { generation: None, orders: Default::default(), spacing: (every, max_marks), stepped: 0 }
+    }
+
+    pub(crate) fn stepped(&self) -> u64 {
+        self.stepped
+    }
+}
+
+/// The positions of one order found so far: the segment and keys of every `every`-th row from
+/// the first, and, once the walk reached the end, the rows in all.
 pub(crate) struct Anchors {
     every: u32,
-    total: u32,
     marks: Vec<(usize, Vec<SqlValue>)>,
+    total: Option<u32>,
 }
 
 /// At most this many positions are kept per order (more rows: further apart).
@@ -838,40 +865,79 @@ fn segment_sql(plan: &Plan, seg: &Segment, from: bool, window: bool) -> String {
     )
 }
 
-/// The positions of `plan`'s order: kept ones while the data are unchanged, else one walk.
-fn positions(db: &FleetDb, conn: &rusqlite::Connection, plan: &Plan) -> Result<std::sync::Arc<Anchors>> {
+/// Answers `answer` of `plan`'s positions once they reach past row `until` (or the end; `None`:
+/// to the end). Positions are kept while the data are unchanged; a walk goes on from the last
+/// one found, as deep as asked and no deeper.
+fn walked<T>(
+    db: &FleetDb,
+    conn: &rusqlite::Connection,
+    plan: &Plan,
+    until: Option<u32>,
+    answer: impl FnOnce(&Anchors) -> T,
+) -> Result<T> {
     let generation = FleetDb::generation(conn)?;
     let mut kept = db.windows.lock().unwrap_or_else(|p| p.into_inner());
+    let kept = &mut *kept;
     if kept.generation != Some(generation) {
         kept.orders.clear();
         kept.generation = Some(generation);
     }
-    if let Some(a) = kept.orders.get(&plan.id) {
-        return Ok(a.clone());
-    }
-    let mut marks: Vec<(usize, Vec<SqlValue>)> = Vec::new();
-    let mut total: u32 = 0;
-    for (i, seg) in plan.segments.iter().enumerate() {
-        let mut stmt = conn.prepare(&segment_sql(plan, seg, false, false))?;
-        let mut args = plan.args.clone();
-        args.extend(seg.args.iter().cloned());
-        let mut found = stmt.query(params_from_iter(args))?;
-        while let Some(r) = found.next()? {
-            if total.is_multiple_of(MIN_EVERY) {
-                let key = (0..seg.keys.len()).map(|k| r.get::<_, SqlValue>(k + 2)).collect::<rusqlite::Result<_>>()?;
-                marks.push((i, key));
-            }
-            total += 1;
-        }
-    }
-    let thin = marks.len().div_ceil(MAX_MARKS).max(1);
-    let marks: Vec<_> = marks.into_iter().step_by(thin).collect();
-    let anchors = std::sync::Arc::new(Anchors { every: MIN_EVERY * thin as u32, total, marks });
-    if kept.orders.len() >= MAX_ORDERS {
+    if !kept.orders.contains_key(&plan.id) && kept.orders.len() >= MAX_ORDERS {
         kept.orders.clear();
     }
-    kept.orders.insert(plan.id.clone(), anchors.clone());
-    Ok(anchors)
+    let (every, max_marks) = kept.spacing;
+    let anchors =
+        kept.orders.entry(plan.id.clone()).or_insert_with(|| Anchors { every, marks: Vec::new(), total: None });
+    walk(conn, plan, anchors, until, max_marks, &mut kept.stepped)?;
+    Ok(answer(anchors))
+}
+
+/// Walks `plan`'s order on from the last position in `a` until past row `until` or the end,
+/// noting a position every `a.every` rows (twice as far apart, and half of them dropped, when
+/// more than `max_marks`).
+fn walk(
+    conn: &rusqlite::Connection,
+    plan: &Plan,
+    a: &mut Anchors,
+    until: Option<u32>,
+    max_marks: usize,
+    stepped: &mut u64,
+) -> Result<()> {
+    let reached = |a: &Anchors| a.total.is_some() || until.is_some_and(|u| (a.marks.len() as u32) * a.every > u);
+    if reached(a) {
+        return Ok(());
+    }
+    // From the last position (its own row again, already counted), else from the first row.
+    let (first, mut from) = match a.marks.last() {
+        Some((seg, key)) => (*seg, Some(key.clone())),
+        None => (0, None),
+    };
+    let mut row = a.marks.len().saturating_sub(1) as u32 * a.every;
+    for (i, seg) in plan.segments.iter().enumerate().skip(first) {
+        let from = from.take();
+        let mut stmt = conn.prepare_cached(&segment_sql(plan, seg, from.is_some(), false))?;
+        let mut args = plan.args.clone();
+        args.extend(seg.args.iter().cloned());
+        args.extend(from.into_iter().flatten());
+        let mut found = stmt.query(params_from_iter(args))?;
+        while let Some(r) = found.next()? {
+            *stepped += 1;
+            if row == a.marks.len() as u32 * a.every {
+                let key = (0..seg.keys.len()).map(|k| r.get::<_, SqlValue>(k + 2)).collect::<rusqlite::Result<_>>()?;
+                a.marks.push((i, key));
+                if a.marks.len() > max_marks {
+                    a.marks = std::mem::take(&mut a.marks).into_iter().step_by(2).collect();
+                    a.every *= 2;
+                }
+            }
+            row += 1;
+            if reached(a) {
+                return Ok(());
+            }
+        }
+    }
+    a.total = Some(row);
+    Ok(())
 }
 
 /// [`rows`] by `LIMIT ... OFFSET`: every row before the window is walked. What the windows are
