@@ -1005,6 +1005,54 @@ async fn a_first_scan_builds_no_sort_index_and_an_order_or_filter_makes_its_own_
 }
 
 #[tokio::test]
+async fn a_sort_index_an_older_console_made_is_made_again_and_a_status_filter_reads_the_index_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_sim, client, db, scope, _) = twisted(300, &[], dir.path()).await;
+    let path = dir.path().join("fleet.sqlite");
+    assert!(refresh_in(&client, &db, scope, ScanKind::Full).await.states > 0);
+    let old = rusqlite::Connection::open(&path).unwrap();
+    // As an older console made it: the column, the device and the module, no status.
+    old.execute_batch(
+        "DROP INDEX IF EXISTS states_by_status_at;
+         CREATE INDEX states_by_status_at ON states (scope, status_at, device_id, module_id);",
+    )
+    .unwrap();
+    let columns = |c: &rusqlite::Connection| -> String {
+        c.query_row(
+            "SELECT group_concat(name, ', ') FROM (SELECT name FROM pragma_index_info('states_by_status_at') ORDER BY seqno)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    assert_eq!(columns(&old), "scope, status_at, device_id, module_id");
+    let failed = DeviceQuery { status: Some("FAILED".into()), sort: Some("-statusAt".into()), ..Default::default() };
+    let total = query::count(&db, scope, &failed, None).unwrap();
+    assert!(total > 3, "{total}");
+    for offset in [0, 2, total - 1] {
+        assert_eq!(
+            query::rows(&db, scope, &failed, None, offset, 25).unwrap(),
+            query::rows_by_offset(&db, scope, &failed, None, offset, 25).unwrap()
+        );
+    }
+    assert_eq!(columns(&old), "scope, status_at, device_id, module_id, status");
+    // The walk's query (query::segment_sql's form) finds the filter's rows in the index alone.
+    let plan: Vec<String> = old
+        .prepare(
+            "EXPLAIN QUERY PLAN SELECT s.module_id, s.device_id, s.status_at, s.device_id, s.module_id
+             FROM states s INDEXED BY states_by_status_at WHERE s.scope = ?1 AND s.status = ?2
+             AND s.status_at IS NOT NULL ORDER BY s.status_at DESC, s.device_id DESC, s.module_id DESC",
+        )
+        .unwrap()
+        .query_map(rusqlite::params![scope.0, "FAILED"], |r| r.get::<_, String>(3))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert!(plan.iter().any(|p| p.contains("COVERING INDEX states_by_status_at")), "{plan:?}");
+    assert_eq!(db.counts_differences().unwrap(), Vec::<String>::new());
+}
+
+#[tokio::test]
 async fn a_change_stamped_before_the_watermark_but_committed_after_it_is_read_by_the_next_refresh() {
     let dir = tempfile::tempdir().unwrap();
     let control = Control::default();
