@@ -201,15 +201,27 @@ fn assert_windows_equal_offsets(db: &FleetDb, scope: Scope, queries: &[DeviceQue
     }
 }
 
-#[test]
-fn windows_equal_limit_offset_in_every_order_and_filter_also_after_writes() {
+/// A fleet database in memory holding `states` random states (some the same device and module
+/// twice, written as one) of `devices` devices and four modules, in one scope; the random source
+/// goes on for the test's later writes.
+fn random_fleet(
+    seed: u64,
+    devices: usize,
+    states: usize,
+) -> (FleetDb, Scope, rand::rngs::StdRng, Vec<Uuid>, Vec<Uuid>) {
     let db = FleetDb::in_memory().unwrap();
     let scope = db.scope(&ScopeKey::new("p", "http://a", None)).unwrap();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(4242);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let modules: Vec<Uuid> = (0..4).map(|_| Uuid::from_u128(rng.gen())).collect();
-    let devices: Vec<Uuid> = (0..250).map(|_| Uuid::from_u128(rng.gen())).collect();
-    let page: Vec<FirmwareState> = (0..600).map(|_| random_state(&mut rng, &modules, &devices)).collect();
+    let devices: Vec<Uuid> = (0..devices).map(|_| Uuid::from_u128(rng.gen())).collect();
+    let page: Vec<FirmwareState> = (0..states).map(|_| random_state(&mut rng, &modules, &devices)).collect();
     scan::write_page(&db, scope, &page).unwrap();
+    (db, scope, rng, modules, devices)
+}
+
+#[test]
+fn windows_equal_limit_offset_in_every_order_and_filter_also_after_writes() {
+    let (db, scope, mut rng, modules, devices) = random_fleet(4242, 250, 600);
     let m0 = modules[0].to_string();
     let queries = vec![
         DeviceQuery::default(),
@@ -233,13 +245,7 @@ fn windows_equal_limit_offset_in_every_order_and_filter_also_after_writes() {
 
 #[test]
 fn windows_walk_no_deeper_than_asked_and_stay_equal_to_limit_offset_in_any_order_of_depths() {
-    let db = FleetDb::in_memory().unwrap();
-    let scope = db.scope(&ScopeKey::new("p", "http://a", None)).unwrap();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(1919);
-    let modules: Vec<Uuid> = (0..4).map(|_| Uuid::from_u128(rng.gen())).collect();
-    let devices: Vec<Uuid> = (0..1500).map(|_| Uuid::from_u128(rng.gen())).collect();
-    let page: Vec<FirmwareState> = (0..4000).map(|_| random_state(&mut rng, &modules, &devices)).collect();
-    scan::write_page(&db, scope, &page).unwrap();
+    let (db, scope, mut rng, modules, devices) = random_fleet(1919, 1500, 4000);
     let all = DeviceQuery { sort: Some("statusAt".into()), ..Default::default() };
     let total = query::count(&db, scope, &all, None).unwrap();
     assert!(total > 2500, "{total}");
@@ -268,10 +274,7 @@ fn windows_walk_no_deeper_than_asked_and_stay_equal_to_limit_offset_in_any_order
 
     // Positions a few rows apart, thinned when more than 8 (every 2, 4, 8 ... rows), asked for
     // in an order of depths that jumps back and forth, in every order and some filters.
-    let db = FleetDb::in_memory().unwrap();
-    let scope = db.scope(&ScopeKey::new("p", "http://a", None)).unwrap();
-    let page: Vec<FirmwareState> = (0..500).map(|_| random_state(&mut rng, &modules, &devices[..300])).collect();
-    scan::write_page(&db, scope, &page).unwrap();
+    let (db, scope, mut rng, modules, devices) = random_fleet(1920, 300, 500);
     db.set_positions_spacing(2, 8);
     let m0 = modules[0].to_string();
     let filters = [
@@ -293,7 +296,7 @@ fn windows_walk_no_deeper_than_asked_and_stay_equal_to_limit_offset_in_any_order
                 assert_eq!(query::count(&db, scope, &q, None).unwrap(), n, "{round}: count of {q:?}");
             }
         }
-        let page: Vec<FirmwareState> = (0..100).map(|_| random_state(&mut rng, &modules, &devices[..300])).collect();
+        let page: Vec<FirmwareState> = (0..100).map(|_| random_state(&mut rng, &modules, &devices)).collect();
         scan::write_page(&db, scope, &page).unwrap();
     }
 }
