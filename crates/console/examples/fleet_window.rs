@@ -256,6 +256,23 @@ fn main() {
             }
         }
     }
+    // A deep window again after a refresh's bookkeeping (here a history snapshot: what an idle
+    // refresh writes besides its times): its positions are kept (the first jump's walk above is
+    // what it cost when any write dropped them).
+    let q = DeviceQuery::default();
+    let deep = 900_000u32.min(query::count(&db, scope, &q, None).unwrap().saturating_sub(100));
+    query::rows(&db, scope, &q, None, deep, 100).unwrap();
+    let later = std::time::SystemTime::UNIX_EPOCH.elapsed().unwrap().as_millis() as i64 + query::SNAPSHOT_HEARTBEAT_MS;
+    query::snapshot(&db, scope, later).unwrap();
+    let (walked, t) = (db.positions_walked(), Instant::now());
+    let rows = query::rows(&db, scope, &q, None, deep, 100).unwrap();
+    let window_ms = ms(t);
+    assert_eq!(rows, query::rows_by_offset(&db, scope, &q, None, deep, 100).unwrap(), "after a snapshot");
+    println!(
+        "{}",
+        serde_json::json!({"windowAfter": "a history snapshot", "offset": deep, "ms": window_ms,
+                           "walked": db.positions_walked() - walked, "loadavg": loadavg()})
+    );
     println!(
         "{}",
         serde_json::json!({"summary": true, "states": want, "aggregatesMs": m + o, "worstFirstWindowMs": worst_first,

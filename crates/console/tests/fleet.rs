@@ -795,6 +795,46 @@ fn target_held(db: &FleetDb, scope: Scope, device: uuid::Uuid, module: uuid::Uui
     rows[0].target.clone()
 }
 
+/// The device table's positions are kept across a refresh that changed no state (it writes
+/// only its bookkeeping: the watermark, the refresh's times, the history's snapshots), so the
+/// operator's deep window is not walked to again after every idle refresh; a refresh that
+/// changed a state drops them, and the window is still the one `LIMIT/OFFSET` answers.
+#[tokio::test]
+async fn a_refresh_that_changes_no_state_keeps_the_tables_positions() {
+    use dcs_console::fleet::service::FleetService;
+    // At a thousandth of the speed no device moves on its own during the test.
+    let (_sim, running, client) =
+        common::start(SimOptions { devices_per_client: 400, speed: 0.001, ..Default::default() }).await;
+    let (db, scope) = common::fleet_db("sim", running.base_url());
+    let db = std::sync::Arc::new(db);
+    db.set_positions_spacing(4, 64);
+    let service = FleetService::new(db.clone());
+    service.refresh(&client, None, scope, ScanKind::Full, true).await.unwrap().unwrap();
+    let q = DeviceQuery { sort: Some("statusAt".into()), ..Default::default() };
+    let deep = query::count(&db, scope, &q, None).unwrap() - 40;
+    let walked = || {
+        let before = db.positions_walked();
+        let rows = query::rows(&db, scope, &q, None, deep, 30).unwrap();
+        assert_eq!(rows, query::rows_by_offset(&db, scope, &q, None, deep, 30).unwrap());
+        db.positions_walked() - before
+    };
+    assert!(walked() >= u64::from(deep) - 4, "the first window walks down to its depth");
+    assert_eq!(walked(), 0);
+
+    let idle = service.refresh(&client, None, scope, ScanKind::Incremental, true).await.unwrap().unwrap();
+    assert_eq!((idle.kind, idle.changed), (ScanKind::Incremental, 0), "{idle:?}");
+    assert_eq!(walked(), 0, "kept across a refresh that changed nothing");
+    let later =
+        2 * query::SNAPSHOT_HEARTBEAT_MS + std::time::SystemTime::UNIX_EPOCH.elapsed().unwrap().as_millis() as i64;
+    assert!(query::snapshot(&db, scope, later).unwrap() > 0, "a heartbeat's snapshot is written");
+    assert_eq!(walked(), 0, "kept across a history snapshot");
+
+    set_one_target(&client, &db, scope).await;
+    let moved = service.refresh(&client, None, scope, ScanKind::Incremental, true).await.unwrap().unwrap();
+    assert!(moved.changed >= 1, "{moved:?}");
+    assert!(walked() >= u64::from(deep) - 4, "dropped after a state changed: walked again");
+}
+
 #[tokio::test]
 async fn a_service_taking_both_parameters_is_refreshed_incrementally() {
     let dir = tempfile::tempdir().unwrap();

@@ -511,8 +511,20 @@ impl FleetDb {
     /// positions' thinning with a few rows.
     #[doc(hidden)]
     pub fn set_positions_spacing(&self, every: u32, max_marks: usize) {
-        let mut kept = self.windows.lock().unwrap_or_else(|p| p.into_inner());
-        *kept = query::Positions::spaced(every.max(1), max_marks.max(2));
+        self.windows.lock().unwrap_or_else(|p| p.into_inner()).respace(every.max(1), max_marks.max(2));
+    }
+
+    /// Runs `write` on the connection as bookkeeping: a write of nothing the device table reads
+    /// (a scope's watermark and refresh times, the history's snapshots). The table's positions
+    /// are kept across it (query::Positions), so a refresh that changed no state does not send
+    /// the next deep window down its order again.
+    pub(crate) fn bookkeeping<T>(&self, write: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+        let mut conn = self.conn();
+        let before = conn.total_changes();
+        let out = write(&mut conn);
+        let written = conn.total_changes() - before;
+        self.windows.lock().unwrap_or_else(|p| p.into_inner()).bookkeeping(written);
+        out
     }
 
     /// Rows the device table's walks for positions have stepped through so far (query::rows):

@@ -697,21 +697,36 @@ pub struct Positions {
     spacing: (u32, usize),
     /// Rows stepped through by walks so far (what tests check the walks' depth by).
     stepped: u64,
+    /// Rows the connection changed as bookkeeping (FleetDb::bookkeeping): left out of the
+    /// generation the positions are kept against.
+    bookkept: u64,
 }
 
 impl Default for Positions {
     fn default() -> Self {
-        Positions::spaced(MIN_EVERY, MAX_MARKS)
+        Positions {
+            generation: None,
+            orders: Default::default(),
+            spacing: (MIN_EVERY, MAX_MARKS),
+            stepped: 0,
+            bookkept: 0,
+        }
     }
 }
 
 impl Positions {
-    pub(crate) fn spaced(every: u32, max_marks: usize) -> Positions {
-        Positions { generation: None, orders: Default::default(), spacing: (every, max_marks), stepped: 0 }
-    }
-
     pub(crate) fn stepped(&self) -> u64 {
         self.stepped
+    }
+
+    /// Forgets every position and keeps them `every` rows apart, at most `max_marks` an order.
+    pub(crate) fn respace(&mut self, every: u32, max_marks: usize) {
+        self.orders.clear();
+        self.spacing = (every, max_marks);
+    }
+
+    pub(crate) fn bookkeeping(&mut self, rows: u64) {
+        self.bookkept += rows;
     }
 }
 
@@ -875,9 +890,10 @@ fn walked<T>(
     until: Option<u32>,
     answer: impl FnOnce(&Anchors) -> T,
 ) -> Result<T> {
-    let generation = FleetDb::generation(conn)?;
+    let (changes, other) = FleetDb::generation(conn)?;
     let mut kept = db.windows.lock().unwrap_or_else(|p| p.into_inner());
     let kept = &mut *kept;
+    let generation = (changes - kept.bookkept, other);
     if kept.generation != Some(generation) {
         kept.orders.clear();
         kept.generation = Some(generation);
@@ -1080,7 +1096,10 @@ pub const SNAPSHOT_HEARTBEAT_MS: i64 = 10 * 60 * 1000;
 /// where they changed since the module's last snapshot or that one is older than the heartbeat.
 /// Answers how many modules got a snapshot.
 pub fn snapshot(db: &FleetDb, scope: Scope, at: i64) -> Result<u32> {
-    let mut conn = db.conn();
+    db.bookkeeping(|conn| take_snapshot(conn, scope, at))
+}
+
+fn take_snapshot(conn: &mut rusqlite::Connection, scope: Scope, at: i64) -> Result<u32> {
     let tx = conn.transaction()?;
     let mut per_module: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
     {

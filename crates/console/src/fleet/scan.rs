@@ -484,24 +484,26 @@ pub async fn refresh(
         _ => None,
     };
     let stamp = now_ms();
-    db.conn().execute(
-        "UPDATE scopes SET watermark = ?2, last_refresh_at = ?3,
+    db.bookkeeping(|conn| {
+        Ok(conn.execute(
+            "UPDATE scopes SET watermark = ?2, last_refresh_at = ?3,
              last_full_at = CASE WHEN ?4 THEN ?3 ELSE last_full_at END,
              since_support = ?5, since_checked_at = ?6, sort_support = ?7, sort_checked_at = ?8,
              overlap = ?9
          WHERE id = ?1",
-        params![
-            scope.0,
-            next_watermark,
-            stamp,
-            kind == ScanKind::Full,
-            (known.since != Support::Unknown).then(|| known.since.as_str()),
-            known.since_at,
-            (known.sort != Support::Unknown).then(|| known.sort.as_str()),
-            known.sort_at,
-            overlap,
-        ],
-    )?;
+            params![
+                scope.0,
+                next_watermark,
+                stamp,
+                kind == ScanKind::Full,
+                (known.since != Support::Unknown).then(|| known.since.as_str()),
+                known.since_at,
+                (known.sort != Support::Unknown).then(|| known.sort.as_str()),
+                known.sort_at,
+                overlap,
+            ],
+        )?)
+    })?;
     report.watermark = next_watermark.map(ms_to_text);
     report.elapsed_ms = started.elapsed().as_millis() as u32;
     report.mode = known.mode();
