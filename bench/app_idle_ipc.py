@@ -20,22 +20,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
 
-from conftest import SEED, app_session, fresh_web_storage, record_ipc  # noqa: E402
+from conftest import SEED, app_session, fresh_web_storage, ipc_calls as calls, record_ipc  # noqa: E402
 from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from test_profiles import wait_css  # noqa: E402
 
 IDLE_SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 30.0
 SETTLE_SECONDS = 5.0
 STALE = (StaleElementReferenceException,)
-
-
-def wait_css(driver, css, timeout=90):
-    return WebDriverWait(driver, timeout, ignored_exceptions=STALE).until(lambda d: d.find_elements(By.CSS_SELECTOR, css))
-
-
-def calls(driver) -> list[str]:
-    return driver.execute_script("return (window.__dcsIpcLog || []).map(e => e.cmd)")
 
 
 def measure(driver, label: str) -> float:
@@ -62,9 +55,9 @@ def main() -> None:
         )
         fresh_web_storage(env)
         with app_session(env) as driver:
-            wait_css(driver, "[data-testid=home]")
+            wait_css(driver, "[data-testid=home]", 90)
             record_ipc(driver, "#/home")
-            wait_css(driver, "[data-testid=home]")
+            wait_css(driver, "[data-testid=home]", 90)
             measure(driver, "home, before any scan")
 
             driver.execute_script("location.hash = '#/rollouts'")
@@ -73,14 +66,14 @@ def main() -> None:
             )
             measure(driver, "rollouts dashboard, auto refresh every 15 s")
 
-            box = wait_css(driver, "[data-testid=auto-refresh]")[0]
+            box = wait_css(driver, "[data-testid=auto-refresh]", 90)
             if box.is_selected():
                 box.click()
             WebDriverWait(driver, 10).until(lambda d: not d.find_element(By.CSS_SELECTOR, "[data-testid=auto-refresh]").is_selected())
             measure(driver, "rollouts dashboard, auto refresh off")
 
             driver.execute_script("location.hash = '#/home'")
-            wait_css(driver, "[data-testid=home-health]")
+            wait_css(driver, "[data-testid=home-health]", 90)
             measure(driver, "home, after a scan, auto refresh off")
 
 

@@ -216,6 +216,11 @@ def record_ipc(driver, hash_: str | None = None, timeout: float = 60) -> None:
                 ) from None
 
 
+def ipc_calls(driver) -> list[str]:
+    """The commands the page called so far, oldest first (the recorder that record_ipc turned on)."""
+    return driver.execute_script("return window.__dcsIpcLog.map(e => e.cmd)")
+
+
 def rows_loaded(driver):
     """The Firmware area's module rows once loaded (fails on an error shown instead)."""
     if driver.find_elements(By.CSS_SELECTOR, "[data-testid=loading]"):

@@ -7,7 +7,6 @@ import json
 import subprocess
 import zipfile
 
-
 from conftest import DCS, app_env, app_session, screenshot
 from test_home import scan_from_home
 from test_profiles import click, wait_css, wait_text

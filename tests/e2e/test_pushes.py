@@ -8,20 +8,11 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import record_ipc
+from conftest import ipc_calls as calls, record_ipc
+from test_profiles import wait_css
 
 STALE = (StaleElementReferenceException,)
 IDLE = 10
-
-
-def wait_css(driver, selector, timeout=60):
-    return WebDriverWait(driver, timeout, ignored_exceptions=STALE).until(
-        lambda d: d.find_elements(By.CSS_SELECTOR, selector)
-    )
-
-
-def calls(driver) -> list[str]:
-    return driver.execute_script("return window.__dcsIpcLog.map(e => e.cmd)")
 
 
 def idle_calls(driver, seconds=IDLE) -> list[str]:
@@ -32,9 +23,9 @@ def idle_calls(driver, seconds=IDLE) -> list[str]:
 
 
 def test_idle_screens_ask_nothing_and_a_scan_is_pushed(app):
-    wait_css(app, "[data-testid=home]")
+    wait_css(app, "[data-testid=home]", 60)
     record_ipc(app, "#/home")
-    wait_css(app, "[data-testid=home]")
+    wait_css(app, "[data-testid=home]", 60)
     time.sleep(2)
     assert idle_calls(app) == [], "Home asked Rust while nothing happened"
 
@@ -47,7 +38,7 @@ def test_idle_screens_ask_nothing_and_a_scan_is_pushed(app):
     time.sleep(1)  # the recorder notes a call once its answer is read
     opening = calls(app)[before:]
     assert opening.count("fleetStatus") <= 1 and opening.count("fleetScan") == 1, opening
-    box = wait_css(app, "[data-testid=auto-refresh]")[0]
+    box = wait_css(app, "[data-testid=auto-refresh]", 60)
     if box.is_selected():
         box.click()
     WebDriverWait(app, 10).until(lambda d: not d.find_element(By.CSS_SELECTOR, "[data-testid=auto-refresh]").is_selected())
@@ -58,7 +49,7 @@ def test_idle_screens_ask_nothing_and_a_scan_is_pushed(app):
     before = len(calls(app))
     when = "[data-testid=scan-last] time"
     last = app.find_element(By.CSS_SELECTOR, when).get_attribute("datetime")
-    wait_css(app, "[data-testid=scan-full]")[0].click()
+    wait_css(app, "[data-testid=scan-full]", 60).click()
     WebDriverWait(app, 120, ignored_exceptions=STALE).until(
         lambda d: (e := d.find_elements(By.CSS_SELECTOR, when)) and e[0].get_attribute("datetime") != last
     )
