@@ -359,6 +359,7 @@ const SORT_INDEXES: &[(&str, &str)] = &[
 /// until its end, as every other: scan::defer_indexes).
 const DEVICE_ORDER_INDEX: (&str, &str) = ("states_device_order", "scope, device_id, module_id");
 
+/// The statement that makes the index `name` on the states' `columns` if it is not there.
 fn index_sql((name, columns): &(&str, &str)) -> String {
     format!("CREATE INDEX IF NOT EXISTS {name} ON states ({columns})")
 }

@@ -403,6 +403,7 @@ pub async fn refresh(
         latest_read: None,
         after: latest_asked.map(|w| (w, None)),
         first: None,
+        order: None,
         report: ScanReport {
             kind,
             pages: 0,
@@ -453,6 +454,9 @@ pub async fn refresh(
         let deferred = if held == 0 { blocking(|| defer_indexes(db))? } else { Vec::new() };
         if deferred.iter().any(|(name, _)| name.starts_with("state_counts_")) {
             run.first = Some(FirstCounts::start(&db.conn(), scope)?);
+        }
+        if deferred.iter().any(|(name, _)| name == super::DEVICE_ORDER_INDEX.0) {
+            run.order = Some(LiveOrder::default());
         }
         let read = run.pages(&filter, ScanKind::Full, expected, &mut seen).await;
         let first = run.first.take();
@@ -559,6 +563,8 @@ struct Run<'a, P> {
     after: Option<(i64, Option<(i64, i64)>)>,
     /// A first scan's counts, while the counts' triggers are away (defer_indexes).
     first: Option<FirstCounts>,
+    /// A first scan's default order index, kept while the pages come in its order.
+    order: Option<LiveOrder>,
     report: ScanReport,
 }
 
@@ -603,6 +609,9 @@ impl<P: Fn(&ScanProgress)> Run<'_, P> {
                 }
             }
             let (db, scope, first) = (self.db, self.scope, self.first.as_mut());
+            if let Some(order) = self.order.as_mut() {
+                blocking(|| order.page(db, &items)).map_err(Failed::Later)?;
+            }
             let written = match first {
                 Some(first) => blocking(|| {
                     let mut conn = db.conn();
@@ -652,9 +661,10 @@ async fn cancellable<T>(cancel: &CancellationToken, fut: impl std::future::Futur
 /// `state_counts`, answering their definitions: [`restore_indexes`] builds each index once from
 /// the sorted states at the end, and counts the states once (one GROUP BY), where keeping them
 /// costs each index a random insertion per state (most of a first scan's writing at a million,
-/// once the indexes outgrow the page cache) and each state two upserts of its counts. A crash in
-/// between loses nothing: opening the database creates the schema's missing indexes, and the
-/// counts' triggers with a recount.
+/// once the indexes outgrow the page cache) and each state two upserts of its counts (the
+/// default order's is made again as the pages come when they come in its order: [`LiveOrder`]).
+/// A crash in between loses nothing: opening the database creates the schema's missing indexes,
+/// and the counts' triggers with a recount.
 pub(super) fn defer_indexes(db: &FleetDb) -> Result<Vec<(String, String)>> {
     let mut conn = db.conn();
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -674,6 +684,42 @@ pub(super) fn defer_indexes(db: &FleetDb) -> Result<Vec<(String, String)>> {
     }
     tx.commit()?;
     Ok(defs.into_iter().map(|(name, sql, _)| (name, sql)).collect())
+}
+
+/// The default order's index during a first scan (which [`defer_indexes`] dropped): made again
+/// at the first page if that page comes in its order (device, then module), and kept while the
+/// pages do, so each state is added at the index's end as it is written; dropped again at the
+/// first page out of that order, to be built at the end as the others are ([`restore_indexes`]
+/// makes only those missing). The simulator lists the states in that order; a service
+/// listing them otherwise gets the index built at the end. A first scan of 330k states took about
+/// a tenth less time than building it at the end; of a million, about the same (issue 19).
+#[derive(Default)]
+pub(super) struct LiveOrder {
+    /// The last page's last key, while the index is kept.
+    last: Option<(Uuid, Uuid)>,
+    /// Whether the index was dropped again (or never made): then nothing more is done.
+    given_up: bool,
+}
+
+impl LiveOrder {
+    /// Before `items` (the next page) are written: makes, keeps or drops the index.
+    pub(super) fn page(&mut self, db: &FleetDb, items: &[FirmwareState]) -> Result<()> {
+        if self.given_up || items.is_empty() {
+            return Ok(());
+        }
+        let keys = items.iter().map(|s| (s.device_id, s.module_id));
+        let in_order = self.last.into_iter().chain(keys).is_sorted();
+        let (name, _) = super::DEVICE_ORDER_INDEX;
+        let conn = db.conn();
+        match (self.last.is_some(), in_order) {
+            (false, true) => conn.execute_batch(&super::index_sql(&super::DEVICE_ORDER_INDEX))?,
+            (true, false) => conn.execute_batch(&format!("DROP INDEX IF EXISTS {name}"))?,
+            _ => {}
+        }
+        self.given_up = !in_order;
+        self.last = items.last().map(|s| (s.device_id, s.module_id)).filter(|_| in_order);
+        Ok(())
+    }
 }
 
 /// Creates again the indexes [`defer_indexes`] dropped (those another connection has not made
@@ -781,6 +827,7 @@ pub async fn refresh_catalogue(client: &Client, db: &FleetDb, scope: Scope) -> R
 
 #[cfg(test)]
 mod tests {
+    use super::super::DEVICE_ORDER_INDEX;
     use super::*;
 
     fn state(target_at: Option<i64>, status_at: Option<i64>) -> FirmwareState {
@@ -790,6 +837,48 @@ mod tests {
         s.target_firmware_version_modified_at = target_at.map(from_ms);
         s.firmware_update_status_modified_at = status_at.map(from_ms);
         s
+    }
+
+    #[test]
+    fn a_first_scan_keeps_its_default_order_index_while_the_pages_come_in_its_order() {
+        let db = FleetDb::in_memory().unwrap();
+        let scope = db.scope(&super::super::ScopeKey::new("t", "http://t", None)).unwrap();
+        let has_index = || -> bool {
+            db.conn()
+                .query_row("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = ?1)", [DEVICE_ORDER_INDEX.0], |r| {
+                    r.get(0)
+                })
+                .unwrap()
+        };
+        let mut states: Vec<FirmwareState> = (0..40).map(|_| state(None, None)).collect();
+        states.sort_by_key(|s| (s.device_id, s.module_id));
+        let run = |pages: &[&[FirmwareState]]| -> Vec<bool> {
+            let deferred = defer_indexes(&db).unwrap();
+            assert!(deferred.iter().any(|(n, _)| n == DEVICE_ORDER_INDEX.0) && !has_index());
+            let mut order = LiveOrder::default();
+            let mut present = Vec::new();
+            for page in pages {
+                order.page(&db, page).unwrap();
+                write_page(&db, scope, page).unwrap();
+                present.push(has_index());
+            }
+            restore_indexes(&db, &deferred, None).unwrap();
+            assert!(has_index(), "made at the end when not kept");
+            assert!(db.counts_differences().unwrap().is_empty());
+            let n: i64 = db.conn().query_row("SELECT count(*) FROM states", [], |r| r.get(0)).unwrap();
+            assert_eq!(n as usize, pages.iter().map(|p| p.len()).sum::<usize>());
+            db.conn().execute("DELETE FROM states", []).unwrap();
+            present
+        };
+        // In order: made at the first page and kept.
+        assert_eq!(run(&[&states[..10], &states[10..20], &states[20..]]), [true, true, true]);
+        // A page starting before the last one ended: dropped, built at the end.
+        assert_eq!(run(&[&states[..10], &states[20..30], &states[10..20]]), [true, true, false]);
+        // A page out of order within itself, or a first page out of order: never made.
+        let mut shuffled = states[..10].to_vec();
+        shuffled.swap(2, 7);
+        assert_eq!(run(&[&states[10..20], &shuffled]), [true, false]);
+        assert_eq!(run(&[&shuffled, &states[10..]]), [false, false]);
     }
 
     #[test]
