@@ -848,7 +848,20 @@ async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
             .collect();
         dcs_api::Error::InvalidInput { field: format!("--{flag}"), rule: rule.to_owned() }
     })?;
-    let sim = dcs_sim::Simulator::new(opts)?;
+    // Listened for before seeding, which takes a minute at a million states: a simulator
+    // stopped by Ctrl-C, `kill` or a closed terminal leaves no temporary store behind.
+    let mut stop = Stop::listen()?;
+    let seeding = tokio::task::spawn_blocking(move || dcs_sim::Simulator::new(opts));
+    let sim = tokio::select! {
+        sim = seeding => sim??,
+        signal = stop.next() => {
+            // The seeding thread cannot be stopped: its files are removed under it, and the
+            // process ends with the signal's conventional status.
+            dcs_sim::store::remove_this_process_folders();
+            eprintln!("dcs sim: stopped while seeding");
+            std::process::exit(128 + signal);
+        }
+    };
     let running = sim.spawn(SocketAddr::new(args.host, args.port)).await?;
     if !args.host.is_loopback() {
         // Everything that guards this simulator is public: its demo keys and secrets follow
@@ -895,9 +908,51 @@ async fn run_sim(args: SimArgs, json: bool) -> anyhow::Result<()> {
         }
         let _ = out.flush();
     }
-    tokio::signal::ctrl_c().await?;
+    stop.next().await;
     running.shutdown().await;
     Ok(())
+}
+
+/// The signals that stop `dcs sim`: Ctrl-C, `kill`'s default, and a closed terminal.
+struct Stop {
+    #[cfg(unix)]
+    signals: [tokio::signal::unix::Signal; 3],
+}
+
+impl Stop {
+    fn listen() -> std::io::Result<Stop> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(Stop {
+                signals: [
+                    signal(SignalKind::interrupt())?,
+                    signal(SignalKind::terminate())?,
+                    signal(SignalKind::hangup())?,
+                ],
+            })
+        }
+        #[cfg(not(unix))]
+        Ok(Stop {})
+    }
+
+    /// Waits for the first of them; returns its number.
+    async fn next(&mut self) -> i32 {
+        #[cfg(unix)]
+        {
+            let [int, term, hup] = &mut self.signals;
+            tokio::select! {
+                _ = int.recv() => libc::SIGINT,
+                _ = term.recv() => libc::SIGTERM,
+                _ = hup.recv() => libc::SIGHUP,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            2
+        }
+    }
 }
 
 #[cfg(test)]

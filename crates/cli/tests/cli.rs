@@ -218,3 +218,118 @@ fn sim_ignores_service_options_from_the_environment_and_refuses_them_given() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--customer") && err.contains("does not apply to `dcs sim`"), "{err}");
 }
+
+/// The `dcs-sim-*` folders in `tmp`: the simulators' temporary stores.
+#[cfg(unix)]
+fn temporary_stores(tmp: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("dcs-sim-"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// `dcs sim` with its own TMPDIR, once it listens (its banner's first line read).
+#[cfg(unix)]
+fn sim_in(
+    tmp: &std::path::Path,
+    args: &[&str],
+) -> (std::process::Child, std::io::BufReader<std::process::ChildStdout>) {
+    let mut child = dcs()
+        .args(["sim", "--port", "0"])
+        .args(args)
+        .env("TMPDIR", tmp)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = std::io::BufReader::new(child.stdout.take().unwrap());
+    (child, out)
+}
+
+#[cfg(unix)]
+fn signal(child: &std::process::Child, signal: i32) {
+    // SAFETY: kill(2) on a child this test started and has not yet waited for.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+}
+
+/// Waits up to a minute for `child` to end.
+#[cfg(unix)]
+fn ended(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("dcs sim did not end on its signal");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A simulator stopped by Ctrl-C, `kill` or a closed terminal removes its temporary store
+/// (a gigabyte at a million states), whether it listens already or is still seeding; one that
+/// is killed outright leaves it to the next simulator, which removes it and no live one's.
+#[cfg(unix)]
+#[test]
+fn sim_leaves_no_temporary_store_behind_however_it_is_stopped() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (mut child, mut out) = sim_in(tmp.path(), &[]);
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+        assert!(line.contains("listening on"), "{line}");
+        assert_eq!(temporary_stores(tmp.path()).len(), 1);
+        signal(&child, sig);
+        let status = ended(&mut child);
+        assert!(status.success(), "signal {sig}: {status:?}");
+        assert_eq!(temporary_stores(tmp.path()), Vec::<String>::new(), "signal {sig}");
+    }
+
+    // Stopped while seeding: 20,000 devices a client take seconds to seed, far longer than
+    // the wait here for the store's database to appear.
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut child, _out) = sim_in(tmp.path(), &["--devices-per-client", "20000"]);
+    let started = std::time::Instant::now();
+    while !temporary_stores(tmp.path()).iter().any(|d| tmp.path().join(d).join("sim.sqlite").exists()) {
+        assert!(started.elapsed() < std::time::Duration::from_secs(30), "no temporary store appeared");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    signal(&child, libc::SIGTERM);
+    let status = ended(&mut child);
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{err}");
+    assert!(err.contains("stopped while seeding"), "{err}");
+    assert_eq!(temporary_stores(tmp.path()), Vec::<String>::new());
+
+    // Killed outright: nothing of it runs to remove the folder, so the next simulator does,
+    // and keeps the folder of the one still running.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut line = String::new();
+    let (mut killed, mut out) = sim_in(tmp.path(), &[]);
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let abandoned = temporary_stores(tmp.path());
+    assert_eq!(abandoned.len(), 1, "{abandoned:?}");
+    let (mut live, mut out) = sim_in(tmp.path(), &[]);
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    let left = temporary_stores(tmp.path());
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_ne!(left, abandoned, "the killed simulator's store was kept");
+    let (mut third, mut out) = sim_in(tmp.path(), &[]);
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    let both = temporary_stores(tmp.path());
+    assert_eq!(both.len(), 2, "{both:?}");
+    assert!(both.contains(&left[0]), "the live simulator's store was removed: {both:?}");
+    for child in [&mut live, &mut third] {
+        signal(child, libc::SIGTERM);
+        assert!(ended(child).success());
+    }
+    assert_eq!(temporary_stores(tmp.path()), Vec::<String>::new());
+}

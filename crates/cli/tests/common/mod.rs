@@ -113,7 +113,21 @@ impl Sim {
 }
 
 impl Drop for Sim {
+    /// Stops it as a user does, so that it removes its temporary store; killed if it has not
+    /// ended within ten seconds.
     fn drop(&mut self) {
+        #[cfg(unix)]
+        {
+            // SAFETY: kill(2) on a child not yet waited for, so its pid is still its own.
+            unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+            let asked = std::time::Instant::now();
+            while asked.elapsed() < std::time::Duration::from_secs(10) {
+                if !matches!(self.child.try_wait(), Ok(None)) {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -15,6 +15,9 @@ pub mod downlinks;
 pub mod firmware;
 pub mod grants;
 pub mod query;
+mod scratch;
+
+pub use scratch::remove_this_process_folders;
 
 pub use firmware::ModuleQuery;
 
@@ -300,7 +303,7 @@ impl Drop for Reader<'_> {
 /// folder (removed with it, database included).
 enum FilesDir {
     Kept(PathBuf),
-    Temporary { _dir: tempfile::TempDir, files: PathBuf },
+    Temporary { _dir: scratch::Scratch, files: PathBuf },
 }
 
 impl Readers {
@@ -347,11 +350,12 @@ pub(crate) fn parse_uuid(column: &'static str, s: String) -> Result<Uuid, StoreE
 }
 
 impl Store {
-    /// A store in a temporary folder (the system's, `TMPDIR`), removed with the store. Nothing
-    /// is kept across a crash, so writes are not synced; and its rollback journal (not a WAL)
-    /// writes the seed's new pages once, into the database, where a WAL writes them twice.
+    /// A store in a temporary folder (the system's, `TMPDIR`), removed with the store, or by
+    /// the next temporary store if this process is killed ([`scratch`]). Nothing is kept
+    /// across a crash, so writes are not synced; and its rollback journal (not a WAL) writes
+    /// the seed's new pages once, into the database, where a WAL writes them twice.
     pub fn open_temporary() -> Result<Store, StoreError> {
-        let dir = tempfile::tempdir()?;
+        let dir = scratch::Scratch::create_in(&std::env::temp_dir())?;
         let conn = Connection::open(dir.path().join("sim.sqlite"))?;
         conn.pragma_update(None, "synchronous", "OFF")?;
         // No other connection ever opens it: holding the file's lock for good spares each
