@@ -10,6 +10,7 @@ import { subscribe } from "./lib/useEvent";
 import { ShortcutsSheet } from "./components/ShortcutsSheet";
 import { Palette } from "./components/Palette";
 import { UpdateDialog } from "./components/UpdateDialog";
+import { loadNotes } from "./components/Markdown";
 import { CloseDialog } from "./components/CloseDialog";
 import type { Intent, Target } from "./lib/palette";
 import { NavigateContext } from "./navigate";
@@ -27,7 +28,8 @@ import { SettingsView } from "./views/settings/SettingsView";
 
 // The dashboard carries the chart library and the virtualized table: loaded apart, so the first
 // screen does not wait for them, and fetched once the first screen has painted, so opening
-// Rollouts does not wait either (its skeleton stands in if it is opened sooner).
+// Rollouts does not wait either (its skeleton stands in if it is opened sooner). The release
+// notes' Markdown renderer is fetched then too (components/Markdown).
 const loadFleet = () => import("./views/rollouts/FleetView");
 const FleetView = lazy(() => loadFleet().then((m) => m.FleetView));
 
@@ -56,7 +58,10 @@ export function App() {
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const frame = requestAnimationFrame(() => {
-      timer = setTimeout(() => void loadFleet().catch(() => undefined), 400);
+      timer = setTimeout(() => {
+        void loadFleet().catch(() => undefined);
+        void loadNotes().catch(() => undefined);
+      }, 400);
     });
     return () => {
       cancelAnimationFrame(frame);

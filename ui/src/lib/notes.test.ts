@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isMarkdown, renderNotes } from "./notes";
+import { isMarkdown } from "./markdownKind";
+import { renderNotes } from "./notes";
 
 describe("renderNotes", () => {
   it("renders headings and lists", () => {

@@ -17,7 +17,8 @@ import { useEffect, useState } from "preact/hooks";
 import { currentTheme, type Theme } from "../../lib/status";
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, LineController, LineElement, PointElement, Filler, Tooltip, Legend);
-Chart.defaults.font.family = 'system-ui, -apple-system, "Segoe UI", Cantarell, "Noto Sans", sans-serif';
+// The page's own font (styles.css --font-ui), read once the style sheet is in.
+Chart.defaults.font.family = getComputedStyle(document.documentElement).getPropertyValue("--font-ui").trim() || "system-ui, sans-serif";
 Chart.defaults.animation = false;
 
 export { Chart };

@@ -15,7 +15,7 @@ import {
 } from "../../ipc";
 import { Time } from "../../components/Time";
 import { describePrincipal } from "../../lib/format";
-import { isMarkdown } from "../../lib/notes";
+import { isMarkdown } from "../../lib/markdownKind";
 import { recall, remember } from "../../lib/remember";
 import { formatBytes, withProgress } from "../../lib/transfer";
 import { useSession } from "../../session";
