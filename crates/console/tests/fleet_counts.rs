@@ -261,6 +261,8 @@ fn windows_walk_no_deeper_than_asked_and_stay_equal_to_limit_offset_in_any_order
         f();
         db.positions_walked() - before
     };
+    // A window of no rows is empty at any depth, and walks nothing to get there.
+    assert_eq!(walked(&|| assert!(query::rows(&db, scope, &all, None, 2400, 0).unwrap().is_empty())), 0);
     let at_1000 = walked(&|| drop(query::rows(&db, scope, &all, None, 1000, 100).unwrap()));
     assert!((1000 - 64..1000 + 64).contains(&at_1000), "{at_1000}");
     assert_eq!(walked(&|| drop(query::rows(&db, scope, &all, None, 900, 100).unwrap())), 0);

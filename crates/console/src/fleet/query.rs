@@ -643,6 +643,10 @@ pub fn rows(
     let limit = limit.min(5000);
     let conn = db.conn();
     let plan = plan(&conn, scope, q, device)?;
+    if limit == 0 {
+        // Nothing to show (the query was still checked): no walk down to the offset for it.
+        return Ok(Vec::new());
+    }
     // The nearest position at or before the offset: its segment, keys and how far it lies before.
     let start = walked(db, &conn, &plan, Some(offset), |a| {
         let mark = (offset / a.every) as usize;
@@ -651,7 +655,7 @@ pub fn rows(
         }
         a.marks.get(mark).map(|(seg, key)| (*seg, key.clone(), offset - mark as u32 * a.every))
     })?;
-    let Some((first, key, mut skip)) = start.filter(|_| limit > 0) else {
+    let Some((first, key, mut skip)) = start else {
         return Ok(Vec::new());
     };
     let mut keys: Vec<(String, String)> = Vec::with_capacity(limit as usize);
