@@ -5,7 +5,9 @@
 # without a filter, with a status and with a module, against the plain LIMIT/OFFSET query in the
 # same run (examples/fleet_window.rs, which checks each window equals it). The first window at
 # each depth includes the walk that finds the positions down to it (the rows it stepped through
-# are printed: one at the top of an order); the next windows start from them.
+# are printed: one at the top of an order); the next windows start from them. Then a first jump
+# to 900k in a new order as the app makes it (FleetService::rows), once the walk ahead that its
+# top window started in the background is done (how long that took is printed too).
 # The states are synthesised and written through the console's own write path
 # (scan::write_page, 1,000 a transaction, devices in id order as a full scan writes them), not
 # read from a simulator; a database already holding them is reused. Then the write path's cost

@@ -162,7 +162,7 @@ fn main() {
     let want: u32 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
     let reps: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(3).max(1);
     let t = Instant::now();
-    let db = FleetDb::open(Path::new(&args[1])).expect("the fleet database opens");
+    let db = std::sync::Arc::new(FleetDb::open(Path::new(&args[1])).expect("the fleet database opens"));
     let open_ms = ms(t);
     let scope = db.scope(&ScopeKey::new("bench", "synthetic", None)).expect("scope");
     let held = db.scope_info(scope).expect("info").states;
@@ -273,9 +273,34 @@ fn main() {
         serde_json::json!({"windowAfter": "a history snapshot", "offset": deep, "ms": window_ms,
                            "walked": db.positions_walked() - walked, "loadavg": loadavg()})
     );
+    // A first jump deep into a new order as the app makes it (FleetService::rows): the top
+    // first, which starts the walk ahead in the background; once it is done, the jump.
+    let fleet = dcs_console::fleet::service::FleetService::new(db.clone());
+    let mut worst_jump: f64 = 0.0;
+    for sort in ["", "statusAt", "-version"] {
+        db.set_positions_spacing(32, 4096);
+        let q = DeviceQuery { sort: (!sort.is_empty()).then(|| sort.to_owned()), ..Default::default() };
+        let t = Instant::now();
+        fleet.rows(scope, &q, None, 0, 100).unwrap();
+        let top_ms = ms(t);
+        while query::walk_on(&db, scope, &q, None, 0, &mut None).unwrap() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let ahead_ms = ms(t);
+        let (walked, t) = (db.positions_walked(), Instant::now());
+        let rows = fleet.rows(scope, &q, None, deep, 100).unwrap();
+        let jump_ms = ms(t);
+        assert_eq!(rows, query::rows_by_offset(&db, scope, &q, None, deep, 100).unwrap(), "after the walk ahead");
+        worst_jump = worst_jump.max(jump_ms);
+        println!(
+            "{}",
+            serde_json::json!({"jumpAfterWalkAhead": sort, "offset": deep, "topMs": top_ms, "walkAheadDoneMs": ahead_ms,
+                               "ms": jump_ms, "walked": db.positions_walked() - walked, "loadavg": loadavg()})
+        );
+    }
     println!(
         "{}",
         serde_json::json!({"summary": true, "states": want, "aggregatesMs": m + o, "worstFirstWindowMs": worst_first,
-                           "worstNextWindowMs": worst_next, "loadavg": loadavg()})
+                           "worstNextWindowMs": worst_next, "worstJumpAfterWalkAheadMs": worst_jump, "loadavg": loadavg()})
     );
 }

@@ -243,6 +243,52 @@ fn windows_equal_limit_offset_in_every_order_and_filter_also_after_writes() {
     assert_eq!(rows, query::rows_by_offset(&db, scope, &q, None, 0, 5000).unwrap());
 }
 
+/// After a window of the table, its order is walked on to the end in the background, so a jump
+/// to its last rows walks nothing; a walk ahead stops, without walking, once the data changed.
+#[test]
+fn after_a_window_the_order_is_walked_ahead_and_a_walk_ahead_stops_when_the_data_change() {
+    let (db, scope, mut rng, modules, devices) = random_fleet(1921, 1500, 4000);
+    let db = std::sync::Arc::new(db);
+    let fleet = dcs_console::fleet::service::FleetService::new(db.clone());
+    let all = DeviceQuery { sort: Some("statusAt".into()), ..Default::default() };
+    let total = query::rows_by_offset(&db, scope, &all, None, 0, 5000).unwrap().len() as u32;
+    assert!(total > 2500, "{total}");
+    assert_eq!(
+        fleet.rows(scope, &all, None, 0, 100).unwrap(),
+        query::rows_by_offset(&db, scope, &all, None, 0, 100).unwrap()
+    );
+    let started = std::time::Instant::now();
+    while db.positions_walked() < u64::from(total) {
+        assert!(started.elapsed() < std::time::Duration::from_secs(30), "walked {} of {total}", db.positions_walked());
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let before = db.positions_walked();
+    let last = query::rows(&db, scope, &all, None, total - 40, 40).unwrap();
+    assert_eq!(last, query::rows_by_offset(&db, scope, &all, None, total - 40, 40).unwrap());
+    assert_eq!(db.positions_walked(), before, "the last rows walked again");
+
+    // A step at a time, then a write: the walk stops there and walks no more.
+    let q = DeviceQuery { sort: Some("version".into()), ..Default::default() };
+    let mut since = None;
+    assert!(query::walk_on(&db, scope, &q, None, 0, &mut since).unwrap(), "rows are left past the top");
+    let at = db.positions_walked();
+    assert!(query::walk_on(&db, scope, &q, None, 500, &mut since).unwrap());
+    let step = db.positions_walked() - at;
+    assert!((500..=500 + 64).contains(&step), "{step}");
+    let page: Vec<FirmwareState> = (0..10).map(|_| random_state(&mut rng, &modules, &devices)).collect();
+    scan::write_page(&db, scope, &page).unwrap();
+    let at = db.positions_walked();
+    assert!(!query::walk_on(&db, scope, &q, None, 500, &mut since).unwrap(), "went on after a write");
+    assert!(db.positions_walked() - at <= 1, "walked {} after a write", db.positions_walked() - at);
+    // To the end, a step at a time: then no rows are left.
+    let mut since = None;
+    while query::walk_on(&db, scope, &q, None, 700, &mut since).unwrap() {}
+    assert_eq!(
+        query::count(&db, scope, &q, None).unwrap(),
+        query::rows_by_offset(&db, scope, &q, None, 0, 5000).unwrap().len() as u32
+    );
+}
+
 #[test]
 fn windows_walk_no_deeper_than_asked_and_stay_equal_to_limit_offset_in_any_order_of_depths() {
     let (db, scope, mut rng, modules, devices) = random_fleet(1919, 1500, 4000);

@@ -187,7 +187,7 @@ pub async fn fleet_rows(
     session
         .run(async {
             let device = fleet.device_match(&session.client, scope, query.device.as_deref()).await?;
-            query::rows(fleet.db(), scope, &query, device.as_ref(), offset, limit)
+            fleet.rows(scope, &query, device.as_ref(), offset, limit)
         })
         .await
 }

@@ -960,6 +960,32 @@ fn walk(
     Ok(())
 }
 
+/// Walks `q`'s order on by `step` rows past its deepest position kept (a step of 0 walks
+/// nothing); answers whether rows are left past the positions. `since` holds the data's
+/// generation the walk began under: once the data changed (a write dropped the positions), it
+/// answers false without walking, so a walk never starts over under a scan's writes.
+pub fn walk_on(
+    db: &FleetDb,
+    scope: Scope,
+    q: &DeviceQuery,
+    device: Option<&DeviceMatch>,
+    step: u32,
+    since: &mut Option<(u64, i64)>,
+) -> Result<bool> {
+    let conn = db.conn();
+    let plan = plan(&conn, scope, q, device)?;
+    let depth = walked(db, &conn, &plan, Some(0), |a| a.total.is_none().then_some(a.marks.len() as u32 * a.every))?;
+    let now = db.windows.lock().unwrap_or_else(|p| p.into_inner()).generation;
+    if since.is_some_and(|g| Some(g) != now) {
+        return Ok(false);
+    }
+    *since = now;
+    match depth {
+        Some(depth) if step > 0 => walked(db, &conn, &plan, Some(depth.saturating_add(step)), |a| a.total.is_none()),
+        depth => Ok(depth.is_some()),
+    }
+}
+
 /// [`rows`] by `LIMIT ... OFFSET`: every row before the window is walked. What the windows are
 /// checked against (tests, benchmark).
 pub fn rows_by_offset(

@@ -9,6 +9,7 @@
 //! view as an event, so nothing has to ask again and again whether something changed.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,6 +29,10 @@ use crate::Profile;
 pub const DEFAULT_INTERVAL_SECS: u32 = 15;
 /// A full scan at least this often (an incremental refresh cannot see a state disappear).
 pub const FULL_SCAN_EVERY: Duration = Duration::from_secs(3600);
+
+/// Rows a walk ahead of the device table steps at a time (a few milliseconds of the database
+/// at a million rows, which a window asked for meanwhile waits at most).
+pub const WALK_AHEAD_STEP: u32 = 25_000;
 
 /// What the dashboard shows of the fleet's work for one scope.
 #[derive(Debug, Clone, Serialize)]
@@ -122,6 +127,9 @@ pub struct FleetService {
     changed: watch::Sender<u64>,
     /// Each move of a rollout (a wave started, a pause, the end), as it happens.
     moves: broadcast::Sender<RolloutMoved>,
+    /// Counts the device table's windows asked for: a walk ahead goes on while it is the last
+    /// window's ([`FleetService::rows`]).
+    windows: Arc<AtomicU64>,
 }
 
 /// A rollout moved on by the fleet's timer: what notifications are raised from.
@@ -157,6 +165,7 @@ impl FleetService {
             work: Arc::new(tokio::sync::Mutex::new(())),
             changed: watch::Sender::new(0),
             moves: broadcast::Sender::new(64),
+            windows: Default::default(),
         }
     }
 
@@ -178,6 +187,38 @@ impl FleetService {
 
     pub fn db(&self) -> &FleetDb {
         &self.db
+    }
+
+    /// A window of the device table ([`query::rows`]). Then, until another window is asked for
+    /// or the data change, its order is walked on to the end in the background, a step of
+    /// [`WALK_AHEAD_STEP`] rows at a time (the database is free between two), so that a jump
+    /// deep into the table finds a position near it: a first jump to row 900,000 of a million
+    /// otherwise walks there on the spot (135 to 345 ms).
+    pub fn rows(
+        &self,
+        scope: Scope,
+        q: &query::DeviceQuery,
+        device: Option<&DeviceMatch>,
+        offset: u32,
+        limit: u32,
+    ) -> Result<Vec<query::DeviceRow>> {
+        let rows = query::rows(&self.db, scope, q, device, offset, limit)?;
+        let turn = self.windows.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut since = None;
+        if query::walk_on(&self.db, scope, q, device, 0, &mut since).unwrap_or(false) {
+            let (db, windows, q, device) = (self.db.clone(), self.windows.clone(), q.clone(), device.cloned());
+            let walk = move || {
+                while windows.load(Ordering::Relaxed) == turn {
+                    match query::walk_on(&db, scope, &q, device.as_ref(), WALK_AHEAD_STEP, &mut since) {
+                        Ok(true) => std::thread::sleep(Duration::from_millis(1)),
+                        _ => break,
+                    }
+                }
+            };
+            // Without a thread the next window walks as far as it needs, as before.
+            let _ = std::thread::Builder::new().name("dcs-walk-ahead".into()).spawn(walk);
+        }
+        Ok(rows)
     }
 
     fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
