@@ -150,16 +150,9 @@ fn sim_refuses_settings_it_cannot_run_with_naming_the_flag() {
     ] {
         let mut child =
             dcs().args(["sim", "--port", "0"]).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-        let started = std::time::Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if started.elapsed() > std::time::Duration::from_secs(20) {
-                child.kill().unwrap();
-                panic!("`dcs sim {}` started instead of refusing", args.join(" "));
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
+        let Some(status) = common::ended_within(&mut child, std::time::Duration::from_secs(20)) else {
+            child.kill().unwrap();
+            panic!("`dcs sim {}` started instead of refusing", args.join(" "));
         };
         let mut err = String::new();
         std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
@@ -249,26 +242,19 @@ fn sim_in(
     (child, out)
 }
 
-#[cfg(unix)]
-fn signal(child: &std::process::Child, signal: i32) {
-    // SAFETY: kill(2) on a child this test started and has not yet waited for.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
-}
-
-/// Waits up to a minute for `child` to end.
+/// Waits up to a minute for `child` to end; kills it and fails if it does not.
 #[cfg(unix)]
 fn ended(child: &mut std::process::Child) -> std::process::ExitStatus {
-    let started = std::time::Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if started.elapsed() > std::time::Duration::from_secs(60) {
-            child.kill().unwrap();
-            panic!("dcs sim did not end on its signal");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    common::ended_within(child, std::time::Duration::from_secs(60)).unwrap_or_else(|| {
+        child.kill().unwrap();
+        panic!("dcs sim did not end on its signal");
+    })
+}
+
+/// Sends `sig` to `child`, which must still run.
+#[cfg(unix)]
+fn signal(child: &std::process::Child, sig: i32) {
+    assert!(common::signal(child, sig), "signal {sig} not delivered");
 }
 
 /// A simulator stopped by Ctrl-C, `kill` or a closed terminal removes its temporary store

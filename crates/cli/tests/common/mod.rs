@@ -5,7 +5,8 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
@@ -117,19 +118,32 @@ impl Drop for Sim {
     /// ended within ten seconds.
     fn drop(&mut self) {
         #[cfg(unix)]
-        {
-            // SAFETY: kill(2) on a child not yet waited for, so its pid is still its own.
-            unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-            let asked = std::time::Instant::now();
-            while asked.elapsed() < std::time::Duration::from_secs(10) {
-                if !matches!(self.child.try_wait(), Ok(None)) {
-                    return;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
+        if signal(&self.child, libc::SIGTERM) && ended_within(&mut self.child, Duration::from_secs(10)).is_some() {
+            return;
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Sends `signal` to `child`; whether it was delivered.
+#[cfg(unix)]
+pub fn signal(child: &Child, signal: i32) -> bool {
+    // SAFETY: kill(2) on a child not yet waited for, so its pid is still its own.
+    unsafe { libc::kill(child.id() as i32, signal) == 0 }
+}
+
+/// `child`'s exit status if it ends within `limit`; `None` if it still runs then.
+pub fn ended_within(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let asked = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        if asked.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
