@@ -614,6 +614,9 @@ struct Control {
     /// Taken by the next request with `modifiedSince`: it says so on the first, and is answered
     /// once the second is sent (or dropped).
     gate: std::sync::Arc<std::sync::Mutex<Option<Gate>>>,
+    /// Counts down the states requests that follow a `next` link: the one that takes it to 0
+    /// is answered 404 (a cursor the service no longer knows).
+    failing: std::sync::Arc<std::sync::Mutex<Option<usize>>>,
 }
 
 /// A request's "arrived" and "go on" ([`Control::gate`]).
@@ -680,6 +683,23 @@ async fn twisted_with(
                 let mut answer = axum::response::Response::from_parts(parts, axum::body::Body::from(page.to_string()));
                 answer.headers_mut().remove("content-length");
                 return answer;
+            }
+            if path == "/firmware/states" && req.uri().query().unwrap_or("").contains("cursor=") {
+                let mut failing = control.failing.lock().unwrap();
+                if let Some(n) = failing.as_mut() {
+                    *n -= 1;
+                    if *n == 0 {
+                        *failing = None;
+                        let problem =
+                            serde_json::json!({"title": "Not Found", "status": 404, "detail": "no such cursor"});
+                        return (
+                            axum::http::StatusCode::NOT_FOUND,
+                            [("content-type", "application/problem+json")],
+                            problem.to_string(),
+                        )
+                            .into_response();
+                    }
+                }
             }
             if path == "/firmware/states" {
                 let pairs: Vec<(String, String)> =
@@ -997,6 +1017,39 @@ async fn a_first_scan_cut_short_or_not_leaves_every_index_of_the_states_in_place
     let conn = rusqlite::Connection::open(&path).unwrap();
     let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
     assert_eq!(check, "ok");
+}
+
+/// A full scan whose fourth page fails answers the failure and keeps exactly the three pages read
+/// before it, counted, with every index in place, however many of them were written together
+/// (the pages are read ahead of the writing, several to a transaction); the next scan reads all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_whose_later_page_fails_keeps_every_page_read_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.sqlite");
+    let control = Control::default();
+    let (_sim, client, db, scope, _) = twisted_with(2000, &[], dir.path(), control.clone()).await;
+    let indexes = state_indexes(&path);
+    *control.failing.lock().unwrap() = Some(3);
+    let shown = std::sync::Mutex::new(Vec::new());
+    // The first page's writing lingers, so the next two and the failure are read meanwhile.
+    let err = scan::refresh(&client, &db, scope, ScanKind::Full, &CancellationToken::new(), |p| {
+        let mut shown = shown.lock().unwrap();
+        if shown.is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        shown.push(p.states);
+    })
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("no such cursor"), "{err}");
+    let page = scan::PAGE_SIZE;
+    assert_eq!(shown.into_inner().unwrap(), vec![page, 2 * page, 3 * page]);
+    assert_eq!(db.scope_info(scope).unwrap().states, 3 * page);
+    assert_eq!(state_indexes(&path), indexes);
+    assert_eq!(db.counts_differences().unwrap(), Vec::<String>::new());
+    let full = refresh_in(&client, &db, scope, ScanKind::Full).await;
+    assert!(full.pages > 4, "{full:?}");
+    assert_eq!((full.changed, db.scope_info(scope).unwrap().states), (full.states - 3 * page, full.states));
 }
 
 /// The names of the sort indexes (`states_by_*`) the database at `path` holds.

@@ -78,18 +78,18 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use dcs_api::firmware::{Embed, ModuleFilter, PackageFilter, StateFilter};
-use dcs_api::model::{FirmwareState, Page};
+use dcs_api::model::FirmwareState;
 use dcs_api::Client;
 use futures::TryStreamExt;
 use rusqlite::params;
 use serde::Serialize;
 use time::OffsetDateTime;
 use tokio_util::sync::CancellationToken;
-use url::Url;
 use uuid::Uuid;
 
 use super::first_counts::FirstCounts;
 pub use super::states::write_page;
+use super::states::write_states;
 use super::{from_ms, ms_to_text, now_ms, to_ms, FleetDb, FleetError, Result, Scope};
 
 /// How far before the watermark an incremental refresh reaches back (in the service's clock)
@@ -568,9 +568,20 @@ struct Run<'a, P> {
     report: ScanReport,
 }
 
+/// Pages read ahead of the writing at most (each up to [`PAGE_SIZE`] states), and so written in
+/// one transaction at most: a first scan of 110k states wrote its pages one transaction each,
+/// and the database's log took each index's and table's last pages again at every commit.
+const PAGES_AHEAD: usize = 8;
+
 impl<P: Fn(&ScanProgress)> Run<'_, P> {
     /// Reads the pages of `filter`, writing each, adding the keys seen to `seen`. With a
     /// `modifiedSince` in `filter`, stops at the first state older than it.
+    ///
+    /// The pages are read by a task of their own, up to [`PAGES_AHEAD`] ahead of the writing,
+    /// and the writing takes every page already read into one transaction: while the service
+    /// answers faster than the database writes, pages are written several at a time; else each
+    /// as it comes. Pages are written in the order they came, and those read before a failure
+    /// are written before it is answered, as if written one by one.
     async fn pages(
         &mut self,
         filter: &StateFilter,
@@ -581,48 +592,112 @@ impl<P: Fn(&ScanProgress)> Run<'_, P> {
         let firmware = self.client.firmware();
         let older = filter.modified_since.map(|t| t - time::Duration::milliseconds(SLACK_MS));
         // A page size the service refuses is asked again by the client's pager (dcs_api::paging).
-        let mut page: (Page<FirmwareState>, Option<Url>) = cancellable(self.cancel, firmware.states_page(filter))
+        let (first, mut next) = cancellable(self.cancel, firmware.states_page(filter))
             .await
             .map_err(Failed::First)?
             .map_err(|e| Failed::First(e.into()))?;
+        // Each page with whether it is the last: a reading that stops before its last page
+        // (a panic) is an error, never the end of the list.
+        let (tx, mut rx) = tokio::sync::mpsc::channel(PAGES_AHEAD);
+        let client = self.client.clone();
+        let mut arrived = Some(Ok((first.items, next.is_none())));
+        // Stopped when this returns, however it returns.
+        let _reading = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
+            while let Some(url) = next.take() {
+                let page = client.firmware().states_page_at(&url).await.map(|(page, link)| {
+                    next = link;
+                    (page.items, next.is_none())
+                });
+                let failed = page.is_err();
+                if tx.send(page).await.is_err() || failed {
+                    break;
+                }
+            }
+        }));
+        let stopped = || Failed::Later(FleetError::Internal("the reading of the pages stopped".into()));
         loop {
-            let (items, next) = (page.0.items, page.1);
-            if let Some(older) = older {
-                if items.iter().filter_map(modified_at).any(|t| t < older) {
-                    return Ok(Read::Ignored);
+            // This page and every one already read (the first failure ends the batch and the
+            // reading; an ignored filter ends them before its page).
+            let mut batch: Vec<Vec<FirmwareState>> = Vec::new();
+            let mut end: Option<std::result::Result<Read, Failed>> = None;
+            while let Some(page) = arrived.take() {
+                match page {
+                    Ok((items, _)) if older.is_some_and(|o| items.iter().filter_map(modified_at).any(|t| t < o)) => {
+                        end = Some(Ok(Read::Ignored));
+                    }
+                    Ok((items, true)) => {
+                        batch.push(items);
+                        end = Some(Ok(Read::Done));
+                    }
+                    Ok((items, false)) => {
+                        batch.push(items);
+                        if batch.len() < PAGES_AHEAD {
+                            arrived = match rx.try_recv() {
+                                Ok(page) => Some(page),
+                                Err(tokio::sync::mpsc::error::TryRecvError::Empty) => None,
+                                Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => {
+                                    end = Some(Err(stopped()));
+                                    None
+                                }
+                            };
+                        }
+                    }
+                    Err(e) => end = Some(Err(Failed::Later(e.into()))),
                 }
             }
-            // Ask for the next page while this one is written.
-            let pending = next.map(|url| {
-                let client = self.client.clone();
-                tokio::spawn(async move { client.firmware().states_page_at(&url).await })
-            });
-            if let Some(seen) = seen.as_mut() {
-                seen.extend(items.iter().map(|s| (s.module_id, s.device_id)));
+            self.write(&batch, kind, expected, seen)?;
+            if let Some(end) = end {
+                return end;
             }
-            if let Some(t) = items.iter().filter_map(modified_at).max().map(to_ms) {
-                self.latest_read = Some(self.latest_read.map_or(t, |l| l.max(t)));
+            if self.cancel.is_cancelled() {
+                return Err(Failed::Later(FleetError::Cancelled));
             }
-            if let Some((w, span)) = self.after.as_mut() {
-                for t in items.iter().filter_map(modified_at).map(to_ms).filter(|t| *t > *w) {
-                    *span = Some(span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
-                }
+            arrived = Some(cancellable(self.cancel, rx.recv()).await.map_err(Failed::Later)?.ok_or_else(stopped)?);
+        }
+    }
+
+    /// Writes `pages` (in the order they came) in one transaction, and counts them.
+    fn write(
+        &mut self,
+        pages: &[Vec<FirmwareState>],
+        kind: ScanKind,
+        expected: Option<u32>,
+        seen: &mut Option<HashSet<(Uuid, Uuid)>>,
+    ) -> std::result::Result<(), Failed> {
+        if pages.is_empty() {
+            return Ok(());
+        }
+        let all = || pages.iter().flatten();
+        if let Some(seen) = seen.as_mut() {
+            seen.extend(all().map(|s| (s.module_id, s.device_id)));
+        }
+        if let Some(t) = all().filter_map(modified_at).max().map(to_ms) {
+            self.latest_read = Some(self.latest_read.map_or(t, |l| l.max(t)));
+        }
+        if let Some((w, span)) = self.after.as_mut() {
+            for t in all().filter_map(modified_at).map(to_ms).filter(|t| *t > *w) {
+                *span = Some(span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
             }
-            let (db, scope, first) = (self.db, self.scope, self.first.as_mut());
-            if let Some(order) = self.order.as_mut() {
-                blocking(|| order.page(db, &items)).map_err(Failed::Later)?;
+        }
+        let (db, scope, mut first) = (self.db, self.scope, self.first.as_mut());
+        if let Some(order) = self.order.as_mut() {
+            blocking(|| pages.iter().try_for_each(|items| order.page(db, items))).map_err(Failed::Later)?;
+        }
+        let written = blocking(|| {
+            let mut conn = db.conn();
+            let tx = conn.transaction()?;
+            let mut n = 0;
+            for items in pages {
+                n += match first.as_deref_mut() {
+                    Some(first) => first.insert(&tx, items)?,
+                    None => write_states(&tx, scope, items)?,
+                };
             }
-            let written = match first {
-                Some(first) => blocking(|| {
-                    let mut conn = db.conn();
-                    let tx = conn.transaction()?;
-                    let n = first.insert(&tx, &items)?;
-                    tx.commit()?;
-                    Ok(n)
-                }),
-                None => blocking(|| write_page(db, scope, &items)),
-            };
-            self.report.changed += written.map_err(Failed::Later)?;
+            tx.commit()?;
+            Ok(n)
+        });
+        self.report.changed += written.map_err(Failed::Later)?;
+        for items in pages {
             self.report.pages += 1;
             self.report.states += items.len() as u32;
             (self.progress)(&ScanProgress {
@@ -632,18 +707,8 @@ impl<P: Fn(&ScanProgress)> Run<'_, P> {
                 expected,
                 elapsed_ms: self.started.elapsed().as_millis() as u32,
             });
-            let Some(pending) = pending else { return Ok(Read::Done) };
-            if self.cancel.is_cancelled() {
-                pending.abort();
-                return Err(Failed::Later(FleetError::Cancelled));
-            }
-            page = match cancellable(self.cancel, pending).await.map_err(Failed::Later)? {
-                Ok(result) => result.map_err(|e| Failed::Later(e.into()))?,
-                Err(join) => {
-                    return Err(Failed::Later(FleetError::Internal(format!("the page request stopped: {join}"))))
-                }
-            };
         }
+        Ok(())
     }
 }
 
