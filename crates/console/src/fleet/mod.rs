@@ -11,6 +11,7 @@
 //! - [`compare`]: two moments of a module's history compared, device by device;
 //! - [`rollout`]: plans in waves with success and error thresholds, and the step that moves them.
 
+mod checkpoint;
 pub mod compare;
 mod first_counts;
 pub mod query;
@@ -475,6 +476,9 @@ fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {
 
 /// The fleet database: one file, shared by every scope, used from one connection at a time.
 pub struct FleetDb {
+    /// Declared before `conn`, so dropped first: it is unhooked and its connection closed before
+    /// `conn`, the last, closes and checkpoints what is left.
+    _checkpointer: Option<checkpoint::Checkpointer>,
     conn: Mutex<Connection>,
     /// Scope ids by key, once looked up (asked on every command).
     scopes: Mutex<std::collections::HashMap<String, Scope>>,
@@ -556,7 +560,22 @@ impl FleetDb {
         conn.execute_batch(&index_sql(&DEVICE_ORDER_INDEX))?;
         add_missing_columns(&conn)?;
         add_counts(&mut conn)?;
-        Ok(FleetDb { conn: Mutex::new(conn), scopes: Default::default(), windows: Default::default(), path })
+        // A database in memory has no log to checkpoint.
+        let checkpointer = match &path {
+            Some(path) => {
+                let mut checkpointer = checkpoint::Checkpointer::start(path)?;
+                checkpointer.hook(&conn);
+                Some(checkpointer)
+            }
+            None => None,
+        };
+        Ok(FleetDb {
+            _checkpointer: checkpointer,
+            conn: Mutex::new(conn),
+            scopes: Default::default(),
+            windows: Default::default(),
+            path,
+        })
     }
 
     pub fn path(&self) -> Option<&Path> {
