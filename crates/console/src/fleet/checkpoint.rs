@@ -61,8 +61,8 @@ impl Shared {
 pub(super) struct Checkpointer {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
-    /// The writing connection's handle and the hook's strong count of `shared`, while hooked.
-    hooked: Option<(*mut ffi::sqlite3, *const Shared)>,
+    /// The writing connection's handle, and the hook's strong count of `shared`.
+    hooked: (*mut ffi::sqlite3, *const Shared),
 }
 
 // The raw pointers are only handed back to SQLite (to unhook) and to `Arc::from_raw`, from
@@ -75,7 +75,7 @@ unsafe impl Sync for Checkpointer {}
 /// SQLite's own hook does; a checkpoint the thread is running makes it return at once, and the
 /// next commit tries again).
 unsafe extern "C" fn committed(arg: *mut c_void, db: *mut ffi::sqlite3, _name: *const c_char, pages: c_int) -> c_int {
-    // SAFETY: `arg` is the strong count `hook` leaked, released only after `unhook`.
+    // SAFETY: `arg` is the strong count `start_with` leaked, released only once unhooked.
     let shared = unsafe { &*(arg as *const Shared) };
     if pages >= PAGES {
         shared.state().asked = true;
@@ -100,46 +100,31 @@ unsafe extern "C" fn committed(arg: *mut c_void, db: *mut ffi::sqlite3, _name: *
 }
 
 impl Checkpointer {
-    /// Starts the thread, with a connection of its own to the database at `path`.
-    pub(super) fn start(path: &Path) -> rusqlite::Result<Checkpointer> {
-        Self::start_with(path, WRITER_PAGES)
+    /// Starts the thread, with a connection of its own to the database at `path`, and makes
+    /// `conn`'s commits ask it instead of checkpointing themselves (a WAL hook replaces SQLite's
+    /// automatic checkpoints). `conn` must outlive the checkpointer: it is unhooked when dropped.
+    pub(super) fn start(path: &Path, conn: &Connection) -> super::Result<Checkpointer> {
+        Self::start_with(path, conn, WRITER_PAGES)
     }
 
-    fn start_with(path: &Path, writer_pages: c_int) -> rusqlite::Result<Checkpointer> {
-        let conn = Connection::open(path)?;
+    fn start_with(path: &Path, conn: &Connection, writer_pages: c_int) -> super::Result<Checkpointer> {
+        let own = Connection::open(path)?;
         let shared = Arc::new(Shared { writer_pages, ..Default::default() });
         let on_thread = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("fleet-checkpoint".into())
-            .spawn(move || run(&conn, &on_thread))
-            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-        Ok(Checkpointer { shared, thread: Some(thread), hooked: None })
-    }
-
-    /// Makes `conn`'s commits ask this checkpointer instead of checkpointing themselves (a WAL
-    /// hook replaces SQLite's automatic checkpoints). Undone when the checkpointer is dropped,
-    /// which must happen before `conn` is closed.
-    pub(super) fn hook(&mut self, conn: &Connection) {
-        self.unhook();
-        let arg = Arc::into_raw(self.shared.clone());
+        let thread =
+            std::thread::Builder::new()
+                .name("fleet-checkpoint".into())
+                .spawn(move || run(&own, &on_thread))
+                .map_err(|e| super::FleetError::Internal(format!("the fleet database's checkpoint thread: {e}")))?;
+        let arg = Arc::into_raw(shared.clone());
         // SAFETY: the handle is valid while `conn` is open, which outlives this checkpointer
-        // (FleetDb drops it first); `arg` stays valid until `unhook` takes it back.
-        unsafe {
+        // (FleetDb drops it first); `arg` stays valid until `drop` takes it back.
+        let db = unsafe {
             let db = conn.handle();
             ffi::sqlite3_wal_hook(db, Some(committed), arg as *mut c_void);
-            self.hooked = Some((db, arg));
-        }
-    }
-
-    fn unhook(&mut self) {
-        if let Some((db, arg)) = self.hooked.take() {
-            // SAFETY: `db` is still open (see `hook`); once unhooked SQLite no longer holds `arg`,
-            // so its strong count can be released.
-            unsafe {
-                ffi::sqlite3_wal_hook(db, None, std::ptr::null_mut());
-                drop(Arc::from_raw(arg));
-            }
-        }
+            db
+        };
+        Ok(Checkpointer { shared, thread: Some(thread), hooked: (db, arg) })
     }
 
     /// Checkpoints run so far.
@@ -157,7 +142,13 @@ impl Checkpointer {
 
 impl Drop for Checkpointer {
     fn drop(&mut self) {
-        self.unhook();
+        let (db, arg) = self.hooked;
+        // SAFETY: `db` is still open (see `start_with`); once unhooked SQLite no longer holds
+        // `arg`, so its strong count can be released.
+        unsafe {
+            ffi::sqlite3_wal_hook(db, None, std::ptr::null_mut());
+            drop(Arc::from_raw(arg));
+        }
         self.shared.state().stop = true;
         self.shared.wake.notify_one();
         if let Some(thread) = self.thread.take() {
@@ -244,9 +235,8 @@ mod tests {
         }
         std::fs::remove_file(&path).unwrap();
         let conn = open(&path);
-        let mut checkpointer = Checkpointer::start(&path).unwrap();
+        let checkpointer = Checkpointer::start(&path, &conn).unwrap();
         checkpointer.hold(true);
-        checkpointer.hook(&conn);
         let before = pages_in_file(&path);
         write(&conn, 3);
         assert_eq!(pages_in_file(&path), before, "the writer's commits checkpointed nothing");
@@ -270,9 +260,8 @@ mod tests {
         let conn = open(&path);
         // A shorter limit than the database's, for a short test.
         let limit = 4 * PAGES;
-        let mut checkpointer = Checkpointer::start_with(&path, limit).unwrap();
+        let checkpointer = Checkpointer::start_with(&path, &conn, limit).unwrap();
         checkpointer.hold(true);
-        checkpointer.hook(&conn);
         let wal = dir.path().join("fleet.sqlite-wal");
         let mut longest = 0;
         for _ in 0..30 {

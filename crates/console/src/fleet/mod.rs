@@ -561,14 +561,7 @@ impl FleetDb {
         add_missing_columns(&conn)?;
         add_counts(&mut conn)?;
         // A database in memory has no log to checkpoint.
-        let checkpointer = match &path {
-            Some(path) => {
-                let mut checkpointer = checkpoint::Checkpointer::start(path)?;
-                checkpointer.hook(&conn);
-                Some(checkpointer)
-            }
-            None => None,
-        };
+        let checkpointer = path.as_deref().map(|path| checkpoint::Checkpointer::start(path, &conn)).transpose()?;
         Ok(FleetDb {
             _checkpointer: checkpointer,
             conn: Mutex::new(conn),
