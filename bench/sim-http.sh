@@ -3,6 +3,7 @@
 #   1. Throughput: wrk, 2 threads, 64 connections, 10 s, on the two list operations at 50 a
 #      page: modules, states from the start, and the last page of the states (its `next` link;
 #      keyset paging, A-259: the baseline's offset paging costs more there).
+#      With each, the simulator's own CPU time per request.
 #   2. Latency at a fixed rate: hey, 1,000 requests/s for 10 s (10 workers x 100/s), p50/p99.
 # Load generator and simulator share the machine's cores, as they would on a developer's box;
 # the load average each ran under is printed with it.
@@ -42,6 +43,9 @@ print(last.replace(url, "") if "cursor=" in last else "/firmware/states?limit=50
 PY
 )"
 
+# The simulator's CPU time so far (user and system), in clock ticks.
+sim_cpu_ticks() { awk '{print $14 + $15}' "/proc/$sim/stat"; }
+
 echo
 echo "simulator at $url ($(nproc) cores), release build, $per_client devices per client"
 for path in "/firmware/modules?limit=50" "/firmware/states?limit=50" "$deep"; do
@@ -49,7 +53,14 @@ for path in "/firmware/modules?limit=50" "/firmware/states?limit=50" "$deep"; do
   echo
   echo "== throughput: wrk -t2 -c64 -d10s GET ${path:0:60}"
   echo "   load: $(cat /proc/loadavg)"
-  wrk -t2 -c64 -d10s --latency -H "$auth" "$url$path" | grep -E 'Requests/sec|Latency  |99%|Non-2xx'
+  cpu0="$(sim_cpu_ticks)"
+  out="$(wrk -t2 -c64 -d10s --latency -H "$auth" "$url$path")"
+  cpu1="$(sim_cpu_ticks)"
+  grep -E 'Requests/sec|Latency  |99%|Non-2xx' <<<"$out"
+  # The simulator's own CPU time per request: the throughput without the share of the two cores
+  # that wrk and the machine's other work took (the machine's own speed still sways it).
+  requests="$(awk '/requests in/ {print $1}' <<<"$out")"
+  echo "   simulator CPU per request: $(( (cpu1 - cpu0) * 1000000 / $(getconf CLK_TCK) / requests )) us"
   echo "== latency at 1,000 requests/s: hey -z 10s -c 10 -q 100 GET ${path:0:60}"
   echo "   load: $(cat /proc/loadavg)"
   hey -z 10s -c 10 -q 100 -H "$auth" "$url$path" | grep -E 'Requests/sec|50%|99%|Status code|\[200\]' | sed 's/^ */  /'

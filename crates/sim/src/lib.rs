@@ -103,6 +103,8 @@ pub(crate) struct SimState {
     pub signing_key: Vec<u8>,
     pub clock: clock::SimClock,
     pub faults: faults::FaultState,
+    /// The access tokens verified so far, with what each says of its key.
+    pub tokens: auth::VerifiedTokens,
     /// Access tokens issued so far (to check that clients share and reuse tokens).
     pub tokens_issued: std::sync::atomic::AtomicU64,
     /// The simulated time this simulator started at: no device step is stamped before it.
@@ -174,7 +176,16 @@ impl Simulator {
         let signing_key = seed::signing_key();
         let faults = faults::FaultState::new(opts.faults.clone());
         let started_at = clock.now();
-        let state = SimState { store, opts, signing_key, clock, faults, tokens_issued: Default::default(), started_at };
+        let state = SimState {
+            store,
+            opts,
+            signing_key,
+            clock,
+            faults,
+            tokens: Default::default(),
+            tokens_issued: Default::default(),
+            started_at,
+        };
         Ok(Simulator { state: Arc::new(state) })
     }
 

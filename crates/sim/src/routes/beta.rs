@@ -124,16 +124,16 @@ pub(crate) async fn context_switch(
     // The reference lists both headers on this GET, though it has no body.
     crate::routes::require_json_content_type(&headers)?;
     let customer = Uuid::parse_str(&client_id).map_err(|_| ApiError::invalid("clientId", "must be a UUID"))?;
-    if !caller.customer_management {
+    if !caller.customer_management() {
         return Err(crate::auth::no_customer_management(customer));
     }
     // Always on behalf of the key's own client, whatever x-client-id says.
     match state.store.client(customer)? {
-        Some(c) if c.reseller_id == Some(caller.own) => {}
+        Some(c) if c.reseller_id == Some(caller.own()) => {}
         _ => {
             return Err(ApiError::forbidden(format!("the API key's client is not the reseller of customer {customer}")))
         }
     }
-    state.store.grant_context_switch(&caller.key_id, customer, state.clock.now())?;
+    state.store.grant_context_switch(caller.key_id(), customer, state.clock.now())?;
     Ok(Json(ContextSwitch { client_id: customer, granted: true }))
 }

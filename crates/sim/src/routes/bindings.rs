@@ -342,7 +342,7 @@ fn sync_from_network_server(state: &SimState, caller: &Caller, row: BindingRow) 
         caller.client,
         row.id,
         LoraBindingStatus::Active.as_str(),
-        &caller.principal,
+        caller.principal(),
         now,
     )?;
     find::<Lora>(state, caller, row.id)
@@ -356,7 +356,7 @@ pub(crate) async fn create<K: Kind>(
     let body = json_body(&body)?;
     let device = body_device(&state, &caller, &body, K::KIND)?;
     let now = state.clock.now();
-    let mut row = BindingRow::new(K::KIND, caller.client, device.id, now, &caller.principal);
+    let mut row = BindingRow::new(K::KIND, caller.client, device.id, now, caller.principal());
     K::apply(&body, &device, None, &mut row, now)?;
     if let Err(c) = state.store.insert_binding(&row)? {
         return Err(conflict(K::KIND, c, &row));
@@ -380,8 +380,12 @@ pub(crate) async fn update<K: Kind>(
     let device = body_device(&state, &caller, &body, K::KIND)?;
     let now = state.clock.now();
     // A full replacement: every writable field comes from the body; id and creation stay.
-    let mut row =
-        BindingRow { device_id: device.id, modified_at: now, modified_by: caller.principal.clone(), ..current.clone() };
+    let mut row = BindingRow {
+        device_id: device.id,
+        modified_at: now,
+        modified_by: caller.principal().to_owned(),
+        ..current.clone()
+    };
     K::apply(&body, &device, Some(&current), &mut row, now)?;
     match state.store.replace_binding(&row)? {
         Err(c) => Err(conflict(K::KIND, c, &row)),

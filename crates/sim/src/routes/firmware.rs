@@ -231,9 +231,9 @@ pub(crate) async fn create_package(
         firmware_file_name: None,
         release_notes_file_name: None,
         created_at: Some(now),
-        created_by: Some(caller.principal.clone()),
+        created_by: Some(caller.principal().to_owned()),
         modified_at: Some(now),
-        modified_by: Some(caller.principal.clone()),
+        modified_by: Some(caller.principal().to_owned()),
         embedded: None,
         extra: Default::default(),
     };
@@ -276,7 +276,7 @@ pub(crate) async fn update_package(
     if let Some(d) = description {
         validate::description(d).map_err(|r| ApiError::invalid("description", r))?;
     }
-    state.store.update_package_description(caller.client, id, description, &caller.principal, state.clock.now())?;
+    state.store.update_package_description(caller.client, id, description, caller.principal(), state.clock.now())?;
     // The reference documents 201 for this update.
     Ok((StatusCode::CREATED, Json(find_package(&state, &caller, id)?)))
 }
@@ -452,7 +452,7 @@ pub(crate) async fn upload_file(
         sha256: &sha256,
         size,
         content: FileContent::Path(stored_name),
-        by: &caller.principal,
+        by: caller.principal(),
         at: now,
     })?;
     match outcome {
