@@ -205,7 +205,7 @@ impl TokenRefused {
 
 /// The access tokens this simulator has verified, each with what it says of its key. A client
 /// sends one token with every request until it expires (a full scan of a million states: 20,000
-/// requests), and checking its signature and reading its claims each time was a twelfth of a
+/// requests), and checking its signature and reading its claims each time was 7 % of a
 /// states page's time. Only a token whose signature and claims were checked is kept; its expiry
 /// is checked again on every use, as the first check did. At most [`VerifiedTokens::KEPT`]
 /// are kept: a full set starts again empty (tokens that come back are verified again).

@@ -869,9 +869,6 @@ pub struct AppliedStep {
 mod tests {
     use super::*;
 
-    /// The states listing written straight from the rows is, byte for byte, the serialization of
-    /// the states read from them: times with and without milliseconds (and in another stored
-    /// form), absent values, texts needing escapes, a status the model does not know.
     #[test]
     fn plain_text_is_printable_ascii_without_quotes_or_backslashes_wherever_the_other_byte_is() {
         for len in [0usize, 1, 15, 16, 17, 31, 32, 33, 64, 100] {
@@ -892,6 +889,9 @@ mod tests {
         }
     }
 
+    /// The states listing written straight from the rows is, byte for byte, the serialization of
+    /// the states read from them: times with and without milliseconds (and in another stored
+    /// form), absent values, texts needing escapes, a status the model does not know.
     #[test]
     fn states_written_from_their_rows_are_the_serialized_states() {
         let store = Store::open_temporary().unwrap();
