@@ -269,7 +269,9 @@ pub(crate) struct Readers {
 const IDLE_READERS: usize = 8;
 
 /// Page cache of a read connection (KiB): the listings read few pages, the OS's cache has them.
-const READER_CACHE_KIB: i64 = 8192;
+/// SQLite's default; 8 MiB served the lists no faster (`bench/sim-http.sh`, `bench/sim-scale.sh`),
+/// and the app's demo simulator held its writer's 8 MiB at idle.
+const READER_CACHE_KIB: i64 = 2048;
 
 /// A connection to read with: one of the store's read connections, or the store's own
 /// connection while reads are not shared.
@@ -337,7 +339,8 @@ fn give_back_freed_memory() {
 /// Otherwise it caches as much as a reader ([`READER_CACHE_KIB`]): the devices' engine writes
 /// a few pages at a time, and the OS's cache holds the file's pages anyway. A seed's cache kept
 /// held the whole data set a second time for as long as the simulator ran (`dcs sim` with the
-/// demo data set: 28 MiB of anonymous memory after seeding, 8 MiB with the cache let go).
+/// demo data set: 28 MiB of anonymous memory after seeding, 8 MiB with the cache let go; the
+/// app, whose fleet database's cache size left room for them, 20 MB of SQLite's pages at idle).
 const SEED_CACHE_KIB: i64 = 131_072;
 
 /// Secondary indexes of the bulk-seeded tables: dropped before the seed writes its rows and
@@ -478,8 +481,15 @@ impl Store {
             Ok(())
         });
         self.conn().pragma_update(None, "foreign_keys", "ON")?;
-        // Lowering the size lets the pages beyond it go at once.
-        self.conn().pragma_update(None, "cache_size", -READER_CACHE_KIB)?;
+        // Lowering the size takes the seed's share out of the process's page budget, and the
+        // pages go: all of them, since the budget is shared by every connection in the process
+        // (the bundled SQLite's SQLITE_ENABLE_MEMORY_MANAGEMENT), and another one's room would
+        // keep them otherwise.
+        {
+            let conn = self.conn();
+            conn.pragma_update(None, "cache_size", -READER_CACHE_KIB)?;
+            conn.release_memory()?;
+        }
         give_back_freed_memory();
         replaced?;
         for entry in std::fs::read_dir(self.files_dir())? {
@@ -857,13 +867,27 @@ mod tests {
         i64::from(used)
     }
 
+    /// SQLite's pages of every connection in the process share one budget, the sum of their
+    /// cache sizes (the bundled build's SQLITE_ENABLE_MEMORY_MANAGEMENT): a seed's pages stayed
+    /// for as long as another connection's cache size made room for them (the app: its fleet
+    /// database's 16 MiB kept 20 MB of the demo data set's pages at idle).
     #[test]
     fn the_seeds_page_cache_is_let_go_once_its_data_set_is_written() {
-        let store = Store::open_temporary().unwrap();
+        let roomy = Connection::open_in_memory().unwrap();
+        roomy.pragma_update(None, "cache_size", -262_144).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        // A temporary store (`dcs sim`), and a kept file in WAL mode (the app's demo data set).
+        for store in [Store::open_temporary().unwrap(), Store::open(&dir.path().join("kept.sqlite")).unwrap()] {
+            seeds_let_their_page_cache_go(&store);
+        }
+        drop(roomy);
+    }
+
+    fn seeds_let_their_page_cache_go(store: &Store) {
         let reader_cache = READER_CACHE_KIB * 1024;
         for seed in [1, 2] {
             // The first seed, then a reset's.
-            crate::seed::seed(&store, seed, 3000, time::OffsetDateTime::now_utc()).unwrap();
+            crate::seed::seed(store, seed, 3000, time::OffsetDateTime::now_utc()).unwrap();
             let size: i64 = store
                 .conn()
                 .query_row("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", [], |r| r.get(0))
