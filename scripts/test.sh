@@ -35,6 +35,15 @@ log "Rust: cargo fmt --check"
 log "Python: pyflakes (tests, benchmarks, scripts)"
 (cd "$ROOT" && "$VENV/bin/python" -m pyflakes bench scripts tests) || die "pyflakes found the mistakes above in the Python files"
 
+log "shell: nothing piped into grep -q"
+# grep -q exits at its first match; a writer with more to say is then killed by SIGPIPE and, under
+# pipefail (every script here), the line fails at random: read the output whole, then match it
+# (grep -q ... <<<"$(cmd)"). The installer test failed on CI this way.
+if grep -nE '(^|[^|])\|[[:space:]]*grep([[:space:]]+-[[:alnum:]]+)*[[:space:]]+(-[[:alnum:]]*q|--quiet|--silent)' \
+  -r --include='*.sh' "$ROOT/scripts" "$ROOT/tests" "$ROOT/bench" "$ROOT/.ci/run"; then
+  die "a command is piped into grep -q above: capture its output first, then grep -q <<<\"\$output\""
+fi
+
 log "UI: type check, lint and unit tests"
 (cd "$ROOT/ui" && npm run --silent typecheck && npm run --silent lint && npm test --silent)
 build_ui

@@ -17,12 +17,17 @@ fail() { die "installer test: $*"; }
 
 log "installer test: $deb"
 echo "  package $pkg $(dpkg-deb -f "$deb" Version), $(du -k "$deb" | cut -f1) KiB, installed size $(dpkg-deb -f "$deb" Installed-Size) KiB"
-dpkg-deb -f "$deb" Depends | grep -q 'libwebkit2gtk-4.1-0' || fail "Depends lacks WebKitGTK: $(dpkg-deb -f "$deb" Depends)"
+# Each field is read whole before it is matched: piped into grep -q, dpkg-deb can be killed by
+# SIGPIPE when grep exits at its first match, and pipefail fails the line (CI did, on Description).
+depends="$(dpkg-deb -f "$deb" Depends)"
+grep -q 'libwebkit2gtk-4.1-0' <<<"$depends" || fail "Depends lacks WebKitGTK: $depends"
 # The tray icon loads the indicator library when the app starts (tray.rs).
-dpkg-deb -f "$deb" Depends | grep -q 'libayatana-appindicator3-1' || fail "Depends lacks the tray indicator: $(dpkg-deb -f "$deb" Depends)"
-dpkg-deb -f "$deb" Description | grep -q 'Device Connectivity' || fail "no description"
+grep -q 'libayatana-appindicator3-1' <<<"$depends" || fail "Depends lacks the tray indicator: $depends"
+description="$(dpkg-deb -f "$deb" Description)"
+grep -q 'Device Connectivity' <<<"$description" || fail "the Description does not name the console: $description"
 
-if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+installed() { grep -q "install ok installed" <<<"$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"; }
+if installed; then
   fail "$pkg is already installed on this machine; remove it first (apt-get remove $pkg)"
 fi
 removed=0
@@ -34,7 +39,7 @@ remove() {
 trap remove EXIT
 
 as_root dpkg -i "$deb" || as_root env DEBIAN_FRONTEND=noninteractive apt-get -f install -y -q
-dpkg-query -W -f='${Status}' "$pkg" | grep -q "install ok installed" || fail "$pkg did not install"
+installed || fail "$pkg did not install"
 
 files="$(dpkg -L "$pkg")"
 for f in "$bin" /usr/share/applications/ /usr/share/icons/hicolor/32x32/apps/ /usr/share/icons/hicolor/128x128/apps/ \
@@ -70,5 +75,5 @@ log "installer test: the installed app's first screen and idle memory (figures, 
 
 remove
 [ ! -e "$bin" ] || fail "$bin is still there after removing $pkg"
-dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" && fail "$pkg is still installed"
+installed && fail "$pkg is still installed"
 log "installer test: installed, started, checked and removed $pkg"
