@@ -3,7 +3,8 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 type Notes = typeof import("../lib/notes");
 
 // markdown-it and its companions are a third of the first screen's script: loaded apart, once,
-// and fetched after the first screen has painted (app.tsx), so notes rarely wait for it.
+// when notes are asked for (in step with reading them: PackageFiles, UpdateDialog), so the
+// screens that show none do not hold it.
 let loaded: Notes | null = null;
 let loading: Promise<Notes> | null = null;
 

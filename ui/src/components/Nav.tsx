@@ -16,7 +16,11 @@ export type Area = (typeof AREAS)[number]["id"];
 /** The keys that go to an area (lib/shortcuts), for its title. */
 const shortcutOf = (area: Area) => SHORTCUTS.find((s) => s.does.kind === "area" && s.does.area === area)?.keys;
 
-export function Nav({ current, onSelect }: { current: Area; onSelect: (a: Area) => void }) {
+/**
+ * The areas. `onIntent` hears of an area about to be opened (its entry pointed at or focused),
+ * so that what its screen loads apart can be fetched before the click.
+ */
+export function Nav({ current, onSelect, onIntent }: { current: Area; onSelect: (a: Area) => void; onIntent?: (a: Area) => void }) {
   // Rollouts that run or wait (paused) show on their area from anywhere in the app.
   const rollouts = countsBadge(useRolloutCounts());
   return (
@@ -35,6 +39,8 @@ export function Nav({ current, onSelect }: { current: Area; onSelect: (a: Area) 
                 e.preventDefault();
                 onSelect(a.id);
               }}
+              onPointerEnter={() => onIntent?.(a.id)}
+              onFocus={() => onIntent?.(a.id)}
             >
               <svg viewBox="0 0 24 24" aria-hidden="true">
                 <path d={a.icon} />

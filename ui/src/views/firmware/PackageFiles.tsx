@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
-import { Markdown } from "../../components/Markdown";
+import { loadNotes, Markdown } from "../../components/Markdown";
 import { Modal } from "../../components/Modal";
 import { ErrorBox } from "../../components/States";
 import { TransferBar } from "../../components/TransferBar";
@@ -229,6 +229,8 @@ export function PackageFilesDialog({
 
   const viewNotes = async () => {
     setNotesError(null);
+    // The renderer loads while the notes are read.
+    void loadNotes().catch(() => undefined);
     try {
       const got = await ipc.readReleaseNotes(pkg.id);
       setNotesText({ text: got.text, markdown: isMarkdown(got.contentType, got.fileName ?? notesName) });
