@@ -20,10 +20,16 @@ APP_PACKAGES=(
 # And to test it: a display, WebDriver for WebKitGTK, a keychain daemon, screenshots.
 TEST_PACKAGES=(xvfb webkit2gtk-driver gnome-keyring libsecret-tools dbus-x11 xauth imagemagick desktop-file-utils xdotool)
 
+# Whether Debian package $1 is installed (its status read whole, then matched: see the test
+# command's check against piping into grep -q).
+package_installed() {
+  grep -q "install ok installed" <<<"$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)"
+}
+
 ensure_packages() {
   local missing=()
   for p in "$@"; do
-    grep -q "install ok installed" <<<"$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" || missing+=("$p")
+    package_installed "$p" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   log "installing Debian packages: ${missing[*]}"

@@ -26,8 +26,7 @@ grep -q 'libayatana-appindicator3-1' <<<"$depends" || fail "Depends lacks the tr
 description="$(dpkg-deb -f "$deb" Description)"
 grep -q 'Device Connectivity' <<<"$description" || fail "the Description does not name the console: $description"
 
-installed() { grep -q "install ok installed" <<<"$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"; }
-if installed; then
+if package_installed "$pkg"; then
   fail "$pkg is already installed on this machine; remove it first (apt-get remove $pkg)"
 fi
 removed=0
@@ -39,7 +38,7 @@ remove() {
 trap remove EXIT
 
 as_root dpkg -i "$deb" || as_root env DEBIAN_FRONTEND=noninteractive apt-get -f install -y -q
-installed || fail "$pkg did not install"
+package_installed "$pkg" || fail "$pkg did not install"
 
 files="$(dpkg -L "$pkg")"
 for f in "$bin" /usr/share/applications/ /usr/share/icons/hicolor/32x32/apps/ /usr/share/icons/hicolor/128x128/apps/ \
@@ -75,5 +74,5 @@ log "installer test: the installed app's first screen and idle memory (figures, 
 
 remove
 [ ! -e "$bin" ] || fail "$bin is still there after removing $pkg"
-installed && fail "$pkg is still installed"
+package_installed "$pkg" && fail "$pkg is still installed"
 log "installer test: installed, started, checked and removed $pkg"

@@ -1,7 +1,8 @@
 import { lazy, Suspense } from "preact/compat";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ActingBanner, Header } from "./components/Header";
-import { Nav, type Area, AREAS } from "./components/Nav";
+import { AREAS, type Area } from "./areas";
+import { Nav } from "./components/Nav";
 import { StatusBar } from "./components/StatusBar";
 import { events } from "./bindings";
 import { ipc, errorMessage, type AppInfo, type Link } from "./ipc";
@@ -13,6 +14,7 @@ import { UpdateDialog } from "./components/UpdateDialog";
 import { CloseDialog } from "./components/CloseDialog";
 import type { Intent, Target } from "./lib/palette";
 import { NavigateContext } from "./navigate";
+import { loadFleet } from "./prepare";
 import { DeviceView } from "./views/device/DeviceView";
 import { oneOf, recall, remember } from "./lib/remember";
 import { noteScope, type Switches } from "./lib/switches";
@@ -25,18 +27,7 @@ import { HomeView } from "./views/home/HomeView";
 import { FleetSkeleton } from "./views/rollouts/FleetSkeleton";
 import { SettingsView } from "./views/settings/SettingsView";
 
-// The dashboard carries the chart library and the virtualized table: loaded apart, so the first
-// screen does not wait for them, and only once Rollouts is about to be opened (its entry pointed
-// at or focused; opened another way, its skeleton stands in meanwhile). Fetched after the first
-// screen whether or not it was opened, it and the Markdown renderer (components/Markdown) held
-// 6 to 7.5 MiB more at idle (bench/app-idle.sh --release: PSS 250 to 244 MiB).
-const loadFleet = () => import("./views/rollouts/FleetView");
 const FleetView = lazy(() => loadFleet().then((m) => m.FleetView));
-
-/** Fetches what an area's screen loads apart, when the operator is about to open it. */
-function prepare(area: Area) {
-  if (area === "rollouts") void loadFleet().catch(() => undefined);
-}
 
 const isArea = oneOf(...AREAS.map((a) => a.id));
 
@@ -210,7 +201,7 @@ export function App() {
         <div class={info?.acting ? "shell shell-acting" : "shell"}>
           <Header />
           <ActingBanner />
-          <Nav current={area} onSelect={go} onIntent={prepare} />
+          <Nav current={area} onSelect={go} />
           <main class="content" id="main" tabIndex={-1} key={`${switches.current.count}|${refreshed}`}>
             {linkError && (
               <div class="notice notice-error" role="alert" data-testid="link-error">

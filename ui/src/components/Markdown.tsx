@@ -9,7 +9,7 @@ let loaded: Notes | null = null;
 let loading: Promise<Notes> | null = null;
 
 /** Loads the Markdown renderer (once; a failed load is tried again at the next call). */
-export function loadNotes(): Promise<Notes> {
+function loadNotes(): Promise<Notes> {
   loading ??= import("../lib/notes").then(
     (m) => (loaded = m),
     (e: unknown) => {
@@ -18,6 +18,11 @@ export function loadNotes(): Promise<Notes> {
     },
   );
   return loading;
+}
+
+/** Starts loading the Markdown renderer ahead of notes about to be shown (a failure is met by them). */
+export function prepareNotes(): void {
+  void loadNotes().catch(() => undefined);
 }
 
 /**

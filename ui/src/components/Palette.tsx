@@ -2,6 +2,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { errorMessage, ipc, type PaletteItem } from "../ipc";
 import { actions, compose, validRecent, withRecent, type Entry, type Target } from "../lib/palette";
 import { remember, useRemembered } from "../lib/remember";
+import { prepareArea } from "../prepare";
 import { useSession } from "../session";
 import { Modal } from "./Modal";
 import "./Palette.css";
@@ -80,6 +81,11 @@ export function Palette({
   }, [mode, query, found, recent, info]);
 
   useEffect(() => setActive(0), [entries]);
+  // An area made the active option is about to be opened: what its screen loads apart is fetched.
+  const activeTarget = entries[active]?.target;
+  useEffect(() => {
+    if (activeTarget?.kind === "area") prepareArea(activeTarget.area);
+  }, [activeTarget]);
   // The active option kept in view by scrolling the list alone (scrollIntoView would scroll the
   // dialog too, sliding the field under its title).
   useEffect(() => {

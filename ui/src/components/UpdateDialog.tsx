@@ -3,7 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { UpdateCheck, UpdateDone, UpdateProgress } from "../ipc";
 import { errorMessage, ipc } from "../ipc";
 import { formatBytes } from "../lib/transfer";
-import { loadNotes, Markdown } from "./Markdown";
+import { Markdown, prepareNotes } from "./Markdown";
 import { Time } from "./Time";
 import { Modal, ModalCancel } from "./Modal";
 
@@ -26,7 +26,7 @@ export function UpdateDialog({ onClose }: { onClose: () => void }) {
   const check = () => {
     setStep({ at: "checking" });
     // An offer's notes are Markdown: the renderer loads while the service is asked.
-    void loadNotes().catch(() => undefined);
+    prepareNotes();
     ipc.checkForUpdate().then(
       (check) => setStep({ at: "checked", check }),
       (e) => setStep({ at: "failed", error: errorMessage(e), check: null }),

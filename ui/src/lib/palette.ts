@@ -3,13 +3,12 @@
 // from it lately (kept in local storage, checked when read back: the storage is untrusted).
 
 import type { AppInfo, Link, PaletteItem } from "../ipc";
+import type { Area } from "../areas";
 import { SHORTCUTS } from "./shortcuts";
-
-type AreaId = "home" | "firmware" | "rollouts" | "downlinks" | "bindings" | "audit" | "settings";
 
 /** What picking an entry does. */
 export type Target =
-  | { kind: "area"; area: AreaId }
+  | { kind: "area"; area: Area }
   | { kind: "sheet" }
   | { kind: "updates" }
   | { kind: "refresh" }
@@ -38,7 +37,7 @@ export type Entry = {
   target: Target;
 };
 
-const AREA_NAMES: Record<AreaId, string> = {
+const AREA_NAMES: Record<Area, string> = {
   home: "Home",
   firmware: "Firmware",
   rollouts: "Rollouts",
@@ -53,7 +52,7 @@ const keysOf = (kind: string, area?: string) =>
 
 /** The app's actions for the session shown. */
 export function actions(info: AppInfo | null): Entry[] {
-  const out: Entry[] = (Object.keys(AREA_NAMES) as AreaId[]).map((a) => ({
+  const out: Entry[] = (Object.keys(AREA_NAMES) as Area[]).map((a) => ({
     key: `area:${a}`,
     title: `Go to ${AREA_NAMES[a]}`,
     group: "Actions",

@@ -1,9 +1,11 @@
 // The app's keyboard shortcuts: one table, which the key handler (app.tsx) and the shortcuts
 // sheet (`?`) both read, so what the sheet says is what the keys do.
 
+import type { Area } from "../areas";
+
 /** What a shortcut does. */
 export type Shortcut =
-  | { kind: "area"; area: "home" | "firmware" | "rollouts" | "downlinks" | "bindings" | "audit" | "settings" }
+  | { kind: "area"; area: Area }
   | { kind: "sheet" }
   | { kind: "palette" }
   | { kind: "new-package" }

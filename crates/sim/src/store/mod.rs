@@ -463,8 +463,11 @@ impl Store {
     ) -> Result<(), StoreError> {
         // The seed writes consistent rows: checking each reference (two index lookups a state)
         // only slows a million inserts down. Off outside a transaction only, so set here.
-        self.conn().pragma_update(None, "foreign_keys", "OFF")?;
-        self.conn().pragma_update(None, "cache_size", -SEED_CACHE_KIB)?;
+        {
+            let conn = self.conn();
+            conn.pragma_update(None, "foreign_keys", "OFF")?;
+            conn.pragma_update(None, "cache_size", -SEED_CACHE_KIB)?;
+        }
         let replaced = self.with_tx(|tx| {
             // Children before parents, so the foreign keys hold after each statement.
             tx.execute_batch(
@@ -480,13 +483,13 @@ impl Store {
             tx.execute_batch(SCHEMA)?;
             Ok(())
         });
-        self.conn().pragma_update(None, "foreign_keys", "ON")?;
         // Lowering the size takes the seed's share out of the process's page budget, and the
         // pages go: all of them, since the budget is shared by every connection in the process
         // (the bundled SQLite's SQLITE_ENABLE_MEMORY_MANAGEMENT), and another one's room would
         // keep them otherwise.
         {
             let conn = self.conn();
+            conn.pragma_update(None, "foreign_keys", "ON")?;
             conn.pragma_update(None, "cache_size", -READER_CACHE_KIB)?;
             conn.release_memory()?;
         }

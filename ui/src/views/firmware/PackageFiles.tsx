@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
-import { loadNotes, Markdown } from "../../components/Markdown";
+import { Markdown, prepareNotes } from "../../components/Markdown";
 import { Modal } from "../../components/Modal";
 import { ErrorBox } from "../../components/States";
 import { TransferBar } from "../../components/TransferBar";
@@ -230,7 +230,7 @@ export function PackageFilesDialog({
   const viewNotes = async () => {
     setNotesError(null);
     // The renderer loads while the notes are read.
-    void loadNotes().catch(() => undefined);
+    prepareNotes();
     try {
       const got = await ipc.readReleaseNotes(pkg.id);
       setNotesText({ text: got.text, markdown: isMarkdown(got.contentType, got.fileName ?? notesName) });

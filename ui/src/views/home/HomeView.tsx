@@ -1,10 +1,11 @@
 import { useEffect, useState } from "preact/hooks";
-import type { Area } from "../../components/Nav";
+import type { Area } from "../../areas";
 import { ErrorBox, Loading } from "../../components/States";
 import { Time } from "../../components/Time";
 import { errorMessage, ipc, type DeviceQuery, type FleetHealth, type FleetHome, type RolloutView } from "../../ipc";
 import { remember } from "../../lib/remember";
 import { statusColor } from "../../lib/status";
+import { intentTo } from "../../prepare";
 import { useSession } from "../../session";
 import { num, REMEMBER, scanText, type FleetTab } from "../rollouts/fleet";
 import { useFleetStatus } from "../rollouts/useFleetStatus";
@@ -136,7 +137,7 @@ export function HomeView({ go }: { go: (a: Area) => void }) {
                       data-testid="home-status"
                       data-status={c.key}
                       title={`Show the ${num(c.count)} states ${c.key === "none" ? "without a target" : `with status ${c.key}`}`}
-                      onClick={() => openFleet(go, "devices", { status: c.key })}
+                      onClick={() => openFleet(go, "devices", { status: c.key })} {...intentTo("rollouts")}
                     >
                       <span class="status-dot" style={{ background: statusColor(c.key) }} aria-hidden="true" />
                       <span class="home-status-word">{statusWord(c.key)}</span>
@@ -153,7 +154,7 @@ export function HomeView({ go }: { go: (a: Area) => void }) {
                     class="home-status"
                     data-testid="home-drift"
                     title="States whose current version differs from their target"
-                    onClick={() => openFleet(go, "devices", { drift: true })}
+                    onClick={() => openFleet(go, "devices", { drift: true })} {...intentTo("rollouts")}
                   >
                     <span class="status-dot status-dot-ring" aria-hidden="true" />
                     <span class="home-status-word">Not on target</span>
@@ -172,7 +173,7 @@ export function HomeView({ go }: { go: (a: Area) => void }) {
           <div class="card-head">
             <h2>Rollouts</h2>
             <span class="spacer" />
-            <button type="button" class="button button-small" onClick={() => openFleet(go, "rollouts")} data-testid="home-open-rollouts">
+            <button type="button" class="button button-small" onClick={() => openFleet(go, "rollouts")} data-testid="home-open-rollouts" {...intentTo("rollouts")}>
               All rollouts
             </button>
           </div>
@@ -188,6 +189,7 @@ export function HomeView({ go }: { go: (a: Area) => void }) {
                 <li key={r.id} data-testid="home-rollout" data-state={r.state}>
                   <a
                     href="#/rollouts"
+                    {...intentTo("rollouts")}
                     onClick={(e) => {
                       e.preventDefault();
                       openFleet(go, "rollouts");
@@ -215,7 +217,7 @@ export function HomeView({ go }: { go: (a: Area) => void }) {
           <span class="muted">failed updates by reason, the latest first</span>
           <span class="spacer" />
           {health && health.failures.length > 0 && (
-            <button type="button" class="button button-small" onClick={() => openFleet(go, "devices", { status: "FAILED" })} data-testid="home-show-failed">
+            <button type="button" class="button button-small" onClick={() => openFleet(go, "devices", { status: "FAILED" })} data-testid="home-show-failed" {...intentTo("rollouts")}>
               Show failed devices
             </button>
           )}
