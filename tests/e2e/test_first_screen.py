@@ -7,9 +7,11 @@ import pytest
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from conftest import open_firmware, rows_loaded, screenshot, service_get, service_token, service_url  # noqa: F401 (rows_loaded: for other tests)
+from test_palette import first_option, open_palette
 
 
 def test_module_names_on_screen_are_exactly_the_simulators(app, demo_key, artifacts):
@@ -49,11 +51,17 @@ def test_navigation_reaches_every_area(app, artifacts):
     screenshot(app, artifacts / "settings.png")
 
 
-@pytest.mark.parametrize(("opener", "how"), [("nav-rollouts", "point"), ("home-open-rollouts", "point"), ("nav-rollouts", "focus")])
+DONE = {"point": "pointed at", "focus": "focused", "type": "made the active entry"}
+
+
+@pytest.mark.parametrize(
+    ("opener", "how"), [("nav-rollouts", "point"), ("home-open-rollouts", "point"), ("nav-rollouts", "focus"), ("palette", "type")]
+)
 def test_the_dashboard_is_fetched_when_rollouts_is_about_to_be_opened_not_before(app, opener, how):
     """The dashboard (the chart library and the virtualized table) is a chunk of its own, fetched
     once the operator points at or focuses a control that opens it (the Rollouts entry, Home's "All
-    rollouts"), before the click, and not while they stay on Home: fetched after the first screen,
+    rollouts") or makes it the palette's active entry, before the click or Enter, and not while
+    they stay on Home: fetched after the first screen,
     it held 6 to 7.5 MiB more at idle. Its style sheet comes with it (linked into the document as
     the chunk loads; WebKit times no tauri:// loads)."""
     WebDriverWait(app, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=home-health-empty], [data-testid=home-totals]"))
@@ -62,15 +70,23 @@ def test_the_dashboard_is_fetched_when_rollouts_is_about_to_be_opened_not_before
     time.sleep(2)
     assert not app.execute_script(fetched), "the dashboard was fetched on Home, before anybody asked for Rollouts"
 
-    control = app.find_element(By.CSS_SELECTOR, f"[data-testid={opener}]")
-    if how == "point":
-        ActionChains(app).move_to_element(control).perform()
+    if opener == "palette":
+        field = open_palette(app)
+        field.send_keys("rollouts")
+        first_option(app, "area:rollouts")
     else:
-        app.execute_script("arguments[0].focus()", control)
+        control = app.find_element(By.CSS_SELECTOR, f"[data-testid={opener}]")
+        if how == "point":
+            ActionChains(app).move_to_element(control).perform()
+        else:
+            app.execute_script("arguments[0].focus()", control)
     WebDriverWait(app, 10).until(lambda d: d.execute_script(fetched))
-    assert app.find_element(By.CSS_SELECTOR, "main h1").text == "Home", f"the control opened a screen when it was only {how}ed"
+    assert app.find_element(By.CSS_SELECTOR, "main h1").text == "Home", f"the control opened a screen when it was only {DONE[how]}"
 
-    control.click()
+    if opener == "palette":
+        field.send_keys(Keys.ENTER)
+    else:
+        control.click()
     WebDriverWait(app, 30, ignored_exceptions=(StaleElementReferenceException,)).until(
         lambda d: d.find_element(By.CSS_SELECTOR, "main h1").text == "Rollouts" and not d.find_elements(By.CSS_SELECTOR, "[data-testid=fleet-skeleton]")
     )
