@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod audit;
+pub mod background;
 pub mod bindings;
 pub mod bulk;
 pub mod config;

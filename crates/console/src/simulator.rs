@@ -146,11 +146,10 @@ pub fn start_in_background(seed: u64, data: Option<std::path::PathBuf>) -> Resul
                 Some(dir)
             }
         };
-        // Seeding a new data file is seconds of blocking work: off the runtime's workers.
-        let sim = tokio::task::spawn_blocking(move || Simulator::new(opts))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())?;
+        // Seeding a new data file is seconds of blocking work: off the runtime's workers, and
+        // below the window's priority while it draws its first screen.
+        let sim =
+            crate::background::run("dcs-sim-seed", move || Simulator::new(opts)).await?.map_err(|e| e.to_string())?;
         if sim.demo_key().secret != secret {
             // A data file seeded with another seed keeps its own keys (dcs_sim::Simulator::new).
             return Err("its data file holds another seed's demo data".to_owned());

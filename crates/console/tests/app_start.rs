@@ -44,4 +44,48 @@ async fn the_console_opens_before_the_simulator_serves_and_the_service_waits_for
     assert!(!modules.is_empty(), "the demo data set is seeded");
     // The simulated clock is the simulator's once it serves.
     assert!(console.service_clock(&session).await.rate > 1.0);
+
+    drop(session);
+    drop(console);
+
+    // The seeding runs below the app's priority, on a thread of its own (src/background.rs): it
+    // took a core from the web view while the first screen was drawn. Seen from outside, as the
+    // system sees it: the thread's nice value in /proc, while it seeds a fleet big enough to watch.
+    #[cfg(target_os = "linux")]
+    {
+        let big = tempfile::tempdir().unwrap();
+        use_folders(big.path());
+        std::env::set_var("DCS_SIM_DEVICES", "400");
+        let ours = nice_of("self/stat");
+        let console = Console::start().await.unwrap();
+        let mut seen = Vec::new();
+        let waited = tokio::spawn(async move { console.session().await.map(|_| ()) });
+        while !waited.is_finished() {
+            for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+                let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+                if comm.trim() == "dcs-sim-seed" {
+                    seen.push(nice_of(&format!("self/task/{}/stat", task.file_name().to_string_lossy())));
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        waited.await.unwrap().expect("the simulator starts");
+        seen.sort();
+        seen.dedup();
+        assert!(!seen.is_empty(), "the seeding ran on a thread named dcs-sim-seed");
+        assert!(
+            seen.contains(&(ours + dcs_console::background::NICER).min(19)),
+            "the seeding thread ran at nice {seen:?}, the test's thread at {ours}"
+        );
+    }
+}
+
+/// The nice value in `/proc/<path>` (a `stat` file: field 19, after the command's parentheses).
+#[cfg(target_os = "linux")]
+fn nice_of(path: &str) -> i32 {
+    let stat = std::fs::read_to_string(format!("/proc/{path}")).unwrap_or_default();
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(16))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(i32::MIN)
 }
