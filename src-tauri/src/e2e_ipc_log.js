@@ -2,9 +2,10 @@
 // of every IPC answer the web view receives, for the end-to-end test that proves no secret or
 // token ever reaches it. Off unless the page also opts in (`localStorage["dcs.recordIpc"]` is
 // "1", read at page load); the record stays in this page's memory (`window.__dcsIpcLog`) and is
-// never sent anywhere. Each entry is `{ cmd, ok, value }`: the command as the UI's `ipc` names it
-// (`listProfiles`; a plugin's as Tauri does, `plugin:event|listen`), whether Rust answered ok,
-// and what it answered (the data, or the error).
+// never sent anywhere. Each entry is `{ cmd, ok, value, asked, answered }`: the command as the
+// UI's `ipc` names it (`listProfiles`; a plugin's as Tauri does, `plugin:event|listen`), whether
+// Rust answered ok, what it answered (the data, or the error), and when it was asked and
+// answered (`performance.now()`, ms since the page started), for tests of what waits for what.
 //
 // Tauri's `invoke` cannot be replaced (it is a read-only property), but it sends each call as a
 // `fetch` of `ipc://localhost/<command>` (the IPC custom protocol) and reads the answer from the
@@ -43,11 +44,13 @@
     const cmd = commandOf(input);
     const answer = fetch.call(this, input, init);
     if (cmd === null) return answer;
+    const asked = performance.now();
     return answer.then((response) => {
+      const answered = performance.now();
       const ok = response.headers.get("Tauri-Response") === "ok";
       body(response.clone()).then(
-        (value) => log.push({ cmd, ok, value }),
-        (e) => log.push({ cmd, ok: false, value: String(e) }),
+        (value) => log.push({ cmd, ok, value, asked, answered }),
+        (e) => log.push({ cmd, ok: false, value: String(e), asked, answered }),
       );
       return response;
     });

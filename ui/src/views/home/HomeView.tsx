@@ -1,8 +1,9 @@
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import type { Area } from "../../areas";
 import { ErrorBox, Loading } from "../../components/States";
 import { Time } from "../../components/Time";
-import { errorMessage, ipc, type DeviceQuery, type FleetHealth, type FleetHome, type RolloutView } from "../../ipc";
+import { errorMessage, ipc, type DeviceQuery } from "../../ipc";
+import { useFollow } from "../../lib/follow";
 import { remember } from "../../lib/remember";
 import { statusColor } from "../../lib/status";
 import { intentTo } from "../../prepare";
@@ -26,30 +27,17 @@ function openFleet(go: (a: Area) => void, tab: FleetTab, query?: DeviceQuery) {
 export function HomeView({ go }: { go: (a: Area) => void }) {
   const { info } = useSession();
   const { status, error: statusError, setStatus } = useFleetStatus();
-  const [health, setHealth] = useState<FleetHealth | null>(null);
-  const [home, setHome] = useState<FleetHome | null>(null);
-  const [rollouts, setRollouts] = useState<RolloutView[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [scanError, setScanError] = useState<string | null>(null);
   const revision = status?.revision ?? -1;
 
-  useEffect(() => {
-    if (revision < 0) return;
-    let alive = true;
-    Promise.all([ipc.fleetHealth(), ipc.fleetHome(), ipc.rollouts()]).then(
-      ([h, fh, rs]) => {
-        if (!alive) return;
-        setHealth(h);
-        setHome(fh);
-        setRollouts(rs);
-        setError(null);
-      },
-      (e) => alive && setError(e),
-    );
-    return () => {
-      alive = false;
-    };
-  }, [revision]);
+  // The fleet database, read beside the status's first read rather than after its answer (a
+  // round trip the first screen waited for), and again as the fleet changes (lib/follow.ts).
+  const { answer, error } = useFollow(
+    revision,
+    () => Promise.all([ipc.fleetHealth(), ipc.fleetHome(), ipc.rollouts()]),
+    ([, fh]) => fh.status.revision,
+  );
+  const [health, home, rollouts] = answer ?? [null, null, null];
 
   const scan = async () => {
     setScanError(null);

@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import { useFollow } from "../../lib/follow";
 import { isString, oneOf, useRemembered } from "../../lib/remember";
 import { ErrorBox, Loading, NoticeRow, type Notice } from "../../components/States";
-import { errorMessage, ipc, type DeviceChoice, type DeviceQuery, type FleetHome, type Link } from "../../ipc";
+import { errorMessage, ipc, type DeviceChoice, type DeviceQuery, type Link } from "../../ipc";
 import { Time } from "../../components/Time";
 import { useSession } from "../../session";
 import { DevicesTab } from "./DevicesTab";
@@ -32,8 +33,6 @@ const INTERVALS = [5, 15, 30, 60, 300, 900];
 export function FleetView({ link = null }: { link?: Link | null }) {
   const { info } = useSession();
   const { status, error: statusError, setStatus } = useFleetStatus();
-  const [home, setHome] = useState<FleetHome | null>(null);
-  const [homeError, setHomeError] = useState<unknown>(null);
   // Tab, module, and the device table's filters and sort: as left last time.
   const [tab, setTab] = useRemembered<Tab>(REMEMBER.tab, "overview", isTab);
   const [moduleId, setModuleId] = useRemembered<string | null>(REMEMBER.module, null, isModule);
@@ -54,18 +53,11 @@ export function FleetView({ link = null }: { link?: Link | null }) {
     }
   }, [link]);
 
-  // Reload what is shown whenever the fleet changed (a refresh ended, a rollout moved).
+  // Read again whenever the fleet changed (a refresh ended, a rollout moved: lib/follow.ts).
+  const { answer: home, error: homeError } = useFollow(revision, () => ipc.fleetHome(), (h) => h.status.revision);
   useEffect(() => {
-    if (revision < 0) return;
-    ipc.fleetHome().then(
-      (h) => {
-        setHome(h);
-        setHomeError(null);
-        setModuleId((m) => (m && h.modules.some((x) => x.moduleId === m) ? m : (h.modules[0]?.moduleId ?? null)));
-      },
-      setHomeError,
-    );
-  }, [revision]);
+    if (home) setModuleId((m) => (m && home.modules.some((x) => x.moduleId === m) ? m : (home.modules[0]?.moduleId ?? null)));
+  }, [home]);
 
   // A scope never scanned is scanned when the dashboard first opens.
   useEffect(() => {
