@@ -13,11 +13,21 @@ import { useFleetStatus } from "../rollouts/useFleetStatus";
 import { activeRollouts, firstSteps, inStatusOrder, rolloutLine, statusWord, type Step } from "./home";
 import "./home.css";
 
-/** Opens the dashboard on a tab (and the device table on a query): what it remembers. */
-function openFleet(go: (a: Area) => void, tab: FleetTab, query?: DeviceQuery) {
-  remember(REMEMBER.tab, tab);
-  if (query) remember(REMEMBER.query, query);
-  go("rollouts");
+/**
+ * A control's handlers to open the dashboard on a tab (and the device table on a query, both
+ * remembered, which is how it opens there), with its chunk fetched as the control is pointed at
+ * or focused (prepare.ts): every control that opens it gets both.
+ */
+function opensFleet(go: (a: Area) => void, tab: FleetTab, query?: DeviceQuery) {
+  return {
+    onClick: (e: Event) => {
+      e.preventDefault();
+      remember(REMEMBER.tab, tab);
+      if (query) remember(REMEMBER.query, query);
+      go("rollouts");
+    },
+    ...intentTo("rollouts"),
+  };
 }
 
 /**
@@ -125,7 +135,7 @@ export function HomeView({ go }: { go: (a: Area) => void }) {
                       data-testid="home-status"
                       data-status={c.key}
                       title={`Show the ${num(c.count)} states ${c.key === "none" ? "without a target" : `with status ${c.key}`}`}
-                      onClick={() => openFleet(go, "devices", { status: c.key })} {...intentTo("rollouts")}
+                      {...opensFleet(go, "devices", { status: c.key })}
                     >
                       <span class="status-dot" style={{ background: statusColor(c.key) }} aria-hidden="true" />
                       <span class="home-status-word">{statusWord(c.key)}</span>
@@ -142,7 +152,7 @@ export function HomeView({ go }: { go: (a: Area) => void }) {
                     class="home-status"
                     data-testid="home-drift"
                     title="States whose current version differs from their target"
-                    onClick={() => openFleet(go, "devices", { drift: true })} {...intentTo("rollouts")}
+                    {...opensFleet(go, "devices", { drift: true })}
                   >
                     <span class="status-dot status-dot-ring" aria-hidden="true" />
                     <span class="home-status-word">Not on target</span>
@@ -161,7 +171,7 @@ export function HomeView({ go }: { go: (a: Area) => void }) {
           <div class="card-head">
             <h2>Rollouts</h2>
             <span class="spacer" />
-            <button type="button" class="button button-small" onClick={() => openFleet(go, "rollouts")} data-testid="home-open-rollouts" {...intentTo("rollouts")}>
+            <button type="button" class="button button-small" {...opensFleet(go, "rollouts")} data-testid="home-open-rollouts">
               All rollouts
             </button>
           </div>
@@ -177,11 +187,7 @@ export function HomeView({ go }: { go: (a: Area) => void }) {
                 <li key={r.id} data-testid="home-rollout" data-state={r.state}>
                   <a
                     href="#/rollouts"
-                    {...intentTo("rollouts")}
-                    onClick={(e) => {
-                      e.preventDefault();
-                      openFleet(go, "rollouts");
-                    }}
+                    {...opensFleet(go, "rollouts")}
                   >
                     <span class={r.state === "paused" ? "tag tag-warn" : "tag tag-active"}>{r.state}</span>{" "}
                     <strong>
@@ -205,7 +211,7 @@ export function HomeView({ go }: { go: (a: Area) => void }) {
           <span class="muted">failed updates by reason, the latest first</span>
           <span class="spacer" />
           {health && health.failures.length > 0 && (
-            <button type="button" class="button button-small" onClick={() => openFleet(go, "devices", { status: "FAILED" })} data-testid="home-show-failed" {...intentTo("rollouts")}>
+            <button type="button" class="button button-small" {...opensFleet(go, "devices", { status: "FAILED" })} data-testid="home-show-failed">
               Show failed devices
             </button>
           )}
