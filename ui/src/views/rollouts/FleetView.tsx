@@ -55,9 +55,8 @@ export function FleetView({ link = null }: { link?: Link | null }) {
 
   // Read again whenever the fleet changed (a refresh ended, a rollout moved: lib/follow.ts).
   const { answer: home, error: homeError } = useFollow(revision, () => ipc.fleetHome(), (h) => h.status.revision);
-  useEffect(() => {
-    if (home) setModuleId((m) => (m && home.modules.some((x) => x.moduleId === m) ? m : (home.modules[0]?.moduleId ?? null)));
-  }, [home]);
+  // The module shown: the one chosen last while the fleet still has it, else the first.
+  const shownModule = home && moduleId && home.modules.some((x) => x.moduleId === moduleId) ? moduleId : (home?.modules[0]?.moduleId ?? null);
 
   // A scope never scanned is scanned when the dashboard first opens.
   useEffect(() => {
@@ -255,7 +254,7 @@ export function FleetView({ link = null }: { link?: Link | null }) {
           {tab === "overview" && (
             <OverviewTab
               home={home}
-              moduleId={moduleId}
+              moduleId={shownModule}
               onModule={setModuleId}
               revision={revision}
               onDevices={openDevices}
@@ -275,7 +274,7 @@ export function FleetView({ link = null }: { link?: Link | null }) {
               toolbar={tools}
             />
           )}
-          {tab === "history" && <HistoryTab home={home} moduleId={moduleId} onModule={setModuleId} revision={revision} onDevices={openDevices} />}
+          {tab === "history" && <HistoryTab home={home} moduleId={shownModule} onModule={setModuleId} revision={revision} onDevices={openDevices} />}
           {tab === "rollouts" && (
             <RolloutsTab home={home} revision={revision} onNotice={setNotice} linked={link?.kind === "rollout" ? link : null} />
           )}
@@ -285,7 +284,7 @@ export function FleetView({ link = null }: { link?: Link | null }) {
       {wizard && info && home && (
         <RolloutWizard
           home={home}
-          moduleId={wizard.choice?.kind === "query" ? (wizard.choice.query.moduleId ?? moduleId) : moduleId}
+          moduleId={wizard.choice?.kind === "query" ? (wizard.choice.query.moduleId ?? shownModule) : shownModule}
           choice={wizard.choice}
           initialVersion={wizard.version}
           initialWaves={wizard.waves}
