@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
 
 import conftest  # noqa: E402
-from conftest import APP, app_session  # noqa: E402
+from conftest import APP, HOME_READY, app_session  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
@@ -106,9 +106,7 @@ def one_start(work: Path, binary: Path, ready: str, extra: dict | None = None) -
         conftest.APP = APP
 
 
-# The app's first screen is Home, ready once its fleet health is read (empty on a fresh start);
-# the floor's is its one line.
-APP_READY = "[data-testid=home-health-empty], [data-testid=home-totals]"
+# The app's first screen is Home (conftest.HOME_READY); the floor's is its one line.
 FLOOR_READY = "[data-testid=floor]"
 
 
@@ -131,7 +129,7 @@ def starts(label: str, binary: Path, ready: str, extra: dict | None = None) -> t
 def main() -> None:
     print(f"app: {APP} ({APP.stat().st_size / 2**20:.1f} MiB)")
     print(f"load average: {Path('/proc/loadavg').read_text().strip()}")
-    app_time, pss, anon = starts("app", APP, APP_READY)
+    app_time, pss, anon = starts("app", APP, HOME_READY)
     print(f"app, median of 3: first screen after {app_time:.2f} s; idle PSS {pss:.1f} MiB (aim: under 120 MB in all)")
     print(f"the app process's private anonymous memory (Anonymous): median {anon:.1f} MiB")
     if FLOOR:

@@ -192,6 +192,31 @@ fn init_logging() {
     }
 }
 
+/// How long after the page's first load the app lets go of the code that starting ran: by then
+/// the first screen's reads, and the built-in simulator's seed of a new data file (half a second
+/// in a release build), are over.
+const LET_GO_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Once, [`LET_GO_AFTER`] the page's first load: the kernel takes back the app's own code pages,
+/// and the idle app holds only what it runs again (`dcs_console::resident`; in the release app
+/// 21 of the 34 MB binary stayed mapped at idle, the biggest item of its memory over WebKitGTK's
+/// own). A page loaded again (a reload, a crashed web process's new one) starts nothing more.
+fn let_go_of_start_up_code() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let spawned = std::thread::Builder::new().name("dcs-let-go".into()).spawn(|| {
+            std::thread::sleep(LET_GO_AFTER);
+            match dcs_console::resident::release_own_code() {
+                Ok(r) => tracing::info!(mappings = r.mappings, mib = r.bytes >> 20, "let go of the code start-up ran"),
+                Err(e) => tracing::info!(error = %e, "the kernel did not take back the code start-up ran"),
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::info!(error = %e, "no thread to let go of the code start-up ran");
+        }
+    });
+}
+
 pub fn run() {
     // Before anything starts a thread or WebKit: how the web view draws (see the module).
     rendering::choose();
@@ -233,6 +258,11 @@ pub fn run() {
             tauri::WindowEvent::Moved(_) | tauri::WindowEvent::Resized(_) => window::changed(window.app_handle()),
             tauri::WindowEvent::CloseRequested { api, .. } => tray::close_requested(window, api),
             _ => {}
+        })
+        .on_page_load(|_, page| {
+            if page.event() == tauri::webview::PageLoadEvent::Finished {
+                let_go_of_start_up_code();
+            }
         })
         .on_webview_event(|webview, event| {
             if let tauri::WebviewEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {

@@ -34,6 +34,8 @@ TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
 # The app under test: the debug build by default; the installer test points it at the installed one.
 APP = Path(os.environ.get("DCS_APP_BINARY", TARGET / "debug" / "dcs-console"))
 DCS = TARGET / "debug" / "dcs"
+# Home's figures on screen, or what it says when there are none yet: the first screen is drawn.
+HOME_READY = "[data-testid=home-health-empty], [data-testid=home-totals]"
 ARTIFACTS = Path(os.environ.get("DCS_E2E_ARTIFACTS", ROOT / "tests" / "e2e" / "artifacts"))
 # A seed other than the default, so the test sees the data of the simulator it configured.
 SEED = "7"

@@ -10,7 +10,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import open_firmware, record_ipc, rows_loaded, screenshot, service_get, service_token, service_url  # noqa: F401 (rows_loaded: for other tests)
+from conftest import HOME_READY, open_firmware, record_ipc, rows_loaded, screenshot, service_get, service_token, service_url  # noqa: F401 (rows_loaded: for other tests)
 from test_palette import first_option, open_palette
 
 
@@ -64,7 +64,7 @@ def test_the_dashboard_is_fetched_when_rollouts_is_about_to_be_opened_not_before
     they stay on Home: fetched after the first screen,
     it held 6 to 7.5 MiB more at idle. Its style sheet comes with it (linked into the document as
     the chunk loads; WebKit times no tauri:// loads)."""
-    WebDriverWait(app, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=home-health-empty], [data-testid=home-totals]"))
+    WebDriverWait(app, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, HOME_READY))
     fetched = "return [...document.querySelectorAll('link[rel=stylesheet]')].some(l => /FleetView-[^/]*[.]css$/.test(l.href))"
     # It came 400 ms after the first frame when it was fetched after the first screen.
     time.sleep(2)
@@ -98,7 +98,7 @@ def test_home_reads_the_fleet_database_before_the_first_paint_and_beside_the_sta
     page's first paint (a plain effect waited for it: 50 to 90 ms on a cold start), and the three
     reads go out with the status's read, not once it has answered (a round trip the first screen
     waited for). The page is loaded again with the IPC recorder on, which starts it as a start does."""
-    home = "[data-testid=home-health-empty], [data-testid=home-totals]"
+    home = HOME_READY
     WebDriverWait(app, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, home))
     record_ipc(app)
     WebDriverWait(app, 30, ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: d.find_elements(By.CSS_SELECTOR, home))

@@ -26,6 +26,7 @@ pub mod listing;
 pub mod notices;
 pub mod palette;
 pub mod profile;
+pub mod resident;
 pub mod session;
 pub mod set_target;
 pub mod simulator;
