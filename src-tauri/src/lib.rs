@@ -206,8 +206,14 @@ fn let_go_of_start_up_code() {
     ONCE.call_once(|| {
         let spawned = std::thread::Builder::new().name("dcs-let-go".into()).spawn(|| {
             std::thread::sleep(LET_GO_AFTER);
+            let before = dcs_console::resident::own_code().unwrap_or_default();
             match dcs_console::resident::release_own_code() {
-                Ok(r) => tracing::info!(mappings = r.mappings, mib = r.bytes >> 20, "let go of the code start-up ran"),
+                Ok(_) => tracing::info!(
+                    of_kib = before.size_kib,
+                    resident_kib = before.resident_kib,
+                    after_kib = dcs_console::resident::own_code().unwrap_or_default().resident_kib,
+                    "let go of the code start-up ran"
+                ),
                 Err(e) => tracing::info!(error = %e, "the kernel did not take back the code start-up ran"),
             }
         });
