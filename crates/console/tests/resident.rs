@@ -1,6 +1,7 @@
 //! `dcs_console::resident` against the kernel, in a process of its own: with one test, no other
 //! thread runs code beside it and reads pages back in as they are let go of (in the library's
-//! test binary, beside 125 other tests, 28 of 35 MiB were back at once).
+//! test binary, beside 125 other tests, 28 of 35 MiB were back at once). The app as a whole is
+//! checked by tests/e2e/test_idle_memory.py.
 
 #![cfg(target_os = "linux")]
 
@@ -31,7 +32,10 @@ fn the_executables_own_read_only_pages_leave_memory_and_its_data_stays() {
     let released = release_own_code().unwrap();
     let after = own_code().unwrap();
     assert!(released.mappings >= 1 && released.bytes >= before.size_kib * 1024, "{released:?}, {before:?}");
-    assert!(after.resident_kib * 4 < before.resident_kib, "{before:?} -> {after:?}");
+    // Without the release, all of it stays. The code run since (the return, reading `smaps`) is
+    // read back in, whole page-cache folios around each page: in this 2 MB binary that was 100
+    // KiB here and 596 KiB in a CI run.
+    assert!(after.resident_kib * 2 < before.resident_kib, "{before:?} -> {after:?}");
     assert!(
         after.data_resident_kib * 2 >= before.data_resident_kib,
         "the process's own pages stay: {before:?} -> {after:?}"
