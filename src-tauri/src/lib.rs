@@ -204,22 +204,25 @@ const LET_GO_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 fn let_go_of_start_up_code() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let spawned = std::thread::Builder::new().name("dcs-let-go".into()).spawn(|| {
-            std::thread::sleep(LET_GO_AFTER);
-            let before = dcs_console::resident::own_code().unwrap_or_default();
-            match dcs_console::resident::release_own_code() {
-                Ok(_) => tracing::info!(
+        tauri::async_runtime::spawn(async {
+            tokio::time::sleep(LET_GO_AFTER).await;
+            // Work nobody waits to see: on a thread of its own, at a lower priority.
+            let let_go = dcs_console::background::run("dcs-let-go", || {
+                use dcs_console::resident::{own_code, release_own_code};
+                let before = own_code().unwrap_or_default();
+                release_own_code().map(|_| (before, own_code().unwrap_or_default()))
+            });
+            match let_go.await {
+                Ok(Ok((before, after))) => tracing::info!(
                     of_kib = before.size_kib,
                     resident_kib = before.resident_kib,
-                    after_kib = dcs_console::resident::own_code().unwrap_or_default().resident_kib,
+                    after_kib = after.resident_kib,
                     "let go of the code start-up ran"
                 ),
-                Err(e) => tracing::info!(error = %e, "the kernel did not take back the code start-up ran"),
+                Ok(Err(e)) => tracing::info!(error = %e, "the kernel did not take back the code start-up ran"),
+                Err(e) => tracing::info!(error = %e, "no thread to let go of the code start-up ran"),
             }
         });
-        if let Err(e) = spawned {
-            tracing::info!(error = %e, "no thread to let go of the code start-up ran");
-        }
     });
 }
 
