@@ -90,4 +90,26 @@ describe("follower", () => {
     expect(h.shown).toEqual([]);
     expect(h.pending).toHaveLength(1);
   });
+
+  it("without revisionOf, counts an answer as of the revision wanted when its read was asked", async () => {
+    const pending: ((answer: string) => void)[] = [];
+    const shown: string[] = [];
+    const f = follower<string>(
+      () => new Promise<string>((resolve) => pending.push(resolve)),
+      undefined,
+      (a) => shown.push(a),
+      () => {},
+    );
+    f.want(3);
+    for (let rev = 4; rev <= 40; rev++) f.want(rev); // a burst while the first read is on its way
+    expect(pending).toHaveLength(1);
+    pending[0]("as of 3");
+    await new Promise((r) => setTimeout(r, 0));
+    expect(pending).toHaveLength(2); // 40 came after the read was asked: read once more
+    pending[1]("as of 40");
+    await new Promise((r) => setTimeout(r, 0));
+    f.want(40);
+    expect(pending).toHaveLength(2);
+    expect(shown).toEqual(["as of 3", "as of 40"]);
+  });
 });

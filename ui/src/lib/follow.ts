@@ -3,9 +3,12 @@
 // moves past the one its last answer reflects. One read at a time: a burst of changes (a scan's
 // pages) costs the read under way and one more, not a read each, and no answer can overtake a
 // newer one. The revision the view knows may come after the read was asked (the fleet status's
-// first answer): an answer that already reflects it is not read again.
+// first answer): an answer that already reflects it is not read again. Every view that reads
+// again as the fleet changes reads through this: a refresh that moves rollouts raises the
+// revision once for each and once at its end, and a plain effect per revision read once a step,
+// each read queued behind the last on the fleet database.
 
-import { useEffect, useLayoutEffect, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useState } from "preact/hooks";
 
 export interface Follower {
   /** The fleet is at `revision` (-1: not known yet): reads if no answer or read reflects it. */
@@ -16,11 +19,12 @@ export interface Follower {
 
 /**
  * `read`'s answers go to `show`, its failures to `fail`; `revisionOf` says which revision an
- * answer reflects. A failure is not retried until the revision moves again.
+ * answer reflects (without it: the revision wanted when its read was asked, which the read
+ * came after). A failure is not retried until the revision moves again.
  */
 export function follower<T>(
   read: () => Promise<T>,
-  revisionOf: (answer: T) => number,
+  revisionOf: ((answer: T) => number) | undefined,
   show: (answer: T) => void,
   fail: (error: unknown) => void,
 ): Follower {
@@ -31,11 +35,12 @@ export function follower<T>(
   const due = () => !stopped && !reading && (reflected === null || wanted > reflected);
   const start = () => {
     reading = true;
+    const asked = wanted;
     read().then(
       (answer) => {
         reading = false;
         if (stopped) return;
-        reflected = revisionOf(answer);
+        reflected = revisionOf ? revisionOf(answer) : asked;
         show(answer);
         if (due()) start();
       },
@@ -63,23 +68,31 @@ export function follower<T>(
  * [`follower`] as a view's state: the latest answer and the latest failure (cleared by the next
  * answer). The read is asked as the view is put on the page, not after its first paint (when a
  * plain effect runs): on a cold start the first frame took 50 to 90 ms, which the first screen's
- * reads waited out for nothing. `read` and `revisionOf` are the first render's.
+ * reads waited out for nothing. `key` names what is read (a module, a query): a new key starts a
+ * new follower with that render's `read` and `revisionOf`; until its first answer or failure,
+ * the last ones shown stay, with `current` false.
  */
-export function useFollow<T>(revision: number, read: () => Promise<T>, revisionOf: (answer: T) => number) {
-  const [answer, setAnswer] = useState<T | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [f] = useState(() =>
-    follower(
-      read,
-      revisionOf,
-      (a) => {
-        setAnswer(() => a);
-        setError(null);
-      },
-      setError,
-    ),
+export function useFollow<T>(
+  revision: number,
+  read: () => Promise<T>,
+  { revisionOf, key = "" }: { revisionOf?: (answer: T) => number; key?: string } = {},
+) {
+  const [shown, setShown] = useState<{ key: string; answer: T | null; error: unknown }>({
+    key,
+    answer: null,
+    error: null,
+  });
+  const f = useMemo(
+    () =>
+      follower(
+        read,
+        revisionOf,
+        (answer) => setShown({ key, answer, error: null }),
+        (error) => setShown((s) => ({ key, answer: s.answer, error })),
+      ),
+    [key],
   );
   useEffect(() => f.stop, [f]);
   useLayoutEffect(() => f.want(revision), [f, revision]);
-  return { answer, error };
+  return { answer: shown.answer, error: shown.error, current: shown.key === key };
 }

@@ -91,6 +91,27 @@ describe("RowBlocks", () => {
     expect(c.row(0)).toBe("new-r0");
   });
 
+  it("asks a block once more after a burst of changes, never beside the request under way", async () => {
+    const s = server(() => 1000);
+    const c = new RowBlocks(s.fetch, { blockSize: 100, maxInFlight: 3 });
+    c.reset(1000);
+    c.want(0, 250); // blocks 0, 1 and 2
+    expect(s.calls).toHaveLength(3);
+    // A scan's pages: fifty new revisions while the first answers are on their way.
+    for (let i = 0; i < 50; i++) c.invalidate();
+    expect(s.calls).toHaveLength(3);
+    for (const call of s.calls.slice(0, 3)) call.resolve();
+    await settle();
+    // Those answers are of older data: dropped, and each block asked once more.
+    expect(c.row(0)).toBeUndefined();
+    expect(s.calls.map((x) => x.offset)).toEqual([0, 100, 200, 0, 100, 200]);
+    for (const call of s.calls.slice(3)) call.resolve();
+    await settle();
+    expect(c.row(0)).toBe("r0");
+    expect(c.row(250)).toBe("r250");
+    expect(s.calls).toHaveLength(6);
+  });
+
   it("evicts the least recently shown blocks beyond its bound, never those in view", async () => {
     const s = server(() => 10_000);
     const c = new RowBlocks(s.fetch, { blockSize: 10, maxBlocks: 3, maxInFlight: 10 });

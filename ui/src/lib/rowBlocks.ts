@@ -54,10 +54,14 @@ export class RowBlocks<Row> {
     this.count = count;
   }
 
-  /** The same query over changed data: rows are asked again, old ones show until then. */
+  /**
+   * The same query over changed data: rows are asked again, old ones show until then. A block
+   * already on its way is asked again once its answer is in, not beside it: a burst of changes
+   * (a scan's pages, each a new revision) costs a block the request under way and one more,
+   * and never more than `maxInFlight` at once.
+   */
   invalidate(): void {
     this.epoch++;
-    this.inFlight.clear();
     this.errors.clear();
     this.pump();
   }
@@ -170,16 +174,17 @@ export class RowBlocks<Row> {
     this.inFlight.set(bi, epoch);
     this.fetchRows(bi * this.blockSize, this.blockSize).then(
       (rows) => {
-        if (this.inFlight.get(bi) !== epoch || epoch !== this.epoch) return; // stale answer
+        if (this.inFlight.get(bi) !== epoch) return; // of a query since reset
         this.inFlight.delete(bi);
-        this.store(bi, rows, epoch, count);
+        // Of older data: dropped, and the block asked again.
+        if (epoch === this.epoch) this.store(bi, rows, epoch, count);
         this.pump();
         this.emit();
       },
       (err: unknown) => {
-        if (this.inFlight.get(bi) !== epoch || epoch !== this.epoch) return;
+        if (this.inFlight.get(bi) !== epoch) return;
         this.inFlight.delete(bi);
-        this.errors.set(bi, err);
+        if (epoch === this.epoch) this.errors.set(bi, err);
         this.pump();
         this.emit();
       },

@@ -45,7 +45,7 @@ export function HomeView({ go }: { go: (a: Area) => void }) {
   const { answer, error } = useFollow(
     revision,
     () => Promise.all([ipc.fleetHealth(), ipc.fleetHome(), ipc.rollouts()]),
-    ([, fh]) => fh.status.revision,
+    { revisionOf: ([, fh]) => fh.status.revision },
   );
   const [health, home, rollouts] = answer ?? [null, null, null];
 

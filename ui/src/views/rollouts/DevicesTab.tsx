@@ -8,6 +8,7 @@ import { VirtualTable, type VirtualColumn } from "../../components/VirtualTable"
 import { errorMessage, ipc, type DeviceChoice, type DeviceQuery, type DeviceRow, type FleetHome } from "../../ipc";
 import { count as selectedCount, emptySelection, isEmpty, toWire, type Selection } from "../../lib/selection";
 import { STATUSES, statusColor } from "../../lib/status";
+import { useFollow } from "../../lib/follow";
 import { cleanQuery, num, queryText } from "./fleet";
 
 export function StatusDot({ status }: { status: string | null }) {
@@ -49,24 +50,14 @@ export function DevicesTab({
 }) {
   const q = useMemo(() => cleanQuery(query), [query]);
   const queryKey = JSON.stringify(q);
-  // The count with the query it is for: shown only beside that query.
-  const [counted, setCounted] = useState<{ key: string; n: number } | null>(null);
-  const total = counted && counted.key === queryKey ? counted.n : null;
-  const [countError, setCountError] = useState<string | null>(null);
+  const counted = useFollow(revision, () => ipc.fleetCount(q), { key: queryKey });
+  // The count shown only beside the query it is for; one that failed counts none.
+  const total = !counted.current ? null : counted.error ? 0 : counted.answer;
+  const countError = counted.current && counted.error ? errorMessage(counted.error) : null;
   const [selection, setSelection] = useState<Selection>(emptySelection());
   const [exporting, setExporting] = useState(false);
   const set = (field: keyof DeviceQuery, v: string | boolean) => onQuery((latest) => ({ ...latest, [field]: v }));
 
-  useEffect(() => {
-    let alive = true;
-    ipc.fleetCount(q).then(
-      (n) => alive && (setCounted({ key: queryKey, n }), setCountError(null)),
-      (e) => alive && (setCounted({ key: queryKey, n: 0 }), setCountError(errorMessage(e))),
-    );
-    return () => {
-      alive = false;
-    };
-  }, [queryKey, revision]);
   useEffect(() => setSelection(emptySelection()), [queryKey]);
 
   const fetchRows = useCallback((offset: number, limit: number) => ipc.fleetRows(q, offset, limit), [queryKey]);

@@ -54,7 +54,9 @@ export function FleetView({ link = null }: { link?: Link | null }) {
   }, [link]);
 
   // Read again whenever the fleet changed (a refresh ended, a rollout moved: lib/follow.ts).
-  const { answer: home, error: homeError } = useFollow(revision, () => ipc.fleetHome(), (h) => h.status.revision);
+  const { answer: home, error: homeError } = useFollow(revision, () => ipc.fleetHome(), {
+    revisionOf: (h) => h.status.revision,
+  });
   // The module shown: the one chosen last while the fleet still has it, else the first.
   const shownModule = home && moduleId && home.modules.some((x) => x.moduleId === moduleId) ? moduleId : (home?.modules[0]?.moduleId ?? null);
 

@@ -1,7 +1,7 @@
-import { useEffect, useState } from "preact/hooks";
 import { StackedTimeline, type TimeMark } from "../../components/charts/StackedTimeline";
 import { ErrorBox, Loading } from "../../components/States";
 import { Time } from "../../components/Time";
+import { useFollow } from "../../lib/follow";
 import { ipc, type FleetHome, type HistoryPoint, type WaveStart } from "../../ipc";
 import { useRemembered } from "../../lib/remember";
 import { CompareCard } from "./CompareCard";
@@ -33,21 +33,13 @@ export function HistoryTab({
   onDevices: (q: DeviceQuery) => void;
 }) {
   const [hours, setHours] = useRemembered<number | null>(REMEMBER.hours, 24, isHours);
-  const [points, setPoints] = useState<HistoryPoint[] | null>(null);
-  const [waves, setWaves] = useState<WaveStart[]>([]);
-  const [error, setError] = useState<unknown>(null);
-
-  useEffect(() => {
-    if (!moduleId) return;
-    let alive = true;
-    Promise.all([ipc.fleetHistory(moduleId, hours), ipc.fleetWaveStarts(moduleId, hours)]).then(
-      ([p, w]) => alive && (setPoints(p), setWaves(w), setError(null)),
-      (e) => alive && setError(e),
-    );
-    return () => {
-      alive = false;
-    };
-  }, [moduleId, hours, revision]);
+  const { answer, error } = useFollow(
+    revision,
+    (): Promise<[HistoryPoint[], WaveStart[]] | null> =>
+      moduleId ? Promise.all([ipc.fleetHistory(moduleId, hours), ipc.fleetWaveStarts(moduleId, hours)]) : Promise.resolve(null),
+    { key: `${moduleId}|${hours}` },
+  );
+  const [points, waves] = answer ?? [null, []];
 
   const first = points?.[0];
   const last = points?.[points.length - 1];

@@ -1,8 +1,8 @@
-import { useEffect, useState } from "preact/hooks";
 import { BarChart } from "../../components/charts/BarChart";
 import { ErrorBox, Loading } from "../../components/States";
 import type { Notice } from "../../components/States";
 import { StuckCard } from "./StuckCard";
+import { useFollow } from "../../lib/follow";
 import { ipc, type Count, type DeviceChoice, type DeviceQuery, type FleetHome, type ModuleOverview, type ModuleSummary } from "../../ipc";
 import { Time } from "../../components/Time";
 import { shortId } from "../../lib/format";
@@ -96,20 +96,11 @@ export function OverviewTab({
   onRollOut: (choice: DeviceChoice, version: string | undefined) => void;
   onNotice: (n: Notice) => void;
 }) {
-  const [overview, setOverview] = useState<ModuleOverview | null>(null);
-  const [error, setError] = useState<unknown>(null);
-
-  useEffect(() => {
-    if (!moduleId) return;
-    let alive = true;
-    ipc.fleetOverview(moduleId).then(
-      (o) => alive && (setOverview(o), setError(null)),
-      (e) => alive && setError(e),
-    );
-    return () => {
-      alive = false;
-    };
-  }, [moduleId, revision]);
+  const { answer: overview, error } = useFollow(
+    revision,
+    (): Promise<ModuleOverview | null> => (moduleId ? ipc.fleetOverview(moduleId) : Promise.resolve(null)),
+    { key: moduleId ?? "" },
+  );
 
   const m = overview?.module;
   const pct = (n: number) => (m && m.devices ? `${Math.round((n * 100) / m.devices)}%` : "");

@@ -3,6 +3,7 @@ import { useConfirm } from "../../components/Confirm";
 import { ErrorBox, Loading, type Notice } from "../../components/States";
 import { Time } from "../../components/Time";
 import { errorMessage, ipc, type FleetHome, type Link, type RolloutView, type WaveView } from "../../ipc";
+import { useFollow } from "../../lib/follow";
 import { refreshRolloutCounts } from "../../lib/rolloutCounts";
 import { useSession } from "../../session";
 import { choiceText, lateText, num, parsePercent, retryText, scheduleText } from "./fleet";
@@ -404,34 +405,22 @@ export function RolloutsTab({
   /** A `dcs-console://rollout/<id>` link to show: its card is scrolled to and marked. */
   linked?: Link | null;
 }) {
-  const [list, setList] = useState<RolloutView[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [reload, setReload] = useState(0);
+  const { answer: list, error } = useFollow(revision, () => ipc.rollouts(), { key: String(reload) });
   // The states last shown: a rollout that paused, completed or was aborted by itself since says
   // so in the banner (which a "Started the rollout" line must not outlive).
   const shown = useRef<Map<string, string> | null>(null);
 
   useEffect(() => {
-    let alive = true;
-    ipc.rollouts().then(
-      (l) => {
-        if (!alive) return;
-        const before = shown.current;
-        shown.current = new Map(l.map((r) => [r.id, r.state]));
-        if (before) {
-          const changed = l.find((r) => before.has(r.id) && before.get(r.id) !== r.state);
-          const n = changed && changeNotice(changed);
-          if (n) onNotice(n);
-        }
-        setList(l);
-        setError(null);
-      },
-      (e) => alive && setError(e),
-    );
-    return () => {
-      alive = false;
-    };
-  }, [revision, reload]);
+    if (!list) return;
+    const before = shown.current;
+    shown.current = new Map(list.map((r) => [r.id, r.state]));
+    if (before) {
+      const changed = list.find((r) => before.has(r.id) && before.get(r.id) !== r.state);
+      const n = changed && changeNotice(changed);
+      if (n) onNotice(n);
+    }
+  }, [list]);
 
   // The linked rollout, once the list is read: scrolled to, or said to be missing.
   const linkShown = useRef<Link | null>(null);

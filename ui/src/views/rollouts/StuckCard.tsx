@@ -2,7 +2,8 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { useConfirm } from "../../components/Confirm";
 import type { Notice } from "../../components/States";
 import { Time } from "../../components/Time";
-import { errorMessage, IpcError, ipc, type DeviceChoice, type DeviceQuery, type StuckSummary } from "../../ipc";
+import { errorMessage, IpcError, ipc, type DeviceChoice, type DeviceQuery } from "../../ipc";
+import { useFollow } from "../../lib/follow";
 import { useSession } from "../../session";
 import { hoursText, num } from "./fleet";
 import { HoursField } from "./HoursField";
@@ -32,28 +33,23 @@ export function StuckCard({
 }) {
   const { info } = useSession();
   const [confirmElement, confirm] = useConfirm();
-  const [stuck, setStuck] = useState<StuckSummary | null>(null);
   const [hours, setHours] = useState("");
   const [hoursError, setHoursError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const shownFor = useRef<string | null>(null);
 
+  // Read again after the threshold is saved (`saved` counts the saves).
+  const [saved, setSaved] = useState(0);
+  const { answer: stuck, error } = useFollow(revision, () => ipc.fleetStuck(moduleId), { key: `${moduleId}|${saved}` });
   useEffect(() => {
-    let alive = true;
-    ipc.fleetStuck(moduleId).then(
-      (s) => {
-        if (!alive) return;
-        setStuck(s);
-        // The threshold as set, unless one is being typed for this module.
-        if (shownFor.current !== s.moduleId) setHours(String(s.hours));
-        shownFor.current = s.moduleId;
-      },
-      (e) => alive && onNotice({ kind: "error", text: `The stuck devices could not be read: ${errorMessage(e)}` }),
-    );
-    return () => {
-      alive = false;
-    };
-  }, [moduleId, revision]);
+    if (!stuck) return;
+    // The threshold as set, unless one is being typed for this module.
+    if (shownFor.current !== stuck.moduleId) setHours(String(stuck.hours));
+    shownFor.current = stuck.moduleId;
+  }, [stuck]);
+  useEffect(() => {
+    if (error) onNotice({ kind: "error", text: `The stuck devices could not be read: ${errorMessage(error)}` });
+  }, [error]);
 
   if (!stuck || stuck.moduleId !== moduleId) return null;
   const query: DeviceQuery = { moduleId, stuckBefore: stuck.before };
@@ -61,7 +57,7 @@ export function StuckCard({
   const saveHours = async () => {
     try {
       const s = await ipc.fleetSetStuckHours(moduleId, hours.trim() === "" ? Number.NaN : Number(hours));
-      setStuck(s);
+      setSaved((n) => n + 1);
       setHours(String(s.hours));
       setHoursError(null);
     } catch (e) {
