@@ -23,6 +23,10 @@ depends="$(dpkg-deb -f "$deb" Depends)"
 grep -q 'libwebkit2gtk-4.1-0' <<<"$depends" || fail "Depends lacks WebKitGTK: $depends"
 # The tray icon loads the indicator library when the app starts (tray.rs).
 grep -q 'libayatana-appindicator3-1' <<<"$depends" || fail "Depends lacks the tray indicator: $depends"
+# Each package named once: the bundler adds the indicator itself for the tray, and
+# tauri.conf.json's depends named it again.
+twice="$(tr ',' '\n' <<<"$depends" | sed 's/^ *//; s/[ (].*//' | sort | uniq -d)"
+[ -z "$twice" ] || fail "Depends names $twice more than once: $depends"
 # Its files packed with xz (scripts/lib.sh build_deb), not the bundler's gzip: 9.0 against 13.1 MiB.
 members="$(ar t "$deb")"
 grep -qx 'data.tar.xz' <<<"$members" || fail "the package's files are not packed with xz: $(tr '\n' ' ' <<<"$members")"
