@@ -978,8 +978,8 @@ def test_a_rehearsal_predicts_the_real_runs_wave_timings_within_a_fifth(app, dem
     """The wizard rehearses a plan (nothing sent: the service's targets do not change) with models
     like the simulator's own devices, a model that does not read named at its field; then the
     same plan runs for real on the app's simulator at 12x, refreshed every 5 s (a simulated
-    minute, the rehearsal's step): wave 2 starts, and the rollout completes, within 20% of the
-    rehearsed times."""
+    minute, the rehearsal's step): wave 2 starts, and the rollout completes, within 20% (and a
+    step) of the rehearsed times."""
     d = app
     base_url, token, module_id = two_wave_plan(d, demo_key)
     # Wave 2 waits for 80% of wave 1: a span long against the refreshes' beat.
@@ -1041,5 +1041,8 @@ def test_a_rehearsal_predicts_the_real_runs_wave_timings_within_a_fifth(app, dem
     actual_next, actual_end = (t2 - t1) * speed / 60, (done - t1) * speed / 60
     print(f"rehearsed in steps of {step} s: wave 2 after {predicted_next} min, completes after {predicted_end} min; "
           f"real: {actual_next:.1f} and {actual_end:.1f} min")
-    assert abs(predicted_next - actual_next) <= 0.2 * actual_next, (predicted_next, actual_next, events)
-    assert abs(predicted_end - actual_end) <= 0.2 * actual_end, (predicted_end, actual_end, events)
+    # Within a fifth, plus the one step each run reads a change at the end of (as fleet.rs's
+    # rehearsal test: a threshold met is seen at the next step, or the next refresh).
+    slack = int(step) / 60
+    assert abs(predicted_next - actual_next) <= 0.2 * actual_next + slack, (predicted_next, actual_next, events)
+    assert abs(predicted_end - actual_end) <= 0.2 * actual_end + slack, (predicted_end, actual_end, events)
