@@ -124,7 +124,7 @@ pub fn seed_copy(store: &Store, seed: u64, copy: &FleetCopy, now: OffsetDateTime
             insert::state(
                 tx,
                 &SeedState {
-                    device: &device,
+                    device: (&device).into(),
                     module: copy.module_id,
                     current: d.current.as_deref(),
                     target: d.target.as_deref(),

@@ -341,6 +341,12 @@ fn seed_client(
 
     let projects = [uuid_from(rng), uuid_from(rng)];
     let mut samples: Vec<DeviceRow> = Vec::new();
+    // The client's states, written once all are drawn, in the order its listing pages them
+    // (device, then module): their rows then lie one after another in the table in that order,
+    // and a page read through the listing's index finds each row next to the one before (SQLite
+    // steps to the next row instead of searching the table for it: the lookup was an eighth of
+    // a states page's CPU). The draws are made as before: the data set does not change.
+    let mut states: Vec<SeedState> = Vec::with_capacity(devices_per_client as usize * 3);
     for n in 0..devices_per_client {
         run.serial += 1;
         let (spec_id, spec_name, mods) = &catalogue[rng.gen_range(0..catalogue.len())];
@@ -390,22 +396,24 @@ fn seed_client(
             } else {
                 (Some(previous), Some(previous), Some("SUCCEEDED"), None, None)
             };
-            insert::state(
-                tx,
-                &SeedState {
-                    device: &device,
-                    module: *module_id,
-                    current,
-                    target,
-                    status,
-                    details,
-                    created,
-                    modified,
-                    next_step_at: next,
-                },
-            )?;
+            states.push(SeedState {
+                device: (&device).into(),
+                module: *module_id,
+                current,
+                target,
+                status,
+                details,
+                created,
+                modified,
+                next_step_at: next,
+            });
         }
     }
+    states.sort_unstable_by_key(|s| (s.device.id, s.module));
+    for state in &states {
+        insert::state(tx, state)?;
+    }
+    drop(states);
     seed_downlinks(tx, rng, client.id, &samples)
 }
 
@@ -607,4 +615,39 @@ fn seed_downlinks(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A seeded client's states lie in the table in the order its listing pages them (device,
+    /// then module), each row right after the one before: a page read through the listing's index
+    /// steps from row to row instead of searching the table for each.
+    #[test]
+    fn a_clients_seeded_states_lie_in_the_table_in_its_listings_order() {
+        let store = Store::open_temporary().unwrap();
+        seed(&store, 7, 200, OffsetDateTime::now_utc()).unwrap();
+        let conn = store.conn();
+        let clients: Vec<String> = conn
+            .prepare("SELECT DISTINCT client_id FROM firmware_states")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(clients.len() >= 2, "{clients:?}");
+        for client in clients {
+            let rowids: Vec<i64> = conn
+                .prepare("SELECT rowid FROM firmware_states WHERE client_id = ?1 ORDER BY device_id, module_id")
+                .unwrap()
+                .query_map([&client], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert!(rowids.len() >= 200, "client {client}: {} states", rowids.len());
+            let apart = rowids.windows(2).filter(|w| w[1] != w[0] + 1).count();
+            assert_eq!(apart, 0, "client {client}: {apart} of {} rows not right after the one before", rowids.len());
+        }
+    }
 }

@@ -777,8 +777,28 @@ pub(crate) mod insert {
     }
 
     /// A seeded firmware state.
+    /// The device's columns a state repeats.
+    #[derive(Debug, Clone, Copy)]
+    pub struct StateDevice {
+        pub id: Uuid,
+        pub client_id: Uuid,
+        pub device_specification_id: Uuid,
+        pub project_id: Uuid,
+    }
+
+    impl From<&super::devices::DeviceRow> for StateDevice {
+        fn from(d: &super::devices::DeviceRow) -> Self {
+            StateDevice {
+                id: d.id,
+                client_id: d.client_id,
+                device_specification_id: d.device_specification_id,
+                project_id: d.project_id,
+            }
+        }
+    }
+
     pub struct SeedState<'a> {
-        pub device: &'a super::devices::DeviceRow,
+        pub device: StateDevice,
         pub module: Uuid,
         pub current: Option<&'a str>,
         pub target: Option<&'a str>,
@@ -790,7 +810,7 @@ pub(crate) mod insert {
     }
 
     pub fn state(tx: &rusqlite::Transaction<'_>, s: &SeedState<'_>) -> Result<(), StoreError> {
-        let d = s.device;
+        let d = &s.device;
         let touched = s.target.map(|_| ts(s.modified));
         tx.prepare_cached(
             "INSERT INTO firmware_states (device_id, module_id, client_id, device_specification_id, project_id,
