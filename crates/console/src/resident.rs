@@ -13,8 +13,9 @@
 pub struct Released {
     /// The executable's mappings asked for.
     pub mappings: usize,
-    /// Their size in bytes (not all of it was resident).
-    pub bytes: u64,
+    /// The executable's code as it was just before: `size_kib` is what was asked for (not all
+    /// of it was resident).
+    pub before: OwnCode,
 }
 
 /// The executable's mappings now: what [`release_own_code`] would ask for, and the rest.
@@ -31,20 +32,23 @@ pub struct OwnCode {
 /// The executable's mappings now, from `/proc/self/smaps` (elsewhere than Linux, nothing).
 pub fn own_code() -> std::io::Result<OwnCode> {
     #[cfg(target_os = "linux")]
-    {
-        let mut code = OwnCode::default();
-        for m in own_mappings()? {
-            if m.reclaimable() {
-                code.size_kib += ((m.end - m.start) / 1024) as u64;
-                code.resident_kib += m.rss_kib;
-            } else {
-                code.data_resident_kib += m.rss_kib;
-            }
-        }
-        Ok(code)
-    }
+    return Ok(code_of(&own_mappings()?));
     #[cfg(not(target_os = "linux"))]
     Ok(OwnCode::default())
+}
+
+#[cfg(target_os = "linux")]
+fn code_of(mappings: &[Mapping]) -> OwnCode {
+    let mut code = OwnCode::default();
+    for m in mappings {
+        if m.reclaimable() {
+            code.size_kib += ((m.end - m.start) / 1024) as u64;
+            code.resident_kib += m.rss_kib;
+        } else {
+            code.data_resident_kib += m.rss_kib;
+        }
+    }
+    code
 }
 
 /// Asks the kernel to reclaim the pages of this process's executable that hold only the file's
@@ -52,8 +56,9 @@ pub fn own_code() -> std::io::Result<OwnCode> {
 pub fn release_own_code() -> std::io::Result<Released> {
     #[cfg(target_os = "linux")]
     {
-        let mut released = Released::default();
-        for m in own_mappings()?.iter().filter(|m| m.reclaimable()) {
+        let mappings = own_mappings()?;
+        let mut released = Released { mappings: 0, before: code_of(&mappings) };
+        for m in mappings.iter().filter(|m| m.reclaimable()) {
             // SAFETY: the range is a whole mapping of this process, page-aligned as the kernel
             // lists it; MADV_PAGEOUT changes no contents (a reclaimed page is read from the file
             // again when touched), so no reference into it is invalidated.
@@ -62,7 +67,6 @@ pub fn release_own_code() -> std::io::Result<Released> {
                 return Err(std::io::Error::last_os_error());
             }
             released.mappings += 1;
-            released.bytes += (m.end - m.start) as u64;
         }
         Ok(released)
     }

@@ -413,7 +413,6 @@ fn seed_client(
     for state in &states {
         insert::state(tx, state)?;
     }
-    drop(states);
     seed_downlinks(tx, rng, client.id, &samples)
 }
 

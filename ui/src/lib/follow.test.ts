@@ -112,4 +112,24 @@ describe("follower", () => {
     expect(pending).toHaveLength(2);
     expect(shown).toEqual(["as of 3", "as of 40"]);
   });
+
+  it("reads again when asked, after the read under way, whatever the revision", async () => {
+    const h = harness();
+    h.f.want(5);
+    h.f.again(); // a change the view made while the first read was on its way
+    expect(h.pending).toHaveLength(1);
+    h.pending[0].answer(5);
+    await h.settle();
+    expect(h.pending).toHaveLength(2); // that read may have been asked before the change
+    h.pending[1].answer(5);
+    await h.settle();
+    expect(h.pending).toHaveLength(2);
+    h.f.again(); // nothing under way: at once
+    expect(h.pending).toHaveLength(3);
+    h.pending[2].refuse("the fleet database is not available");
+    await h.settle();
+    expect(h.shown).toEqual([5, 5]);
+    expect(h.failed).toEqual(["the fleet database is not available"]);
+    expect(h.pending).toHaveLength(3);
+  });
 });

@@ -1,18 +1,21 @@
 // A read of what Rust holds that follows the fleet's revision (a counter that grows with every
-// change: a refresh's page, a rollout's step): asked at once, then again whenever the revision
-// moves past the one its last answer reflects. One read at a time: a burst of changes (a scan's
-// pages) costs the read under way and one more, not a read each, and no answer can overtake a
-// newer one. The revision the view knows may come after the read was asked (the fleet status's
-// first answer): an answer that already reflects it is not read again. Every view that reads
-// again as the fleet changes reads through this: a refresh that moves rollouts raises the
-// revision once for each and once at its end, and a plain effect per revision read once a step,
-// each read queued behind the last on the fleet database.
+// change: a refresh's end, a rollout's step, the settings): asked at once, then again whenever
+// the revision moves past the one its last answer reflects. One read at a time: a burst of
+// changes (a refresh that moves rollouts raises the revision once for each and once at its end)
+// costs the read under way and one more, not a read each, and no answer can overtake a newer
+// one. The revision the view knows may come after the read was asked (the fleet status's first
+// answer): an answer that already reflects it is not read again. Every view that reads again as
+// the fleet changes reads through this (a plain effect per revision read once a step, each read
+// queued behind the last on the fleet database).
 
 import { useEffect, useLayoutEffect, useMemo, useState } from "preact/hooks";
 
 export interface Follower {
   /** The fleet is at `revision` (-1: not known yet): reads if no answer or read reflects it. */
   want: (revision: number) => void;
+  /** Reads again whatever the revision (the view changed something itself, or a retry): after
+   * the read under way, if there is one, since that one may have been asked before the change. */
+  again: () => void;
   /** Nothing is shown any more (the view is gone): answers still to come are dropped. */
   stop: () => void;
 }
@@ -32,17 +35,20 @@ export function follower<T>(
   let reflected: number | null = null;
   let reading = false;
   let stopped = false;
+  // Calls of `again` so far: a read asked before the last of them is read once more.
+  let agains = 0;
   const due = () => !stopped && !reading && (reflected === null || wanted > reflected);
   const start = () => {
     reading = true;
     const asked = wanted;
+    const askedAgains = agains;
     read().then(
       (answer) => {
         reading = false;
         if (stopped) return;
         reflected = revisionOf ? revisionOf(answer) : asked;
         show(answer);
-        if (due()) start();
+        if (due() || askedAgains !== agains) start();
       },
       (error) => {
         reading = false;
@@ -50,6 +56,7 @@ export function follower<T>(
         // Counted as read up to what was wanted: the next change reads again.
         reflected = Math.max(wanted, reflected ?? -1);
         fail(error);
+        if (askedAgains !== agains) start();
       },
     );
   };
@@ -57,6 +64,10 @@ export function follower<T>(
     want: (revision) => {
       wanted = Math.max(wanted, revision);
       if (due()) start();
+    },
+    again: () => {
+      agains++;
+      if (!stopped && !reading) start();
     },
     stop: () => {
       stopped = true;
@@ -68,7 +79,8 @@ export function follower<T>(
  * [`follower`] as a view's state: the latest answer and the latest failure (cleared by the next
  * answer). The read is asked as the view is put on the page, not after its first paint (when a
  * plain effect runs): on a cold start the first frame took 50 to 90 ms, which the first screen's
- * reads waited out for nothing. `key` names what is read (a module, a query): a new key starts a
+ * reads waited out for nothing. `again` reads once more (see [`Follower`]). `key` names what is
+ * read (a module, a query): a new key starts a
  * new follower with that render's `read` and `revisionOf`; until its first answer or failure,
  * the last ones shown stay, with `current` false.
  */
@@ -94,5 +106,5 @@ export function useFollow<T>(
   );
   useEffect(() => f.stop, [f]);
   useLayoutEffect(() => f.want(revision), [f, revision]);
-  return { answer: shown.answer, error: shown.error, current: shown.key === key };
+  return { answer: shown.answer, error: shown.error, current: shown.key === key, again: f.again };
 }

@@ -57,8 +57,8 @@ export class RowBlocks<Row> {
   /**
    * The same query over changed data: rows are asked again, old ones show until then. A block
    * already on its way is asked again once its answer is in, not beside it: a burst of changes
-   * (a scan's pages, each a new revision) costs a block the request under way and one more,
-   * and never more than `maxInFlight` at once.
+   * (a refresh's end and each rollout it moved, each a new revision) costs a block the request
+   * under way and one more, and never more than `maxInFlight` at once.
    */
   invalidate(): void {
     this.epoch++;

@@ -776,7 +776,6 @@ pub(crate) mod insert {
         Ok(())
     }
 
-    /// A seeded firmware state.
     /// The device's columns a state repeats.
     #[derive(Debug, Clone, Copy)]
     pub struct StateDevice {
@@ -797,6 +796,7 @@ pub(crate) mod insert {
         }
     }
 
+    /// A seeded firmware state.
     pub struct SeedState<'a> {
         pub device: StateDevice,
         pub module: Uuid,

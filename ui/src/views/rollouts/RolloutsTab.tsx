@@ -405,8 +405,7 @@ export function RolloutsTab({
   /** A `dcs-console://rollout/<id>` link to show: its card is scrolled to and marked. */
   linked?: Link | null;
 }) {
-  const [reload, setReload] = useState(0);
-  const { answer: list, error } = useFollow(revision, () => ipc.rollouts(), { key: String(reload) });
+  const { answer: list, error, again } = useFollow(revision, () => ipc.rollouts());
   // The states last shown: a rollout that paused, completed or was aborted by itself since says
   // so in the banner (which a "Started the rollout" line must not outlive).
   const shown = useRef<Map<string, string> | null>(null);
@@ -434,7 +433,7 @@ export function RolloutsTab({
     }
   }, [linked, list]);
 
-  if (error) return <ErrorBox error={error} onRetry={() => setReload((r) => r + 1)} />;
+  if (error) return <ErrorBox error={error} onRetry={again} />;
   if (!list) return <Loading label="Reading the rollouts…" />;
   if (list.length === 0)
     return (
@@ -458,7 +457,7 @@ export function RolloutsTab({
           onChanged={(after) => {
             // The operator's own change is said by the card, not again as news.
             shown.current?.set(after.id, after.state);
-            setReload((x) => x + 1);
+            again();
           }}
           onNotice={onNotice}
         />

@@ -38,9 +38,7 @@ export function StuckCard({
   const [busy, setBusy] = useState(false);
   const shownFor = useRef<string | null>(null);
 
-  // Read again after the threshold is saved (`saved` counts the saves).
-  const [saved, setSaved] = useState(0);
-  const { answer: stuck, error } = useFollow(revision, () => ipc.fleetStuck(moduleId), { key: `${moduleId}|${saved}` });
+  const { answer: stuck, error, again } = useFollow(revision, () => ipc.fleetStuck(moduleId), { key: moduleId });
   useEffect(() => {
     if (!stuck) return;
     // The threshold as set, unless one is being typed for this module.
@@ -57,7 +55,7 @@ export function StuckCard({
   const saveHours = async () => {
     try {
       const s = await ipc.fleetSetStuckHours(moduleId, hours.trim() === "" ? Number.NaN : Number(hours));
-      setSaved((n) => n + 1);
+      again(); // the devices stuck at the new threshold
       setHours(String(s.hours));
       setHoursError(null);
     } catch (e) {
