@@ -209,8 +209,7 @@ fn let_go_of_start_up_code() {
             // Work nobody waits to see: on a thread of its own, at a lower priority.
             let let_go = dcs_console::background::run("dcs-let-go", || {
                 use dcs_console::resident::{own_code, release_own_code};
-                let before = own_code().unwrap_or_default();
-                release_own_code().map(|_| (before, own_code().unwrap_or_default()))
+                release_own_code().map(|r| (r.before, own_code().unwrap_or_default()))
             });
             match let_go.await {
                 Ok(Ok((before, after))) => tracing::info!(
