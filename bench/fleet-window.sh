@@ -27,7 +27,7 @@ mkdir -p "$(dirname "$db")"
 out="$(mktemp /var/tmp/dcs-fleet-window.XXXXXX)"
 log "aggregates and windows over $states states ($db)"
 "$BIN" "$db" "$states" 3 | tee "$out" | grep -v '"sort"' || true
-log "the write path with and without the counts and indexes (200,000 states each)"
+log "the write path with and without the indexes (200,000 states each)"
 "$BIN" --write-cost "$(dirname "$db")" 200000 | tee -a "$out"
 python3 - "$out" <<'PY'
 import json, sys

@@ -477,8 +477,8 @@ mod tests {
         let statuses: Vec<_> = h.iter().map(|p| p.status.as_deref().unwrap()).collect();
         assert_eq!(statuses, ["UPDATING", "PENDING"]);
 
-        // A state deleted (the service lists the device no more) takes its history along.
-        db.conn().execute("DELETE FROM states WHERE device_id = ?1", [device.to_string()]).unwrap();
+        // A state removed (the service lists the device no more) takes its history along.
+        assert_eq!(crate::fleet::scan::remove_states(&db, scope, &[(module, device)]).unwrap(), 1);
         let left: i64 = db
             .conn()
             .query_row("SELECT count(*) FROM state_history WHERE device_id = ?1", [device.to_string()], |r| r.get(0))

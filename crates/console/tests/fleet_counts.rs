@@ -115,17 +115,26 @@ fn counts_equal_a_recount_after_random_writes_deletes_and_a_scope_deleted() {
     let modules: Vec<Uuid> = (0..3).map(|_| Uuid::from_u128(rng.gen())).collect();
     let devices: Vec<Uuid> = (0..60).map(|_| Uuid::from_u128(rng.gen())).collect();
     let other = rusqlite::Connection::open(&path).unwrap();
+    // The (module, device) keys of a scope's states, of one device or all.
+    let keys = |scope: Scope, device: Option<&str>| -> Vec<(Uuid, Uuid)> {
+        let mut stmt = other
+            .prepare("SELECT module_id, device_id FROM states WHERE scope = ?1 AND device_id = coalesce(?2, device_id)")
+            .unwrap();
+        let rows = stmt.query_map(rusqlite::params![scope.0, device], |r| {
+            Ok((r.get::<_, String>(0)?.parse().unwrap(), r.get::<_, String>(1)?.parse().unwrap()))
+        });
+        rows.unwrap().map(Result::unwrap).collect()
+    };
     for round in 0..40 {
         let scope = scopes[round % 2];
         let page: Vec<FirmwareState> =
             (0..rng.gen_range(1..30)).map(|_| random_state(&mut rng, &modules, &devices)).collect();
         scan::write_page(&db, scope, &page).unwrap();
         if round % 3 == 0 {
-            // Deletions as a full scan makes them, from any connection.
+            // Deletions as a full scan makes them, of a device that may hold none.
             let d = devices[rng.gen_range(0..devices.len())].to_string();
-            other
-                .execute("DELETE FROM states WHERE scope = ?1 AND device_id = ?2", rusqlite::params![scope.0, d])
-                .unwrap();
+            let gone = keys(scope, Some(&d));
+            assert_eq!(scan::remove_states(&db, scope, &gone).unwrap() as usize, gone.len());
         }
         if round % 7 == 0 {
             // A transaction rolled back leaves the counts as they were.
@@ -140,8 +149,8 @@ fn counts_equal_a_recount_after_random_writes_deletes_and_a_scope_deleted() {
             recount(&path, scope).values().map(|m| m["all:"]).sum::<i64>()
         );
     }
-    // A scope deleted: its counts go with its states.
-    other.execute("DELETE FROM states WHERE scope = ?1", [scopes[0].0]).unwrap();
+    // A scope's every state removed: its counts go with its states.
+    scan::remove_states(&db, scopes[0], &keys(scopes[0], None)).unwrap();
     assert_counts_agree(&db, "a scope deleted");
     assert!(query::modules(&db, scopes[0]).unwrap().is_empty());
     assert_eq!(shown(&db, scopes[1]), recount(&path, scopes[1]));
@@ -161,17 +170,89 @@ fn a_database_made_before_the_counts_gets_them_once_on_open() {
         let page: Vec<FirmwareState> = (0..80).map(|_| random_state(&mut rng, &modules, &devices)).collect();
         scan::write_page(&db, scope, &page).unwrap();
     }
-    // As a database made before the counts: neither the table nor its triggers.
+    // As a database made before the counts: no table.
     let c = rusqlite::Connection::open(&path).unwrap();
-    c.execute_batch(
-        "DROP TRIGGER state_counts_insert; DROP TRIGGER state_counts_update; DROP TRIGGER state_counts_delete;
-         DROP TABLE state_counts;",
-    )
-    .unwrap();
+    c.execute_batch("DROP TABLE state_counts;").unwrap();
     drop(c);
     let db = FleetDb::open(&path).unwrap();
     assert_counts_agree(&db, "after the migration");
     assert_eq!(shown(&db, scope), recount(&path, scope));
+}
+
+#[test]
+fn the_triggers_that_kept_the_counts_and_history_before_are_dropped_on_open_and_their_counts_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.sqlite");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let modules: Vec<Uuid> = (0..2).map(|_| Uuid::from_u128(rng.gen())).collect();
+    let devices: Vec<Uuid> = (0..40).map(|_| Uuid::from_u128(rng.gen())).collect();
+    let scope = {
+        let db = FleetDb::open(&path).unwrap();
+        let scope = db.scope(&ScopeKey::new("p", "http://a", None)).unwrap();
+        let page: Vec<FirmwareState> = (0..60).map(|_| random_state(&mut rng, &modules, &devices)).collect();
+        scan::write_page(&db, scope, &page).unwrap();
+        scope
+    };
+    // An earlier console's triggers (here ones that would count every write twice, and keep no
+    // history).
+    let c = rusqlite::Connection::open(&path).unwrap();
+    for (name, event, row) in [
+        ("state_counts_insert", "INSERT", "new"),
+        ("state_counts_update", "UPDATE", "new"),
+        ("state_counts_delete", "DELETE", "old"),
+        ("state_history_update", "UPDATE", "new"),
+        ("state_history_delete", "DELETE", "old"),
+    ] {
+        c.execute_batch(&format!(
+            "CREATE TRIGGER {name} AFTER {event} ON states BEGIN
+                 UPDATE state_counts SET n = n + 1 WHERE scope = {row}.scope AND module_id = {row}.module_id;
+             END;"
+        ))
+        .unwrap();
+    }
+    drop(c);
+    let db = FleetDb::open(&path).unwrap();
+    let left: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'states'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(left, 0, "a trigger on the states is left");
+    assert_counts_agree(&db, "on open");
+    let page: Vec<FirmwareState> = (0..60).map(|_| random_state(&mut rng, &modules, &devices)).collect();
+    scan::write_page(&db, scope, &page).unwrap();
+    assert_counts_agree(&db, "after writes");
+    assert_eq!(shown(&db, scope), recount(&path, scope));
+}
+
+#[test]
+fn a_first_scan_that_never_ended_leaves_the_counts_recounted_on_the_next_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.sqlite");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(12);
+    let modules: Vec<Uuid> = (0..2).map(|_| Uuid::from_u128(rng.gen())).collect();
+    let devices: Vec<Uuid> = (0..40).map(|_| Uuid::from_u128(rng.gen())).collect();
+    let scope = {
+        let db = FleetDb::open(&path).unwrap();
+        db.scope(&ScopeKey::new("p", "http://a", None)).unwrap()
+    };
+    // What a first scan leaves if it is killed after some pages: states inserted uncounted, and
+    // the mark that says so.
+    let page: Vec<FirmwareState> = (0..60).map(|_| random_state(&mut rng, &modules, &devices)).collect();
+    {
+        let db = FleetDb::open(&path).unwrap();
+        scan::write_page(&db, scope, &page).unwrap();
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch("DELETE FROM state_counts; INSERT INTO settings (key, value) VALUES ('counts.recount', 'a first scan');")
+            .unwrap();
+        assert!(!db.counts_differences().unwrap().is_empty(), "the counts were not made wrong");
+    }
+    let db = FleetDb::open(&path).unwrap();
+    assert_counts_agree(&db, "on the next open");
+    assert_eq!(shown(&db, scope), recount(&path, scope));
+    assert_eq!(db.setting("counts.recount").unwrap(), None, "the mark is cleared");
 }
 
 /// Every order the table offers, both ways.

@@ -1,10 +1,11 @@
-//! A first scan's counts, kept in memory while the counts' triggers are away.
+//! A first scan's counts, kept in memory while it inserts its states uncounted.
 //!
-//! A full scan into an empty `states` table drops the triggers that keep `state_counts`
-//! (scan::defer_indexes). Counting its states afterwards is a GROUP BY that sorts every state
-//! twice: a third of a first scan's time at 110,000 states. Instead the scan inserts each state
-//! with `INSERT OR IGNORE` and counts it here as it goes, grouped exactly as the triggers group
-//! (`COUNTED` in mod.rs); at the end these counts are written as they are, unless something else
+//! A full scan into an empty `states` table inserts its states without moving `state_counts`
+//! (scan::defer_indexes marks the counts to be recounted should it never end). Counting its
+//! states afterwards is a GROUP BY that sorts every state twice: a third of a first scan's time
+//! at 110,000 states. Instead the scan inserts each state with `INSERT OR IGNORE` and counts it
+//! here as it goes, grouped exactly as `COUNTED` (mod.rs) groups; at the end these counts are
+//! written as they are, unless something else
 //! could have changed the states meanwhile. Then the GROUP BY is done as before:
 //! - a state came twice (the insert was ignored: the service answered it on two pages);
 //! - anything else wrote to the database: another connection committed (`data_version`), or
@@ -34,15 +35,15 @@ pub(crate) struct FirstCounts {
     inserted: i64,
     /// Rows the scan changed through the connection, to tell apart anyone else's changes.
     changed: u64,
-    /// The connection's generation when the triggers were dropped (FleetDb::generation).
+    /// The connection's generation when the scan began uncounted (FleetDb::generation).
     since: (u64, i64),
     /// False once a state came twice.
     exact: bool,
 }
 
 impl FirstCounts {
-    /// Starts counting; `conn` is the connection the scan writes through, right after the
-    /// triggers were dropped.
+    /// Starts counting; `conn` is the connection the scan writes through, right after
+    /// scan::defer_indexes.
     pub(crate) fn start(conn: &Connection, scope: Scope) -> Result<FirstCounts> {
         Ok(FirstCounts {
             scope,
@@ -61,6 +62,16 @@ impl FirstCounts {
     pub(crate) fn insert(&mut self, tx: &Transaction<'_>, items: &[FirmwareState]) -> Result<u32> {
         let mut page: HashMap<GroupKey<&str>, i64> = HashMap::new();
         let mut written = 0u32;
+        // The mark that the counts are to be recounted if this scan never ends, set again if
+        // another process's opening recounted them and took it away meanwhile (then the states'
+        // writers were not only this scan: its counts are left to a recount).
+        let marked = tx.execute(
+            "INSERT OR IGNORE INTO settings (key, value) VALUES (?1, 'a first scan')",
+            [super::RECOUNT_PENDING],
+        )?;
+        if marked == 1 {
+            self.exact = false;
+        }
         {
             let mut insert = tx.prepare_cached(&format!(
                 "INSERT OR IGNORE INTO states (scope, module_id, device_id, spec_id, client_id, project_id, current,
@@ -124,7 +135,7 @@ impl FirstCounts {
         let mut insert = tx.prepare_cached(
             "INSERT INTO state_counts (scope, module_id, dim, k1, k2, k3, k4, n) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?;
-        // An absent value is an empty blob, as the triggers write it.
+        // An absent value is an empty blob, as recount_sql counts it.
         let value = |v: Option<&str>| match v {
             Some(s) => rusqlite::types::Value::Text(s.to_owned()),
             None => rusqlite::types::Value::Blob(Vec::new()),
@@ -206,7 +217,7 @@ mod tests {
     /// whether the counts written were its own.
     fn first_scan(db: &FleetDb, scope: Scope, pages: &[Vec<FirmwareState>], between: impl FnOnce()) -> bool {
         let deferred = defer_indexes(db).unwrap();
-        assert!(deferred.iter().any(|(n, _)| n == "state_counts_insert"), "{deferred:?}");
+        assert!(deferred.iter().any(|(n, _)| n == "states_device_order"), "{deferred:?}");
         let mut first = FirstCounts::start(&db.conn(), scope).unwrap();
         let mut between = Some(between);
         for page in pages {

@@ -86,7 +86,7 @@ impl ScopeKey {
 /// The status key of a state that never had a target (no `firmwareUpdateStatus`).
 pub const NO_STATUS: &str = "none";
 
-/// States kept per device and module in the history (the trigger's `OFFSET 50` keeps 50): what
+/// States kept per device and module in the history (states.rs trims the older ones): what
 /// the device page shows and how far back a comparison of two moments can see.
 pub const HISTORY_KEPT: usize = 50;
 
@@ -201,8 +201,8 @@ CREATE TABLE IF NOT EXISTS rollout_devices (
 CREATE INDEX IF NOT EXISTS rollout_devices_by_device ON rollout_devices (device_id);
 -- What a device's state was before each change this console saw (the device page's history):
 -- the state it left, with when the console saw it leave (`left_at`, this computer's clock, ms).
--- Kept by a trigger in the transaction that writes the change; the newest 50 per device and
--- module are kept (HISTORY_KEPT), newest by `id` (two changes may share a
+-- Kept by the writer of states (states.rs) in the transaction that writes the change; the newest
+-- 50 per device and module are kept (HISTORY_KEPT), newest by `id` (two changes may share a
 -- millisecond). A device the service no longer lists loses its history with its state.
 CREATE TABLE IF NOT EXISTS state_history (
     id INTEGER PRIMARY KEY,
@@ -218,24 +218,6 @@ CREATE TABLE IF NOT EXISTS state_history (
     target_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS state_history_by_device ON state_history (scope, device_id, module_id, id);
-CREATE TRIGGER IF NOT EXISTS state_history_update AFTER UPDATE ON states
-WHEN old.current IS NOT new.current OR old.target IS NOT new.target OR old.status IS NOT new.status
-  OR old.details IS NOT new.details
-BEGIN
-    INSERT INTO state_history (scope, device_id, module_id, left_at, current, target, status, details, status_at, target_at)
-        VALUES (old.scope, old.device_id, old.module_id,
-                CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
-                old.current, old.target, old.status, old.details, old.status_at, old.target_at);
-    DELETE FROM state_history
-     WHERE scope = old.scope AND device_id = old.device_id AND module_id = old.module_id
-       AND id <= (SELECT id FROM state_history
-                   WHERE scope = old.scope AND device_id = old.device_id AND module_id = old.module_id
-                   ORDER BY id DESC LIMIT 1 OFFSET 50);
-END;
-CREATE TRIGGER IF NOT EXISTS state_history_delete AFTER DELETE ON states
-BEGIN
-    DELETE FROM state_history WHERE scope = old.scope AND device_id = old.device_id AND module_id = old.module_id;
-END;
 -- The devices of the scope's last comparison of two moments (compare.rs), what the device
 -- table filters by when a cell of it is opened.
 CREATE TABLE IF NOT EXISTS compared (
@@ -259,13 +241,18 @@ CREATE TABLE IF NOT EXISTS rollout_events (
 CREATE INDEX IF NOT EXISTS rollout_events_at ON rollout_events (rollout, at);
 ";
 
-/// The states counted per scope, module and group of values, kept by triggers in the transaction
-/// that writes the states (so a crash loses both or neither): what the dashboard's aggregates
-/// read instead of every state. Two groupings ([`COUNTED`]), so that writing a state costs two
-/// counts: `g` by current version (k1), target (k2), status (k3) and, for failed states, details
-/// (k4); `o` by specification (k1) and owner (k2, client_id). A value absent is kept as an
-/// empty blob `x''` (never equal to a text, so a version literally called "none" stays apart);
-/// a count that falls to zero is deleted.
+/// The states counted per scope, module and group of values, kept by the one writer of states
+/// (states.rs) in the transaction that writes them (so a crash loses both or neither): what the
+/// dashboard's aggregates read instead of every state. Two groupings ([`COUNTED`]), so that
+/// writing a state moves two counts: `g` by current version (k1), target (k2), status (k3) and,
+/// for failed states, details (k4); `o` by specification (k1) and owner (k2, client_id). A value
+/// absent is kept as an empty blob `x''` (never equal to a text, so a version literally called
+/// "none" stays apart); a count that falls to zero is deleted (its trigger).
+///
+/// Triggers on `states` kept them, and the history, until issue 19: at a million states the
+/// counts' took a third of an incremental refresh's time after 1 % changed (two to four upserts
+/// per state), and any trigger makes SQLite keep each statement's pages in a statement journal;
+/// the writer's own tally is one upsert per count moved per batch.
 const COUNTS_SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS state_counts (
     scope INTEGER NOT NULL,
@@ -284,8 +271,8 @@ CREATE TRIGGER IF NOT EXISTS state_counts_zero AFTER UPDATE OF n ON state_counts
 END;
 ";
 
-/// The groupings counted: (dim, k1..k4), `{r}` standing for the row (`new`, `old`, or `s` in a
-/// recount).
+/// The groupings counted: (dim, k1..k4), `{r}` standing for the row (`s` in a recount); states.rs
+/// (CountChanges) computes the same keys from a state's columns.
 const COUNTED: &[(&str, [&str; 4])] = &[
     (
         "g",
@@ -298,45 +285,6 @@ const COUNTED: &[(&str, [&str; 4])] = &[
     ),
     ("o", ["COALESCE({r}.spec_id, x'')", "COALESCE({r}.client_id, x'')", "''", "''"]),
 ];
-
-/// The triggers that keep `state_counts`: one statement each; an update counts again only the
-/// groupings whose values changed.
-fn counts_triggers() -> String {
-    // No two rows of one statement share a key: an update's old and new rows of a grouping differ
-    // in scope, module or values, or are both left out.
-    let upsert = |rows: Vec<String>| {
-        format!(
-            "INSERT INTO state_counts (scope, module_id, dim, k1, k2, k3, k4, n)
-             SELECT * FROM (VALUES {}) WHERE column8 <> 0
-             ON CONFLICT DO UPDATE SET n = n + excluded.n;",
-            rows.join(", ")
-        )
-    };
-    let keys = |r: &str, keys: &[&str; 4]| keys.iter().map(|k| k.replace("{r}", r)).collect::<Vec<_>>();
-    let row = |r: &str, weight: &str, (dim, k): &(&str, [&str; 4])| {
-        format!("({r}.scope, {r}.module_id, '{dim}', {}, {weight})", keys(r, k).join(", "))
-    };
-    let insert = upsert(COUNTED.iter().map(|d| row("new", "1", d)).collect());
-    let delete = upsert(COUNTED.iter().map(|d| row("old", "-1", d)).collect());
-    let update = upsert(
-        COUNTED
-            .iter()
-            .flat_map(|d| {
-                let changed =
-                    std::iter::once("old.scope IS NOT new.scope OR old.module_id IS NOT new.module_id".into())
-                        .chain(keys("old", &d.1).iter().zip(keys("new", &d.1)).map(|(o, n)| format!("{o} IS NOT {n}")))
-                        .collect::<Vec<String>>()
-                        .join(" OR ");
-                [row("old", &format!("-({changed})"), d), row("new", &format!("({changed})"), d)]
-            })
-            .collect(),
-    );
-    format!(
-        "CREATE TRIGGER IF NOT EXISTS state_counts_insert AFTER INSERT ON states BEGIN {insert} END;
-         CREATE TRIGGER IF NOT EXISTS state_counts_delete AFTER DELETE ON states BEGIN {delete} END;
-         CREATE TRIGGER IF NOT EXISTS state_counts_update AFTER UPDATE ON states BEGIN {update} END;"
-    )
-}
 
 /// The device table's orders by a column: one index per sortable column, each ending in the
 /// device and module so that a window is a keyset range of one index in either direction (see
@@ -401,30 +349,44 @@ pub(crate) fn recount_sql() -> String {
         .join(" UNION ALL ")
 }
 
-/// Creates the counts and their triggers where missing, counting the states already held, in
-/// one transaction.
+/// The triggers on the states that kept the counts and the history before states.rs did (a
+/// database made by an earlier console): dropped on open, what they kept kept.
+const OLD_TRIGGERS: &[&str] = &[
+    "state_counts_insert",
+    "state_counts_delete",
+    "state_counts_update",
+    "state_history_update",
+    "state_history_delete",
+];
+
+/// Creates the counts where missing or marked to be recounted ([`RECOUNT_PENDING`]), counting
+/// the states already held, and drops the triggers that kept them and the history before
+/// ([`OLD_TRIGGERS`]), in one transaction.
 fn add_counts(conn: &mut Connection) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let present: bool = tx.query_row(
-        "SELECT count(*) = 4 FROM sqlite_master WHERE name IN
-             ('state_counts', 'state_counts_insert', 'state_counts_delete', 'state_counts_update')",
-        [],
-        |r| r.get(0),
-    )?;
-    if !present {
-        tx.execute_batch(
-            "DROP TRIGGER IF EXISTS state_counts_insert; DROP TRIGGER IF EXISTS state_counts_delete;
-             DROP TRIGGER IF EXISTS state_counts_update; DROP TABLE IF EXISTS state_counts;",
-        )?;
+    for name in OLD_TRIGGERS {
+        tx.execute_batch(&format!("DROP TRIGGER IF EXISTS {name}"))?;
+    }
+    let present: bool =
+        tx.query_row("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'state_counts')", [], |r| r.get(0))?;
+    let pending: bool =
+        tx.query_row("SELECT EXISTS (SELECT 1 FROM settings WHERE key = ?1)", [RECOUNT_PENDING], |r| r.get(0))?;
+    if !present || pending {
         tx.execute_batch(COUNTS_SCHEMA)?;
-        tx.execute_batch(&counts_triggers())?;
-        tx.execute(
-            &format!("INSERT INTO state_counts (scope, module_id, dim, k1, k2, k3, k4, n) {}", recount_sql()),
-            [],
-        )?;
+        tx.execute_batch(&format!(
+            "DELETE FROM state_counts; INSERT INTO state_counts (scope, module_id, dim, k1, k2, k3, k4, n) {}",
+            recount_sql()
+        ))?;
+        tx.execute("DELETE FROM settings WHERE key = ?1", [RECOUNT_PENDING])?;
     }
     tx.commit()
 }
+
+/// The setting that says the counts are to be recounted: a first scan, which inserts states
+/// without counting them in `state_counts` (scan::defer_indexes), sets it as it begins and clears
+/// it as it writes its own counts at its end; a database opened with it set (the scan crashed)
+/// is recounted.
+pub(crate) const RECOUNT_PENDING: &str = "counts.recount";
 
 /// Columns added after a database may have been made without them: (table, column, type).
 const ADDED_COLUMNS: &[(&str, &str, &str)] = &[

@@ -88,8 +88,8 @@ use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use super::first_counts::FirstCounts;
-pub use super::states::write_page;
 use super::states::write_states;
+pub use super::states::{remove_states, write_page};
 use super::{from_ms, ms_to_text, now_ms, to_ms, FleetDb, FleetError, Result, Scope};
 
 /// How far before the watermark an incremental refresh reaches back (in the service's clock)
@@ -561,7 +561,7 @@ struct Run<'a, P> {
     latest_read: Option<i64>,
     /// The watermark asked for, and the earliest and latest times after it among the states read.
     after: Option<(i64, Option<(i64, i64)>)>,
-    /// A first scan's counts, while the counts' triggers are away (defer_indexes).
+    /// A first scan's counts, while it inserts its states uncounted (defer_indexes).
     first: Option<FirstCounts>,
     /// A first scan's default order index, kept while the pages come in its order.
     order: Option<LiveOrder>,
@@ -685,7 +685,7 @@ impl<P: Fn(&ScanProgress)> Run<'_, P> {
         }
         let written = blocking(|| {
             let mut conn = db.conn();
-            let tx = conn.transaction()?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let mut n = 0;
             for items in pages {
                 n += match first.as_deref_mut() {
@@ -722,14 +722,14 @@ async fn cancellable<T>(cancel: &CancellationToken, fut: impl std::future::Futur
 }
 
 /// Before a full scan into a `states` table that holds no state at all (a new database: the
-/// first scan of a million states), drops its secondary indexes and the triggers that keep
-/// `state_counts`, answering their definitions: [`restore_indexes`] builds each index once from
-/// the sorted states at the end, and counts the states once (one GROUP BY), where keeping them
-/// costs each index a random insertion per state (most of a first scan's writing at a million,
-/// once the indexes outgrow the page cache) and each state two upserts of its counts (the
-/// default order's is made again as the pages come when they come in its order: [`LiveOrder`]).
-/// A crash in between loses nothing: opening the database creates the schema's missing indexes,
-/// and the counts' triggers with a recount.
+/// first scan of a million states), drops its secondary indexes and triggers, answering their
+/// definitions, and marks the counts to be recounted ([`super::RECOUNT_PENDING`]): the scan
+/// inserts its states uncounted ([`FirstCounts`]), and [`restore_indexes`] builds each index once
+/// from the sorted states at the end and writes the counts once, where keeping them costs each
+/// index a random insertion per state (most of a first scan's writing at a million, once the
+/// indexes outgrow the page cache) (the default order's is made again as the pages come when they
+/// come in its order: [`LiveOrder`]). A crash in between loses nothing: opening the database
+/// creates the schema's missing indexes and triggers, and recounts what the mark says.
 pub(super) fn defer_indexes(db: &FleetDb) -> Result<Vec<(String, String)>> {
     let mut conn = db.conn();
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -747,6 +747,7 @@ pub(super) fn defer_indexes(db: &FleetDb) -> Result<Vec<(String, String)>> {
     for (name, _, kind) in &defs {
         tx.execute_batch(&format!("DROP {kind} \"{}\"", name.replace('"', "\"\"")))?;
     }
+    tx.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?1, 'a first scan')", [super::RECOUNT_PENDING])?;
     tx.commit()?;
     Ok(defs.into_iter().map(|(name, sql, _)| (name, sql)).collect())
 }
@@ -803,54 +804,47 @@ pub(super) fn restore_indexes(db: &FleetDb, defs: &[(String, String)], first: Op
     }
     let mut conn = db.conn();
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let mut recount = false;
     for (name, sql) in defs {
         let present: bool =
             tx.query_row("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = ?1)", [name], |r| r.get(0))?;
         if !present {
             tx.execute_batch(sql)?;
-            recount |= name.starts_with("state_counts_");
         }
     }
-    // Nothing kept the counts while their triggers were away: the first scan's own counts if they
-    // hold, else every state counted once.
-    let own = recount && first.map(|f| f.write(&tx)).transpose()?.unwrap_or(false);
-    if recount && !own {
+    // The first scan inserted its states uncounted: its own counts if they hold, else every state
+    // counted once.
+    let own = first.map(|f| f.write(&tx)).transpose()?.unwrap_or(false);
+    if !own {
         tx.execute_batch(&format!(
             "DELETE FROM state_counts; INSERT INTO state_counts (scope, module_id, dim, k1, k2, k3, k4, n) {}",
             super::recount_sql()
         ))?;
     }
+    tx.execute("DELETE FROM settings WHERE key = ?1", [super::RECOUNT_PENDING])?;
     tx.commit()?;
     Ok(own)
 }
 
 /// After a full scan: forgets the states of `scope` it did not see (the service no longer has
-/// them). Answers how many.
+/// them), with their history and counts (states::remove_states). Answers how many.
 fn forget_unseen(db: &FleetDb, scope: Scope, seen: &HashSet<(Uuid, Uuid)>) -> Result<u32> {
-    let mut conn = db.conn();
-    let tx = conn.transaction()?;
-    let gone: Vec<(String, String)> = {
-        let mut stmt = tx.prepare("SELECT module_id, device_id FROM states WHERE scope = ?1")?;
+    let gone: Vec<(Uuid, Uuid)> = {
+        let conn = db.conn();
+        let mut stmt = conn.prepare("SELECT module_id, device_id FROM states WHERE scope = ?1")?;
         let rows = stmt.query_map([scope.0], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
         let mut gone = Vec::new();
         for row in rows {
             let (m, d) = row?;
-            let key = (m.parse().unwrap_or_default(), d.parse().unwrap_or_default());
-            if !seen.contains(&key) {
-                gone.push((m, d));
+            // Keys are written from Uuids (states.rs): one that is not cannot have been seen.
+            if let (Ok(m), Ok(d)) = (m.parse(), d.parse()) {
+                if !seen.contains(&(m, d)) {
+                    gone.push((m, d));
+                }
             }
         }
         gone
     };
-    {
-        let mut delete = tx.prepare("DELETE FROM states WHERE scope = ?1 AND module_id = ?2 AND device_id = ?3")?;
-        for (m, d) in &gone {
-            delete.execute(params![scope.0, m, d])?;
-        }
-    }
-    tx.commit()?;
-    Ok(gone.len() as u32)
+    super::states::remove_states(db, scope, &gone)
 }
 
 /// Runs blocking database work without holding up the async runtime's other tasks (on a

@@ -137,7 +137,7 @@ fn schedule(db: &FleetDb, scope: Scope, row: &Row, policy: &RetryPolicy, now: i6
 fn record(db: &FleetDb, scope: Scope, row: &Row, results: &[SetResult], now: i64) -> Result<()> {
     let states: Vec<_> = results.iter().filter_map(|(_, r)| r.as_ref().ok().cloned().flatten()).collect();
     let mut conn = db.conn();
-    let tx = conn.transaction()?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     crate::fleet::states::write_states(&tx, scope, &states)?;
     let mut refused = 0;
     {

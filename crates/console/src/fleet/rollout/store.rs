@@ -535,7 +535,7 @@ pub(super) fn mark_sending(db: &FleetDb, id: &str, devices: &[Uuid]) -> Result<(
 pub(super) fn record_sets(db: &FleetDb, scope: Scope, id: &str, results: &[SetResult]) -> Result<()> {
     let states: Vec<FirmwareState> = results.iter().filter_map(|(_, r)| r.as_ref().ok().cloned().flatten()).collect();
     let mut conn = db.conn();
-    let tx = conn.transaction()?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     crate::fleet::states::write_states(&tx, scope, &states)?;
     {
         let now = now_ms();
