@@ -156,20 +156,36 @@ fn counts_equal_a_recount_after_random_writes_deletes_and_a_scope_deleted() {
     assert_eq!(shown(&db, scopes[1]), recount(&path, scopes[1]));
 }
 
+/// A database file of one scope, and random pages of its states (two modules, forty devices).
+struct Small {
+    path: std::path::PathBuf,
+    scope: Scope,
+    rng: rand::rngs::StdRng,
+    modules: Vec<Uuid>,
+    devices: Vec<Uuid>,
+}
+
+impl Small {
+    fn new(dir: &std::path::Path, seed: u64) -> Small {
+        let path = dir.join("fleet.sqlite");
+        let scope = FleetDb::open(&path).unwrap().scope(&ScopeKey::new("p", "http://a", None)).unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let modules = (0..2).map(|_| Uuid::from_u128(rng.gen())).collect();
+        let devices = (0..40).map(|_| Uuid::from_u128(rng.gen())).collect();
+        Small { path, scope, rng, modules, devices }
+    }
+
+    fn page(&mut self, states: usize) -> Vec<FirmwareState> {
+        (0..states).map(|_| random_state(&mut self.rng, &self.modules, &self.devices)).collect()
+    }
+}
+
 #[test]
 fn a_database_made_before_the_counts_gets_them_once_on_open() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("fleet.sqlite");
-    let scope;
-    {
-        let db = FleetDb::open(&path).unwrap();
-        scope = db.scope(&ScopeKey::new("p", "http://a", None)).unwrap();
-        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-        let modules: Vec<Uuid> = (0..2).map(|_| Uuid::from_u128(rng.gen())).collect();
-        let devices: Vec<Uuid> = (0..50).map(|_| Uuid::from_u128(rng.gen())).collect();
-        let page: Vec<FirmwareState> = (0..80).map(|_| random_state(&mut rng, &modules, &devices)).collect();
-        scan::write_page(&db, scope, &page).unwrap();
-    }
+    let mut small = Small::new(dir.path(), 7);
+    let (path, scope) = (small.path.clone(), small.scope);
+    scan::write_page(&FleetDb::open(&path).unwrap(), scope, &small.page(80)).unwrap();
     // As a database made before the counts: no table.
     let c = rusqlite::Connection::open(&path).unwrap();
     c.execute_batch("DROP TABLE state_counts;").unwrap();
@@ -182,17 +198,9 @@ fn a_database_made_before_the_counts_gets_them_once_on_open() {
 #[test]
 fn the_triggers_that_kept_the_counts_and_history_before_are_dropped_on_open_and_their_counts_kept() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("fleet.sqlite");
-    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
-    let modules: Vec<Uuid> = (0..2).map(|_| Uuid::from_u128(rng.gen())).collect();
-    let devices: Vec<Uuid> = (0..40).map(|_| Uuid::from_u128(rng.gen())).collect();
-    let scope = {
-        let db = FleetDb::open(&path).unwrap();
-        let scope = db.scope(&ScopeKey::new("p", "http://a", None)).unwrap();
-        let page: Vec<FirmwareState> = (0..60).map(|_| random_state(&mut rng, &modules, &devices)).collect();
-        scan::write_page(&db, scope, &page).unwrap();
-        scope
-    };
+    let mut small = Small::new(dir.path(), 11);
+    let (path, scope) = (small.path.clone(), small.scope);
+    scan::write_page(&FleetDb::open(&path).unwrap(), scope, &small.page(60)).unwrap();
     // An earlier console's triggers (here ones that would count every write twice, and keep no
     // history).
     let c = rusqlite::Connection::open(&path).unwrap();
@@ -220,8 +228,7 @@ fn the_triggers_that_kept_the_counts_and_history_before_are_dropped_on_open_and_
         .unwrap();
     assert_eq!(left, 0, "a trigger on the states is left");
     assert_counts_agree(&db, "on open");
-    let page: Vec<FirmwareState> = (0..60).map(|_| random_state(&mut rng, &modules, &devices)).collect();
-    scan::write_page(&db, scope, &page).unwrap();
+    scan::write_page(&db, scope, &small.page(60)).unwrap();
     assert_counts_agree(&db, "after writes");
     assert_eq!(shown(&db, scope), recount(&path, scope));
 }
@@ -229,17 +236,10 @@ fn the_triggers_that_kept_the_counts_and_history_before_are_dropped_on_open_and_
 #[test]
 fn a_first_scan_that_never_ended_leaves_the_counts_recounted_on_the_next_open() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("fleet.sqlite");
-    let mut rng = rand::rngs::StdRng::seed_from_u64(12);
-    let modules: Vec<Uuid> = (0..2).map(|_| Uuid::from_u128(rng.gen())).collect();
-    let devices: Vec<Uuid> = (0..40).map(|_| Uuid::from_u128(rng.gen())).collect();
-    let scope = {
-        let db = FleetDb::open(&path).unwrap();
-        db.scope(&ScopeKey::new("p", "http://a", None)).unwrap()
-    };
+    let mut small = Small::new(dir.path(), 12);
+    let (path, scope, page) = (small.path.clone(), small.scope, small.page(60));
     // What a first scan leaves if it is killed after some pages: states inserted uncounted, and
     // the mark that says so.
-    let page: Vec<FirmwareState> = (0..60).map(|_| random_state(&mut rng, &modules, &devices)).collect();
     {
         let db = FleetDb::open(&path).unwrap();
         scan::write_page(&db, scope, &page).unwrap();

@@ -218,6 +218,8 @@ mod tests {
     fn first_scan(db: &FleetDb, scope: Scope, pages: &[Vec<FirmwareState>], between: impl FnOnce()) -> bool {
         let deferred = defer_indexes(db).unwrap();
         assert!(deferred.iter().any(|(n, _)| n == "states_device_order"), "{deferred:?}");
+        let marked = || db.setting(crate::fleet::RECOUNT_PENDING).unwrap().is_some();
+        assert!(marked(), "a first scan under way marks the counts to be recounted");
         let mut first = FirstCounts::start(&db.conn(), scope).unwrap();
         let mut between = Some(between);
         for page in pages {
@@ -230,7 +232,9 @@ mod tests {
                 f();
             }
         }
-        restore_indexes(db, &deferred, Some(&first)).unwrap()
+        let own = restore_indexes(db, &deferred, Some(&first)).unwrap();
+        assert!(!marked(), "the mark outlived the scan");
+        own
     }
 
     fn assert_counts_agree(db: &FleetDb) {
