@@ -1001,6 +1001,7 @@ async fn a_first_scan_cut_short_or_not_leaves_every_index_of_the_states_in_place
     let db = FleetDb::open(&path).unwrap();
     let scope = db.scope(&key).unwrap();
     let first = refresh_in(&client, &db, scope, ScanKind::Full).await;
+    assert_eq!(db.recounts(), 0, "the first scan recounted its states instead of writing its own counts");
     assert_eq!(state_indexes(&path), indexes);
     assert_eq!((first.states, db.scope_info(scope).unwrap().states), (full.states, full.states));
     assert!(!recount_marked(&path));

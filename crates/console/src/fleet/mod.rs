@@ -446,6 +446,8 @@ pub struct FleetDb {
     scopes: Mutex<std::collections::HashMap<String, Scope>>,
     /// Positions of the device table's recent orders and filters (see query::rows).
     pub(crate) windows: Mutex<query::Positions>,
+    /// Every count recounted at the end of a first scan, so far (scan::restore_indexes).
+    pub(crate) recounts: std::sync::atomic::AtomicU64,
     path: Option<PathBuf>,
 }
 
@@ -494,6 +496,13 @@ impl FleetDb {
         out
     }
 
+    /// How many first scans ended in a recount of every state (GROUP BY) rather than writing the
+    /// counts they kept as they inserted (FirstCounts): what tests tell the two apart by.
+    #[doc(hidden)]
+    pub fn recounts(&self) -> u64 {
+        self.recounts.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Rows the device table's walks for positions have stepped through so far (query::rows):
     /// what tests and the benchmark tell a walk's depth by.
     pub fn positions_walked(&self) -> u64 {
@@ -529,6 +538,7 @@ impl FleetDb {
             conn: Mutex::new(conn),
             scopes: Default::default(),
             windows: Default::default(),
+            recounts: Default::default(),
             path,
         })
     }

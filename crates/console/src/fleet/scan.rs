@@ -452,7 +452,7 @@ pub async fn refresh(
         run.report.kind = ScanKind::Full;
         let filter = StateFilter { limit: Some(PAGE_SIZE), ..Default::default() };
         let deferred = if held == 0 { blocking(|| defer_indexes(db))? } else { Vec::new() };
-        if deferred.iter().any(|(name, _)| name.starts_with("state_counts_")) {
+        if !deferred.is_empty() {
             run.first = Some(FirstCounts::start(&db.conn(), scope)?);
         }
         if deferred.iter().any(|(name, _)| name == super::DEVICE_ORDER_INDEX.0) {
@@ -815,6 +815,7 @@ pub(super) fn restore_indexes(db: &FleetDb, defs: &[(String, String)], first: Op
     // counted once.
     let own = first.map(|f| f.write(&tx)).transpose()?.unwrap_or(false);
     if !own {
+        db.recounts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         tx.execute_batch(&format!(
             "DELETE FROM state_counts; INSERT INTO state_counts (scope, module_id, dim, k1, k2, k3, k4, n) {}",
             super::recount_sql()
