@@ -4,9 +4,9 @@
 //! (scan::defer_indexes marks the counts to be recounted should it never end). Counting its
 //! states afterwards is a GROUP BY that sorts every state twice: a third of a first scan's time
 //! at 110,000 states. Instead the scan inserts each state with `INSERT OR IGNORE` and counts it
-//! here as it goes, grouped exactly as `COUNTED` (mod.rs) groups; at the end these counts are
-//! written as they are, unless something else
-//! could have changed the states meanwhile. Then the GROUP BY is done as before:
+//! here as it goes, with the tally every writer of states counts with (states::Tally); at the
+//! end these counts are written as they are, unless something else could have changed the
+//! states meanwhile. Then the GROUP BY is done as before:
 //! - a state came twice (the insert was ignored: the service answered it on two pages);
 //! - anything else wrote to the database: another connection committed (`data_version`), or
 //!   this one changed rows the scan did not (its total of changed rows);
@@ -15,22 +15,22 @@
 use std::collections::HashMap;
 
 use dcs_api::model::FirmwareState;
-use rusqlite::{params, Connection, Transaction};
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, Transaction};
 use uuid::Uuid;
 
+use super::states::{state_values, write_states, Counts, Hasher, Tally, NOW_MS};
 use super::{FleetDb, Result, Scope};
 
-/// The `g` grouping's key: module, then current version, target, status and the failure's
-/// details (for failed states only), `None` where the value is absent (`x''` in the table).
-type GroupKey<S> = (Uuid, Option<S>, Option<S>, Option<S>, Option<S>);
+/// A state as counted: its module, specification and owner, and its current version, target,
+/// status and details (states::Columns holds the same, as texts).
+type PageKey<'a> = (Uuid, Option<Uuid>, Option<Uuid>, [Option<&'a str>; 4]);
 
 /// What a first scan counted.
 pub(crate) struct FirstCounts {
     scope: Scope,
-    /// By module, version, target, status and details.
-    g: HashMap<GroupKey<String>, i64>,
-    /// By module, specification and owner.
-    o: HashMap<(Uuid, Option<Uuid>, Option<Uuid>), i64>,
+    /// The counts of the states inserted.
+    counts: Counts,
     /// States inserted and counted.
     inserted: i64,
     /// Rows the scan changed through the connection, to tell apart anyone else's changes.
@@ -47,8 +47,7 @@ impl FirstCounts {
     pub(crate) fn start(conn: &Connection, scope: Scope) -> Result<FirstCounts> {
         Ok(FirstCounts {
             scope,
-            g: HashMap::new(),
-            o: HashMap::new(),
+            counts: Counts::default(),
             inserted: 0,
             changed: 0,
             since: FleetDb::generation(conn)?,
@@ -60,7 +59,6 @@ impl FirstCounts {
     /// already there is written as states::write_states writes it, and the counts are then left
     /// to a recount. Answers how many states were new or changed.
     pub(crate) fn insert(&mut self, tx: &Transaction<'_>, items: &[FirmwareState]) -> Result<u32> {
-        let mut page: HashMap<GroupKey<&str>, i64> = HashMap::new();
         let mut written = 0u32;
         // The mark that the counts are to be recounted if this scan never ends, set again if
         // another process's opening recounted them and took it away meanwhile (then the states'
@@ -72,43 +70,62 @@ impl FirstCounts {
         if marked == 1 {
             self.exact = false;
         }
+        // The page's states inserted by the columns they are counted by, so that states alike are
+        // tallied once (a million states come in a few dozen such kinds; a state is hashed here
+        // by its ids rather than by their texts).
+        let mut page: HashMap<PageKey<'_>, i64, Hasher> = HashMap::default();
         {
             let mut insert = tx.prepare_cached(&format!(
                 "INSERT OR IGNORE INTO states (scope, module_id, device_id, spec_id, client_id, project_id, current,
                                                target, target_at, status, details, status_at, seen_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, {})",
-                super::states::NOW_MS
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, {NOW_MS})"
             ))?;
             for s in items {
-                let status = s.firmware_update_status.as_ref().map(|st| st.as_str());
-                let n = insert.execute(rusqlite::params_from_iter(super::states::state_values(self.scope, s)))?;
-                if n == 1 {
-                    let details =
-                        if status == Some("FAILED") { s.firmware_update_status_details.as_deref() } else { Some("") };
-                    let key = (
-                        s.module_id,
+                if insert.execute(rusqlite::params_from_iter(state_values(self.scope, s)))? == 1 {
+                    let texts = [
                         s.current_firmware_version.as_deref(),
                         s.target_firmware_version.as_deref(),
-                        status,
-                        details,
-                    );
-                    *page.entry(key).or_default() += 1;
-                    *self.o.entry((s.module_id, s.device_specification_id, s.client_id)).or_default() += 1;
+                        s.firmware_update_status.as_ref().map(|st| st.as_str()),
+                        s.firmware_update_status_details.as_deref(),
+                    ];
+                    *page.entry((s.module_id, s.device_specification_id, s.client_id, texts)).or_default() += 1;
                     self.inserted += 1;
                     self.changed += 1;
                     written += 1;
                 } else {
                     self.exact = false;
-                    let n = super::states::write_states(tx, self.scope, std::slice::from_ref(s))?;
+                    let n = write_states(tx, self.scope, std::slice::from_ref(s))?;
                     self.changed += u64::from(n);
                     written += n;
                 }
             }
         }
-        for ((m, a, b, c, d), n) in page {
-            let owned = |v: Option<&str>| v.map(str::to_owned);
-            *self.g.entry((m, owned(a), owned(b), owned(c), owned(d))).or_default() += n;
+        let ids: Vec<_> = page
+            .iter()
+            .map(|((module, spec, client, texts), n)| {
+                (module.to_string(), spec.map(|u| u.to_string()), client.map(|u| u.to_string()), *texts, *n)
+            })
+            .collect();
+        let mut tally = Tally::default();
+        for (module, spec, client, [current, target, status, details], n) in &ids {
+            fn text(v: Option<&str>) -> ValueRef<'_> {
+                v.map_or(ValueRef::Null, ValueRef::from)
+            }
+            let null = ValueRef::Null;
+            let columns = [
+                text(spec.as_deref()),
+                text(client.as_deref()),
+                null,
+                text(*current),
+                text(*target),
+                null,
+                text(*status),
+                text(*details),
+                null,
+            ];
+            tally.moved_by(module, None, Some(columns), *n);
         }
+        self.counts.add(tally);
         Ok(written)
     }
 
@@ -132,39 +149,7 @@ impl FirstCounts {
             return Ok(false);
         }
         tx.execute("DELETE FROM state_counts", [])?;
-        let mut insert = tx.prepare_cached(
-            "INSERT INTO state_counts (scope, module_id, dim, k1, k2, k3, k4, n) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )?;
-        // An absent value is an empty blob, as recount_sql counts it.
-        let value = |v: Option<&str>| match v {
-            Some(s) => rusqlite::types::Value::Text(s.to_owned()),
-            None => rusqlite::types::Value::Blob(Vec::new()),
-        };
-        for ((m, current, target, status, details), n) in &self.g {
-            insert.execute(params![
-                self.scope.0,
-                m.to_string(),
-                "g",
-                value(current.as_deref()),
-                value(target.as_deref()),
-                value(status.as_deref()),
-                value(details.as_deref()),
-                n
-            ])?;
-        }
-        for ((m, spec, owner), n) in &self.o {
-            let (spec, owner) = (spec.map(|u| u.to_string()), owner.map(|u| u.to_string()));
-            insert.execute(params![
-                self.scope.0,
-                m.to_string(),
-                "o",
-                value(spec.as_deref()),
-                value(owner.as_deref()),
-                "",
-                "",
-                n
-            ])?;
-        }
+        self.counts.write(tx, self.scope)?;
         Ok(true)
     }
 }

@@ -272,7 +272,7 @@ END;
 ";
 
 /// The groupings counted: (dim, k1..k4), `{r}` standing for the row (`s` in a recount); states.rs
-/// (CountChanges) computes the same keys from a state's columns.
+/// (Tally) computes the same keys from a state's columns.
 const COUNTED: &[(&str, [&str; 4])] = &[
     (
         "g",

@@ -31,13 +31,14 @@ pub fn write_page(db: &FleetDb, scope: Scope, items: &[FirmwareState]) -> Result
 ///
 /// Each state is read, then inserted or updated only if it differs in a column; a state updated
 /// in its version, target, status or details leaves what it was in the history (the newest
-/// [`HISTORY_KEPT`] kept), and its counts are moved in memory ([`CountChanges`]) and written with
+/// [`HISTORY_KEPT`] kept), and its counts are moved in memory ([`Tally`]) and written with
 /// the states. So the counts and the history change in the transaction that changes the states,
 /// and no trigger on the states makes SQLite journal each statement's pages.
 pub(crate) fn write_states(tx: &rusqlite::Transaction<'_>, scope: Scope, items: &[FirmwareState]) -> Result<u32> {
-    let mut changed = 0u32;
-    let mut counts = CountChanges::default();
     let now = now_ms();
+    let all: Vec<_> = items.iter().map(|s| state_values(scope, s)).collect();
+    // What each state written was before (none if it was new); unchanged states are left out.
+    let mut written: Vec<(usize, Option<Held>)> = Vec::new();
     {
         let mut left = tx.prepare_cached(
             "INSERT INTO state_history (scope, module_id, device_id, current, target, status, details, status_at,
@@ -63,18 +64,15 @@ pub(crate) fn write_states(tx: &rusqlite::Transaction<'_>, scope: Scope, items: 
                                target_at = ?9, status = ?10, details = ?11, status_at = ?12
               WHERE scope = ?1 AND module_id = ?2 AND device_id = ?3",
         )?;
-        for s in items {
-            let values = state_values(scope, s);
-            let new: Held = std::array::from_fn(|i| owned(&values[3 + i]));
+        for (i, values) in all.iter().enumerate() {
+            let new = columns(values);
             let old = held.query_row(rusqlite::params_from_iter(&values[..3]), read_held).optional()?;
-            let module = s.module_id.to_string();
-            match old {
-                Some(old) if old == new => continue,
+            match &old {
+                Some(old) if refs(old) == new => continue,
                 Some(old) => {
-                    update.execute(rusqlite::params_from_iter(&values))?;
-                    counts.moved(scope, &module, Some(&old), Some(&new));
-                    let [_, _, _, current, target, target_at, status, details, status_at] = &old;
-                    if [3, 4, 6, 7].iter().any(|&i| old[i] != new[i]) {
+                    update.execute(rusqlite::params_from_iter(values))?;
+                    let [_, _, _, current, target, target_at, status, details, status_at] = old;
+                    if [3, 4, 6, 7].iter().any(|&i| ValueRef::from(&old[i]) != new[i]) {
                         let key = &values[..3];
                         left.execute(rusqlite::params![
                             key[0], key[1], key[2], current, target, status, details, status_at, target_at, now
@@ -83,15 +81,18 @@ pub(crate) fn write_states(tx: &rusqlite::Transaction<'_>, scope: Scope, items: 
                     }
                 }
                 None => {
-                    insert.execute(rusqlite::params_from_iter(&values))?;
-                    counts.moved(scope, &module, None, Some(&new));
+                    insert.execute(rusqlite::params_from_iter(values))?;
                 }
             }
-            changed += 1;
+            written.push((i, old));
         }
     }
-    counts.write(tx)?;
-    Ok(changed)
+    let mut tally = Tally::default();
+    for (i, old) in &written {
+        tally.moved(module(&all[*i]), old.as_ref().map(refs), Some(columns(&all[*i])));
+    }
+    tally.write(tx, scope)?;
+    Ok(written.len() as u32)
 }
 
 /// Forgets the states of `scope` at these (module, device) keys, with their history and counts,
@@ -100,8 +101,8 @@ pub(crate) fn write_states(tx: &rusqlite::Transaction<'_>, scope: Scope, items: 
 pub fn remove_states(db: &FleetDb, scope: Scope, keys: &[(Uuid, Uuid)]) -> Result<u32> {
     let mut conn = db.conn();
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let mut counts = CountChanges::default();
-    let mut removed = 0;
+    // Each state removed, with its module.
+    let mut removed: Vec<(String, Held)> = Vec::new();
     {
         let mut history =
             tx.prepare_cached("DELETE FROM state_history WHERE scope = ?1 AND module_id = ?2 AND device_id = ?3")?;
@@ -114,14 +115,17 @@ pub fn remove_states(db: &FleetDb, scope: Scope, keys: &[(Uuid, Uuid)]) -> Resul
             let old = delete.query_row(key, read_held).optional()?;
             history.execute(key)?;
             if let Some(old) = old {
-                counts.moved(scope, &module, Some(&old), None);
-                removed += 1;
+                removed.push((module, old));
             }
         }
     }
-    counts.write(&tx)?;
+    let mut tally = Tally::default();
+    for (module, old) in &removed {
+        tally.moved(module, Some(refs(old)), None);
+    }
+    tally.write(&tx, scope)?;
     tx.commit()?;
-    Ok(removed)
+    Ok(removed.len() as u32)
 }
 
 /// The columns of a state besides its key, in the order [`state_values`] binds them from the
@@ -139,71 +143,143 @@ fn read_held(r: &rusqlite::Row<'_>) -> rusqlite::Result<Held> {
     Ok(out)
 }
 
-fn owned(v: &ToSqlOutput<'_>) -> Value {
-    match v {
-        ToSqlOutput::Borrowed(r) => (*r).into(),
-        ToSqlOutput::Owned(v) => v.clone(),
-        _ => Value::Null,
+/// A state's columns besides its key ([`HELD_COLUMNS`]), borrowed: from what the database held
+/// ([`refs`]) or from what is about to be written ([`columns`]), so that the two compare and
+/// are counted ([`Tally`]) alike.
+pub(super) type Columns<'a> = [ValueRef<'a>; 9];
+
+fn refs(held: &Held) -> Columns<'_> {
+    std::array::from_fn(|i| ValueRef::from(&held[i]))
+}
+
+/// The columns of a state's values ([`state_values`]) besides its key.
+fn columns<'a>(values: &'a [ToSqlOutput<'_>; 12]) -> Columns<'a> {
+    std::array::from_fn(|i| match &values[3 + i] {
+        ToSqlOutput::Borrowed(r) => *r,
+        ToSqlOutput::Owned(v) => v.into(),
+        _ => ValueRef::Null,
+    })
+}
+
+/// The module of a state's values ([`state_values`]), as its text.
+fn module<'a>(values: &'a [ToSqlOutput<'_>; 12]) -> &'a str {
+    match &values[1] {
+        ToSqlOutput::Owned(Value::Text(m)) => m,
+        _ => unreachable!("state_values binds the module as a text"),
     }
 }
 
-/// A state's two groupings ([`CountKey`]), borrowed from its columns.
-fn groupings(held: &Held) -> [(&'static str, [Option<&str>; 4]); 2] {
+/// The groupings' names in `state_counts` (`dim`), as `COUNTED` (mod.rs) lists them.
+const DIMS: [&str; 2] = ["g", "o"];
+
+/// A state's values in one grouping: k1 to k4 in `state_counts`, `None` for a value absent
+/// (written as the empty blob, as `recount_sql` counts it).
+type Grouping<'a> = [Option<&'a str>; 4];
+
+/// A state's two groupings ([`DIMS`]), as `COUNTED` (mod.rs) groups in SQL: `g` by current
+/// version, target, status and (for failed states) details; `o` by specification and owner.
+fn groupings<'a>(c: &Columns<'a>) -> [Grouping<'a>; 2] {
     // Only texts and nulls are written to these columns (state_values).
-    fn text(v: &Value) -> Option<&str> {
+    fn text(v: ValueRef<'_>) -> Option<&str> {
         match v {
-            Value::Text(t) => Some(t.as_str()),
+            ValueRef::Text(t) => std::str::from_utf8(t).ok(),
             _ => None,
         }
     }
-    let [spec, client, _project, current, target, _target_at, status, details, _status_at] = held;
+    let [spec, client, _project, current, target, _target_at, status, details, _status_at] = *c;
     let details = if text(status) == Some("FAILED") { text(details) } else { Some("") };
-    [("g", [text(current), text(target), text(status), details]), ("o", [text(spec), text(client), Some(""), Some("")])]
+    [[text(current), text(target), text(status), details], [text(spec), text(client), Some(""), Some("")]]
 }
 
-/// A count's key in `state_counts` besides the scope and module: the grouping (`dim`) and its
-/// four values, `None` for a value absent (written as the empty blob, as `recount_sql` counts it).
-type CountKey = (&'static str, [Option<String>; 4]);
+/// The hash of the tallies' maps: keyed by values the service sent, so seeded at random as the
+/// standard one is, but several times faster on a state's short texts (a first scan of a
+/// million states tallies each).
+pub(super) type Hasher = foldhash::fast::RandomState;
 
-/// Changes to `state_counts` gathered while states are written, and written with them in one
-/// upsert per count that moved: a state counts once in each grouping of `COUNTED` (mod.rs), and
-/// these are those groupings, computed from a state's columns here instead of in SQL.
+/// Counts moved by states written, keyed by values borrowed from those states: a state counts
+/// once in each grouping of `COUNTED`, and these are its groupings, computed from its columns
+/// here instead of in SQL. What every writer of states tallies with, before writing the counts
+/// with the states ([`Tally::write`]) or keeping them past its states ([`Counts`]).
 #[derive(Default)]
-struct CountChanges(HashMap<(i64, String, CountKey), i64>);
+pub(super) struct Tally<'a>(HashMap<(u8, &'a str, Grouping<'a>), i64, Hasher>);
 
-impl CountChanges {
-    /// Moves the counts of a state of `module` in `scope` from what it was (`old`, none if it is
-    /// new) to what it is (`new`, none if it is gone): only the groupings whose values differ.
-    fn moved(&mut self, scope: Scope, module: &str, old: Option<&Held>, new: Option<&Held>) {
-        let (old, new) = (old.map(groupings), new.map(groupings));
+impl<'a> Tally<'a> {
+    /// Moves the counts of a state of `module` from what it was (`old`, none if it is new) to
+    /// what it is (`new`, none if it is gone): only the groupings whose values differ.
+    pub(super) fn moved(&mut self, module: &'a str, old: Option<Columns<'a>>, new: Option<Columns<'a>>) {
+        self.moved_by(module, old, new, 1);
+    }
+
+    /// As [`Tally::moved`], for `n` states alike.
+    pub(super) fn moved_by(&mut self, module: &'a str, old: Option<Columns<'a>>, new: Option<Columns<'a>>, n: i64) {
+        let (old, new) = (old.as_ref().map(groupings), new.as_ref().map(groupings));
         for g in 0..2 {
-            let (from, to) = (old.as_ref().map(|o| &o[g]), new.as_ref().map(|n| &n[g]));
+            let (from, to) = (old.map(|o| o[g]), new.map(|n| n[g]));
             if from == to {
                 continue;
             }
-            for (key, by) in [(from, -1), (to, 1)] {
-                if let Some((dim, values)) = key {
-                    let values = values.map(|v| v.map(str::to_owned));
-                    *self.0.entry((scope.0, module.to_owned(), (dim, values))).or_default() += by;
+            for (key, by) in [(from, -n), (to, n)] {
+                if let Some(key) = key {
+                    *self.0.entry((g as u8, module, key)).or_default() += by;
                 }
             }
         }
     }
 
-    /// Adds the changes to `state_counts` (a count that reaches zero is deleted by its trigger).
-    fn write(self, tx: &rusqlite::Transaction<'_>) -> Result<()> {
-        let mut upsert = tx.prepare_cached(
-            "INSERT INTO state_counts (scope, module_id, dim, k1, k2, k3, k4, n) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-             ON CONFLICT DO UPDATE SET n = n + excluded.n",
-        )?;
-        let value = |v: Option<String>| v.map_or(Value::Blob(Vec::new()), Value::Text);
-        for ((scope, module, (dim, [k1, k2, k3, k4])), n) in self.0 {
-            if n != 0 {
-                upsert.execute(rusqlite::params![scope, module, dim, value(k1), value(k2), value(k3), value(k4), n])?;
-            }
-        }
-        Ok(())
+    /// Adds the counts moved to `state_counts` in `scope`.
+    pub(super) fn write(self, tx: &rusqlite::Connection, scope: Scope) -> Result<()> {
+        write_counts(tx, scope, self.0.iter().map(|((g, m, k), n)| (*g, *m, *k, *n)))
     }
+}
+
+/// Counts moved, kept past the states they were tallied from: a first scan's (first_counts.rs).
+#[derive(Default)]
+pub(super) struct Counts(HashMap<(u8, String, [Option<String>; 4]), i64, Hasher>);
+
+impl Counts {
+    pub(super) fn add(&mut self, tally: Tally<'_>) {
+        for ((g, module, k), n) in tally.0 {
+            *self.0.entry((g, module.to_owned(), k.map(|v| v.map(str::to_owned)))).or_default() += n;
+        }
+    }
+
+    /// Adds the counts to `state_counts` in `scope`.
+    pub(super) fn write(&self, tx: &rusqlite::Connection, scope: Scope) -> Result<()> {
+        write_counts(
+            tx,
+            scope,
+            self.0.iter().map(|((g, m, k), n)| (*g, m.as_str(), k.each_ref().map(Option::as_deref), *n)),
+        )
+    }
+}
+
+/// Adds counts moved to `state_counts` (a count that reaches zero is deleted by its trigger):
+/// the grouping (its index in [`DIMS`]), module, the grouping's values and how far each count moved.
+fn write_counts<'a>(
+    tx: &rusqlite::Connection,
+    scope: Scope,
+    moved: impl Iterator<Item = (u8, &'a str, Grouping<'a>, i64)>,
+) -> Result<()> {
+    let mut upsert = tx.prepare_cached(
+        "INSERT INTO state_counts (scope, module_id, dim, k1, k2, k3, k4, n) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT DO UPDATE SET n = n + excluded.n",
+    )?;
+    let value = |v: Option<&'a str>| ToSqlOutput::Borrowed(v.map_or(ValueRef::Blob(&[]), ValueRef::from));
+    for (g, module, [k1, k2, k3, k4], n) in moved {
+        if n != 0 {
+            upsert.execute(rusqlite::params![
+                scope.0,
+                module,
+                DIMS[usize::from(g)],
+                value(k1),
+                value(k2),
+                value(k3),
+                value(k4),
+                n
+            ])?;
+        }
+    }
+    Ok(())
 }
 
 /// A state's values for the twelve columns `INSERT INTO states (scope, module_id, device_id,
