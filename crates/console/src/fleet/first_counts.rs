@@ -15,16 +15,15 @@
 use std::collections::HashMap;
 
 use dcs_api::model::FirmwareState;
-use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Transaction};
 use uuid::Uuid;
 
-use super::states::{state_values, write_states, Counts, Hasher, Tally, NOW_MS};
+use super::states::{columns, module, state_values, write_states, Counts, Hasher, Tally, NOW_MS};
 use super::{FleetDb, Result, Scope};
 
-/// A state as counted: its module, specification and owner, and its current version, target,
-/// status and details (states::Columns holds the same, as texts).
-type PageKey<'a> = (Uuid, Option<Uuid>, Option<Uuid>, [Option<&'a str>; 4]);
+/// What a state's counts are grouped by (states::groupings reads no other columns): its module,
+/// specification and owner, and its current version, target, status and details.
+type CountedBy<'a> = (Uuid, Option<Uuid>, Option<Uuid>, [Option<&'a str>; 4]);
 
 /// What a first scan counted.
 pub(crate) struct FirstCounts {
@@ -70,10 +69,10 @@ impl FirstCounts {
         if marked == 1 {
             self.exact = false;
         }
-        // The page's states inserted by the columns they are counted by, so that states alike are
-        // tallied once (a million states come in a few dozen such kinds; a state is hashed here
-        // by its ids rather than by their texts).
-        let mut page: HashMap<PageKey<'_>, i64, Hasher> = HashMap::default();
+        // The page's states inserted, by the columns they are counted by (each kind with one of
+        // its states, and how many), so that states alike are tallied once: a million states come
+        // in a few dozen kinds, and a state is hashed here by its ids rather than by their texts.
+        let mut page: HashMap<CountedBy<'_>, (&FirmwareState, i64), Hasher> = HashMap::default();
         {
             let mut insert = tx.prepare_cached(&format!(
                 "INSERT OR IGNORE INTO states (scope, module_id, device_id, spec_id, client_id, project_id, current,
@@ -88,7 +87,8 @@ impl FirstCounts {
                         s.firmware_update_status.as_ref().map(|st| st.as_str()),
                         s.firmware_update_status_details.as_deref(),
                     ];
-                    *page.entry((s.module_id, s.device_specification_id, s.client_id, texts)).or_default() += 1;
+                    let key = (s.module_id, s.device_specification_id, s.client_id, texts);
+                    page.entry(key).or_insert((s, 0)).1 += 1;
                     self.inserted += 1;
                     self.changed += 1;
                     written += 1;
@@ -100,30 +100,10 @@ impl FirstCounts {
                 }
             }
         }
-        let ids: Vec<_> = page
-            .iter()
-            .map(|((module, spec, client, texts), n)| {
-                (module.to_string(), spec.map(|u| u.to_string()), client.map(|u| u.to_string()), *texts, *n)
-            })
-            .collect();
+        let kinds: Vec<_> = page.into_values().map(|(s, n)| (state_values(self.scope, s), n)).collect();
         let mut tally = Tally::default();
-        for (module, spec, client, [current, target, status, details], n) in &ids {
-            fn text(v: Option<&str>) -> ValueRef<'_> {
-                v.map_or(ValueRef::Null, ValueRef::from)
-            }
-            let null = ValueRef::Null;
-            let columns = [
-                text(spec.as_deref()),
-                text(client.as_deref()),
-                null,
-                text(*current),
-                text(*target),
-                null,
-                text(*status),
-                text(*details),
-                null,
-            ];
-            tally.moved_by(module, None, Some(columns), *n);
+        for (values, n) in &kinds {
+            tally.moved_by(module(values), None, Some(columns(values)), *n);
         }
         self.counts.add(tally);
         Ok(written)

@@ -153,7 +153,7 @@ fn refs(held: &Held) -> Columns<'_> {
 }
 
 /// The columns of a state's values ([`state_values`]) besides its key.
-fn columns<'a>(values: &'a [ToSqlOutput<'_>; 12]) -> Columns<'a> {
+pub(super) fn columns<'a>(values: &'a [ToSqlOutput<'_>; 12]) -> Columns<'a> {
     std::array::from_fn(|i| match &values[3 + i] {
         ToSqlOutput::Borrowed(r) => *r,
         ToSqlOutput::Owned(v) => v.into(),
@@ -162,7 +162,7 @@ fn columns<'a>(values: &'a [ToSqlOutput<'_>; 12]) -> Columns<'a> {
 }
 
 /// The module of a state's values ([`state_values`]), as its text.
-fn module<'a>(values: &'a [ToSqlOutput<'_>; 12]) -> &'a str {
+pub(super) fn module<'a>(values: &'a [ToSqlOutput<'_>; 12]) -> &'a str {
     match &values[1] {
         ToSqlOutput::Owned(Value::Text(m)) => m,
         _ => unreachable!("state_values binds the module as a text"),
