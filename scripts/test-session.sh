@@ -1,24 +1,14 @@
 #!/usr/bin/env bash
-# Runs inside `dbus-run-session` (see test.sh): starts an unlocked gnome-keyring, then the Rust
-# tests, the end-to-end tests and the installer test.
+# Runs inside `dbus-run-session` (see test.sh), whose bus starts an unlocked gnome-keyring: the
+# Rust tests, the end-to-end tests and the installer test.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-scratch="$(mktemp -d)"
-export XDG_DATA_HOME="$scratch/data" XDG_CACHE_HOME="$scratch/cache" XDG_CONFIG_HOME="$scratch/config"
-export XDG_RUNTIME_DIR="$scratch/run"
-mkdir -p "$XDG_DATA_HOME/keyrings" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$XDG_RUNTIME_DIR"
-chmod 700 "$XDG_RUNTIME_DIR"
-
-# An unlocked login keyring (a locked one would open an unlock prompt and hang).
-eval "$(printf 'dcs-test-keyring' | gnome-keyring-daemon --unlock --components=secrets)"
-export GNOME_KEYRING_CONTROL
-keyring_pid="$(pgrep -n -f 'gnome-keyring-daemon.*--components=secrets' || true)"
-cleanup() {
-  [ -n "$keyring_pid" ] && kill "$keyring_pid" 2>/dev/null || true
-  rm -rf "$scratch"
-}
-trap cleanup EXIT
+# The session's XDG folders and its keyring come from test.sh: the bus starts the keyring when
+# a test first asks for it. Here the keyring is asked once, so that a bus without it fails now.
+[ -n "${XDG_RUNTIME_DIR:-}" ] && [ -d "${XDG_DATA_HOME:-}/keyrings" ] || die "run by scripts/test.sh, which makes the session's folders"
+printf 'probe' | secret-tool store --label='dcs test session' dcs-test-session probe \
+  || die "the test session's keyring did not answer (scripts/test-keyring.sh, started by the bus)"
 
 (cd "$ROOT" && cargo test --workspace "${APP_FEATURES[@]}")
 # A second pass: the client's and the CLI's tests against the simulator's other plausible
