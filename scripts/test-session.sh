@@ -9,6 +9,16 @@ source "$(dirname "$0")/lib.sh"
 [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -d "${XDG_DATA_HOME:-}/keyrings" ] || die "run by scripts/test.sh, which makes the session's folders"
 printf 'probe' | secret-tool store --label='dcs test session' dcs-test-session probe \
   || die "the test session's keyring did not answer (scripts/test-keyring.sh, started by the bus)"
+# And should it die, the next call finds it again, unlocked, with what it held: this session's
+# daemon (by its keyring folder; another session's may run beside it) is killed, then read.
+for pid in $(pgrep -x gnome-keyring-d || true); do
+  if grep -qzxF "XDG_DATA_HOME=$XDG_DATA_HOME" "/proc/$pid/environ" 2>/dev/null; then
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  fi
+done
+[ "$(timeout 20 secret-tool lookup dcs-test-session probe)" = probe ] \
+  || die "the test session's keyring, started again by the bus, did not answer what it held"
 
 (cd "$ROOT" && cargo test --workspace "${APP_FEATURES[@]}")
 # A second pass: the client's and the CLI's tests against the simulator's other plausible
