@@ -2,8 +2,8 @@
 # Long runs of the crash tests (tests/crash): N random kill points per loop (default 50, as in the
 # test command), e.g. `scripts/crash.sh 1000`; further arguments pick test files (default: all).
 # Builds dcs and the app, then runs the loops side by side (pytest-xdist) inside a private D-Bus
-# session with an unlocked gnome-keyring (the profile's secret lives in the keychain). DCS_CRASH_SEED=<seed> replays a run (every
-# summary line prints its seed).
+# session with an unlocked gnome-keyring (lib.sh, private_session; the profile's secret lives in
+# the keychain). DCS_CRASH_SEED=<seed> replays a run (every summary line prints its seed).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 export DCS_CRASH_POINTS="${1:-50}"
@@ -16,12 +16,4 @@ ensure_e2e_python
 build_ui
 build_app
 log "crash loops: $DCS_CRASH_POINTS kill points each"
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
-export XDG_DATA_HOME="$scratch/data" XDG_CACHE_HOME="$scratch/cache" XDG_CONFIG_HOME="$scratch/config"
-export XDG_RUNTIME_DIR="$scratch/run"
-mkdir -p "$XDG_DATA_HOME/keyrings" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$XDG_RUNTIME_DIR"
-chmod 700 "$XDG_RUNTIME_DIR"
-dbus-run-session -- bash -c 'eval "$(printf dcs-crash-keyring | gnome-keyring-daemon --unlock --components=secrets)"
-  export GNOME_KEYRING_CONTROL
-  exec "$0" -m pytest -q -p no:cacheprovider -n 3 "$@"' "$VENV/bin/python" "$@"
+private_session "$VENV/bin/python" -m pytest -q -p no:cacheprovider -n 3 "$@"

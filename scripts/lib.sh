@@ -167,9 +167,40 @@ recompress_deb() {
   rm -rf "$work"
 }
 
+# Runs a command in a private D-Bus session with scratch XDG folders of its own (removed
+# afterwards) and an unlocked gnome-keyring, so that nothing touches the user's keychain, config
+# or caches: the test command's Rust and end-to-end tests, the crash loops, the app's benchmarks.
+# The bus starts the keyring itself (scripts/test-keyring.sh), at the first call and again should
+# it die: gnome-keyring-daemon can abort on a burst of new clients (a known race of its, a
+# client's record missing at its first request; it took down one CI run's crash tests as their
+# three loops began), and a daemon the bus then started from the system's own service file would
+# be locked and refuse every later call. The session's folders are in the bus's environment,
+# which the daemons it starts inherit.
+# Usage: private_session <command> [args...]
+private_session() (
+  local session; session="$(mktemp -d)"
+  trap 'rm -rf "$session"' EXIT
+  export XDG_DATA_HOME="$session/data" XDG_CACHE_HOME="$session/cache" XDG_CONFIG_HOME="$session/config"
+  export XDG_RUNTIME_DIR="$session/run"
+  mkdir -p "$XDG_DATA_HOME/keyrings" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$XDG_RUNTIME_DIR" "$session/services"
+  chmod 700 "$XDG_RUNTIME_DIR"
+  printf '[D-BUS Service]\nName=org.freedesktop.secrets\nExec=%s\n' "$ROOT/scripts/test-keyring.sh" \
+    > "$session/services/org.freedesktop.secrets.service"
+  # Services in this folder come before the system's (the first folder listed wins).
+  cat > "$session/bus.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <servicedir>$session/services</servicedir>
+  <include>/usr/share/dbus-1/session.conf</include>
+</busconfig>
+CONF
+  dbus-run-session --config-file="$session/bus.conf" -- "$@"
+)
+
 # A benchmark of the real app (bench/app-*.sh): builds the UI, the debug app and dcs (the build
 # the test command makes), then runs the Python script with the .venv's python and ARGS, under
-# its own Xvfb in a private D-Bus session with a scratch XDG folder removed afterwards.
+# its own Xvfb in a private session (private_session).
 # Usage: run_app_bench <python-script> [args...]
 run_app_bench() (
   local script="$1"; shift
@@ -185,12 +216,8 @@ run_app_bench() (
   (cd "$ROOT" && cargo build -q -p dcs-cli && cargo build -q -p dcs-app "${APP_FEATURES[@]}")
 
   export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
-  local scratch; scratch="$(mktemp -d)"
-  trap 'rm -rf "$scratch"' EXIT
-  export XDG_DATA_HOME="$scratch/data" XDG_CACHE_HOME="$scratch/cache" XDG_RUNTIME_DIR="$scratch/run"
-  mkdir -p "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
   # Xvfb picks a free display and says which (-displayfd): a fixed one may be another run's.
-  dbus-run-session -- bash -c '
+  private_session bash -c '
     Xvfb -displayfd 1 -screen 0 1280x800x24 -nolisten tcp > "$XDG_RUNTIME_DIR/display" & xvfb=$!
     trap "kill $xvfb" EXIT
     for _ in $(seq 100); do [ -s "$XDG_RUNTIME_DIR/display" ] && break; sleep 0.1; done

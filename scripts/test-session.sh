@@ -4,8 +4,9 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-# The session's XDG folders and its keyring come from test.sh: the bus starts the keyring when
-# a test first asks for it. Here the keyring is asked once, so that a bus without it fails now.
+# The session's XDG folders and its keyring come from test.sh (lib.sh, private_session): the bus
+# starts the keyring when a test first asks for it. Here the keyring is asked once, so that a bus
+# without it fails now.
 [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -d "${XDG_DATA_HOME:-}/keyrings" ] || die "run by scripts/test.sh, which makes the session's folders"
 printf 'probe' | secret-tool store --label='dcs test session' dcs-test-session probe \
   || die "the test session's keyring did not answer (scripts/test-keyring.sh, started by the bus)"

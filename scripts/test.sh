@@ -77,32 +77,9 @@ bash "$ROOT/scripts/fuzz.sh" --quick 20
 log "contract: the simulator against its OpenAPI document (schemathesis)"
 bash "$ROOT/tests/contract/run.sh"
 
-# The rest runs in a private D-Bus session with an unlocked gnome-keyring and its own XDG
-# folders, so nothing touches the user's keychain, config or caches. The bus starts the keyring
-# itself (scripts/test-keyring.sh), at the first client's call and again should it die:
-# gnome-keyring-daemon can abort on a burst of new clients (a known race of its, a client's
-# record missing at its first request; it took down one CI run's crash tests as their three
-# loops began), and a daemon the bus then started from the system's own service file would be
-# locked and refuse every later test. The session's folders are in the bus's environment, which
-# the daemons it starts inherit.
-session="$(mktemp -d)"
-trap 'rm -rf "$session"' EXIT
-export XDG_DATA_HOME="$session/data" XDG_CACHE_HOME="$session/cache" XDG_CONFIG_HOME="$session/config"
-export XDG_RUNTIME_DIR="$session/run"
-mkdir -p "$XDG_DATA_HOME/keyrings" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$XDG_RUNTIME_DIR" "$session/services"
-chmod 700 "$XDG_RUNTIME_DIR"
-printf '[D-BUS Service]\nName=org.freedesktop.secrets\nExec=%s\n' "$ROOT/scripts/test-keyring.sh" \
-  > "$session/services/org.freedesktop.secrets.service"
-# Services in this folder come before the system's (the first folder listed wins).
-cat > "$session/bus.conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <servicedir>$session/services</servicedir>
-  <include>/usr/share/dbus-1/session.conf</include>
-</busconfig>
-CONF
+# The rest runs in a private D-Bus session with an unlocked gnome-keyring, which its bus starts
+# (again should it die), and its own XDG folders (lib.sh, private_session).
 log "Rust tests and end-to-end tests (D-Bus session, gnome-keyring, Xvfb)"
-dbus-run-session --config-file="$session/bus.conf" -- bash "$ROOT/scripts/test-session.sh"
+private_session bash "$ROOT/scripts/test-session.sh"
 
 log "all tests passed in $(( $(date +%s) - started )) s"
