@@ -132,7 +132,7 @@ pub fn remove_states(db: &FleetDb, scope: Scope, keys: &[(Uuid, Uuid)]) -> Resul
 /// fourth on.
 const HELD_COLUMNS: &str = "spec_id, client_id, project_id, current, target, target_at, status, details, status_at";
 
-/// A state's columns besides its key ([`HELD_COLUMNS`]), as held or as about to be written.
+/// A state's columns besides its key ([`HELD_COLUMNS`]), as the database held them.
 type Held = [Value; 9];
 
 fn read_held(r: &rusqlite::Row<'_>) -> rusqlite::Result<Held> {
