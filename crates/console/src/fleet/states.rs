@@ -72,7 +72,7 @@ pub(crate) fn write_states(tx: &rusqlite::Transaction<'_>, scope: Scope, items: 
                 Some(old) => {
                     update.execute(rusqlite::params_from_iter(values))?;
                     let [_, _, _, current, target, target_at, status, details, status_at] = old;
-                    if [3, 4, 6, 7].iter().any(|&i| ValueRef::from(&old[i]) != new[i]) {
+                    if HISTORY_COLUMNS.iter().any(|&i| ValueRef::from(&old[i]) != new[i]) {
                         let key = &values[..3];
                         left.execute(rusqlite::params![
                             key[0], key[1], key[2], current, target, status, details, status_at, target_at, now
@@ -131,6 +131,10 @@ pub fn remove_states(db: &FleetDb, scope: Scope, keys: &[(Uuid, Uuid)]) -> Resul
 /// The columns of a state besides its key, in the order [`state_values`] binds them from the
 /// fourth on.
 const HELD_COLUMNS: &str = "spec_id, client_id, project_id, current, target, target_at, status, details, status_at";
+
+/// The columns (indexes into [`HELD_COLUMNS`]) whose change leaves what the state was in the
+/// history: its version, target, status and details (`current`, `target`, `status`, `details`).
+const HISTORY_COLUMNS: [usize; 4] = [3, 4, 6, 7];
 
 /// A state's columns besides its key ([`HELD_COLUMNS`]), as the database held them.
 type Held = [Value; 9];
