@@ -12,7 +12,8 @@
 #   d) incremental refresh (`dcs fleet scan --json`) with nothing changed, and after ~1% of the
 #                    targets were set (the baseline has no incremental form: it scans again),
 #                    against reading just the states changed (`dcs firmware states list
-#                    --modified-since` the first change, every page, same client)
+#                    --modified-since` the first change, every page, same client) and against
+#                    the Python script's incremental form (those pages into its table)
 # Then the issue's table rows for this size: full scan, baseline, ratio, peak RSS of dcs and
 # Python, refreshes (time, states read, share of the fleet), seeding and settling, the
 # simulator's peak RSS (VmHWM), and the load average each ran under.
@@ -98,18 +99,21 @@ log "d) reading just the states changed: every page of modifiedSince the first c
 first_change="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["since"])' < "$work/set.json")"
 read -r only_s _ only_load < <(timed "${dcs[@]}" firmware states list --modified-since "$first_change" --limit 1000 --all --json)
 only_n="$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d["items"] if isinstance(d, dict) else d))' < "$work/stdout")"
+log "d) the Python script's refresh: the pages of modifiedSince the first change into its table"
+read -r py_inc_s _ py_inc_load < <(timed python3 "$BASELINE" refresh "$url" "$first_change" "$work/baseline.sqlite")
+cp "$work/stdout" "$work/py-inc.json"
 sim_hwm_kib="$(awk '/^VmHWM/ {print $2}' "/proc/$sim/status")"
 end_load="$(loadavg)"
 
-python3 - "$work" "$per_client" "$seed_s" "$settle_s" "$full_s" "$full_rss" "$base_s" "$base_rss" "$cli_modules_s" "$cli_overview_s" "$inc0_s" "$inc1_s" "$only_s" "$only_n" "$sim_hwm_kib" "$load_seed" "$full_load" "$base_load" "$inc0_load" "$inc1_load" "$only_load" "$end_load" <<'PY'
+python3 - "$work" "$per_client" "$seed_s" "$settle_s" "$full_s" "$full_rss" "$base_s" "$base_rss" "$cli_modules_s" "$cli_overview_s" "$inc0_s" "$inc1_s" "$only_s" "$only_n" "$py_inc_s" "$sim_hwm_kib" "$load_seed" "$full_load" "$base_load" "$inc0_load" "$inc1_load" "$only_load" "$py_inc_load" "$end_load" <<'PY'
 import json, os, sys
 (work, per_client, seed_s, settle_s, full_s, full_rss, base_s, base_rss, cli_mod_s, cli_ov_s, inc0_s, inc1_s, only_s,
- only_n, sim_hwm, *loads) = sys.argv[1:]
-load_seed, load_full, load_base, load_inc0, load_inc1, load_only, load_end = (l.replace(" ", "/") for l in loads)
+ only_n, py_inc_s, sim_hwm, *loads) = sys.argv[1:]
+load_seed, load_full, load_base, load_inc0, load_inc1, load_only, load_py_inc, load_end = (l.replace(" ", "/") for l in loads)
 seed_txt = f"{seed_s} s (then {settle_s} s until the devices settle)"
 load = lambda n: json.load(open(os.path.join(work, n)))
-full, base, ours, inc0, inc1, put = (load(n) for n in ("full.json", "baseline.json", "ours.json", "inc0.json", "inc1.json", "set.json"))
-full_s, base_s, inc0_s, inc1_s, only_s = map(float, (full_s, base_s, inc0_s, inc1_s, only_s))
+full, base, ours, inc0, inc1, put, py_inc = (load(n) for n in ("full.json", "baseline.json", "ours.json", "inc0.json", "inc1.json", "set.json", "py-inc.json"))
+full_s, base_s, inc0_s, inc1_s, only_s, py_inc_s = map(float, (full_s, base_s, inc0_s, inc1_s, only_s, py_inc_s))
 only_n = int(only_n)
 
 # The scans and the three aggregations must agree before any figure counts.
@@ -142,9 +146,10 @@ rows = [
     ("refresh, nothing changed", f"scan again: {base['scanS']:.2f} s",
      f"{inc0['elapsedMs'] / 1000:.2f} s ({inc0_s:.2f} s wall): {inc0['states']} read, {inc0['changed']} changed",
      f"{base['scanS'] / (inc0['elapsedMs'] / 1000):.0f}x as fast", ""),
-    (f"refresh after {put['set']:,} targets set ({put['set'] / put['of']:.1%})", f"scan again: {base['scanS']:.2f} s",
+    (f"refresh after {put['set']:,} targets set ({put['set'] / put['of']:.1%})",
+     f"its refresh: {py_inc_s:.2f} s wall ({py_inc['readS']:.2f} s reading, {py_inc['writeS']:.2f} s writing)",
      f"{inc1['elapsedMs'] / 1000:.2f} s ({inc1_s:.2f} s wall): {inc1['states']:,} read, {inc1['changed']:,} changed",
-     f"{base['scanS'] / (inc1['elapsedMs'] / 1000):.0f}x as fast", ""),
+     f"{py_inc_s / inc1_s:.1f}x as fast (wall)", ""),
 ]
 print()
 print(f"{'':58} | {'what users would write':60} | {'dcs fleet':70} | ratio")
@@ -163,6 +168,9 @@ table = [
     (f"refresh after {put['set']:,} targets set ({put['set'] / put['of']:.1%})",
      f"{inc1['elapsedMs'] / 1000:.2f} s ({inc1_s:.2f} s wall), {inc1['states']:,} read; reading just those: "
      f"{only_s:.2f} s wall for {only_n:,} ({inc1_s / only_s:.2f}x)", f"{load_inc1} / {load_only}"),
+    ("the Python script's refresh (the same pages into its table)",
+     f"{py_inc_s:.2f} s wall: {py_inc['readS']:.2f} s reading {py_inc['states']:,}, {py_inc['writeS']:.2f} s writing them "
+     f"({py_inc['writeS'] / py_inc['readS']:.1f}x its reading); dcs {py_inc_s / inc1_s:.2f}x as fast", load_py_inc),
     ("seeding `dcs sim` until it listens + settles", f"{float(seed_s):.0f} + {float(settle_s):.0f} s", load_seed),
     ("peak RSS of the simulator (VmHWM)", f"{int(sim_hwm) / 1024:,.0f} MiB", load_end),
 ]
@@ -175,5 +183,5 @@ print(json.dumps({"states": n, "seed": seed_s, "settle": settle_s, "full": full,
                   "baselineWallS": base_s, "fullWallS": full_s, "fullRssKiB": int(full_rss), "baselineRssKiB": int(base_rss),
                   "counterMs": base["counterMs"], "groupbyMs": base["groupbyMs"], "modulesMs": ours["modulesMs"],
                   "overviewMs": ours["overviewMs"], "inc0": inc0, "inc1": inc1, "set": put, "onlyChangedS": only_s,
-                  "onlyChanged": only_n, "simHwmKiB": int(sim_hwm), "loads": loads}))
+                  "onlyChanged": only_n, "pythonRefresh": py_inc, "pythonRefreshWallS": py_inc_s, "simHwmKiB": int(sim_hwm), "loads": loads}))
 PY

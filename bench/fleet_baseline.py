@@ -15,6 +15,13 @@
                      operation); prints how many, and the service time of the first change
                      (`since`, from the answers).
 
+  refresh URL SINCE DB
+                     the incremental form of `scan` into its DB: page through GET
+                     /firmware/states?limit=1000&modifiedSince=SINCE following `next`, each page
+                     into the same table (executemany INSERT OR REPLACE), one commit; prints the
+                     states read and the seconds spent reading the pages, writing them (with the
+                     commit) and closing the database.
+
 The token comes from the environment (BENCH_TOKEN), fetched as the other benchmarks do.
 """
 
@@ -24,6 +31,7 @@ import random
 import sqlite3
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections import Counter, defaultdict
 
@@ -202,10 +210,32 @@ def set_targets(base, fraction, seed, path=None):
     print(json.dumps({"set": done, "of": len(states), "since": since}))
 
 
+def refresh(base, since, path):
+    db = sqlite3.connect(path)
+    url = base.rstrip("/") + "/firmware/states?limit=1000&modifiedSince=" + urllib.parse.quote(since)
+    n, read_s, write_s = 0, 0.0, 0.0
+    t0 = time.perf_counter()
+    for items in pages(url):
+        t1 = time.perf_counter()
+        read_s += t1 - t0
+        db.executemany("INSERT OR REPLACE INTO states VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       [tuple(s.get(c) for c in COLUMNS) for s in items])
+        n += len(items)
+        t0 = time.perf_counter()
+        write_s += t0 - t1
+    t1 = time.perf_counter()
+    db.commit()
+    t2 = time.perf_counter()
+    db.close()
+    print(json.dumps({"states": n, "readS": read_s, "writeS": write_s + t2 - t1, "closeS": time.perf_counter() - t2}))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "scan":
         scan(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "set-targets":
         set_targets(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else None)
+    elif sys.argv[1] == "refresh":
+        refresh(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
         sys.exit(__doc__)
