@@ -9,8 +9,8 @@
 #                    overview) by query::modules + query::overview over the scanned database
 #                    (examples/fleet_aggregate.rs, median of 5), vs collections.Counter over the
 #                    rows in memory and vs GROUP BY in sqlite3 from Python; the three must agree
-#   d) incremental refresh (`dcs fleet scan --json`) with nothing changed, and after ~1% of the
-#                    targets were set (the baseline has no incremental form: it scans again),
+#   d) incremental refresh (`dcs fleet scan --json`) with nothing changed (against the baseline
+#                    scanning again), and after ~1% of the targets were set,
 #                    against reading just the states changed (`dcs firmware states list
 #                    --modified-since` the first change, every page, same client) and against
 #                    the Python script's incremental form (those pages into its table)

@@ -70,6 +70,14 @@ COLUMNS = (
 )
 
 
+def store(db, items):
+    """Writes a page of states into the table `scan` made (a state already there is replaced);
+    answers the rows written."""
+    page = [tuple(s.get(c) for c in COLUMNS) for s in items]
+    db.executemany("INSERT OR REPLACE INTO states VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", page)
+    return page
+
+
 def scan(base, path):
     if os.path.exists(path):
         os.remove(path)
@@ -83,9 +91,7 @@ def scan(base, path):
     t0 = time.perf_counter()
     for items in pages(base.rstrip("/") + "/firmware/states?limit=1000"):
         n_pages += 1
-        page = [tuple(s.get(c) for c in COLUMNS) for s in items]
-        db.executemany("INSERT OR REPLACE INTO states VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", page)
-        rows.extend(page)
+        rows.extend(store(db, items))
     db.commit()
     scan_s = time.perf_counter() - t0
 
@@ -218,9 +224,7 @@ def refresh(base, since, path):
     for items in pages(url):
         t1 = time.perf_counter()
         read_s += t1 - t0
-        db.executemany("INSERT OR REPLACE INTO states VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       [tuple(s.get(c) for c in COLUMNS) for s in items])
-        n += len(items)
+        n += len(store(db, items))
         t0 = time.perf_counter()
         write_s += t0 - t1
     t1 = time.perf_counter()
