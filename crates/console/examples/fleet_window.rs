@@ -271,7 +271,8 @@ fn main() {
     );
     // A first jump deep into a new order as the app makes it (FleetService::rows): the top
     // first, which starts the walk ahead in the background; once it is done, the jump.
-    let fleet = dcs_console::fleet::service::FleetService::new(db.clone());
+    let fleet =
+        dcs_console::fleet::service::FleetService::new(db.clone(), dcs_console::fleet::rollout::DriverKind::App);
     let mut worst_jump: f64 = 0.0;
     for sort in ["", "statusAt", "-version"] {
         db.set_positions_spacing(32, 4096);

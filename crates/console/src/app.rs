@@ -52,7 +52,7 @@ impl Console {
         let data_dir = crate::data_dir();
         let fleet = match &data_dir {
             Some(dir) => FleetDb::open(&dir.join("fleet.sqlite"))
-                .map(|db| Arc::new(FleetService::new(Arc::new(db))))
+                .map(|db| Arc::new(FleetService::new(Arc::new(db), crate::fleet::rollout::DriverKind::App)))
                 .map_err(|e| e.to_string()),
             None => Err("this system has no data folder for the fleet database".to_owned()),
         };

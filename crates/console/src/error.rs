@@ -98,6 +98,9 @@ pub enum Error {
     Conflict(String),
     #[error("{0}")]
     Unavailable(String),
+    /// A rollout is moved on by another driver (its lease is not this process's): nothing was sent.
+    #[error("{0}")]
+    NotDriver(String),
     #[error("the fleet database: {0}")]
     Db(#[from] rusqlite::Error),
     #[error("could not open the fleet database {path}: {reason}")]
@@ -133,7 +136,7 @@ impl Error {
             Error::Setup(_) => Code::App(AppCode::Config),
             Error::SwitchRefused(_) | Error::CustomerRefused { .. } => Code::App(AppCode::CustomerRefused),
             Error::ContextChanged(_) => Code::App(AppCode::ContextChanged),
-            Error::Conflict(_) => Code::App(AppCode::Conflict),
+            Error::Conflict(_) | Error::NotDriver(_) => Code::App(AppCode::Conflict),
             Error::Unavailable(_) => Code::App(AppCode::Unavailable),
             Error::Db(_) | Error::Open { .. } | Error::Storage(_) => Code::App(AppCode::Storage),
             Error::Cancelled => Code::Api(ErrorCode::Cancelled),
@@ -253,6 +256,7 @@ impl Error {
             Error::ContextChanged("the active customer changed".into()),
             Error::Conflict("a scan is under way".into()),
             Error::Unavailable("no set-target operation".into()),
+            Error::NotDriver("another console drives it".into()),
             Error::Db(rusqlite::Error::InvalidQuery),
             Error::Open { path: "f".into(), reason: "locked".into() },
             Error::Storage("the task stopped".into()),
@@ -288,6 +292,7 @@ impl Error {
                 | Error::ContextChanged(_)
                 | Error::Conflict(_)
                 | Error::Unavailable(_)
+                | Error::NotDriver(_)
                 | Error::Db(_)
                 | Error::Open { .. }
                 | Error::Storage(_)

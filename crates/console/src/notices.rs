@@ -79,7 +79,7 @@ pub fn of_rollout(view: &RolloutView, outcome: &StepOutcome) -> Option<Notice> {
     let open = Link { kind: LinkKind::Rollout, id: view.id.clone() };
     let waves = view.waves.len();
     let (topic, summary, body) = match outcome {
-        StepOutcome::Waiting => return None,
+        StepOutcome::Waiting | StepOutcome::Elsewhere { .. } => return None,
         StepOutcome::WaveStarted { wave, set, refused } => {
             let n = wave + 1;
             let before = match wave.checked_sub(1).and_then(|w| view.waves.get(w as usize)) {

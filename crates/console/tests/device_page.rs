@@ -99,7 +99,15 @@ async fn a_device_by_its_network_id_shows_its_states_history_rollout_downlinks_a
     let (preview, devs) = rollout::preview(&client, &db, scope, &plan).await.unwrap();
     assert!(preview.problems.is_empty(), "{:?}", preview.problems);
     let id = rollout::create(&client, &db, scope, &plan, &devs).unwrap();
-    let outcome = rollout::advance(&client, Some(&SetTarget::simulator_for(variant)), &db, &id).await.unwrap();
+    let outcome = rollout::advance(
+        &client,
+        Some(&SetTarget::simulator_for(variant)),
+        &db,
+        &id,
+        &rollout::Driver::new(rollout::DriverKind::Cli),
+    )
+    .await
+    .unwrap();
     assert!(matches!(outcome, StepOutcome::WaveStarted { .. }), "{outcome:?}");
     refresh(ScanKind::Incremental).await.unwrap();
 

@@ -11,7 +11,7 @@ use dcs_api::firmware::StateFilter;
 use dcs_api::model::{DeviceId, FirmwareState};
 use dcs_api::{Client, ClientConfig, Secret};
 use dcs_console::fleet::query::{self, DeviceQuery, Selection};
-use dcs_console::fleet::rollout::{self, DeviceChoice, RolloutPlan, RolloutState, StepOutcome};
+use dcs_console::fleet::rollout::{self, DeviceChoice, Driver, DriverKind, RolloutPlan, RolloutState, StepOutcome};
 use dcs_console::fleet::scan::{self, ScanKind, Support};
 use dcs_console::fleet::{FleetDb, FleetError, Scope, ScopeKey};
 use dcs_console::notices;
@@ -31,13 +31,15 @@ struct Env {
     scope: Scope,
     /// The built-in simulator profile's set-target operation.
     op: SetTarget,
+    /// The test as the driver of its rollouts (rollout::lease).
+    driver: Driver,
 }
 
 async fn env(devices: u32, speed: f64) -> Env {
     let (sim, running, client) =
         common::start(SimOptions { devices_per_client: devices, speed, ..Default::default() }).await;
     let (db, scope) = common::fleet_db("sim", running.base_url());
-    Env { sim, _running: running, client, db, scope, op: SetTarget::simulator() }
+    Env { sim, _running: running, client, db, scope, op: SetTarget::simulator(), driver: Driver::new(DriverKind::Cli) }
 }
 
 async fn refresh(e: &Env, kind: ScanKind) -> scan::ScanReport {
@@ -287,7 +289,7 @@ async fn a_rollout_moves_wave_by_wave_to_completion() {
     let started = Instant::now();
     let mut outcomes = Vec::new();
     loop {
-        let outcome = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap();
+        let outcome = rollout::advance(&e.client, Some(&e.op), &e.db, &id, &e.driver).await.unwrap();
         if outcome != StepOutcome::Waiting {
             outcomes.push(outcome.clone());
         }
@@ -375,13 +377,13 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
     let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
     let id = rollout::create(&e.client, &e.db, e.scope, &p, &devices).unwrap();
     let StepOutcome::WaveStarted { wave: 0, set, refused: 0 } =
-        rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap()
+        rollout::advance(&e.client, Some(&e.op), &e.db, &id, &e.driver).await.unwrap()
     else {
         panic!("the first wave should start")
     };
     assert!(set > 0);
     // Nothing final yet at 1x: waiting.
-    assert_eq!(rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap(), StepOutcome::Waiting);
+    assert_eq!(rollout::advance(&e.client, Some(&e.op), &e.db, &id, &e.driver).await.unwrap(), StepOutcome::Waiting);
 
     // The first wave's devices fail (as a refresh would bring it): the error threshold pauses.
     let module_id: uuid::Uuid = module.parse().unwrap();
@@ -410,18 +412,20 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
         })
         .collect();
     dcs_console::fleet::scan::write_page(&e.db, e.scope, &failed).unwrap();
-    let StepOutcome::Paused { reason } = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap() else {
+    let StepOutcome::Paused { reason } = rollout::advance(&e.client, Some(&e.op), &e.db, &id, &e.driver).await.unwrap()
+    else {
         panic!("should pause")
     };
     assert!(reason.starts_with("error threshold passed"), "{reason}");
     assert_eq!(rollout::get(&e.db, &id).unwrap().state, RolloutState::Paused);
     // Paused: a step does nothing.
-    assert_eq!(rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap(), StepOutcome::Waiting);
+    assert_eq!(rollout::advance(&e.client, Some(&e.op), &e.db, &id, &e.driver).await.unwrap(), StepOutcome::Waiting);
     // Resumed with a higher error threshold: the wave is over and short of the success threshold.
     let bad = rollout::resume(&e.client, &e.db, &id, Some(0.0), None).unwrap_err();
     assert!(bad.to_string().starts_with("successThreshold:"), "{bad}");
     rollout::resume(&e.client, &e.db, &id, None, Some(100.0)).unwrap();
-    let StepOutcome::Paused { reason } = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap() else {
+    let StepOutcome::Paused { reason } = rollout::advance(&e.client, Some(&e.op), &e.db, &id, &e.driver).await.unwrap()
+    else {
         panic!("should pause")
     };
     assert!(reason.contains("below the 90% success threshold"), "{reason}");
@@ -443,7 +447,7 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
     let (preview, devices) = rollout::preview(&e.client, &e.db, e.scope, &other).await.unwrap();
     assert_eq!(preview.in_other_rollouts, 0, "an aborted rollout has no devices any more");
     let id2 = rollout::create(&e.client, &e.db, e.scope, &other, &devices).unwrap();
-    rollout::advance(&e.client, Some(&e.op), &e.db, &id2).await.unwrap();
+    rollout::advance(&e.client, Some(&e.op), &e.db, &id2, &e.driver).await.unwrap();
     let unfinished = rollout::unfinished(&e.db, &id2).unwrap();
     assert!(!unfinished.is_empty());
     let (view, reset) = rollout::abort(&e.client, Some(&e.op), &e.db, &id2, true).await.unwrap();
@@ -545,7 +549,7 @@ async fn without_a_set_target_operation_a_rollout_sets_nothing_and_says_why() {
     let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
     let before = all_states(&e.client).await;
     let id = rollout::create(&e.client, &e.db, e.scope, &p, &devices).unwrap();
-    let StepOutcome::Paused { reason } = rollout::advance(&e.client, None, &e.db, &id).await.unwrap() else {
+    let StepOutcome::Paused { reason } = rollout::advance(&e.client, None, &e.db, &id, &e.driver).await.unwrap() else {
         panic!("should pause")
     };
     assert!(reason.contains("no set-target operation") && reason.contains("Set-target operation"), "{reason}");
@@ -567,13 +571,13 @@ async fn the_refresh_interval_is_kept_for_the_next_start() {
     let scope = {
         let db = std::sync::Arc::new(FleetDb::open(&path).unwrap());
         let scope = db.scope(&ScopeKey { profile: "p".into(), base_url: "b".into(), customer: None }).unwrap();
-        let service = FleetService::new(db);
+        let service = FleetService::new(db, DriverKind::Cli);
         let bad = service.set_refresh(2, true).unwrap_err();
         assert!(bad.to_string().starts_with("intervalSeconds: must be from 5"), "{bad}");
         service.set_refresh(5, false).unwrap();
         scope
     };
-    let service = FleetService::new(std::sync::Arc::new(FleetDb::open(&path).unwrap()));
+    let service = FleetService::new(std::sync::Arc::new(FleetDb::open(&path).unwrap()), DriverKind::Cli);
     let status = service.status(scope).unwrap();
     assert_eq!((status.interval_seconds, status.auto_refresh), (5, false));
 }
@@ -828,7 +832,7 @@ async fn a_refresh_that_changes_no_state_keeps_the_tables_positions() {
     let (db, scope) = common::fleet_db("sim", running.base_url());
     let db = std::sync::Arc::new(db);
     db.set_positions_spacing(4, 64);
-    let service = FleetService::new(db.clone());
+    let service = FleetService::new(db.clone(), DriverKind::Cli);
     service.refresh(&client, None, scope, ScanKind::Full, true).await.unwrap().unwrap();
     let q = DeviceQuery { sort: Some("statusAt".into()), ..Default::default() };
     let deep = query::count(&db, scope, &q, None).unwrap() - 40;
@@ -1215,7 +1219,7 @@ async fn an_ignored_modified_since_is_detected_and_refreshes_become_full_scans_t
     let mode = scan::mode(&db, scope).unwrap();
     assert_eq!((mode.modified_since, mode.incremental), (Support::Ignored, false));
     assert!(mode.modified_since_checked_at.is_some());
-    let service = FleetService::new(db);
+    let service = FleetService::new(db, DriverKind::Cli);
     service.set_refresh(5, true).unwrap();
     let status = service.status(scope).unwrap();
     assert!(status.mode.text.starts_with("full scans: this service ignores modifiedSince"), "{:?}", status.mode);
@@ -1248,7 +1252,7 @@ async fn refused_parameters_are_detected_and_the_dashboard_still_refreshes() {
     // Through the app's fleet service: the status says how often refreshes really start (the
     // interval counts from the end of the last one), and none starts again within it.
     use dcs_console::fleet::service::FleetService;
-    let service = FleetService::new(std::sync::Arc::new(db));
+    let service = FleetService::new(std::sync::Arc::new(db), DriverKind::Cli);
     service.set_refresh(5, true).unwrap();
     let report = service.refresh(&client, None, scope, ScanKind::Incremental, true).await.unwrap().unwrap();
     assert_eq!(report.kind, ScanKind::Full);
@@ -1348,9 +1352,11 @@ async fn a_wave_start_cut_short_at_any_point_resumes_and_sets_each_target_once()
         let id = rollout::create(&e.client, &e.db, e.scope, &p, &devices).unwrap();
         // Each request takes 25 ms: the wave's start takes a while, in which the cut falls.
         e.sim.set_faults(dcs_sim::faults::Faults { latency_ms: 25, ..Default::default() });
-        let cut =
-            tokio::time::timeout(Duration::from_millis(cut_ms), rollout::advance(&e.client, Some(&e.op), &e.db, &id))
-                .await;
+        let cut = tokio::time::timeout(
+            Duration::from_millis(cut_ms),
+            rollout::advance(&e.client, Some(&e.op), &e.db, &id, &e.driver),
+        )
+        .await;
         // Requests under way when the step was cut off end (or not) before anything else runs.
         tokio::time::sleep(Duration::from_millis(100)).await;
         let at_cut = target_sets(&e.sim, module_id).values().sum::<u64>() - before.values().sum::<u64>();
@@ -1367,7 +1373,8 @@ async fn a_wave_start_cut_short_at_any_point_resumes_and_sets_each_target_once()
                 view.events
             );
             refresh(&e, ScanKind::Incremental).await;
-            outcomes.push(format!("{:?}", rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap()));
+            outcomes
+                .push(format!("{:?}", rollout::advance(&e.client, Some(&e.op), &e.db, &id, &e.driver).await.unwrap()));
         }
         let after = target_sets(&e.sim, module_id);
         for (d, ..) in &devices {
@@ -1475,7 +1482,7 @@ async fn waves_start_only_inside_their_windows_across_midnight_and_a_daylight_sa
 
     // Saturday 23:30 UTC (00:30 CET): the window opens at 01:00 CET.
     let StepOutcome::Held { hold } =
-        rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, at("2026-03-28T23:30:00Z")).await.unwrap()
+        rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, &e.driver, at("2026-03-28T23:30:00Z")).await.unwrap()
     else {
         panic!("the first wave should wait for its window")
     };
@@ -1483,13 +1490,15 @@ async fn waves_start_only_inside_their_windows_across_midnight_and_a_daylight_sa
     assert_eq!(hold.until.as_deref(), Some("2026-03-29T00:00:00.000Z"));
     assert_eq!(hold.until_local.as_deref(), Some("Sun 2026-03-29 01:00 CET"));
     // The same hold again is not news; the view carries it.
-    let again = rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, at("2026-03-28T23:45:00Z")).await.unwrap();
+    let again =
+        rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, &e.driver, at("2026-03-28T23:45:00Z")).await.unwrap();
     assert_eq!(again, StepOutcome::Waiting);
     assert_eq!(rollout::get(&e.db, &id).unwrap().hold, Some(hold.clone()));
     assert!(rollout::get(&e.db, &id).unwrap().waves.iter().all(|w| w.set == 0), "no target set while held");
 
     // Inside the window: the first wave starts.
-    let started = rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, at("2026-03-29T00:10:00Z")).await.unwrap();
+    let started =
+        rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, &e.driver, at("2026-03-29T00:10:00Z")).await.unwrap();
     assert!(matches!(started, StepOutcome::WaveStarted { wave: 0, .. }), "{started:?}");
     assert_eq!(rollout::get(&e.db, &id).unwrap().hold, None);
     let mut clock = at("2026-03-29T00:11:00Z");
@@ -1504,7 +1513,8 @@ async fn waves_start_only_inside_their_windows_across_midnight_and_a_daylight_sa
         refresh(&e, ScanKind::Incremental).await;
     }
     // Its devices are done at once, but waves start 30 minutes apart.
-    let StepOutcome::Held { hold } = rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, clock).await.unwrap()
+    let StepOutcome::Held { hold } =
+        rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, &e.driver, clock).await.unwrap()
     else {
         panic!("the second wave should wait 30 minutes")
     };
@@ -1515,14 +1525,16 @@ async fn waves_start_only_inside_their_windows_across_midnight_and_a_daylight_sa
     // 03:30 UTC is 05:30 summer time: the window (01:00 CET to 05:00 CEST, 00:00Z-03:00Z) has
     // closed; the next opens at 01:00 CEST on Monday, 23:00Z on Sunday.
     clock = at("2026-03-29T03:30:00Z");
-    let StepOutcome::Held { hold } = rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, clock).await.unwrap()
+    let StepOutcome::Held { hold } =
+        rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, &e.driver, clock).await.unwrap()
     else {
         panic!("the second wave should wait for the next window")
     };
     assert_eq!(hold.kind, rollout::HoldKind::Window);
     assert_eq!(hold.until_local.as_deref(), Some("Mon 2026-03-30 01:00 CEST"));
     assert_eq!(hold.until.as_deref(), Some("2026-03-29T23:00:00.000Z"));
-    let started = rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, at("2026-03-29T23:00:00Z")).await.unwrap();
+    let started =
+        rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, &e.driver, at("2026-03-29T23:00:00Z")).await.unwrap();
     assert!(matches!(started, StepOutcome::WaveStarted { wave: 1, .. }), "{started:?}");
     let view = rollout::get(&e.db, &id).unwrap();
     assert!(
@@ -1542,7 +1554,7 @@ async fn with_approval_each_next_wave_waits_for_continue_with_the_figures_of_the
     let (_, devices) = rollout::preview(&e.client, &e.db, e.scope, &p).await.unwrap();
     let id = rollout::create(&e.client, &e.db, e.scope, &p, &devices).unwrap();
     // The first wave needs no approval.
-    let first = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap();
+    let first = rollout::advance(&e.client, Some(&e.op), &e.db, &id, &e.driver).await.unwrap();
     assert!(matches!(first, StepOutcome::WaveStarted { wave: 0, .. }), "{first:?}");
     let early = rollout::approve(&e.client, &e.db, &id).unwrap_err();
     assert!(early.to_string().contains("not waiting for approval: wave 1 of 2 is under way"), "{early}");
@@ -1552,7 +1564,7 @@ async fn with_approval_each_next_wave_waits_for_continue_with_the_figures_of_the
         assert!(Instant::now() < deadline, "no approval asked");
         tokio::time::sleep(Duration::from_millis(200)).await;
         refresh(&e, ScanKind::Incremental).await;
-        match rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap() {
+        match rollout::advance(&e.client, Some(&e.op), &e.db, &id, &e.driver).await.unwrap() {
             StepOutcome::Held { hold } => break hold,
             StepOutcome::Waiting => {}
             other => panic!("{other:?}"),
@@ -1568,7 +1580,7 @@ async fn with_approval_each_next_wave_waits_for_continue_with_the_figures_of_the
         hold.message
     );
     // Held: further steps start nothing.
-    assert_eq!(rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap(), StepOutcome::Waiting);
+    assert_eq!(rollout::advance(&e.client, Some(&e.op), &e.db, &id, &e.driver).await.unwrap(), StepOutcome::Waiting);
     assert!(!rollout::get(&e.db, &id).unwrap().waves[1].started);
 
     // Paused, it cannot be approved; resumed, it asks again.
@@ -1577,14 +1589,14 @@ async fn with_approval_each_next_wave_waits_for_continue_with_the_figures_of_the
     assert!(paused.to_string().contains("paused, not waiting for approval; resume it first"), "{paused}");
     rollout::resume(&e.client, &e.db, &id, None, None).unwrap();
     assert!(matches!(
-        rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap(),
+        rollout::advance(&e.client, Some(&e.op), &e.db, &id, &e.driver).await.unwrap(),
         StepOutcome::Held { hold: rollout::Hold { kind: rollout::HoldKind::Approval, .. } }
     ));
 
     let view = rollout::approve(&e.client, &e.db, &id).unwrap();
     assert_eq!(view.hold, None);
     assert!(view.events[0].message.contains("Wave 2 approved by the operator"), "{:?}", view.events[0]);
-    let next = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap();
+    let next = rollout::advance(&e.client, Some(&e.op), &e.db, &id, &e.driver).await.unwrap();
     assert!(matches!(next, StepOutcome::WaveStarted { wave: 1, .. }), "{next:?}");
 }
 
@@ -1603,7 +1615,7 @@ async fn a_wave_that_stops_moving_warns_once_naming_its_devices_until_one_moves(
     let id = rollout::create(&e.client, &e.db, e.scope, &p, &devices).unwrap();
     let t0 = at("2026-11-28T10:00:00Z");
     let minute = 60_000;
-    let step = |t: i64| rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, t);
+    let step = |t: i64| rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, &e.driver, t);
     assert!(matches!(step(t0).await.unwrap(), StepOutcome::WaveStarted { wave: 0, .. }));
     let size = rollout::get(&e.db, &id).unwrap().waves[0].size;
     assert_eq!(step(t0 + minute).await.unwrap(), StepOutcome::Waiting);
@@ -1660,7 +1672,7 @@ async fn failed_devices_are_retried_after_the_delay_up_to_n_times_for_the_reason
     let id = rollout::create(&e.client, &e.db, e.scope, &p, &devices).unwrap();
     let t0 = at("2026-11-28T10:00:00Z");
     let minute = 60_000;
-    let step = |t: i64| rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, t);
+    let step = |t: i64| rollout::advance_at(&e.client, Some(&e.op), &e.db, &id, &e.driver, t);
     assert!(matches!(step(t0).await.unwrap(), StepOutcome::WaveStarted { wave: 0, .. }));
     let sets = || e.sim.store().target_sets(module_id).unwrap();
     let before = sets();
@@ -1786,7 +1798,7 @@ async fn a_rehearsal_predicts_the_wave_timings_of_the_real_run_and_sends_nothing
     let t0 = e.sim.now();
     let mut starts = Vec::new();
     let end = loop {
-        let outcome = rollout::advance(&e.client, Some(&e.op), &e.db, &id).await.unwrap();
+        let outcome = rollout::advance(&e.client, Some(&e.op), &e.db, &id, &e.driver).await.unwrap();
         if let StepOutcome::WaveStarted { .. } = outcome {
             starts.push(minutes_between(t0, e.sim.now()));
         }
@@ -1882,8 +1894,8 @@ async fn devices_that_appear_after_the_start_join_the_next_wave_or_the_one_under
     scan::write_page(&db, scope, known).unwrap();
     let sets = || e.sim.store().target_sets(module_id).unwrap();
     let step = |id: String| {
-        let (client, op, db) = (&e.client, &e.op, &db);
-        async move { rollout::advance(client, Some(op), db, &id).await.unwrap() }
+        let (client, op, db, driver) = (&e.client, &e.op, &db, &e.driver);
+        async move { rollout::advance(client, Some(op), db, &id, driver).await.unwrap() }
     };
 
     // A pasted list is fixed: taking in late devices is refused at its field.

@@ -16,7 +16,7 @@ mod common;
 async fn a_started_scan_shows_at_once_and_every_change_is_signalled() {
     let (_sim, running, client) = common::start(SimOptions { devices_per_client: 400, ..Default::default() }).await;
     let (db, scope) = common::fleet_db("sim", running.base_url());
-    let service = Arc::new(FleetService::new(Arc::new(db)));
+    let service = Arc::new(FleetService::new(Arc::new(db), dcs_console::fleet::rollout::DriverKind::App));
     let mut changes = service.changes();
     let seen = *changes.borrow_and_update();
 

@@ -330,7 +330,8 @@ fn windows_equal_limit_offset_in_every_order_and_filter_also_after_writes() {
 fn after_a_window_the_order_is_walked_ahead_and_a_walk_ahead_stops_when_the_data_change() {
     let (db, scope, mut rng, modules, devices) = random_fleet(1921, 1500, 4000);
     let db = std::sync::Arc::new(db);
-    let fleet = dcs_console::fleet::service::FleetService::new(db.clone());
+    let fleet =
+        dcs_console::fleet::service::FleetService::new(db.clone(), dcs_console::fleet::rollout::DriverKind::App);
     let all = DeviceQuery { sort: Some("statusAt".into()), ..Default::default() };
     let total = query::rows_by_offset(&db, scope, &all, None, 0, 5000).unwrap().len() as u32;
     assert!(total > 2500, "{total}");

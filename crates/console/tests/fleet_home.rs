@@ -108,7 +108,15 @@ async fn each_started_wave_is_a_mark_with_its_time() {
     assert!(preview.problems.is_empty(), "{:?}", preview.problems);
     let id = rollout::create(&client, &db, scope, &plan, &devices).unwrap();
     let before = dcs_console::fleet::now_ms();
-    let outcome = rollout::advance(&client, Some(&SetTarget::simulator()), &db, &id).await.unwrap();
+    let outcome = rollout::advance(
+        &client,
+        Some(&SetTarget::simulator()),
+        &db,
+        &id,
+        &rollout::Driver::new(rollout::DriverKind::Cli),
+    )
+    .await
+    .unwrap();
     assert!(matches!(outcome, StepOutcome::WaveStarted { wave: 0, .. }), "{outcome:?}");
 
     let marks = query::wave_starts(&db, scope, &module.module_id, None).unwrap();

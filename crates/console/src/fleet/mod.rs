@@ -239,6 +239,20 @@ CREATE TABLE IF NOT EXISTS rollout_events (
     message TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS rollout_events_at ON rollout_events (rollout, at);
+-- Who moves each rollout on (rollout/lease.rs): one driver at a time, its lease's expiry (this
+-- computer's clock, ms) and the fencing number every target it sends is recorded with.
+CREATE TABLE IF NOT EXISTS rollout_leases (
+    rollout TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    fence INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    renewed_at INTEGER NOT NULL,
+    acquired_at INTEGER NOT NULL,
+    last_step_at INTEGER
+) WITHOUT ROWID;
 ";
 
 /// The states counted per scope, module and group of values, kept by the one writer of states
@@ -420,6 +434,8 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("rollout_devices", "last_failure", "TEXT"),
     // Devices that appear after the start (rollout/late.rs).
     ("rollouts", "late", "TEXT"),
+    // The fencing number of the lease each target was sent under (rollout/lease.rs).
+    ("rollout_devices", "sent_fence", "INTEGER"),
 ];
 
 fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {
@@ -715,4 +731,17 @@ pub fn ms_to_text(ms: i64) -> String {
 
 pub fn now_ms() -> i64 {
     to_ms(OffsetDateTime::now_utc())
+}
+
+/// A count with thousands separated by commas (12,345), as the console writes counts in words.
+pub fn thousands(n: u32) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

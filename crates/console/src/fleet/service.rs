@@ -19,7 +19,7 @@ use tokio::sync::{broadcast, watch, OwnedMutexGuard};
 use tokio_util::sync::CancellationToken;
 
 use super::query::{self, DeviceMatch};
-use super::rollout::{self, StepOutcome};
+use super::rollout::{self, Driver, DriverKind, StepOutcome};
 use super::scan::{self, RefreshMode, ScanKind, ScanProgress, ScanReport};
 use super::{now_ms, FleetDb, FleetError, Result, Scope, ScopeInfo};
 use crate::set_target::SetTarget;
@@ -130,6 +130,10 @@ pub struct FleetService {
     /// Counts the device table's windows asked for: a walk ahead goes on while it is the last
     /// window's ([`FleetService::rows`]).
     windows: Arc<AtomicU64>,
+    /// This process as a driver of rollouts: it moves on only those whose lease it holds.
+    driver: Driver,
+    /// When [`FleetService::keep_leases`] last renewed them.
+    renewed: Mutex<Option<Instant>>,
 }
 
 /// A rollout moved on by the fleet's timer: what notifications are raised from.
@@ -149,8 +153,14 @@ pub struct Begun {
 }
 
 impl FleetService {
-    /// The service over `db`, with the refresh interval and switch kept there.
-    pub fn new(db: Arc<FleetDb>) -> FleetService {
+    /// The service over `db` as a driver of `kind` (see [`rollout::lease`]), with the refresh
+    /// interval and switch kept there.
+    pub fn new(db: Arc<FleetDb>, kind: DriverKind) -> FleetService {
+        Self::with_driver(db, Driver::new(kind))
+    }
+
+    /// The service over `db` as `driver`.
+    pub fn with_driver(db: Arc<FleetDb>, driver: Driver) -> FleetService {
         let interval = db
             .setting("refresh_interval")
             .ok()
@@ -166,7 +176,33 @@ impl FleetService {
             changed: watch::Sender::new(0),
             moves: broadcast::Sender::new(64),
             windows: Default::default(),
+            driver,
+            renewed: Mutex::new(None),
         }
+    }
+
+    /// Renews the leases this process holds, at most every third of a lease (the app's timer
+    /// calls it every second): its rollouts stay its own between refreshes that come less often
+    /// than a lease lasts. Only live leases are renewed: one that ran out was another's to take.
+    pub fn keep_leases(&self) -> Result<()> {
+        let mut last = self.renewed.lock().unwrap_or_else(|p| p.into_inner());
+        if last.is_some_and(|t| t.elapsed() < self.driver.lease / 3) {
+            return Ok(());
+        }
+        *last = Some(Instant::now());
+        drop(last);
+        rollout::lease::renew_all(&self.db, &self.driver).map(|_| ())
+    }
+
+    /// This process as a driver of rollouts.
+    pub fn driver(&self) -> &Driver {
+        &self.driver
+    }
+
+    /// Lets go of every rollout this process drives (it stops cleanly): another driver takes
+    /// them over at once instead of after their leases expire.
+    pub fn release(&self) -> Result<u32> {
+        rollout::lease::release(&self.db, &self.driver)
     }
 
     /// A receiver of every rollout move from now on (one that falls 64 behind loses the oldest).
@@ -477,7 +513,19 @@ impl FleetService {
     ) -> Result<Vec<(String, StepOutcome)>> {
         let mut outcomes = Vec::new();
         for id in rollout::running(&self.db, scope)? {
-            let outcome = rollout::advance(client, op, &self.db, &id).await?;
+            let outcome = match rollout::advance(client, op, &self.db, &id, &self.driver).await {
+                // The lease was lost mid-step (another driver took it over, or the rollout was
+                // stopped): nothing more was sent, and the others go on.
+                Err(FleetError::NotDriver(why)) => {
+                    tracing::warn!(rollout = %id, %why, "rollout step stopped");
+                    continue;
+                }
+                other => other?,
+            };
+            if matches!(outcome, StepOutcome::Elsewhere { .. }) {
+                outcomes.push((id, outcome));
+                continue;
+            }
             if outcome != StepOutcome::Waiting {
                 tracing::info!(rollout = %id, ?outcome, "rollout moved");
                 self.inner().revision += 1;

@@ -120,7 +120,8 @@ pub async fn reset_targets(
             devices.len()
         )));
     }
-    let (reset, mut failures) = apply_sets(db, scope, set_targets(client, op, &devices, module, None, None).await)?;
+    let (reset, mut failures) =
+        apply_sets(db, scope, set_targets(client, op, &devices, module, None, None, None).await.0)?;
     let failed = failures.len() as u32;
     failures.truncate(20);
     Ok(ResetOutcome { reset, failures, failed })

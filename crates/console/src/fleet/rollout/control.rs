@@ -138,6 +138,8 @@ fn stop(db: &FleetDb, id: &str) -> Result<(Scope, String)> {
         return Err(FleetError::Conflict(format!("the rollout is already {}", row.state.as_str())));
     }
     set_state(&conn, id, RolloutState::Aborted, Some("aborted by the operator"), "Aborted by the operator")?;
+    // Whoever drove it sends nothing more for it.
+    super::lease::revoke(&conn, id)?;
     Ok((scope, row.module_id))
 }
 
@@ -153,7 +155,7 @@ async fn reset_targets(
 ) -> Result<u32> {
     let devices = unfinished(db, id)?;
     let module: Uuid = module_id.parse().map_err(|_| FleetError::invalid("moduleId", "is not a UUID"))?;
-    let (reset, failures) = apply_sets(db, scope, set_targets(client, op, &devices, module, None, None).await)?;
+    let (reset, failures) = apply_sets(db, scope, set_targets(client, op, &devices, module, None, None, None).await.0)?;
     let conn = db.conn();
     let mut message = format!("Reset the targets of {reset} devices whose update had not finished");
     if !failures.is_empty() {

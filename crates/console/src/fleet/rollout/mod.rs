@@ -34,6 +34,7 @@ mod budget;
 mod control;
 mod hold;
 mod late;
+pub mod lease;
 mod plan;
 pub(crate) mod preview;
 pub mod rehearse;
@@ -49,6 +50,7 @@ mod view;
 pub use budget::{failures_before_pause, needed, wave_budgets, WaveBudget};
 pub use control::{abort, approve, pause, resume};
 pub use hold::{HangWarning, Hold, HoldKind};
+pub use lease::{Driver, DriverKind, DriverView};
 pub use plan::{
     wave_sizes, DeviceChoice, LateDevices, PlanPreview, RetryPolicy, RolloutPlan, WaveEarliest, DEFAULT_HANG_MINUTES,
     MAX_RETRIES, MAX_RETRY_DELAY_MINUTES,

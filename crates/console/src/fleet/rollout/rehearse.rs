@@ -493,6 +493,8 @@ impl Run<'_> {
     ) -> Result<Rehearsal> {
         self.refresh(cancel).await?;
         let id = super::create(self.client, self.db, self.scope, plan, candidates)?;
+        // The rehearsal's own database has one driver: this.
+        let driver = super::Driver::new(super::DriverKind::Cli).with_lease(std::time::Duration::from_secs(3600));
         let limit = time::Duration::days(MAX_DAYS);
         let (end, reason) = loop {
             if cancel.is_cancelled() {
@@ -502,7 +504,7 @@ impl Run<'_> {
             if now - self.started > limit {
                 break (RehearsalEnd::Unfinished, None);
             }
-            let outcome = super::advance_at(self.client, Some(&self.op), self.db, &id, to_ms(now)).await?;
+            let outcome = super::advance_at(self.client, Some(&self.op), self.db, &id, &driver, to_ms(now)).await?;
             self.steps += 1;
             let mut jump = None;
             match outcome {

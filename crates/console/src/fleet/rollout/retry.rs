@@ -21,6 +21,7 @@
 use rusqlite::params;
 use uuid::Uuid;
 
+use super::lease::{check_and_renew, Lease};
 use super::plan::RetryPolicy;
 use super::store::{event, Row};
 use super::targets::{set_targets, SetResult};
@@ -35,16 +36,18 @@ pub(super) struct Tick {
 }
 
 /// Schedules the rollout's new qualifying failures and sends the retries that are due at
-/// `now`, recording each (the states answered written back).
+/// `now` under `lease`, recording each (the states answered written back). Nothing without the
+/// plan's retry policy.
 pub(super) async fn tick(
     client: &dcs_api::Client,
     op: &SetTarget,
     db: &FleetDb,
     scope: Scope,
     row: &Row,
-    policy: &RetryPolicy,
+    lease: &Lease,
     now: i64,
 ) -> Result<Tick> {
+    let Some(policy) = &row.retry else { return Ok(Tick::default()) };
     let scheduled = schedule(db, scope, row, policy, now)?;
     let due: Vec<Uuid> = {
         let conn = db.conn();
@@ -68,9 +71,20 @@ pub(super) async fn tick(
     } else {
         None
     };
-    let results = set_targets(client, op, &due, module, Some(&row.version), package).await;
+    // The lease checked and renewed (the rollout still running, still this driver's) before
+    // any retry goes out, as before a wave's slice.
+    {
+        let mut conn = db.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        check_and_renew(&tx, lease)?;
+        tx.commit()?;
+    }
+    let (results, skipped) = set_targets(client, op, &due, module, Some(&row.version), package, Some(lease)).await;
     record(db, scope, row, &results, now)?;
-    Ok(Tick { scheduled, sent: due.len() as u32 })
+    if skipped > 0 {
+        return Err(lease.lost(&format!("its lease ran out with {skipped} retries unsent")));
+    }
+    Ok(Tick { scheduled, sent: results.len() as u32 })
 }
 
 /// Schedules the new failures that qualify; answers how many.

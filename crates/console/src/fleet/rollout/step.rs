@@ -8,6 +8,7 @@ use uuid::Uuid;
 use super::budget::pct;
 use super::hold::{HangWarning, Hold, HoldKind};
 use super::late;
+use super::lease::{self, Driver, DriverView, Lease};
 use super::retry;
 use super::schedule::Gate;
 use super::store::{
@@ -58,29 +59,64 @@ pub enum StepOutcome {
         warning: HangWarning,
     },
     Completed,
+    /// Another driver holds the rollout's lease and moves it on; this step changed nothing.
+    Elsewhere {
+        driver: DriverView,
+    },
 }
 
-/// Moves one running rollout on, from the states the database holds now (refresh first). A
+/// Moves one running rollout on as `driver`, from the states the database holds now (refresh
+/// first): the driver takes or renews the rollout's lease first ([`lease`](super::lease)), and
+/// when another driver holds it, answers [`StepOutcome::Elsewhere`] and changes nothing. A
 /// wave's targets are set with the profile's set-target operation `op`; without one the
 /// rollout pauses, saying why, instead of starting a wave.
-pub async fn advance(client: &Client, op: Option<&SetTarget>, db: &FleetDb, id: &str) -> Result<StepOutcome> {
-    advance_at(client, op, db, id, now_ms()).await
+pub async fn advance(
+    client: &Client,
+    op: Option<&SetTarget>,
+    db: &FleetDb,
+    id: &str,
+    driver: &Driver,
+) -> Result<StepOutcome> {
+    advance_at(client, op, db, id, driver, now_ms()).await
 }
 
-/// [`advance`] as at `now_ms` (the schedule's clock; tests run it fast).
+/// [`advance`] as at `now_ms` (the schedule's clock; tests run it fast). The lease's own times
+/// are always the wall clock's.
 pub async fn advance_at(
     client: &Client,
     op: Option<&SetTarget>,
     db: &FleetDb,
     id: &str,
+    driver: &Driver,
+    now_ms: i64,
+) -> Result<StepOutcome> {
+    if load_running(db, id)?.is_none() {
+        return Ok(StepOutcome::Waiting);
+    }
+    let lease = match lease::acquire(db, id, driver, crate::fleet::now_ms())? {
+        Ok(lease) => lease,
+        Err(driver) => return Ok(StepOutcome::Elsewhere { driver }),
+    };
+    let outcome = advance_leased(client, op, db, id, &lease, now_ms).await?;
+    lease::stepped(db, &lease)?;
+    Ok(outcome)
+}
+
+/// The step under a lease held.
+async fn advance_leased(
+    client: &Client,
+    op: Option<&SetTarget>,
+    db: &FleetDb,
+    id: &str,
+    lease: &Lease,
     now_ms: i64,
 ) -> Result<StepOutcome> {
     let Some((scope, row, mut waves)) = load_running(db, id)? else {
         return Ok(StepOutcome::Waiting);
     };
     let mut retried = None;
-    if let (Some(policy), Some(op)) = (&row.retry, op) {
-        let t = retry::tick(client, op, db, scope, &row, policy, now_ms).await?;
+    if let (Some(_), Some(op)) = (&row.retry, op) {
+        let t = retry::tick(client, op, db, scope, &row, lease, now_ms).await?;
         if t.scheduled + t.sent > 0 {
             waves = wave_views(&db.conn(), scope, &row)?;
             retried = Some(StepOutcome::Retrying { scheduled: t.scheduled, sent: t.sent });
@@ -90,14 +126,14 @@ pub async fn advance_at(
         if wave as i32 == row.current {
             // The wave is under way: their targets now, as the rest of it was sent.
             if let StepOutcome::Paused { reason } =
-                start_wave(client, op, db, scope, &row, wave, Claim::TakeIn, now_ms).await?
+                start_wave(client, op, db, scope, &row, wave, Claim::TakeIn, lease, now_ms).await?
             {
                 return Ok(StepOutcome::Paused { reason });
             }
         }
         return Ok(StepOutcome::Joined { wave, devices });
     }
-    let outcome = step_on(client, op, db, scope, &row, &waves, now_ms).await?;
+    let outcome = step_on(client, op, db, scope, &row, &waves, lease, now_ms).await?;
     // Retries are news when nothing else is.
     Ok(match (outcome, retried) {
         (StepOutcome::Waiting, Some(r)) => r,
@@ -106,6 +142,7 @@ pub async fn advance_at(
 }
 
 /// The step proper, once retries are done: judge the wave under way and act.
+#[allow(clippy::too_many_arguments, reason = "the step's own context, passed down once")]
 async fn step_on(
     client: &Client,
     op: Option<&SetTarget>,
@@ -113,6 +150,7 @@ async fn step_on(
     scope: Scope,
     row: &Row,
     waves: &[WaveView],
+    lease: &Lease,
     now_ms: i64,
 ) -> Result<StepOutcome> {
     let id = row.id.as_str();
@@ -128,11 +166,13 @@ async fn step_on(
             let next = (row.current + 1) as u32;
             match hold_for(row, waves, next, now_ms) {
                 Ok(Some(hold)) => held(db, row, hold),
-                Ok(None) => start_wave(client, op, db, scope, row, next, Claim::Start, now_ms).await,
+                Ok(None) => start_wave(client, op, db, scope, row, next, Claim::Start, lease, now_ms).await,
                 Err(reason) => pause_for(db, id, reason),
             }
         }
-        Verdict::ResumeStart => start_wave(client, op, db, scope, row, row.current as u32, Claim::Resume, now_ms).await,
+        Verdict::ResumeStart => {
+            start_wave(client, op, db, scope, row, row.current as u32, Claim::Resume, lease, now_ms).await
+        }
     }
 }
 
@@ -341,6 +381,7 @@ async fn start_wave(
     row: &Row,
     wave: u32,
     claim: Claim,
+    lease: &Lease,
     now_ms: i64,
 ) -> Result<StepOutcome> {
     let id = row.id.as_str();
@@ -367,9 +408,13 @@ async fn start_wave(
     };
     let to_send = claim_wave(db, scope, row, wave, claim, now_ms)?;
     for slice in to_send.chunks(SLICE) {
-        mark_sending(db, id, slice)?;
-        let results = set_targets(client, op, slice, module, Some(&row.version), package).await;
+        // Refused, nothing of the slice sent, once the lease is another's or the rollout stopped.
+        mark_sending(db, id, slice, lease)?;
+        let (results, skipped) = set_targets(client, op, slice, module, Some(&row.version), package, Some(lease)).await;
         record_sets(db, scope, id, &results)?;
+        if skipped > 0 {
+            return Err(lease.lost(&format!("its lease ran out with {skipped} targets of the slice unsent")));
+        }
     }
     let (set, refused) = wave_started(db, id, wave, &row.version)?;
     Ok(StepOutcome::WaveStarted { wave, set, refused })

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::hold::{HangWarning, Hold};
+use super::lease::{check_and_renew, Lease};
 use super::plan::RetryPolicy;
 use super::plan::{wave_sizes, DeviceChoice, LateDevices, RolloutPlan, DEFAULT_HANG_MINUTES};
 use super::schedule::Schedule;
@@ -513,17 +514,20 @@ pub(super) fn claim_wave(
     Ok(to_send)
 }
 
-/// Marks `devices` as being sent (committed before their requests go out, so that after a
-/// crash only these are in doubt).
-pub(super) fn mark_sending(db: &FleetDb, id: &str, devices: &[Uuid]) -> Result<()> {
+/// Marks `devices` as being sent under `lease`, with its fencing number (committed before their
+/// requests go out, so that after a crash only these are in doubt). Refused, nothing marked,
+/// unless the lease is still the rollout's and the rollout running ([`check_and_renew`]).
+pub(super) fn mark_sending(db: &FleetDb, id: &str, devices: &[Uuid], lease: &Lease) -> Result<()> {
     let mut conn = db.conn();
-    let tx = conn.transaction()?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    check_and_renew(&tx, lease)?;
     {
         let now = now_ms();
-        let mut mark =
-            tx.prepare_cached("UPDATE rollout_devices SET sending_at = ?3 WHERE rollout = ?1 AND device_id = ?2")?;
+        let mut mark = tx.prepare_cached(
+            "UPDATE rollout_devices SET sending_at = ?3, sent_fence = ?4 WHERE rollout = ?1 AND device_id = ?2",
+        )?;
         for d in devices {
-            mark.execute(params![id, d.to_string(), now])?;
+            mark.execute(params![id, d.to_string(), now, lease.fence])?;
         }
     }
     tx.commit()?;

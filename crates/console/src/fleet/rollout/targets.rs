@@ -6,6 +6,7 @@ use dcs_api::Client;
 use futures::{stream, StreamExt};
 use uuid::Uuid;
 
+use super::lease::Lease;
 use super::PARALLEL_SETS;
 use crate::set_target::{self, SetTarget};
 
@@ -21,6 +22,10 @@ pub const NO_OPERATION: &str = "the profile has no set-target operation, so targ
 /// Sets (or resets, `version` `None`) the target of each device with the profile's operation.
 /// An answer that reads as the device's new state is kept (`Some`); another service may answer
 /// something else, or nothing, and the next refresh reads the state.
+///
+/// Under a rollout's `lease` (a driver's step), each request is sent only while the lease is
+/// [valid](Lease::valid), checked right before it goes: a device skipped so is left out of the
+/// answer (never sent, so neither set nor refused) and counted in the second value.
 pub(crate) async fn set_targets(
     client: &Client,
     op: &SetTarget,
@@ -28,21 +33,27 @@ pub(crate) async fn set_targets(
     module: Uuid,
     version: Option<&str>,
     package: Option<Uuid>,
-) -> Vec<SetResult> {
+    lease: Option<&Lease>,
+) -> (Vec<SetResult>, usize) {
     let version = version.map(str::to_owned);
     let jobs: Vec<_> = devices
         .iter()
         .map(|&d| {
             let (client, version, op) = (client.clone(), version.clone(), op.clone());
             async move {
+                if lease.is_some_and(|l| !l.valid()) {
+                    return None;
+                }
                 let result = set_target::send(&client, &op, &DeviceId::Uuid(d), module, version.as_deref(), package)
                     .await
                     .map(|answer| answer.state().filter(|s| s.device_id == d && s.module_id == module));
-                (d, result)
+                Some((d, result))
             }
         })
         .collect();
-    stream::iter(jobs).buffer_unordered(PARALLEL_SETS).collect().await
+    let all: Vec<Option<SetResult>> = stream::iter(jobs).buffer_unordered(PARALLEL_SETS).collect().await;
+    let skipped = all.iter().filter(|r| r.is_none()).count();
+    (all.into_iter().flatten().collect(), skipped)
 }
 
 /// What a batch of set-target calls did: the states the service answered are written back,

@@ -29,6 +29,22 @@ pub struct Downgrade {
     pub devices: u32,
 }
 
+impl Downgrade {
+    /// The downgrade in words, for rolling out `version`.
+    pub fn text(&self, version: &str) -> String {
+        let rest = if self.devices > self.newest_devices {
+            format!(" ({} in all run a version newer than {version})", crate::fleet::thousands(self.devices))
+        } else {
+            String::new()
+        };
+        format!(
+            "{version} is a DOWNGRADE: {} of the chosen devices would go back from {} to {version}{rest}",
+            crate::fleet::thousands(self.newest_devices),
+            self.newest
+        )
+    }
+}
+
 /// The order of firmware versions (the service states none), the same as the app's
 /// `ui/src/lib/version.ts` (both are checked against `version_order.json`): parts split at `.`
 /// and `-`; two numeric parts compare as numbers, others as text; a version that is another

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::budget::{failures_before_pause, needed};
 use super::hold::{HangWarning, Hold};
+use super::lease::DriverView;
 use super::plan::DeviceChoice;
 use super::plan::{LateDevices, RetryPolicy};
 use super::retry::RETRYING;
@@ -96,6 +97,8 @@ pub struct RolloutView {
     pub retry: Option<RetryPolicy>,
     /// Where devices that appear after the start go.
     pub late: LateDevices,
+    /// Who moves it on (the holder of its lease), if a driver ever stepped it.
+    pub driver: Option<DriverView>,
 }
 
 /// The error threshold over the started waves, as [`advance`](super::advance) checks it.
@@ -198,6 +201,7 @@ fn view_of(conn: &rusqlite::Connection, scope: Scope, row: Row) -> Result<Rollou
         .query_map([&row.id], |r| Ok(RolloutEvent { at: ms_to_text(r.get(0)?), message: r.get(1)? }))?
         .collect::<rusqlite::Result<_>>()?;
     let module_name = module_name(conn, scope, &row.module_id)?;
+    let driver = super::lease::driver_of(conn, &row.id)?;
     let started: Vec<&WaveView> = waves.iter().filter(|w| w.started).collect();
     let devices = started.iter().map(|w| w.size).sum();
     let error_budget = ErrorBudget {
@@ -230,6 +234,7 @@ fn view_of(conn: &rusqlite::Connection, scope: Scope, row: Row) -> Result<Rollou
         hang: row.hang.filter(|_| row.state == RolloutState::Running),
         retry: row.retry,
         late: row.late,
+        driver,
     })
 }
 
