@@ -18,6 +18,9 @@ pub fn spawn(app: AppHandle) {
             tick.tick().await;
             let state = app.state::<AppState>();
             let Ok(fleet) = state.fleet().cloned() else { return };
+            if let Err(e) = fleet.keep_leases() {
+                tracing::warn!(error = %e, "could not renew the leases of the rollouts this window drives");
+            }
             let active = state.current().await;
             let mut scopes = Vec::new();
             if let Ok(s) = fleet.db().scope(&state.scope_key(&active)) {

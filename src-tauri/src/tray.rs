@@ -99,7 +99,15 @@ pub fn close_requested(window: &Window, api: &tauri::CloseRequestApi) {
         return;
     }
     let app = app.clone();
-    let n = running(&app);
+    // Rollouts a runner or another console drives go on whatever this window does: only those
+    // this window moves on are asked about.
+    let elsewhere = app
+        .state::<AppState>()
+        .fleet()
+        .ok()
+        .and_then(|f| dcs_console::fleet::rollout::lease::driven_elsewhere(f.db()).ok())
+        .unwrap_or(0);
+    let n = running(&app).saturating_sub(elsewhere);
     if n == 0 {
         return;
     }
@@ -112,6 +120,17 @@ pub fn close_requested(window: &Window, api: &tauri::CloseRequestApi) {
 
 fn quit(app: &AppHandle) {
     app.state::<Quitting>().0.store(true, Ordering::SeqCst);
+    // The rollouts this window drives are let go of: a runner (or another console) takes them
+    // over at once rather than after their leases run out.
+    if let Some(state) = app.try_state::<crate::state::AppState>() {
+        if let Ok(fleet) = state.fleet() {
+            match fleet.release() {
+                Ok(n) if n > 0 => tracing::info!(rollouts = n, "let go of the rollouts this window drove"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "could not let go of the rollouts this window drove"),
+            }
+        }
+    }
     app.exit(0);
 }
 

@@ -254,8 +254,11 @@ export const commands = {
 	 *  copy with the operator's models). Read-only calls only, so no set-target operation is needed.
 	 */
 	rolloutRehearse: (plan: RolloutPlan_Deserialize, models: ModelRule_Deserialize[]) => typedError<Rehearsal_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_rehearse", { plan, models })),
-	/**  Starts a rollout: checks the plan again, saves it, and starts its first wave. */
-	rolloutStart: (plan: RolloutPlan_Deserialize, actingFor: string | null) => typedError<RolloutView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_start", { plan, actingFor })),
+	/**
+	 *  Starts a rollout: checks the plan again, saves it, and starts its first wave (this window
+	 *  then drives it). `allowDowngrade`: the operator confirmed rolling devices back.
+	 */
+	rolloutStart: (plan: RolloutPlan_Deserialize, allowDowngrade: boolean, actingFor: string | null) => typedError<RolloutView_Serialize, CommandError_Serialize>(__TAURI_INVOKE("rollout_start", { plan, allowDowngrade, actingFor })),
 	/**  The rollouts of the active scope, newest first. */
 	rollouts: () => typedError<RolloutView_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("rollouts")),
 	/**
@@ -1912,6 +1915,62 @@ export type Downloaded_Serialize = {
 	contentType: string | null,
 };
 
+/**  What kind of front end drives. */
+export type DriverKind = 
+/**  The desktop app's window. */
+"app" | 
+/**  `dcs rollout watch` in a terminal, or another `dcs` command that moves a rollout once. */
+"cli" | 
+/**  `dcs serve`, the headless runner. */
+"runner";
+
+/**  Who drives a rollout, as the screens and `dcs rollout show` say it. */
+export type DriverView = DriverView_Serialize | DriverView_Deserialize;
+
+/**  Who drives a rollout, as the screens and `dcs rollout show` say it. */
+export type DriverView_Deserialize = {
+	kind: DriverKind,
+	host: string,
+	pid: number,
+	/**  Whether the driver is the process that asked (this window, this command). */
+	this: boolean,
+	/**
+	 *  When its lease ends unless renewed (RFC 3339), and whether that is past: then the next
+	 *  driver to look takes the rollout over.
+	 */
+	expiresAt: string,
+	expired: boolean,
+	/**  When it last moved the rollout on (its last step), and how many seconds ago. */
+	lastStepAt?: string | null,
+	lastStepSecondsAgo?: number | null,
+	/**  The fencing number of its lease (each change of driver raises it). */
+	fence: number,
+	/**  In plain words: "this window", "runner on host-a (pid 812)", ... */
+	label: string,
+};
+
+/**  Who drives a rollout, as the screens and `dcs rollout show` say it. */
+export type DriverView_Serialize = {
+	kind: DriverKind,
+	host: string,
+	pid: number,
+	/**  Whether the driver is the process that asked (this window, this command). */
+	this: boolean,
+	/**
+	 *  When its lease ends unless renewed (RFC 3339), and whether that is past: then the next
+	 *  driver to look takes the rollout over.
+	 */
+	expiresAt: string,
+	expired: boolean,
+	/**  When it last moved the rollout on (its last step), and how many seconds ago. */
+	lastStepAt: string | null,
+	lastStepSecondsAgo: number | null,
+	/**  The fencing number of its lease (each change of driver raises it). */
+	fence: number,
+	/**  In plain words: "this window", "runner on host-a (pid 812)", ... */
+	label: string,
+};
+
 /**  The error threshold over the started waves, as [`advance`](super::advance) checks it. */
 export type ErrorBudget = {
 	/**  Devices of the started waves. */
@@ -3481,6 +3540,8 @@ export type RolloutView_Deserialize = {
 	retry?: RetryPolicy_Deserialize | null,
 	/**  Where devices that appear after the start go. */
 	late: LateDevices,
+	/**  Who moves it on (the holder of its lease), if a driver ever stepped it. */
+	driver?: DriverView_Deserialize | null,
 };
 
 /**  A rollout as the dashboard shows it. */
@@ -3522,6 +3583,8 @@ export type RolloutView_Serialize = {
 	retry: RetryPolicy_Serialize | null,
 	/**  Where devices that appear after the start go. */
 	late: LateDevices,
+	/**  Who moves it on (the holder of its lease), if a driver ever stepped it. */
+	driver: DriverView_Serialize | null,
 };
 
 /**  A current version and how many of the chosen devices run it. */

@@ -15,6 +15,8 @@ use dcs_console::fleet::scan::ScanKind;
 use dcs_console::fleet::service::{set_target_availability, Availability, FleetService, FleetStatus};
 use dcs_console::fleet::stuck::{self, ResetOutcome, StuckSummary};
 use dcs_console::fleet::{FleetError, Scope};
+use dcs_console::ops::rollouts as ops;
+use dcs_console::ops::{Confirmed, FleetCtx};
 use serde::{Deserialize, Serialize};
 use tauri::State;
 use uuid::Uuid;
@@ -290,18 +292,8 @@ pub async fn fleet_reset_targets(
     acting_for: Option<Uuid>,
 ) -> Result<ResetOutcome, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
-    session.check_acting_for(acting_for)?;
-    session
-        .run(fleet.exclusive(stuck::reset_targets(
-            &session.client,
-            session.profile.set_target.as_ref(),
-            fleet.db(),
-            scope,
-            &module_id,
-            &query,
-            expected,
-        )))
-        .await
+    let confirmed = Confirmed::for_customer(acting_for);
+    session.run(ops::reset_stuck(&ctx(&session, &fleet, scope), &module_id, &query, expected, &confirmed)).await
 }
 
 /// The active scope at a glance, for the Home screen: states per status over every module,
@@ -313,13 +305,25 @@ pub async fn fleet_health(state: State<'_, AppState>) -> Result<FleetHealth, Com
     Ok(query::health(fleet.db(), scope, 8)?)
 }
 
+/// The use cases' context for the active session: its client, profile, customer, this app's
+/// fleet service (its driver) and scope.
+fn ctx<'a>(session: &'a Session, fleet: &'a FleetService, scope: Scope) -> FleetCtx<'a> {
+    FleetCtx {
+        client: &session.client,
+        profile: &session.profile.name,
+        set_target: session.profile.set_target.as_ref(),
+        acting: session.acting.customer_id(),
+        fleet,
+        scope,
+    }
+}
+
 /// What a plan would do: its problems field by field, or its devices per wave.
 #[tauri::command]
 #[specta::specta]
 pub async fn rollout_preview(state: State<'_, AppState>, plan: RolloutPlan) -> Result<PlanPreview, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
-    let (preview, _) = session.run(rollout::preview(&session.client, fleet.db(), scope, &plan)).await?;
-    Ok(preview)
+    session.run(ops::preview(&ctx(&session, &fleet, scope), &plan)).await
 }
 
 /// A rehearsal of a plan (nothing is sent to the service: it runs on a simulator of the fleet's
@@ -338,58 +342,30 @@ pub async fn rollout_rehearse(
     let rate = state.service_clock(&session).await.rate;
     let step = (period * rate).round().clamp(1.0, rollout::rehearse::MAX_STEP_SECS as f64) as u32;
     let cancel = tokio_util::sync::CancellationToken::new();
-    let r = session.run(rollout::rehearse(&session.client, fleet.db(), scope, &plan, &models, step, &cancel)).await?;
-    Ok(r)
+    session.run(ops::rehearse(&ctx(&session, &fleet, scope), &plan, &models, step, &cancel)).await
 }
 
-async fn checked(
-    state: &AppState,
-    acting_for: Option<Uuid>,
-) -> Result<(Arc<Session>, Arc<FleetService>, Scope), CommandError> {
-    let (session, fleet, scope) = open(state).await?;
-    session.check_acting_for(acting_for)?;
-    let a = set_target_availability(&session.profile);
-    if !a.available {
-        return Err(FleetError::Unavailable(format!(
-            "Rollouts are unavailable: {}. To enable them, open Settings, edit profile `{}` and fill in \"Set-target operation\" \
-             with the method, path and body your service documents.",
-            a.reason, a.profile
-        ))
-        .into());
-    }
-    Ok((session, fleet, scope))
-}
-
-/// Starts a rollout: checks the plan again, saves it, and starts its first wave.
+/// Starts a rollout: checks the plan again, saves it, and starts its first wave (this window
+/// then drives it). `allowDowngrade`: the operator confirmed rolling devices back.
 #[tauri::command]
 #[specta::specta]
 pub async fn rollout_start(
     state: State<'_, AppState>,
     plan: RolloutPlan,
+    allow_downgrade: bool,
     acting_for: Option<Uuid>,
 ) -> Result<RolloutView, CommandError> {
-    let (session, fleet, scope) = checked(&state, acting_for).await?;
-    let db = fleet.db();
-    let id = session
-        .run(fleet.exclusive(async {
-            let (preview, devices) = rollout::preview(&session.client, db, scope, &plan).await?;
-            if let Some(p) = preview.problems.first() {
-                return Err(FleetError::invalid(&p.field, &p.rule));
-            }
-            let id = rollout::create(&session.client, db, scope, &plan, &devices)?;
-            rollout::advance(&session.client, session.profile.set_target.as_ref(), db, &id).await?;
-            Ok(id)
-        }))
-        .await?;
-    Ok(rollout::get(db, &id)?)
+    let (session, fleet, scope) = open(&state).await?;
+    let confirmed = Confirmed::for_customer(acting_for);
+    session.run(ops::start(&ctx(&session, &fleet, scope), &plan, &confirmed, allow_downgrade)).await
 }
 
 /// The rollouts of the active scope, newest first.
 #[tauri::command]
 #[specta::specta]
 pub async fn rollouts(state: State<'_, AppState>) -> Result<Vec<RolloutView>, CommandError> {
-    let (_, fleet, scope) = open_local(&state).await?;
-    Ok(rollout::list(fleet.db(), scope)?)
+    let (session, fleet, scope) = open_local(&state).await?;
+    Ok(ops::list(&ctx(&session, &fleet, scope))?)
 }
 
 /// Running and paused rollouts of the active scope, for the navigation and the status bar
@@ -406,18 +382,6 @@ pub async fn rollout_counts(state: State<'_, AppState>) -> Result<rollout::Rollo
     }
 }
 
-/// A rollout of the active scope, checked to be one.
-fn own(fleet: &FleetService, scope: Scope, id: &str) -> Result<(), CommandError> {
-    let of = rollout::scope_of(fleet.db(), id)?;
-    if of != scope {
-        return Err(FleetError::ContextChanged(
-            "this rollout belongs to another profile or customer; switch to it first".into(),
-        )
-        .into());
-    }
-    Ok(())
-}
-
 #[tauri::command]
 #[specta::specta]
 pub async fn rollout_pause(
@@ -426,9 +390,7 @@ pub async fn rollout_pause(
     acting_for: Option<Uuid>,
 ) -> Result<RolloutView, CommandError> {
     let (session, fleet, scope) = open_local(&state).await?;
-    session.check_acting_for(acting_for)?;
-    own(&fleet, scope, &id)?;
-    Ok(fleet.exclusive(async { rollout::pause(&session.client, fleet.db(), &id) }).await?)
+    session.run(ops::pause(&ctx(&session, &fleet, scope), &id, &Confirmed::for_customer(acting_for))).await
 }
 
 /// Resumes a paused rollout, with new thresholds if given, and moves it on at once.
@@ -441,15 +403,10 @@ pub async fn rollout_resume(
     error_threshold: Option<f64>,
     acting_for: Option<Uuid>,
 ) -> Result<RolloutView, CommandError> {
-    let (session, fleet, scope) = checked(&state, acting_for).await?;
-    own(&fleet, scope, &id)?;
-    session
-        .run(fleet.exclusive(async {
-            rollout::resume(&session.client, fleet.db(), &id, success_threshold, error_threshold)?;
-            rollout::advance(&session.client, session.profile.set_target.as_ref(), fleet.db(), &id).await?;
-            rollout::get(fleet.db(), &id)
-        }))
-        .await
+    let (session, fleet, scope) = open(&state).await?;
+    let c = ctx(&session, &fleet, scope);
+    let confirmed = Confirmed::for_customer(acting_for);
+    session.run(async { Ok(ops::resume(&c, &id, success_threshold, error_threshold, &confirmed).await?.0) }).await
 }
 
 /// Lets the wave a rollout holds for approval start (the operator's "Continue"), and moves the
@@ -461,24 +418,18 @@ pub async fn rollout_continue(
     id: String,
     acting_for: Option<Uuid>,
 ) -> Result<RolloutView, CommandError> {
-    let (session, fleet, scope) = checked(&state, acting_for).await?;
-    own(&fleet, scope, &id)?;
-    session
-        .run(fleet.exclusive(async {
-            rollout::approve(&session.client, fleet.db(), &id)?;
-            rollout::advance(&session.client, session.profile.set_target.as_ref(), fleet.db(), &id).await?;
-            rollout::get(fleet.db(), &id)
-        }))
-        .await
+    let (session, fleet, scope) = open(&state).await?;
+    let c = ctx(&session, &fleet, scope);
+    let confirmed = Confirmed::for_customer(acting_for);
+    session.run(async { Ok(ops::approve(&c, &id, &confirmed).await?.0) }).await
 }
 
 /// What an abort would reset: devices whose update under the rollout has not finished.
 #[tauri::command]
 #[specta::specta]
 pub async fn rollout_unfinished(state: State<'_, AppState>, id: String) -> Result<u32, CommandError> {
-    let (_, fleet, scope) = open_local(&state).await?;
-    own(&fleet, scope, &id)?;
-    Ok(rollout::unfinished(fleet.db(), &id).map(|d| d.len() as u32)?)
+    let (session, fleet, scope) = open_local(&state).await?;
+    Ok(ops::unfinished(&ctx(&session, &fleet, scope), &id)?)
 }
 
 /// Aborts a rollout; with `resetUnfinished`, resets the targets of devices still updating.
@@ -491,15 +442,9 @@ pub async fn rollout_abort(
     acting_for: Option<Uuid>,
 ) -> Result<RolloutView, CommandError> {
     let (session, fleet, scope) = open(&state).await?;
-    session.check_acting_for(acting_for)?;
-    own(&fleet, scope, &id)?;
-    session
-        .run(fleet.exclusive(async {
-            rollout::abort(&session.client, session.profile.set_target.as_ref(), fleet.db(), &id, reset_unfinished)
-                .await
-                .map(|(v, _)| v)
-        }))
-        .await
+    let c = ctx(&session, &fleet, scope);
+    let confirmed = Confirmed::for_customer(acting_for);
+    session.run(async { Ok(ops::abort(&c, &id, reset_unfinished, &confirmed).await?.0) }).await
 }
 
 /// Writes the report of a rollout of the active scope: as HTML when `format` is `html`, else as
@@ -515,9 +460,8 @@ pub async fn rollout_report(
 ) -> Result<String, CommandError> {
     let path = picked.check(crate::picked::Use::Write, "path", &path)?;
     let (session, fleet, scope) = open(&state).await?;
-    own(&fleet, scope, &id)?;
     let label = session.acting.customer_id().and_then(|c| names(&session).get(&c).cloned());
-    let report = session.run(rollout::report::gather(&session.client, fleet.db(), &id, label)).await?;
+    let report = session.run(ops::report(&ctx(&session, &fleet, scope), &id, label)).await?;
     let written = path.clone();
     tauri::async_runtime::spawn_blocking(move || match format {
         ReportFormat::Html => rollout::report::write(&report, Some(&written), None),

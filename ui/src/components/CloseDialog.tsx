@@ -3,9 +3,10 @@ import { errorMessage, ipc } from "../ipc";
 import { Modal, ModalCancel } from "./Modal";
 
 /**
- * Asked when the window is closed while rollouts run (Rust's `CloseAsked`): rollouts move only
- * while the app runs, so it can go on in the background (window hidden, icon in the tray) or
- * quit (the rollouts go on at the next start).
+ * Asked when the window is closed while rollouts this window moves on run (Rust's `CloseAsked`;
+ * those a runner or another console drives are not counted): it can go on in the background
+ * (window hidden, icon in the tray) or quit (a runner on the same fleet takes them over at once;
+ * without one they go on at the next start).
  */
 export function CloseDialog({ running, onClose }: { running: number; onClose: () => void }) {
   const [error, setError] = useState<string | null>(null);
@@ -22,10 +23,13 @@ export function CloseDialog({ running, onClose }: { running: number; onClose: ()
     <Modal testid="close-dialog" labelledBy="close-title" onClose={onClose}>
       <h2 id="close-title">{what}</h2>
       <p>
-        Rollouts move on only while the console runs: it sets each wave's targets. Keep it running in the background, with its icon in
-        the tray, to let {running === 1 ? "it" : "them"} go on; open the console again from the tray, a notification or by starting it.
+        This window moves {running === 1 ? "it" : "them"} on: it sets each wave's targets. Keep it running in the background, with its icon
+        in the tray, to let {running === 1 ? "it" : "them"} go on; open the console again from the tray, a notification or by starting it.
       </p>
-      <p class="muted">Quitting pauses nothing: {running === 1 ? "the rollout goes" : "they go"} on when the console starts again.</p>
+      <p class="muted" data-testid="close-runner">
+        Quitting pauses nothing: a runner (<code>dcs serve</code>) on the same fleet takes {running === 1 ? "it" : "them"} over at once;
+        without one, {running === 1 ? "the rollout goes" : "they go"} on when the console starts again.
+      </p>
       {error && (
         <p class="result result-error" role="alert">
           {error}

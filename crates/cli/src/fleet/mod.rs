@@ -201,7 +201,7 @@ pub struct DevicesArgs {
 }
 
 /// The fleet database this command uses.
-fn open_db(arg: &DbArg) -> anyhow::Result<FleetDb> {
+pub(crate) fn open_db(arg: &DbArg) -> anyhow::Result<FleetDb> {
     let path = match &arg.db {
         Some(p) => p.clone(),
         None => dcs_console::data_dir()

@@ -1,21 +1,11 @@
 //! The fleet's and the rollouts' figures in words and tables.
 
-use dcs_console::fleet::rollout::{Downgrade, HoldKind, PlanPreview, RolloutState, RolloutView, Schedule, StepOutcome};
+use dcs_console::fleet::rollout::{HoldKind, PlanPreview, RolloutState, RolloutView, Schedule, StepOutcome};
 use dcs_console::fleet::scan::{ScanKind, ScanReport};
 
 use crate::output;
 
-pub(super) fn thousands(n: u32) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub(super) use dcs_console::fleet::thousands;
 
 pub(super) fn share(n: u32, of: u32) -> String {
     if of == 0 {
@@ -47,23 +37,10 @@ pub(super) fn print_report(r: &ScanReport) {
 }
 
 /// What a downgrade does, in words: how many devices go back to `version` and from which.
-pub(super) fn downgrade_text(d: &Downgrade, version: &str) -> String {
-    let rest = if d.devices > d.newest_devices {
-        format!(" ({} in all run a version newer than {version})", thousands(d.devices))
-    } else {
-        String::new()
-    };
-    format!(
-        "{version} is a DOWNGRADE: {} of the chosen devices would go back from {} to {version}{rest}",
-        thousands(d.newest_devices),
-        d.newest
-    )
-}
-
 pub(super) fn print_preview(p: &PlanPreview, version: &str) {
     if let Some(d) = &p.downgrade {
         // On stderr, so it is seen even when the table goes to a file.
-        eprintln!("warning: {}", downgrade_text(d, version));
+        eprintln!("warning: {}", d.text(version));
     }
     output::fields(&[
         ("module", p.module_name.clone()),
@@ -232,6 +209,9 @@ pub(super) fn outcome_text(o: &StepOutcome, v: &RolloutView) -> String {
             v.total.retrying
         ),
         StepOutcome::Completed => format!("completed: {}", v.reason.clone().unwrap_or_default()),
+        StepOutcome::Elsewhere { driver } => {
+            format!("{}; {} moves it on (this command recorded the change only)", progress_line(v), driver.label)
+        }
     }
 }
 

@@ -6,14 +6,14 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use dcs_console::fleet::rollout::{
-    self, schedule, DeviceChoice, PlanPreview, RetryPolicy, RolloutPlan, Schedule, Window,
-};
-use dcs_console::fleet::scan::{self, ScanKind};
-use dcs_console::fleet::{now_ms, query, EmbeddedBy, FleetDb, Scope};
-use tokio_util::sync::CancellationToken;
+use dcs_console::fleet::rollout::DriverKind;
+use dcs_console::fleet::rollout::{self, schedule, DeviceChoice, RetryPolicy, RolloutPlan, Schedule, Window};
+use dcs_console::fleet::service::FleetService;
+use dcs_console::fleet::{EmbeddedBy, FleetDb, Scope};
+use dcs_console::ops::rollouts as ops;
+use dcs_console::ops::{Confirmed, FleetCtx};
 
-use super::print::{downgrade_text, outcome_text, print_preview, print_view, state_name, thousands};
+use super::print::{outcome_text, print_preview, print_view, state_name, thousands};
 use super::watch::watch;
 use super::{module_id, open_db, DbArg, Filters};
 use crate::output;
@@ -300,38 +300,43 @@ fn plan_of(db: &FleetDb, scope: Scope, a: &PlanArgs) -> anyhow::Result<RolloutPl
     })
 }
 
-/// An incremental refresh before a rollout decision, when the scope was scanned before.
-async fn quiet_refresh(ctx: &Ctx, db: &FleetDb, scope: Scope) -> anyhow::Result<()> {
-    if db.scope_info(scope)?.watermark.is_some() {
-        scan::refresh(&ctx.client, db, scope, ScanKind::Incremental, &CancellationToken::new(), |_| {}).await?;
-        query::snapshot(db, scope, now_ms())?;
-    }
-    Ok(())
-}
-
-/// The problems of a preview as one error naming the first field, the rest listed after it.
-fn problems_error(p: &PlanPreview) -> Option<anyhow::Error> {
-    let first = p.problems.first()?;
-    let mut rule = first.rule.clone();
-    for other in &p.problems[1..] {
-        rule.push_str(&format!("; {}: {}", other.field, other.rule));
-    }
-    Some(invalid(&first.field, rule))
-}
-
 pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> anyhow::Result<()> {
     let db = Arc::new(open_db(dbarg)?);
     let scope = db.scope(&ctx.fleet_key)?;
+    let service = FleetService::new(db.clone(), DriverKind::Cli);
+    let fleet = fleet_ctx(ctx, &service, scope);
+    let done = run_on(ctx, &fleet, command).await;
+    // A rollout this command stepped is let go of at once: the app or a runner takes it over
+    // without waiting for the lease to run out.
+    service.release()?;
+    done
+}
+
+/// The use cases' context for this command's scope.
+fn fleet_ctx<'a>(ctx: &'a Ctx, service: &'a FleetService, scope: Scope) -> FleetCtx<'a> {
+    FleetCtx {
+        client: &ctx.client,
+        profile: &ctx.profile_name,
+        set_target: ctx.set_target.as_ref(),
+        acting: ctx.fleet_key.customer,
+        fleet: service,
+        scope,
+    }
+}
+
+/// What the operator confirms in this command: its scope (the prompt names it; --yes skips it).
+fn confirmed(ctx: &Ctx) -> Confirmed {
+    Confirmed::for_customer(ctx.fleet_key.customer)
+}
+
+async fn run_on(ctx: &Ctx, fleet: &FleetCtx<'_>, command: RolloutCommand) -> anyhow::Result<()> {
     match command {
-        RolloutCommand::Preview(a) => preview(ctx, &db, scope, &a).await,
-        RolloutCommand::Start { plan: a, allow_downgrade } => start(ctx, &db, scope, &a, allow_downgrade).await,
-        RolloutCommand::Rehearse { plan, models, interval } => {
-            rehearse(ctx, &db, scope, &plan, &models, interval).await
-        }
-        RolloutCommand::List => list(ctx, &db, scope),
+        RolloutCommand::Preview(a) => preview(ctx, fleet, &a).await,
+        RolloutCommand::Start { plan: a, allow_downgrade } => start(ctx, fleet, &a, allow_downgrade).await,
+        RolloutCommand::Rehearse { plan, models, interval } => rehearse(ctx, fleet, &plan, &models, interval).await,
+        RolloutCommand::List => list(ctx, fleet),
         RolloutCommand::Show { id } => {
-            own(&db, scope, &id)?;
-            let view = rollout::get(&db, &id)?;
+            let view = ops::get(fleet, &id)?;
             if ctx.json {
                 return output::print_json(&view);
             }
@@ -345,9 +350,8 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
                     "give --html FILE, --json-file FILE or both (or --json for the report on stdout)",
                 ));
             }
-            own(&db, scope, &id)?;
             let customer = ctx.fleet_key.customer.and_then(|c| ctx.customer_names.get(&c).cloned());
-            let report = rollout::report::gather(&ctx.client, &db, &id, customer).await?;
+            let report = ops::report(fleet, &id, customer).await?;
             rollout::report::write(&report, html.as_deref(), json_file.as_deref())?;
             if ctx.json && json_file.is_none() {
                 return output::print_json(&report);
@@ -358,40 +362,38 @@ pub async fn run_rollout(ctx: &Ctx, dbarg: &DbArg, command: RolloutCommand) -> a
             Ok(())
         }
         RolloutCommand::Pause { id } => {
-            own(&db, scope, &id)?;
-            let view = rollout::pause(&ctx.client, &db, &id)?;
+            let view = ops::pause(fleet, &id, &confirmed(ctx)).await?;
             if ctx.json {
                 return output::print_json(&view);
             }
             println!("rollout {id} paused: no new wave starts; updates under way go on");
             Ok(())
         }
-        RolloutCommand::Resume { id, success, error } => resume(ctx, &db, scope, &id, success, error).await,
-        RolloutCommand::Continue { id } => approve(ctx, &db, scope, &id).await,
-        RolloutCommand::Abort { id, reset } => abort(ctx, &db, scope, &id, reset).await,
+        RolloutCommand::Resume { id, success, error } => resume(ctx, fleet, &id, success, error).await,
+        RolloutCommand::Continue { id } => approve(ctx, fleet, &id).await,
+        RolloutCommand::Abort { id, reset } => abort(ctx, fleet, &id, reset).await,
         RolloutCommand::Watch { id, interval } => {
             if !(interval.is_finite() && interval > 0.0 && interval <= 3600.0) {
                 return Err(invalid("interval", format!("must be from 0 to 3600 seconds, got {interval}")));
             }
-            own(&db, scope, &id)?;
-            can_set_targets(ctx)?;
-            watch(ctx, &db, scope, &id, Duration::from_secs_f64(interval)).await
+            ops::own(fleet, &id)?;
+            can_set_targets(ctx, fleet)?;
+            watch(ctx, fleet, &id, Duration::from_secs_f64(interval)).await
         }
     }
 }
 
 /// `dcs rollout preview`: the plan's table, then its problems as the error.
-async fn preview(ctx: &Ctx, db: &FleetDb, scope: Scope, a: &PlanArgs) -> anyhow::Result<()> {
-    let plan = plan_of(db, scope, a)?;
-    quiet_refresh(ctx, db, scope).await?;
-    let (preview, _) = rollout::preview(&ctx.client, db, scope, &plan).await?;
+async fn preview(ctx: &Ctx, fleet: &FleetCtx<'_>, a: &PlanArgs) -> anyhow::Result<()> {
+    let plan = plan_of(fleet.db(), fleet.scope, a)?;
+    let preview = ops::preview(fleet, &plan).await?;
     if ctx.json {
         output::print_json(&preview)?;
     } else {
         print_preview(&preview, &plan.version);
     }
-    match problems_error(&preview) {
-        Some(e) => Err(e),
+    match ops::problems(&preview) {
+        Some(e) => Err(e.into()),
         None => Ok(()),
     }
 }
@@ -444,20 +446,18 @@ fn duration_text(minutes: f64) -> String {
 /// `dcs rollout rehearse`: the plan run on a simulator of the fleet's copy; nothing is sent.
 async fn rehearse(
     ctx: &Ctx,
-    db: &FleetDb,
-    scope: Scope,
+    fleet: &FleetCtx<'_>,
     a: &PlanArgs,
     models: &[String],
     interval: u32,
 ) -> anyhow::Result<()> {
     let models = models.iter().map(|m| model_of(m)).collect::<anyhow::Result<Vec<_>>>()?;
-    let plan = plan_of(db, scope, a)?;
-    quiet_refresh(ctx, db, scope).await?;
-    let cancel = tokio_util::sync::CancellationToken::new();
+    let plan = plan_of(fleet.db(), fleet.scope, a)?;
     if !(1..=3600).contains(&interval) {
         return Err(invalid("interval", format!("must be from 1 to 3600 seconds, got {interval}")));
     }
-    let r = rollout::rehearse(&ctx.client, db, scope, &plan, &models, interval, &cancel).await?;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let r = ops::rehearse(fleet, &plan, &models, interval, &cancel).await?;
     if ctx.json {
         return output::print_json(&r);
     }
@@ -551,32 +551,27 @@ async fn rehearse(
 }
 
 /// `dcs rollout start`: the plan checked and confirmed, its first wave's targets set.
-async fn start(ctx: &Ctx, db: &FleetDb, scope: Scope, a: &PlanArgs, allow_downgrade: bool) -> anyhow::Result<()> {
-    can_set_targets(ctx)?;
-    let plan = plan_of(db, scope, a)?;
-    quiet_refresh(ctx, db, scope).await?;
-    let (preview, devices) = rollout::preview(&ctx.client, db, scope, &plan).await?;
-    if let Some(e) = problems_error(&preview) {
-        return Err(e);
+async fn start(ctx: &Ctx, fleet: &FleetCtx<'_>, a: &PlanArgs, allow_downgrade: bool) -> anyhow::Result<()> {
+    can_set_targets(ctx, fleet)?;
+    let plan = plan_of(fleet.db(), fleet.scope, a)?;
+    // What the operator is asked to confirm: the plan as it stands now (start checks it again).
+    let preview = ops::preview(fleet, &plan).await?;
+    if let Some(e) = ops::problems(&preview) {
+        return Err(e.into());
     }
     if !ctx.json {
         print_preview(&preview, &plan.version);
     }
-    if let Some(d) = &preview.downgrade {
-        if !allow_downgrade {
-            return Err(invalid(
-                "version",
-                format!(
-                    "{}; nothing was started. Give --allow-downgrade to roll it out anyway",
-                    downgrade_text(d, &plan.version)
-                ),
-            ));
-        }
+    if let (Some(d), false) = (&preview.downgrade, allow_downgrade) {
+        return Err(invalid(
+            "version",
+            format!("{}; nothing was started. Give --allow-downgrade to roll it out anyway", d.text(&plan.version)),
+        ));
     }
     let sizes: Vec<String> = preview.wave_sizes.iter().map(u32::to_string).collect();
     ctx.confirm(&format!(
         "Start a {}rollout of {} to {} on {} devices in {} waves of {} (the first wave's targets are set now, \
-         the next wave's once {}% of a wave succeeded; it pauses above {}% failed)",
+         the next wave's once {}% of a wave succeeded; it {})",
         if preview.downgrade.is_some() { "DOWNGRADE " } else { "" },
         preview.module_name,
         plan.version,
@@ -584,22 +579,24 @@ async fn start(ctx: &Ctx, db: &FleetDb, scope: Scope, a: &PlanArgs, allow_downgr
         sizes.len(),
         sizes.join(", "),
         plan.success_threshold,
-        plan.error_threshold
+        if plan.error_threshold >= 100.0 {
+            "never pauses for failures".to_owned()
+        } else {
+            format!("pauses above {}% failed", plan.error_threshold)
+        }
     ))?;
-    let id = rollout::create(&ctx.client, db, scope, &plan, &devices)?;
-    rollout::advance(&ctx.client, ctx.set_target.as_ref(), db, &id).await?;
-    let view = rollout::get(db, &id)?;
+    let view = ops::start(fleet, &plan, &confirmed(ctx), allow_downgrade).await?;
     if ctx.json {
         return output::print_json(&view);
     }
     print_view(&view);
-    println!("\nmove it on with: dcs rollout watch {id}");
+    println!("\nmove it on with: dcs rollout watch {} (or the app, or a runner: dcs serve)", view.id);
     Ok(())
 }
 
 /// `dcs rollout list`: the rollouts of the scope, newest first.
-fn list(ctx: &Ctx, db: &FleetDb, scope: Scope) -> anyhow::Result<()> {
-    let all = rollout::list(db, scope)?;
+fn list(ctx: &Ctx, fleet: &FleetCtx<'_>) -> anyhow::Result<()> {
+    let all = ops::list(fleet)?;
     if ctx.json {
         return output::print_json(&all);
     }
@@ -627,18 +624,13 @@ fn list(ctx: &Ctx, db: &FleetDb, scope: Scope) -> anyhow::Result<()> {
 /// `dcs rollout resume`: new thresholds if given, then the rollout moved on at once.
 async fn resume(
     ctx: &Ctx,
-    db: &FleetDb,
-    scope: Scope,
+    fleet: &FleetCtx<'_>,
     id: &str,
     success: Option<f64>,
     error: Option<f64>,
 ) -> anyhow::Result<()> {
-    own(db, scope, id)?;
-    can_set_targets(ctx)?;
-    rollout::resume(&ctx.client, db, id, success, error)?;
-    quiet_refresh(ctx, db, scope).await?;
-    let outcome = rollout::advance(&ctx.client, ctx.set_target.as_ref(), db, id).await?;
-    let view = rollout::get(db, id)?;
+    can_set_targets(ctx, fleet)?;
+    let (view, outcome) = ops::resume(fleet, id, success, error, &confirmed(ctx)).await?;
     if ctx.json {
         return output::print_json(&view);
     }
@@ -647,13 +639,9 @@ async fn resume(
 }
 
 /// `dcs rollout continue`: the held wave approved, then the rollout moved on at once.
-async fn approve(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str) -> anyhow::Result<()> {
-    own(db, scope, id)?;
-    can_set_targets(ctx)?;
-    rollout::approve(&ctx.client, db, id)?;
-    quiet_refresh(ctx, db, scope).await?;
-    let outcome = rollout::advance(&ctx.client, ctx.set_target.as_ref(), db, id).await?;
-    let view = rollout::get(db, id)?;
+async fn approve(ctx: &Ctx, fleet: &FleetCtx<'_>, id: &str) -> anyhow::Result<()> {
+    can_set_targets(ctx, fleet)?;
+    let (view, outcome) = ops::approve(fleet, id, &confirmed(ctx)).await?;
     if ctx.json {
         return output::print_json(&view);
     }
@@ -662,14 +650,13 @@ async fn approve(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str) -> anyhow::Res
 }
 
 /// `dcs rollout abort`: confirmed, then stopped for good, with its unfinished targets reset if asked.
-async fn abort(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str, reset: bool) -> anyhow::Result<()> {
-    own(db, scope, id)?;
-    let view = rollout::get(db, id)?;
+async fn abort(ctx: &Ctx, fleet: &FleetCtx<'_>, id: &str, reset: bool) -> anyhow::Result<()> {
+    let view = ops::get(fleet, id)?;
     if reset {
-        can_set_targets(ctx)?;
+        can_set_targets(ctx, fleet)?;
     }
     let what = if reset {
-        let n = rollout::unfinished(db, id)?.len();
+        let n = ops::unfinished(fleet, id)?;
         format!(
             "resetting the targets of {n} devices whose update has not finished (the service cancels those updates)"
         )
@@ -680,7 +667,7 @@ async fn abort(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str, reset: bool) -> 
         "Abort rollout {id} ({} to {}, {} of {} devices updated) for good, {what},",
         view.module_name, view.version, view.total.succeeded, view.total.size
     ))?;
-    let (view, n) = rollout::abort(&ctx.client, ctx.set_target.as_ref(), db, id, reset).await?;
+    let (view, n) = ops::abort(fleet, id, reset, &confirmed(ctx)).await?;
     if ctx.json {
         return output::print_json(&view);
     }
@@ -689,44 +676,15 @@ async fn abort(ctx: &Ctx, db: &FleetDb, scope: Scope, id: &str, reset: bool) -> 
 }
 
 /// Refuses rollouts that set targets where that cannot work: on the in-process simulator (it
-/// ends with this command) or with a profile that has no set-target operation (the reference
-/// shows none, so the console never guesses one; the app's answer, from the same core).
-fn can_set_targets(ctx: &Ctx) -> anyhow::Result<()> {
+/// ends with this command: a front end's own fact), or, as every front end does, with a profile
+/// that has no set-target operation ([`FleetCtx::operation`]).
+fn can_set_targets(ctx: &Ctx, fleet: &FleetCtx<'_>) -> anyhow::Result<()> {
     if ctx.fleet_key.is_embedded(EmbeddedBy::Cli) {
         anyhow::bail!(
             "rollouts are unavailable on the in-process simulator: it ends with this command, so nothing would go on with the rollout. \
              Run `dcs sim` and use a profile made for it (`dcs sim` prints the `dcs profile add` line)"
         );
     }
-    if ctx.set_target.is_none() {
-        let name = &ctx.profile_name;
-        anyhow::bail!(
-            "rollouts are unavailable: profile `{name}` has no set-target operation. The service's API documentation does not describe \
-             how a target version is set, so dcs does not guess; scans and the fleet commands work without it. To enable rollouts, \
-             add the operation your service documents to a stored profile: `dcs profile edit {name} --set-target-method PUT \
-             --set-target-path '/...{{deviceId}}...' --set-target-body '{{...: {{version}}}}'`, then try it with \
-             `dcs profile test-set-target {name} --device UUID --module UUID`"
-        );
-    }
-    Ok(())
-}
-
-/// Refuses a rollout of another profile, service or customer, naming it.
-fn own(db: &FleetDb, scope: Scope, id: &str) -> anyhow::Result<()> {
-    let of = rollout::scope_of(db, id)?;
-    if of != scope {
-        let key = db.scope_key(of)?;
-        let whose = key
-            .map(|k| {
-                format!(
-                    "profile `{}` at {}{}",
-                    k.profile,
-                    k.base_url,
-                    k.customer.map(|c| format!(", acting for customer {c}")).unwrap_or_default()
-                )
-            })
-            .unwrap_or_else(|| "another scope".into());
-        return Err(invalid("rolloutId", format!("rollout {id} belongs to {whose}; run the command there")));
-    }
+    fleet.operation()?;
     Ok(())
 }

@@ -1,12 +1,12 @@
 //! `dcs rollout watch`: the loop that moves a rollout on, as the app's timer does.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use dcs_console::fleet::rollout::{self, RolloutState, RolloutView, StepOutcome};
 use dcs_console::fleet::scan::ScanKind;
-use dcs_console::fleet::service::FleetService;
-use dcs_console::fleet::{FleetDb, FleetError, Scope};
+use dcs_console::fleet::FleetError;
+use dcs_console::ops::rollouts as ops;
+use dcs_console::ops::FleetCtx;
 use tokio_util::sync::CancellationToken;
 
 use super::print::{hold_text, outcome_text, progress_line, state_name};
@@ -14,16 +14,11 @@ use super::scan::CtrlC;
 use crate::output;
 use crate::Ctx;
 
-pub(super) async fn watch(
-    ctx: &Ctx,
-    db: &Arc<FleetDb>,
-    scope: Scope,
-    id: &str,
-    interval: Duration,
-) -> anyhow::Result<()> {
+pub(super) async fn watch(ctx: &Ctx, fleet: &FleetCtx<'_>, id: &str, interval: Duration) -> anyhow::Result<()> {
     // The app's refresh: an incremental scan, a history snapshot, and each running rollout of
-    // the scope moved on; this one's step is printed.
-    let service = FleetService::new(db.clone());
+    // the scope moved on (those whose lease this process holds or takes); this one's step is
+    // printed, or who else drives it.
+    let db = fleet.db();
     let cancel = CancellationToken::new();
     let _ctrl_c = CtrlC::cancels(&cancel);
     let mut last = String::new();
@@ -34,11 +29,11 @@ pub(super) async fn watch(
         }
         let refreshed = tokio::select! {
             _ = cancel.cancelled() => None,
-            r = service.refresh_stepped(&ctx.client, ctx.set_target.as_ref(), scope, ScanKind::Incremental) => Some(r),
+            r = ops::step(fleet, ScanKind::Incremental) => Some(r),
         };
         let moved = match refreshed {
             None | Some(Err(FleetError::Cancelled)) => return Err(stopped_watching(id)),
-            Some(r) => r?.1,
+            Some(r) => r?,
         };
         let outcome = moved.into_iter().find(|(of, _)| of == id).map_or(StepOutcome::Waiting, |(_, o)| o);
         let view = rollout::get(db, id)?;
@@ -85,6 +80,12 @@ fn stopped(ctx: &Ctx, id: &str, view: &RolloutView) -> anyhow::Result<()> {
 /// The line a refresh prints: the progress while waiting, else what the step did.
 fn step_line(outcome: &StepOutcome, view: &RolloutView) -> String {
     match outcome {
+        StepOutcome::Elsewhere { driver } => format!(
+            "{}; moved on by {}{}",
+            progress_line(view),
+            driver.label,
+            driver.last_step_seconds_ago.map(|s| format!(", last step {s} s ago")).unwrap_or_default()
+        ),
         StepOutcome::Waiting => match hold_text(view) {
             Some(hold) => format!("{}; {hold}", progress_line(view)),
             None => progress_line(view),

@@ -225,7 +225,8 @@ export function RolloutWizard({
     setStarting(true);
     setFailure(null);
     try {
-      onStarted(await ipc.rolloutStart(plan, info.acting?.id ?? null));
+      // A downgrade was confirmed by typing it above; the start refuses one otherwise.
+      onStarted(await ipc.rolloutStart(plan, downgrade !== null, info.acting?.id ?? null));
       refreshRolloutCounts();
     } catch (e) {
       setFailure(`The rollout was not started: ${errorMessage(e)}`);

@@ -7,7 +7,7 @@ import { useFollow } from "../../lib/follow";
 import { refreshRolloutCounts } from "../../lib/rolloutCounts";
 import { useSession } from "../../session";
 import { choiceText, lateText, num, parsePercent, retryText, scheduleText } from "./fleet";
-import { errorBudgetText, finishedFraction, nextStepText, SEGMENT_LABEL, type SegmentKey, stateBadge, successPercent, waveSegments } from "./progress";
+import { driverText, errorBudgetText, finishedFraction, nextStepText, SEGMENT_LABEL, type SegmentKey, stateBadge, successPercent, waveSegments } from "./progress";
 
 const TONE_TAG: Record<string, string> = {
   active: "tag tag-running",
@@ -263,6 +263,7 @@ function RolloutCard({
 
   const waveLabel = (w: WaveView, i: number) => `Wave ${i + 1} · ${w.percent}%`;
   const badge = stateBadge(r);
+  const driven = driverText(r);
   const next = nextStepText(r);
   const errorBudget = errorBudgetText(r);
 
@@ -304,6 +305,11 @@ function RolloutCard({
         <p class={r.state === "paused" ? "rollout-reason status-warn" : "rollout-reason muted"} data-testid="rollout-reason">
           {r.state === "paused" && !/^paused/i.test(r.reason) ? "Paused: " : ""}
           {r.state === "paused" && /^paused/i.test(r.reason) ? "P" + r.reason.slice(1) : r.reason}
+        </p>
+      )}
+      {driven && (
+        <p class={driven.tone === "warn" ? "rollout-driver status-warn" : "rollout-driver muted"} data-testid="rollout-driver" data-kind={r.driver?.kind ?? "none"} data-this={r.driver?.this ? "true" : "false"}>
+          {driven.text}
         </p>
       )}
       <p class="muted rollout-meta">

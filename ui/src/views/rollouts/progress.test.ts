@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RolloutView, WaveView } from "../../ipc";
-import { budgetText, errorBudgetText, finishedFraction, nextStepText, pauseText, stateBadge, successPercent, waveSegments } from "./progress";
+import { budgetText, driverText, errorBudgetText, finishedFraction, nextStepText, pauseText, stateBadge, successPercent, waveSegments } from "./progress";
 
 const wave = (over: Partial<WaveView>): WaveView => ({
   index: 0,
@@ -135,5 +135,41 @@ describe("a held rollout", () => {
     expect(stateBadge({ ...r, hold: hold("approval") })).toEqual({ label: "awaiting approval", tone: "warn" });
     expect(nextStepText({ ...r, state: "paused" })).toMatch(/^Wave 2 can start/);
     expect(stateBadge({ ...r, state: "paused" }).label).toBe("paused");
+  });
+});
+
+describe("driverText", () => {
+  const driver = (over: Partial<NonNullable<RolloutView["driver"]>>): NonNullable<RolloutView["driver"]> => ({
+    kind: "runner",
+    host: "ops-1",
+    pid: 812,
+    this: false,
+    expiresAt: "2026-12-07T10:00:30Z",
+    expired: false,
+    lastStepAt: "2026-12-07T10:00:00Z",
+    lastStepSecondsAgo: 3,
+    fence: 2,
+    label: "runner on ops-1 (pid 812)",
+    ...over,
+  });
+  it("names a runner that drives the rollout and says it goes on without the window", () => {
+    const t = driverText({ state: "running", driver: driver({}) });
+    expect(t?.text).toBe("Moved on by runner on ops-1 (pid 812), last step 3 s ago. It goes on with this window closed.");
+    expect(t?.tone).toBe("muted");
+  });
+  it("says what quitting does when this window drives it", () => {
+    const t = driverText({ state: "running", driver: driver({ kind: "app", this: true, label: "this window" }) });
+    expect(t?.text).toMatch(/^Moved on by this window\. If you quit the app, a runner/);
+  });
+  it("warns of a driver whose lease ran out, in minutes past a minute", () => {
+    const t = driverText({ state: "running", driver: driver({ expired: true, lastStepSecondsAgo: 150 }) });
+    expect(t).toEqual({
+      text: "Its driver, runner on ops-1 (pid 812), stopped, last step 3 min ago. This window takes it over at its next refresh, or a runner does.",
+      tone: "warn",
+    });
+  });
+  it("says nothing once the rollout no longer runs", () => {
+    expect(driverText({ state: "completed", driver: driver({}) })).toBeNull();
+    expect(driverText({ state: "paused", driver: null })).toBeNull();
   });
 });

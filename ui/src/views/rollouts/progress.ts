@@ -126,3 +126,31 @@ export function pauseText(b: WaveBudget, index: number): string {
     ? `pauses at the first failure`
     : `pauses above ${plural(b.failuresBeforePause, "failure")} in ${waves} (${num(b.startedDevices)} devices)`;
 }
+
+/**
+ * Who moves a rollout on (the holder of its lease: this window, the app elsewhere, `dcs rollout
+ * watch` or a runner) and what closing this window does to it; null once it no longer runs.
+ */
+export function driverText(r: Pick<RolloutView, "state" | "driver">): { text: string; tone: "muted" | "warn" } | null {
+  if (r.state !== "running") return null;
+  const d = r.driver;
+  if (!d) return { text: "Not moved on yet: this window's next refresh (or a runner) takes it.", tone: "muted" };
+  const ago = d.lastStepSecondsAgo;
+  const last = ago === null ? "" : `, last step ${ago < 60 ? `${ago} s` : `${Math.round(ago / 60)} min`} ago`;
+  if (d.expired && d.this) {
+    return { text: "Moved on by this window at its next refresh.", tone: "muted" };
+  }
+  if (d.expired) {
+    return {
+      text: `Its driver, ${d.label}, stopped${last}. This window takes it over at its next refresh, or a runner does.`,
+      tone: "warn",
+    };
+  }
+  if (d.this) {
+    return {
+      text: `Moved on by this window. If you quit the app, a runner on the same fleet takes it over; without one it waits until the app opens again.`,
+      tone: "muted",
+    };
+  }
+  return { text: `Moved on by ${d.label}${last}. It goes on with this window closed.`, tone: "muted" };
+}
