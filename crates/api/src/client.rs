@@ -55,6 +55,16 @@ impl ClientConfig {
     }
 }
 
+/// Whether `url` names this computer (`localhost`, 127.0.0.0/8, `::1`).
+fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
 /// Why an address may not carry an API key's secret and tokens, if it may not: a scheme other
 /// than https, except plain http to this computer (`localhost`, 127.0.0.0/8, `::1`: the
 /// simulator), where nothing crosses a network.
@@ -62,13 +72,7 @@ pub fn insecure_address(url: &Url) -> Option<&'static str> {
     match url.scheme() {
         "https" => None,
         "http" => {
-            let local = match url.host() {
-                Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-                Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-                Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-                None => false,
-            };
-            (!local).then_some("must use https: plain http is only for this computer (localhost, 127.0.0.1, ::1), as secrets and tokens would cross the network unencrypted")
+            (!is_loopback(url)).then_some("must use https: plain http is only for this computer (localhost, 127.0.0.1, ::1), as secrets and tokens would cross the network unencrypted")
         }
         _ => Some("must use http or https"),
     }
@@ -127,7 +131,15 @@ impl Client {
                 "cannot be combined with the reseller customer (Service-Security-Context); choose one",
             ));
         }
-        let http = reqwest::Client::builder()
+        let mut http = reqwest::Client::builder();
+        // Plain http is allowed to this computer because nothing crosses a network
+        // (`insecure_address`); a proxy from the environment (HTTP_PROXY, ALL_PROXY) would carry
+        // the token request, the client secret in clear, across one. A loopback service is
+        // reached directly.
+        if is_loopback(&config.base_url) && is_loopback(&config.auth_url) {
+            http = http.no_proxy();
+        }
+        let http = http
             .user_agent(concat!("dcs-console/", env!("CARGO_PKG_VERSION")))
             // The beta API answers a bad token with a 302 ("access token incorrect", section
             // 4.5): not a page to follow but a 401 in disguise (handled in the request loop),
