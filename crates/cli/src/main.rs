@@ -9,6 +9,7 @@ mod fleet;
 mod output;
 mod profiles;
 mod prompt;
+mod serve;
 
 use std::io::IsTerminal;
 use std::net::{IpAddr, SocketAddr};
@@ -111,27 +112,27 @@ fn refuse_not_applying(matches: &clap::ArgMatches) -> anyhow::Result<()> {
 
 /// Which service to talk to: a stored profile (`dcs profile`), or one given here ad hoc. With
 /// neither, the default profile, else an in-process simulator.
-#[derive(Args)]
-struct ServiceArgs {
+#[derive(Args, Clone)]
+pub struct ServiceArgs {
     /// Base address of the service ({base_url}); overrides the profile's.
     #[arg(long, env = "DCS_BASE_URL", global = true, help_heading = GLOBAL)]
-    base_url: Option<String>,
+    pub base_url: Option<String>,
     /// Address of the identity platform ({auth_url}); defaults to the base address. Overrides the profile's.
     #[arg(long, env = "DCS_AUTH_URL", global = true, help_heading = GLOBAL)]
-    auth_url: Option<String>,
+    pub auth_url: Option<String>,
     /// API key id; overrides the profile's. Its secret comes from DCS_CLIENT_SECRET, else the keychain.
     #[arg(long, env = "DCS_CLIENT_ID", global = true, help_heading = GLOBAL)]
-    client_id: Option<String>,
+    pub client_id: Option<String>,
     /// Stored profile to use (`dcs profile list`; `simulator` is the built-in one): its service, API
     /// key, customers and mode, with the secret from the OS keychain unless DCS_CLIENT_SECRET is set.
     #[arg(long, env = "DCS_PROFILE", global = true, help_heading = GLOBAL)]
-    profile: Option<String>,
+    pub profile: Option<String>,
     /// Act for this customer (reseller security context): its UUID, or its label in the profile.
     #[arg(long, global = true, value_name = "LABEL|UUID", help_heading = GLOBAL)]
-    customer: Option<String>,
+    pub customer: Option<String>,
     /// Deprecated sub-customer mode: send `x-client-id: <customer>` (after `dcs beta context-switch`).
     #[arg(long, global = true, conflicts_with = "customer", help_heading = GLOBAL)]
-    x_client_id: Option<Uuid>,
+    pub x_client_id: Option<Uuid>,
 }
 
 #[derive(Subcommand)]
@@ -215,6 +216,11 @@ enum Command {
         #[command(subcommand)]
         command: audit::AuditCommand,
     },
+    /// Run headless as a runner: refresh the fleet of the chosen profile (and customers) and
+    /// move their rollouts on as the app does, with no window and no terminal; /healthz and
+    /// /metrics (Prometheus) on a loopback address. One driver per rollout: with the app or other
+    /// runners on the same fleet database, each rollout is moved on by one of them at a time.
+    Serve(serve::ServeArgs),
     /// Run the simulator of the service until interrupted.
     #[command(after_help = "Example:\n  dcs sim --port 8080 --seed 7 --speed 60")]
     Sim(SimArgs),
@@ -414,12 +420,9 @@ enum SimCommand {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("DCS_LOG").unwrap_or_else(|_| "warn".into()))
-        .with_writer(std::io::stderr)
-        .init();
     let matches = cli_command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    init_logging(&cli.command);
     let json = cli.json;
     if let Err(e) = refuse_not_applying(&matches) {
         return output::report_error(&e, json);
@@ -430,11 +433,28 @@ async fn main() -> ExitCode {
     }
 }
 
+/// Log lines on standard error, filtered by DCS_LOG: warnings only, but for the runner, whose
+/// lines are its record (info, as JSON with `--log-format json`).
+fn init_logging(command: &Command) {
+    let (default, json) = match command {
+        Command::Serve(a) => ("info", a.log_format == serve::LogFormat::Json),
+        _ => ("warn", false),
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DCS_LOG").unwrap_or_else(|_| default.into());
+    let fmt = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    if json {
+        fmt.json().flatten_event(true).with_current_span(false).init();
+    } else {
+        fmt.init();
+    }
+}
+
 async fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
     let Cli { service, json, yes, command } = cli;
     match command {
         // The simulator keeps running when whoever read its banner goes away.
         Command::Sim(args) => return run_sim(args, json).await,
+        Command::Serve(args) => return serve::run(args, &service).await,
         Command::Profile { command } => {
             quiet_on_closed_pipe();
             let leaf = matches.subcommand_matches("profile").and_then(|m| m.subcommand()).map(|(_, m)| m);
@@ -484,6 +504,7 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             }
         }
         Command::Sim(_)
+        | Command::Serve(_)
         | Command::Open { .. }
         | Command::Diagnostics { .. }
         | Command::Audit { .. }
@@ -643,8 +664,27 @@ pub fn unknown_profile(field: &str, name: &str, config: &Config) -> anyhow::Erro
     invalid(field, format!("there is no profile `{name}` (profiles: {}; see `dcs profile list`)", known.join(", ")))
 }
 
-/// The secret of a profile: DCS_CLIENT_SECRET when set, else the OS keychain's.
+/// The file `dcs serve --secret-file` names, if given.
+static SECRET_FILE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Takes the profile's secret from `file` from now on (`dcs serve --secret-file`).
+pub fn set_secret_file(file: std::path::PathBuf) {
+    let _ = SECRET_FILE.set(file);
+}
+
+/// The secret of a profile: from the file `--secret-file` names, else from systemd's
+/// credentials (`$CREDENTIALS_DIRECTORY/dcs-client-secret`), else DCS_CLIENT_SECRET, else the OS
+/// keychain. A file must be readable by its owner only.
 pub fn secret_of(profile: &str) -> anyhow::Result<Secret> {
+    if let Some(file) = SECRET_FILE.get() {
+        return Ok(session::secret_from_file(file)?);
+    }
+    if let Some(dir) = std::env::var_os("CREDENTIALS_DIRECTORY") {
+        let file = std::path::Path::new(&dir).join(session::CREDENTIAL_NAME);
+        if file.exists() {
+            return Ok(session::secret_from_file(&file)?);
+        }
+    }
     match std::env::var("DCS_CLIENT_SECRET") {
         Ok(s) => Ok(Secret::new(s)),
         Err(_) => Ok(session::stored_secret(profile)?),
@@ -663,7 +703,7 @@ pub async fn embedded_simulator(small: bool) -> anyhow::Result<dcs_console::simu
 
 /// A client for the chosen profile (`--profile`, else ad hoc options, else the default profile,
 /// else a fresh in-process simulator), acting for `--customer` as the profile's mode says.
-async fn connect(args: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<Ctx> {
+pub async fn connect(args: &ServiceArgs, json: bool, yes: bool) -> anyhow::Result<Ctx> {
     let needs_config = match args.profile.as_deref() {
         Some(name) => name != SIMULATOR_PROFILE,
         None => args.base_url.is_none(),

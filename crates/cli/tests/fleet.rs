@@ -672,3 +672,168 @@ fn a_device_is_shown_with_its_states_ids_and_what_the_service_holds_for_it() {
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
     assert!(stderr(&bad).contains("id: an IMEI device id needs 15 or 16 digits"), "{}", stderr(&bad));
 }
+
+/// A free port on loopback (bound, then let go of, for a child to bind).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// `GET path` on loopback: the status code and the body.
+fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(5))).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    let status = answer.split_whitespace().nth(1)?.parse().ok()?;
+    let body = answer.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    Some((status, body))
+}
+
+/// The runner: a rollout started by `dcs rollout start` (which lets go of it as it ends) is moved
+/// on to completion by `dcs serve` alone, which names itself as the rollout's driver, answers
+/// /healthz and /metrics with the rollout's figures, and ends on SIGTERM with exit 0 between
+/// two steps, letting go of the rollout.
+#[test]
+fn a_runner_completes_a_rollout_alone_answers_health_and_metrics_and_stops_on_sigterm() {
+    let env = Env::start(31, 40, 3000.0);
+    assert!(env.run(&["fleet", "scan"]).status.success());
+    let (module, version) = env.pick();
+    let started = env.json(&[
+        "--yes",
+        "rollout",
+        "start",
+        "--module",
+        &module,
+        "--version",
+        &version,
+        "--all",
+        "--waves",
+        "20,100",
+        "--success",
+        "1",
+        "--error",
+        "100",
+        "--allow-downgrade",
+    ]);
+    let id = s(&started["id"]).to_owned();
+    // `dcs rollout start` drove the first step and let go of the rollout as it ended.
+    let driver = &env.json(&["rollout", "show", &id])["driver"];
+    assert_eq!(driver["kind"], "cli", "{driver}");
+    assert_eq!(driver["expired"], true, "the start command did not let go of its lease: {driver}");
+
+    let port = free_port();
+    let mut runner = env
+        .cmd(&["serve", "--interval", "0.3", "--listen", &format!("127.0.0.1:{port}"), "--log-format", "json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    let view = loop {
+        let view = env.json(&["rollout", "show", &id]);
+        if view["state"] == "completed" {
+            break view;
+        }
+        assert!(std::time::Instant::now() < until, "the runner did not complete the rollout: {view}");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    };
+    assert_eq!(view["driver"]["kind"], "runner", "{}", view["driver"]);
+    assert!(s(&view["driver"]["label"]).starts_with("runner on "), "{}", view["driver"]);
+
+    let (status, health) = http_get(port, "/healthz").expect("the runner answers /healthz");
+    assert_eq!(status, 200, "{health}");
+    assert!(health.starts_with("ok\nsim: refreshed"), "{health}");
+    // The metrics are of the round after the completion (0.3 s apart).
+    let metrics = (0..50)
+        .find_map(|_| {
+            let (_, m) = http_get(port, "/metrics")?;
+            let done = m.lines().any(|l| {
+                l.starts_with("dcs_rollout_state{")
+                    && l.contains(&id)
+                    && l.contains("state=\"completed\"")
+                    && l.ends_with(" 1")
+            });
+            if done {
+                Some(m)
+            } else {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                None
+            }
+        })
+        .expect("/metrics shows the rollout completed");
+    let succeeded = view["total"]["succeeded"].as_u64().unwrap();
+    assert!(
+        metrics.lines().any(|l| l.starts_with("dcs_rollout_devices{")
+            && l.contains(&id)
+            && l.contains("outcome=\"succeeded\"")
+            && l.ends_with(&format!(" {succeeded}"))),
+        "{metrics}"
+    );
+    assert!(metrics.contains("dcs_refresh_age_seconds{scope=\"sim\"}"), "{metrics}");
+    assert!(metrics.contains("dcs_refresh_errors_total{scope=\"sim\"} 0"), "{metrics}");
+    assert!(metrics.trim_end().ends_with("# EOF"), "{metrics}");
+
+    assert!(common::signal(&runner, libc::SIGTERM));
+    let exit = common::ended_within(&mut runner, std::time::Duration::from_secs(15)).expect("SIGTERM ends the runner");
+    let mut log = String::new();
+    std::io::Read::read_to_string(runner.stderr.as_mut().unwrap(), &mut log).unwrap();
+    assert!(exit.success(), "exit {exit:?}: {log}");
+    // Its log is JSON lines, and says what it did; no secret in it.
+    for line in log.lines() {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert!(v["level"].is_string() && v["message"].is_string(), "{line}");
+    }
+    assert!(log.contains("\"message\":\"wave started\""), "{log}");
+    assert!(log.contains("\"message\":\"runner stopped; its rollouts were let go of\""), "{log}");
+    assert!(!log.contains(&env.secret), "the secret is in the runner's log");
+}
+
+/// The runner's secret from a file: refused, naming the file and the rule, when others may read
+/// it; taken when only its owner may.
+#[test]
+fn a_runner_refuses_a_secret_file_others_may_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::start(32, 5, 1.0);
+    let file = env.data.path().join("secret");
+    std::fs::write(&file, format!("{}\n", env.secret)).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = bare(&env.config)
+        .args(["--profile", "sim", "serve", "--listen", "off", "--secret-file"])
+        .arg(&file)
+        .env("DCS_DATA_DIR", env.data.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("secretFile") && said.contains("mode 644") && said.contains("chmod 600"), "{said}");
+
+    // Owner-only: the runner connects with it (and is stopped once it answers).
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let port = free_port();
+    let mut runner = bare(&env.config)
+        .args([
+            "--profile",
+            "sim",
+            "serve",
+            "--interval",
+            "0.3",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--secret-file",
+        ])
+        .arg(&file)
+        .env("DCS_DATA_DIR", env.data.path())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let healthy = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        http_get(port, "/healthz").is_some_and(|(status, body)| status == 200 && body.contains("sim: refreshed"))
+    });
+    assert!(common::signal(&runner, libc::SIGTERM));
+    let exit = common::ended_within(&mut runner, std::time::Duration::from_secs(15));
+    assert!(healthy, "the runner never refreshed with the secret from the file");
+    assert!(exit.is_some_and(|e| e.success()), "{exit:?}");
+}

@@ -100,6 +100,37 @@ pub fn stored(config: &crate::ConfigStore, name: &str) -> Result<(Profile, Strin
     Ok((profile, base, secret))
 }
 
+/// The name of the runner's secret among systemd's credentials (`LoadCredential=`), read from
+/// `$CREDENTIALS_DIRECTORY`.
+pub const CREDENTIAL_NAME: &str = "dcs-client-secret";
+
+/// An API key's secret kept in a file (a server's runner): its first line. Refused, naming the
+/// file and the rule, when the file is readable or writable by anyone but its owner, or empty.
+pub fn secret_from_file(path: &std::path::Path) -> Result<Secret, SessionError> {
+    let shown = path.display().to_string();
+    let bad = |rule: String| SessionError::invalid("secretFile", format!("{shown}: {rule}"));
+    let meta = std::fs::metadata(path).map_err(|e| bad(format!("cannot be read ({e})")))?;
+    if !meta.is_file() {
+        return Err(bad("is not a file".into()));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(bad(format!(
+                "may be read or written by others (mode {mode:03o}); make it the owner's only: chmod 600 {shown}"
+            )));
+        }
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot be read ({e})")))?;
+    let secret = text.lines().next().unwrap_or("").trim_end_matches('\r');
+    if secret.is_empty() {
+        return Err(bad("holds no secret (its first line is empty)".into()));
+    }
+    Ok(Secret::new(secret))
+}
+
 /// The secret of a stored profile, from the OS keychain.
 pub fn stored_secret(profile: &str) -> Result<Secret, SessionError> {
     Keychain.secret(profile)?.ok_or_else(|| SessionError::NoSecret(profile.to_owned()))
