@@ -17,8 +17,9 @@ APP_PACKAGES=(
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsecret-1-dev
   python3 python3-venv
 )
-# And to test it: a display, WebDriver for WebKitGTK, a keychain daemon, screenshots.
-TEST_PACKAGES=(xvfb webkit2gtk-driver gnome-keyring libsecret-tools dbus-x11 xauth imagemagick desktop-file-utils xdotool)
+# And to test it: a display, WebDriver for WebKitGTK, a keychain daemon, screenshots; systemd for
+# systemd-analyze, which checks the runner's unit (scripts/check-packaging.sh).
+TEST_PACKAGES=(xvfb webkit2gtk-driver gnome-keyring libsecret-tools dbus-x11 xauth imagemagick desktop-file-utils xdotool systemd)
 
 # Whether Debian package $1 is installed (its status read whole, then matched: see the test
 # command's check against piping into grep -q).
@@ -134,7 +135,8 @@ build_app() {
 }
 
 # The app and its .deb (Tauri's bundler, from ui's devDependency @tauri-apps/cli, run from the
-# repository root so it finds src-tauri/tauri.conf.json). Prints the .deb's path.
+# repository root so it finds src-tauri/tauri.conf.json), with dcs and the runner's systemd unit
+# in it (stage_dcs below). Prints the .deb's path.
 # Usage: build_deb            the release build (what is shipped: scripts/bundle.sh)
 #        build_deb --debug    the debug build the tests already made, bundled the same way: the
 #                             test command's installer test checks the packaging, not the
@@ -146,13 +148,40 @@ build_app() {
 build_deb() {
   local profile=release args=() level=6
   if [ "${1:-}" = --debug ]; then profile=debug; args=(--debug); level=1; fi
+  stage_dcs "$profile"
   log "building the $profile app and its .deb (tauri build ${args[*]} --bundles deb)"
-  (cd "$ROOT" && ui/node_modules/.bin/tauri build "${args[@]}" --bundles deb --ci) >&2
+  (cd "$ROOT" && ui/node_modules/.bin/tauri build "${args[@]}" --bundles deb --ci) >&2 \
+    || die "tauri build failed (above)"
+  # Bundled: a later bundling without build_deb then fails on the missing file rather than
+  # packing this build's dcs with another build's app.
+  rm -rf "$DEB_STAGING"
   local dir="${CARGO_TARGET_DIR:-$ROOT/target}/$profile/bundle/deb" deb
   deb="$(ls -t "$dir"/*.deb 2>/dev/null | head -n 1)"
   [ -n "$deb" ] || die "no .deb in $dir"
   recompress_deb "$deb" "$level"
   echo "$deb"
+}
+
+# Where build_deb puts dcs for the .deb: src-tauri/tauri.conf.json's bundle.linux.deb.files
+# takes it from here to /usr/bin/dcs (and the runner's unit, packaging/systemd, to
+# /lib/systemd/system). A fixed path, because the build's own depends on CARGO_TARGET_DIR and
+# the profile. The Tauri CLI's --config could name that path instead, but the CLI hands it to
+# the app's build as TAURI_CONFIG, which tauri-build watches: the app, built without it by
+# build_app, would be compiled again for the .deb, and again by the next build_app.
+DEB_STAGING="$ROOT/packaging/staging"
+
+# Builds dcs in profile $1 (debug or release) and copies it to $DEB_STAGING. The debug one with
+# build_app's command, so that the test command's build is used as it is (built alone, dcs
+# would have the crates it shares with the app compiled again with other features); the
+# release one on its own. Each step dies on failure: build_deb runs in a command substitution,
+# where bash does not stop at a failed command.
+stage_dcs() {
+  local profile="$1" build=(cargo build -p dcs-cli --release)
+  if [ "$profile" = debug ]; then build=(cargo build -p dcs-app -p dcs-cli "${APP_FEATURES[@]}"); fi
+  log "building dcs ($profile) for the .deb"
+  (cd "$ROOT" && "${build[@]}") >&2 || die "could not build dcs ($profile)"
+  install -D -m 0755 "${CARGO_TARGET_DIR:-$ROOT/target}/$profile/dcs" "$DEB_STAGING/dcs" \
+    || die "could not copy dcs to $DEB_STAGING"
 }
 
 # Packs the .deb $1 again with xz at level $2: its control files (md5sums included) as they were,

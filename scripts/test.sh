@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Sets up what is missing and runs every test: supply-chain checks (scripts/audit.sh), a short
-# fuzzing run (scripts/fuzz.sh), UI unit tests, the simulator's contract test (schemathesis
-# against its OpenAPI document), Rust unit and integration tests (the keychain ones against a
-# real gnome-keyring), the end-to-end test of the real app under Xvfb through tauri-driver, and
-# the installer test (the release .deb installed, started and removed).
+# Sets up what is missing and runs every test: supply-chain checks (scripts/audit.sh), the
+# runner's packaging (scripts/check-packaging.sh), a short fuzzing run (scripts/fuzz.sh), UI unit
+# tests, the simulator's contract test (schemathesis against its OpenAPI document), Rust unit and
+# integration tests (the keychain ones against a real gnome-keyring), the end-to-end test of the
+# real app under Xvfb through tauri-driver, and the installer test (the .deb installed, started
+# and removed).
 # Usage: scripts/test.sh     (CI runs it through .ci/run)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -43,6 +44,10 @@ if grep -nE '(^|[^|])\|[[:space:]]*grep([[:space:]]+-[[:alnum:]]+)*[[:space:]]+(
   -r --include='*.sh' "$ROOT/scripts" "$ROOT/tests" "$ROOT/bench" "$ROOT/.ci/run"; then
   die "a command is piped into grep -q above: capture its output first, then grep -q <<<\"\$output\""
 fi
+
+# The runner's packaging, nothing built: its systemd unit (systemd-analyze), its Containerfile,
+# and what the .deb installs beside the app (the installer test checks the built .deb).
+bash "$ROOT/scripts/check-packaging.sh"
 
 log "UI: type check, lint and unit tests"
 (cd "$ROOT/ui" && npm run --silent typecheck && npm run --silent lint && npm test --silent)
