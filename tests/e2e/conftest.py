@@ -168,6 +168,9 @@ def app_env(tmp_path, extra: dict | None = None) -> dict:
         XDG_CACHE_HOME=str(tmp_path / "cache"),
     )
     env.setdefault("DCS_DATA_DIR", str(tmp_path / "app-data"))
+    # Leases of rollouts (one driver at a time) of 5 s: an app ended in the middle of a rollout
+    # holds it that long before its next start, or a runner, takes it over, not a minute.
+    env.setdefault("DCS_LEASE_SECONDS", "5")
     fresh_web_storage(env)
     return env
 

@@ -168,6 +168,9 @@ describe("driverText", () => {
       tone: "warn",
     });
   });
+  it("says a step of the last two seconds was just now", () => {
+    expect(driverText({ state: "running", driver: driver({ lastStepSecondsAgo: 1 }) })?.text).toContain("(pid 812), last step just now.");
+  });
   it("says nothing once the rollout no longer runs", () => {
     expect(driverText({ state: "completed", driver: driver({}) })).toBeNull();
     expect(driverText({ state: "paused", driver: null })).toBeNull();

@@ -136,7 +136,7 @@ export function driverText(r: Pick<RolloutView, "state" | "driver">): { text: st
   const d = r.driver;
   if (!d) return { text: "Not moved on yet: this window's next refresh (or a runner) takes it.", tone: "muted" };
   const ago = d.lastStepSecondsAgo;
-  const last = ago === null ? "" : `, last step ${ago < 60 ? `${ago} s` : `${Math.round(ago / 60)} min`} ago`;
+  const last = ago === null ? "" : ago < 2 ? ", last step just now" : `, last step ${ago < 60 ? `${ago} s` : `${Math.round(ago / 60)} min`} ago`;
   if (d.expired && d.this) {
     return { text: "Moved on by this window at its next refresh.", tone: "muted" };
   }
