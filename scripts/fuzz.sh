@@ -31,7 +31,13 @@ fi
 seconds="${1:-3600}"; shift || true
 cd "$ROOT/fuzz"
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo fuzz list)
+if [ ${#targets[@]} -eq 0 ]; then
+  # Read whole first: in a process substitution a failing `cargo fuzz list` would go unnoticed and
+  # leave no target, a run that fuzzes nothing and passes.
+  listed="$(cargo fuzz list)" || die "fuzz: cargo fuzz list failed"
+  mapfile -t targets <<<"$listed"
+fi
+[ ${#targets[@]} -gt 0 ] && [ -n "${targets[0]}" ] || die "fuzz: no fuzz target found in fuzz/fuzz_targets"
 export RUSTC_BOOTSTRAP=1
 # Its own target folder (instrumented builds share nothing with the workspace's).
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}/fuzz"
@@ -47,5 +53,8 @@ for t in "${targets[@]}"; do
     tail -n 40 "$work/$t.log" >&2
     die "fuzz: $t crashed; the input is in $work/$t-crashes (reproduce: cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run ${build[*]} $t <file>)"
   fi
-  grep -E "^Done|stat::number_of_executed_units" "$work/$t.log" | head -n 2 >&2 || true
+  # A target that ran no input fuzzed nothing: fail, and say how many ran for each.
+  runs="$(sed -n 's/^stat::number_of_executed_units: *\([0-9][0-9]*\).*/\1/p' "$work/$t.log" | tail -n 1)"
+  [ -n "$runs" ] && [ "$runs" -gt 0 ] || { tail -n 20 "$work/$t.log" >&2; die "fuzz: $t ran no input (no executions in its log)"; }
+  log "fuzz: $t ran $runs inputs in $seconds s"
 done
