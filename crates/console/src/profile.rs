@@ -305,6 +305,13 @@ fn check_url(field: &str, s: &str) -> Result<(), FieldError> {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {
             if u.query().is_some() || u.fragment().is_some() {
                 Err(FieldError::new(field, "must not carry a query or fragment"))
+            } else if !u.username().is_empty() || u.password().is_some() {
+                // A password in the profiles file, and sent in every request's address: the
+                // API key's secret belongs in the keychain.
+                Err(FieldError::new(
+                    field,
+                    "must not carry a user name or password (user:password@): the API key's secret goes in the keychain",
+                ))
             } else if let Some(rule) = dcs_api::client::insecure_address(&u) {
                 Err(FieldError::new(field, rule))
             } else {
@@ -401,6 +408,19 @@ mod tests {
         p.customers.push(Customer { id: Uuid::from_u128(7), label: "northwind".into() });
         let fields: Vec<String> = p.check().into_iter().map(|e| e.field).collect();
         assert_eq!(fields, ["name", "baseUrl", "authUrl", "clientId", "customers[1].label", "customers[1].id"]);
+    }
+
+    #[test]
+    fn an_address_with_a_user_or_password_is_refused() {
+        for url in ["https://ops:hunter2@dcs.example.com", "https://ops@dcs.example.com", "http://:pw@127.0.0.1:8080"] {
+            let mut p = prod();
+            p.base_url = Some(url.into());
+            p.auth_url = Some(url.into());
+            let errors = p.check();
+            let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+            assert_eq!(fields, ["baseUrl", "authUrl"], "{url}: {errors:?}");
+            assert!(errors[0].rule.contains("user name or password"), "{url}: {errors:?}");
+        }
     }
 
     #[test]
