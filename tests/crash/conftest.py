@@ -189,7 +189,11 @@ class Dcs:
         self.fleet_db = self.data / "fleet.sqlite"
         self.profile = f"crash-{os.getpid()}-{tmp.name}"[:60]
         self.env = {k: v for k, v in os.environ.items() if k not in CALLER_VARS}
-        self.env.update(DCS_CONFIG=str(self.config), DCS_DATA_DIR=str(self.data), DCS_PROFILE=self.profile)
+        # Leases of rollouts (one driver at a time) of 2 s: a killed `dcs rollout watch`, app or
+        # runner holds its rollout that long before the next driver takes it over, not a minute.
+        self.env.update(
+            DCS_CONFIG=str(self.config), DCS_DATA_DIR=str(self.data), DCS_PROFILE=self.profile, DCS_LEASE_SECONDS="2"
+        )
 
     def args(self, args: list[str]) -> list[str]:
         return [str(DCS), *args]
