@@ -14,16 +14,24 @@ use std::time::Duration;
 use base64::Engine;
 use dcs_api::auth::{renew_after, TokenCheck};
 use dcs_api::files::disposition_file_name;
-use dcs_api::retry::parse_retry_after;
+use dcs_api::retry::parse_retry_after_at;
 use dcs_model::TokenResponse;
 use libfuzzer_sys::fuzz_target;
 
 fn retry_after(s: &str) {
-    if let Some(d) = parse_retry_after(s) {
-        let digits = s.trim();
-        assert!(!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()), "{s:?}");
-        assert_eq!(digits.parse::<u64>().ok(), Some(d.as_secs()), "{s:?}");
+    // As at a fixed moment, so that a date's wait is the same at every run.
+    let now = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+    if let Some(d) = parse_retry_after_at(s, now) {
         assert_eq!(d.subsec_nanos(), 0);
+        let v = s.trim();
+        if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+            assert_eq!(v.parse::<u64>().ok(), Some(d.as_secs()), "{s:?}");
+        } else {
+            // Otherwise only an HTTP date, waited for until it comes.
+            let at =
+                httpdate::parse_http_date(v).unwrap_or_else(|_| panic!("{s:?} read as a wait but is no HTTP date"));
+            assert_eq!(d, at.duration_since(now).unwrap_or_default(), "{s:?}");
+        }
     }
 }
 

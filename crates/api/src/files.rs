@@ -416,14 +416,58 @@ pub async fn sha256_file(path: &Path, transfer: &Transfer) -> Result<(String, u6
     hashing.await.map_err(|e| Error::local_file(path, std::io::Error::other(e)))?
 }
 
-/// The `filename` of a `Content-Disposition: attachment; filename="..."` header, made safe to
-/// show or propose for saving: its last path component without control characters; none when
-/// nothing is left but dots and spaces (`..`, `. . `: Windows drops trailing dots and spaces).
+/// The file name of a `Content-Disposition` header (`attachment; filename="..."`), made safe to
+/// show or propose for saving: `filename*` (RFC 6266, its value percent-encoded in UTF-8 or
+/// ISO-8859-1 as RFC 8187 says) before `filename` (quoted or not, parameter names in any case);
+/// its last path component without control characters; none when nothing is left but dots and
+/// spaces (`..`, `. . `: Windows drops trailing dots and spaces).
 pub fn disposition_file_name(value: &str) -> Option<String> {
-    let raw = value.split(';').map(str::trim).find_map(|p| p.strip_prefix("filename="))?.trim_matches('"');
+    let params = disposition_params(value);
+    let param = |name: &str| params.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
+    let raw = param("filename*").and_then(ext_value).or_else(|| param("filename").map(str::to_owned))?;
     let last = raw.rsplit(['/', '\\']).next().unwrap_or("");
     let name: String = last.chars().filter(|c| !c.is_control()).collect();
     (!name.trim_matches(|c: char| c == '.' || c.is_whitespace()).is_empty()).then_some(name)
+}
+
+/// The `name=value` parameters after the disposition type, split at `;` outside quotes, quoted
+/// values unquoted (`\"` and `\\` escapes undone).
+fn disposition_params(value: &str) -> Vec<(String, String)> {
+    let mut parts = Vec::new();
+    let (mut current, mut quoted, mut escaped) = (String::new(), false, false);
+    for c in value.chars() {
+        match c {
+            _ if escaped => {
+                current.push(c);
+                escaped = false;
+            }
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            ';' if !quoted => parts.push(std::mem::take(&mut current)),
+            _ => current.push(c),
+        }
+    }
+    parts.push(current);
+    parts
+        .into_iter()
+        .skip(1)
+        .filter_map(|p| p.split_once('=').map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned())))
+        .collect()
+}
+
+/// An RFC 8187 `ext-value` (`charset'language'percent-encoded`) decoded: UTF-8 or ISO-8859-1;
+/// none for another charset or bytes that are not its text.
+fn ext_value(v: &str) -> Option<String> {
+    let mut parts = v.splitn(3, '\'');
+    let (charset, _language, encoded) = (parts.next()?, parts.next()?, parts.next()?);
+    let bytes: Vec<u8> = percent_encoding::percent_decode_str(encoded).collect();
+    if charset.eq_ignore_ascii_case("utf-8") {
+        String::from_utf8(bytes).ok()
+    } else if charset.eq_ignore_ascii_case("iso-8859-1") {
+        Some(bytes.into_iter().map(char::from).collect())
+    } else {
+        None
+    }
 }
 
 /// An upload's request, as [`Firmware::send_file`] sends it (maybe twice).
@@ -858,5 +902,21 @@ mod tests {
         assert_eq!(disposition_file_name("attachment; filename=\".   .  . \"").as_deref(), None);
         assert_eq!(disposition_file_name("attachment; filename=\" . \"").as_deref(), None);
         assert_eq!(disposition_file_name("attachment; filename=\"x\u{1b}[31m\n.bin\"").as_deref(), Some("x[31m.bin"));
+    }
+
+    #[test]
+    fn a_disposition_filename_star_comes_first_decoded_as_rfc_8187_says() {
+        let name = |v: &str| disposition_file_name(v);
+        let both = "attachment; filename=\"fallback.bin\"; filename*=UTF-8''na%C3%AFve%20fw.bin";
+        assert_eq!(name(both).as_deref(), Some("naïve fw.bin"));
+        assert_eq!(name("attachment; FILENAME*=utf-8'en'%E2%82%AC.bin").as_deref(), Some("€.bin"));
+        assert_eq!(name("attachment; filename*=ISO-8859-1''caf%E9.bin").as_deref(), Some("café.bin"));
+        assert_eq!(name("attachment; filename*=UTF-8''..%2F..%2Fetc%2Fpasswd").as_deref(), Some("passwd"));
+        // A charset it cannot read, or bytes that are not UTF-8: the plain filename.
+        assert_eq!(name("attachment; filename*=KOI8-R''%C1; filename=plain.bin").as_deref(), Some("plain.bin"));
+        assert_eq!(name("attachment; filename*=UTF-8''%FF; filename=plain.bin").as_deref(), Some("plain.bin"));
+        // Names in any case; a quoted `;` and escaped quote are the name's.
+        assert_eq!(name("Attachment; FileName=\"a;b \\\"c\\\".bin\"").as_deref(), Some("a;b \"c\".bin"));
+        assert_eq!(name("attachment; filename=plain.bin").as_deref(), Some("plain.bin"));
     }
 }

@@ -85,18 +85,28 @@ fn random_u64() -> u64 {
     h.finish()
 }
 
-/// Reads `Retry-After` in seconds (the service's and the simulator's form). An HTTP date or
-/// anything else gives `None`.
+/// Reads `Retry-After`: seconds, or an HTTP date (then the time until it, none if past).
 pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     parse_retry_after(headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?)
 }
 
-/// A `Retry-After` value in seconds (RFC 9110 `delay-seconds`: digits only); `None` for an
-/// HTTP date or anything else. The wait is then bounded by [`RetryPolicy::max_retry_after`].
+/// A `Retry-After` value as RFC 9110 says it: `delay-seconds` (digits only) or an HTTP date,
+/// the time from now until it (nothing to wait for a date past); `None` for anything else. The
+/// wait is then bounded by [`RetryPolicy::max_retry_after`].
 pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    parse_retry_after_at(value, std::time::SystemTime::now())
+}
+
+/// [`parse_retry_after`] as at `now`: a date's wait in whole seconds, rounded up.
+pub fn parse_retry_after_at(value: &str, now: std::time::SystemTime) -> Option<Duration> {
     let v = value.trim();
     // Not `parse` alone: it also takes a leading `+`.
-    v.bytes().all(|b| b.is_ascii_digit()).then(|| v.parse::<u64>().ok()).flatten().map(Duration::from_secs)
+    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+        return v.parse::<u64>().ok().map(Duration::from_secs);
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    let wait = at.duration_since(now).unwrap_or(Duration::ZERO);
+    Some(Duration::from_secs(wait.as_secs() + u64::from(wait.subsec_nanos() > 0)))
 }
 
 #[cfg(test)]
@@ -137,8 +147,24 @@ mod tests {
         assert_eq!(retry_after(&h), None);
         h.insert(reqwest::header::RETRY_AFTER, "3".parse().unwrap());
         assert_eq!(retry_after(&h), Some(Duration::from_secs(3)));
+        // A date past: nothing to wait for.
         h.insert(reqwest::header::RETRY_AFTER, "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
-        assert_eq!(retry_after(&h), None);
+        assert_eq!(retry_after(&h), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn retry_after_as_an_http_date_is_the_time_until_it() {
+        use std::time::{SystemTime, UNIX_EPOCH};
+        // 2015-10-21T07:28:00Z, in the three forms RFC 9110 takes.
+        let date = UNIX_EPOCH + Duration::from_secs(1_445_412_480);
+        let now = date - Duration::from_millis(90_500);
+        for v in ["Wed, 21 Oct 2015 07:28:00 GMT", "Wednesday, 21-Oct-15 07:28:00 GMT", "Wed Oct 21 07:28:00 2015"] {
+            assert_eq!(parse_retry_after_at(v, now), Some(Duration::from_secs(91)), "{v}");
+        }
+        assert_eq!(parse_retry_after_at("Wed, 21 Oct 2015 07:28:00 GMT", date + Duration::from_secs(5)), Some(Duration::ZERO));
+        for v in ["Wed, 32 Oct 2015 07:28:00 GMT", "tomorrow", "2015-10-21T07:28:00Z"] {
+            assert_eq!(parse_retry_after_at(v, SystemTime::now()), None, "{v}");
+        }
     }
 
     #[test]
