@@ -161,7 +161,10 @@ mod tests {
         for v in ["Wed, 21 Oct 2015 07:28:00 GMT", "Wednesday, 21-Oct-15 07:28:00 GMT", "Wed Oct 21 07:28:00 2015"] {
             assert_eq!(parse_retry_after_at(v, now), Some(Duration::from_secs(91)), "{v}");
         }
-        assert_eq!(parse_retry_after_at("Wed, 21 Oct 2015 07:28:00 GMT", date + Duration::from_secs(5)), Some(Duration::ZERO));
+        assert_eq!(
+            parse_retry_after_at("Wed, 21 Oct 2015 07:28:00 GMT", date + Duration::from_secs(5)),
+            Some(Duration::ZERO)
+        );
         for v in ["Wed, 32 Oct 2015 07:28:00 GMT", "tomorrow", "2015-10-21T07:28:00Z"] {
             assert_eq!(parse_retry_after_at(v, SystemTime::now()), None, "{v}");
         }
