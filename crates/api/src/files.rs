@@ -474,6 +474,7 @@ fn ext_value(v: &str) -> Option<String> {
 #[derive(Clone, Copy)]
 struct Sending<'a> {
     kind: FileKind,
+    package: Uuid,
     url: &'a url::Url,
     path: &'a Path,
     name: &'a str,
@@ -591,7 +592,7 @@ impl Firmware<'_> {
             None if self.client.checksum_first().load(Ordering::Relaxed) => Some(hash_first(path, transfer).await?),
             None => None,
         };
-        let send = Sending { kind, url: &url, path, name: &name, content_type: &content_type, transfer };
+        let send = Sending { kind, package, url: &url, path, name: &name, content_type: &content_type, transfer };
         // Recorded before it is sent ([`crate::audit`]), with the file's name, size and (when
         // known) SHA-256; completed with the SHA-256 of what was sent.
         let audit = self.client.audit();
@@ -766,10 +767,18 @@ impl Firmware<'_> {
             }
             other => other?,
         };
+        let status = res.status();
         let answer = tokio::select! {
             b = crate::answer::read(res, url, self.client.limits()) => b?,
             _ = transfer.wait_cancelled() => return Err(what()),
         };
+        // A success with no body (201, 204) or with one that is no JSON: the file is stored (the
+        // reference shows the attributes, another service may not send them). Its attributes
+        // are then what was sent; read as an error, the caller would send it again into a 409.
+        if status.is_success() && serde_json::from_slice::<serde::de::IgnoredAny>(&answer).is_err() {
+            tracing::info!(status = status.as_u16(), url = %url, "upload answered without JSON attributes; taken as stored");
+            return Ok(FileAttributes::sent(send.package, send.name, send.content_type));
+        }
         crate::answer::json(url, &answer)
     }
 

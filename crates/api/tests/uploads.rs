@@ -101,6 +101,9 @@ enum Rule {
     ChecksumFirst,
     /// Refuses every checksum, wherever it comes (as if it never matched).
     NeverMatches,
+    /// Stores the file and answers with this status and body (no JSON): 201 or 204 with nothing,
+    /// 200 with a word.
+    Stored(u16, &'static str),
 }
 
 struct Service {
@@ -148,6 +151,10 @@ async fn upload(State(service): State<Arc<Service>>, mut multipart: Multipart) -
     };
     if service.rule == Rule::NeverMatches || file != checksum {
         return refuse("checksum", "does not match the file");
+    }
+    if let Rule::Stored(status, body) = service.rule {
+        let status = axum::http::StatusCode::from_u16(status).unwrap();
+        return (status, [(axum::http::header::CONTENT_TYPE, "text/plain")], body).into_response();
     }
     Json(json!({"name": "fw.bin", "contentType": "application/octet-stream", "fileType": "FIRMWARE"})).into_response()
 }
@@ -284,4 +291,26 @@ async fn a_file_changed_while_it_is_sent_is_not_stored_with_the_checksum_of_a_mi
     // The body broke off before its end: the service got no complete upload to store.
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     assert!(uploads(&service).is_empty());
+}
+
+/// A service that stores the file and answers 201 or 204 with no body, or 200 with a word: the
+/// upload succeeded (its attributes are what was sent), and it is never sent again (a second
+/// would be refused: a firmware file goes up once).
+#[tokio::test]
+async fn an_upload_answered_without_json_is_stored_and_never_sent_again() {
+    for (status, body) in [(201, ""), (204, ""), (200, "stored")] {
+        let (base, service) = serve(Rule::Stored(status, body)).await;
+        let c: Client = common::client_at(&base, "key", "secret");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fw-2.0.0.bin");
+        write_random_file(&path, 70_000);
+        let stored = c
+            .firmware()
+            .upload_firmware_file(PACKAGE, &path, &UploadOptions::default(), &Transfer::default())
+            .await
+            .unwrap_or_else(|e| panic!("{status} {body:?}: {e}"));
+        assert_eq!(stored.name, "fw-2.0.0.bin", "{status}");
+        assert_eq!(stored.firmware_package_id, Some(PACKAGE), "{status}");
+        assert_eq!(uploads(&service).len(), 1, "{status}: sent once");
+    }
 }

@@ -117,6 +117,24 @@ pub struct FileAttributes {
     pub modified_by: Option<String>,
 }
 
+impl FileAttributes {
+    /// The attributes of a file as it was sent (a service that answered its upload without
+    /// them): its package, name and content type.
+    pub fn sent(package: Uuid, name: &str, content_type: &str) -> FileAttributes {
+        FileAttributes {
+            firmware_package_id: Some(package),
+            name: name.to_owned(),
+            content_type: content_type.to_owned(),
+            file_type: None,
+            device_specification_id: None,
+            created_at: None,
+            created_by: None,
+            modified_at: None,
+            modified_by: None,
+        }
+    }
+}
+
 /// One module on one device (section 2.5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
