@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 mod common;
 
-use common::all_states;
+use common::{all_states, plan};
 
 struct Env {
     sim: Simulator,
@@ -239,28 +239,7 @@ async fn history_keeps_a_point_per_change() {
 
 /// A module with many devices and a version few of them run.
 fn pick(e: &Env) -> (String, String) {
-    let module = query::modules(&e.db, e.scope).unwrap().into_iter().max_by_key(|m| m.devices).unwrap();
-    let overview = query::overview(&e.db, e.scope, &module.module_id, &Default::default()).unwrap();
-    let running: BTreeMap<String, u32> = overview.by_version.iter().map(|c| (c.key.clone(), c.count)).collect();
-    let version =
-        overview.packages.iter().min_by_key(|p| running.get(&p.version).copied().unwrap_or(0)).unwrap().version.clone();
-    (module.module_id, version)
-}
-
-fn plan(module: &str, version: &str, waves: &[f64], success: f64, error: f64) -> RolloutPlan {
-    RolloutPlan {
-        module_id: module.into(),
-        version: version.into(),
-        devices: DeviceChoice::All,
-        waves: waves.to_vec(),
-        success_threshold: success,
-        error_threshold: error,
-        schedule: None,
-        approval: false,
-        hang_minutes: None,
-        retry: None,
-        late: Default::default(),
-    }
+    common::pick(&e.db, e.scope)
 }
 
 #[tokio::test]

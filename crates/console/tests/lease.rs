@@ -5,11 +5,9 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use dcs_console::fleet::query;
-use dcs_console::fleet::rollout::{self, DeviceChoice, Driver, DriverKind, RolloutPlan, RolloutState, StepOutcome};
+use dcs_console::fleet::rollout::{self, Driver, DriverKind, RolloutPlan, RolloutState, StepOutcome};
 use dcs_console::fleet::scan::{self, ScanKind};
 use dcs_console::fleet::{FleetDb, FleetError, Scope};
 use dcs_console::set_target::SetTarget;
@@ -20,30 +18,13 @@ async fn refresh(client: &dcs_api::Client, db: &FleetDb, scope: Scope) {
     scan::refresh(client, db, scope, ScanKind::Incremental, &CancellationToken::new(), |_| {}).await.unwrap();
 }
 
-/// The module with the most devices and the version fewest of them run.
-fn pick(db: &FleetDb, scope: Scope) -> (String, String) {
-    let module = query::modules(db, scope).unwrap().into_iter().max_by_key(|m| m.devices).unwrap();
-    let overview = query::overview(db, scope, &module.module_id, &Default::default()).unwrap();
-    let running: BTreeMap<String, u32> = overview.by_version.iter().map(|c| (c.key.clone(), c.count)).collect();
-    let version =
-        overview.packages.iter().min_by_key(|p| running.get(&p.version).copied().unwrap_or(0)).unwrap().version.clone();
-    (module.module_id, version)
+/// A plan no threshold can pause: every wave starts once 1 % of the one before succeeded.
+fn plan(module: &str, version: &str, waves: &[f64]) -> RolloutPlan {
+    common::plan(module, version, waves, 1.0, 100.0)
 }
 
-fn plan(module: &str, version: &str, waves: &[f64]) -> RolloutPlan {
-    RolloutPlan {
-        module_id: module.into(),
-        version: version.into(),
-        devices: DeviceChoice::All,
-        waves: waves.to_vec(),
-        success_threshold: 1.0,
-        error_threshold: 100.0,
-        schedule: None,
-        approval: false,
-        hang_minutes: None,
-        retry: None,
-        late: Default::default(),
-    }
+fn pick(db: &FleetDb, scope: Scope) -> (String, String) {
+    common::pick(db, scope)
 }
 
 #[tokio::test]

@@ -71,3 +71,40 @@ pub async fn all_downlinks(client: &Client, kind: DownlinkKind, page: u32) -> Ve
         }
     }
 }
+
+/// The module with the most devices, and the packaged version the fewest of them run: what the
+/// rollout tests roll out.
+pub fn pick(db: &FleetDb, scope: Scope) -> (String, String) {
+    use dcs_console::fleet::query;
+    let module = query::modules(db, scope).unwrap().into_iter().max_by_key(|m| m.devices).unwrap();
+    let overview = query::overview(db, scope, &module.module_id, &Default::default()).unwrap();
+    let running: std::collections::BTreeMap<String, u32> =
+        overview.by_version.iter().map(|c| (c.key.clone(), c.count)).collect();
+    let version =
+        overview.packages.iter().min_by_key(|p| running.get(&p.version).copied().unwrap_or(0)).unwrap().version.clone();
+    (module.module_id, version)
+}
+
+/// A plan of every device of `module` to `version` in `waves`, with these thresholds and nothing
+/// else (no schedule, approval, retries or late devices).
+pub fn plan(
+    module: &str,
+    version: &str,
+    waves: &[f64],
+    success: f64,
+    error: f64,
+) -> dcs_console::fleet::rollout::RolloutPlan {
+    dcs_console::fleet::rollout::RolloutPlan {
+        module_id: module.into(),
+        version: version.into(),
+        devices: dcs_console::fleet::rollout::DeviceChoice::All,
+        waves: waves.to_vec(),
+        success_threshold: success,
+        error_threshold: error,
+        schedule: None,
+        approval: false,
+        hang_minutes: None,
+        retry: None,
+        late: Default::default(),
+    }
+}
