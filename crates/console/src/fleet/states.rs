@@ -34,6 +34,37 @@ pub fn write_page(db: &FleetDb, scope: Scope, items: &[FirmwareState]) -> Result
 /// [`HISTORY_KEPT`] kept), and its counts are moved in memory ([`Tally`]) and written with
 /// the states. So the counts and the history change in the transaction that changes the states,
 /// and no trigger on the states makes SQLite journal each statement's pages.
+/// Writes the states a set-target call answered, but not over newer ones: another process (a
+/// driver waiting for the rollout's lease, the app) may have read the device since the call was
+/// answered, and its state (later by the service's clock, in its status or target time) is kept.
+/// Otherwise an answer's PENDING overwrote a SUCCEEDED that no incremental refresh reads again
+/// (it is behind the watermark), and the rollout waited for it for ever.
+pub(crate) fn write_answers(tx: &rusqlite::Transaction<'_>, scope: Scope, items: &[FirmwareState]) -> Result<u32> {
+    let mut stored = tx.prepare_cached(
+        "SELECT status_at, target_at FROM states WHERE scope = ?1 AND module_id = ?2 AND device_id = ?3",
+    )?;
+    let mut newer = Vec::with_capacity(items.len());
+    for s in items {
+        let held: Option<(Option<i64>, Option<i64>)> = stored
+            .query_row(rusqlite::params![scope.0, s.module_id.to_string(), s.device_id.to_string()], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?;
+        let later = |held: Option<i64>, answered: Option<OffsetDateTime>| match (held, answered) {
+            (Some(h), Some(a)) => h > to_ms(a),
+            _ => false,
+        };
+        let stale = held.is_some_and(|(status_at, target_at)| {
+            later(status_at, s.firmware_update_status_modified_at)
+                || later(target_at, s.target_firmware_version_modified_at)
+        });
+        if !stale {
+            newer.push(s.clone());
+        }
+    }
+    write_states(tx, scope, &newer)
+}
+
 pub(crate) fn write_states(tx: &rusqlite::Transaction<'_>, scope: Scope, items: &[FirmwareState]) -> Result<u32> {
     let now = now_ms();
     let all: Vec<_> = items.iter().map(|s| state_values(scope, s)).collect();
@@ -310,4 +341,54 @@ pub(super) fn state_values(scope: Scope, s: &FirmwareState) -> [ToSqlOutput<'_>;
         text(s.firmware_update_status_details.as_deref()),
         ms(s.firmware_update_status_modified_at),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::{from_ms, ScopeKey};
+    use dcs_api::model::UpdateStatus as FirmwareUpdateStatus;
+
+    fn state(device: Uuid, module: Uuid, status: FirmwareUpdateStatus, status_at: i64) -> FirmwareState {
+        let mut s: FirmwareState =
+            serde_json::from_value(serde_json::json!({"moduleId": module, "deviceId": device})).unwrap();
+        s.target_firmware_version = Some("2.0.0".into());
+        s.target_firmware_version_modified_at = Some(from_ms(1_000));
+        s.firmware_update_status = Some(status);
+        s.firmware_update_status_modified_at = Some(from_ms(status_at));
+        s
+    }
+
+    fn status(db: &FleetDb, scope: Scope, device: Uuid) -> Option<String> {
+        db.conn()
+            .query_row(
+                "SELECT status FROM states WHERE scope = ?1 AND device_id = ?2",
+                (scope.0, device.to_string()),
+                |r| r.get(0),
+            )
+            .unwrap()
+    }
+
+    /// A set-target answer older than what a refresh has read since (another process's, as the
+    /// service's clock says) is not written over it; a newer one, or one for a device not held,
+    /// is.
+    #[test]
+    fn an_answer_older_than_the_state_held_is_not_written_over_it() {
+        let db = FleetDb::in_memory().unwrap();
+        let scope = db.scope(&ScopeKey::new("t", "http://t", None)).unwrap();
+        let (device, other, module) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let write = |f: fn(&rusqlite::Transaction<'_>, Scope, &[FirmwareState]) -> Result<u32>, s: FirmwareState| {
+            let mut conn = db.conn();
+            let tx = conn.transaction().unwrap();
+            f(&tx, scope, &[s]).unwrap();
+            tx.commit().unwrap();
+        };
+        write(write_states, state(device, module, FirmwareUpdateStatus::Succeeded, 5_000));
+        write(write_answers, state(device, module, FirmwareUpdateStatus::Pending, 2_000));
+        assert_eq!(status(&db, scope, device).as_deref(), Some("SUCCEEDED"), "the older answer was written over");
+        write(write_answers, state(device, module, FirmwareUpdateStatus::Pending, 9_000));
+        assert_eq!(status(&db, scope, device).as_deref(), Some("PENDING"));
+        write(write_answers, state(other, module, FirmwareUpdateStatus::Pending, 1));
+        assert_eq!(status(&db, scope, other).as_deref(), Some("PENDING"));
+    }
 }

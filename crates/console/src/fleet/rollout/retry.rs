@@ -152,7 +152,7 @@ fn record(db: &FleetDb, scope: Scope, row: &Row, results: &[SetResult], now: i64
     let states: Vec<_> = results.iter().filter_map(|(_, r)| r.as_ref().ok().cloned().flatten()).collect();
     let mut conn = db.conn();
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    crate::fleet::states::write_states(&tx, scope, &states)?;
+    crate::fleet::states::write_answers(&tx, scope, &states)?;
     let mut refused = 0;
     {
         let mut ok = tx.prepare_cached(

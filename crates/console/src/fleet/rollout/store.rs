@@ -540,7 +540,7 @@ pub(super) fn record_sets(db: &FleetDb, scope: Scope, id: &str, results: &[SetRe
     let states: Vec<FirmwareState> = results.iter().filter_map(|(_, r)| r.as_ref().ok().cloned().flatten()).collect();
     let mut conn = db.conn();
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    crate::fleet::states::write_states(&tx, scope, &states)?;
+    crate::fleet::states::write_answers(&tx, scope, &states)?;
     {
         let now = now_ms();
         let mut ok =
