@@ -117,13 +117,26 @@ struct Inner {
     checksum_first: std::sync::atomic::AtomicBool,
 }
 
+/// Asked right before each attempt of a request goes out, after its audit record and its token
+/// were had (either may wait): `Err(why)` stops the request unsent, as cancelled. A rollout's
+/// driver gates its set-target calls on its lease (dcs-console's `rollout::lease`), so that a
+/// process stopped or asleep anywhere before the send sends nothing once its lease ran out.
+pub type Gate = Arc<dyn Fn() -> std::result::Result<(), String> + Send + Sync>;
+
 /// A cheap-to-clone handle; clones share the connection pool and the token cache.
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
+    gate: Option<Gate>,
 }
 
 impl Client {
+    /// This client (sharing its connections and tokens) with every request asked `gate` right
+    /// before each attempt goes out ([`Gate`]).
+    pub fn gated(&self, gate: Gate) -> Client {
+        Client { inner: self.inner.clone(), gate: Some(gate) }
+    }
+
     pub fn new(config: ClientConfig) -> Result<Client> {
         if config.customer.is_some() && config.x_client_id.is_some() {
             return Err(Error::invalid(
@@ -164,6 +177,7 @@ impl Client {
         let token_url =
             config.auth_url.join("api/v3/idp/oidc/token").map_err(|e| Error::invalid("auth URL", e.to_string()))?;
         Ok(Client {
+            gate: None,
             inner: Arc::new(Inner {
                 http,
                 config,
@@ -331,6 +345,9 @@ impl Client {
                 }
                 Err(e) => return Err(e),
             };
+            if let Some(gate) = &self.gate {
+                gate().map_err(|why| Error::Cancelled { what: format!("{method} {} ({why})", url.path()) })?;
+            }
             let started = Instant::now();
             let mut req = self.authorized(method.clone(), url.clone(), &token);
             if let Some(accept) = accept {

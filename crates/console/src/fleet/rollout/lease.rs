@@ -14,11 +14,12 @@
 //!   and the rollout still running; it renews the lease and records the fencing number with
 //!   every device of the slice ([`check_and_renew`]). Another driver's lease, or a newer number,
 //!   refuses the slice: nothing of it is sent.
-//! - Right before each single request, the driver checks its own deadline on the wall clock
-//!   ([`Lease::valid`]): the lease's expiry less a margin of a third of its length. A process
-//!   stopped between the mark and the request (SIGSTOP, a laptop's sleep: the wall clock goes
-//!   on) finds its deadline passed when it wakes and sends nothing; by then no other driver
-//!   could have taken the lease yet, since the margin is still to run.
+//! - Right before each single request goes out (after its audit record and its token, which may
+//!   wait, and before each retry) the client asks the lease's [gate](Lease::gate): the driver's
+//!   own deadline on the wall clock, the lease's expiry less a margin of a third of its length.
+//!   A process stopped between the mark and the request (SIGSTOP, a laptop's sleep: the wall
+//!   clock goes on) finds its deadline passed when it wakes and sends nothing; by then no other
+//!   driver could have taken the lease yet, since the margin is still to run.
 //! - Operators' actions from any console (pause, abort) change the rollout's state; a driver's
 //!   next slice is refused by the state check above. Abort also raises the fencing number, so
 //!   the lease of whoever drove it ends at once.
@@ -27,6 +28,7 @@
 //! wait for the expiry.
 
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rusqlite::{params, OptionalExtension};
@@ -118,8 +120,9 @@ pub struct Lease {
     pub fence: i64,
     driver: String,
     lease_ms: i64,
-    /// Wall-clock ms after which this driver sends nothing more under the lease.
-    deadline: AtomicI64,
+    /// Wall-clock ms after which this driver sends nothing more under the lease (shared with the
+    /// [gate](Lease::gate) of its requests).
+    deadline: Arc<AtomicI64>,
 }
 
 impl Lease {
@@ -128,6 +131,19 @@ impl Lease {
     /// or the machine sleeps.
     pub fn valid(&self) -> bool {
         now_ms() < self.deadline.load(Ordering::Acquire)
+    }
+
+    /// What the client asks right before each set-target request goes out (after its audit
+    /// record and token, which may wait): refused once the deadline passed.
+    pub fn gate(&self) -> dcs_api::client::Gate {
+        let deadline = self.deadline.clone();
+        Arc::new(move || {
+            if now_ms() < deadline.load(Ordering::Acquire) {
+                Ok(())
+            } else {
+                Err("this console's lease on the rollout ran out before the request could go".into())
+            }
+        })
     }
 
     fn renewed(&self, at: i64) {
@@ -222,7 +238,7 @@ pub fn acquire(db: &FleetDb, id: &str, driver: &Driver, now: i64) -> Result<std:
         fence,
         driver: driver.id.clone(),
         lease_ms: ttl,
-        deadline: AtomicI64::new(deadline(now, ttl)),
+        deadline: Arc::new(AtomicI64::new(deadline(now, ttl))),
     }))
 }
 

@@ -36,6 +36,11 @@ pub(crate) async fn set_targets(
     lease: Option<&Lease>,
 ) -> (Vec<SetResult>, usize) {
     let version = version.map(str::to_owned);
+    // Under a lease, each request is asked its gate right before it goes (the client's Gate).
+    let client = match lease {
+        Some(l) => client.gated(l.gate()),
+        None => client.clone(),
+    };
     let jobs: Vec<_> = devices
         .iter()
         .map(|&d| {
@@ -47,7 +52,12 @@ pub(crate) async fn set_targets(
                 let result = set_target::send(&client, &op, &DeviceId::Uuid(d), module, version.as_deref(), package)
                     .await
                     .map(|answer| answer.state().filter(|s| s.device_id == d && s.module_id == module));
-                Some((d, result))
+                match result {
+                    // Stopped by the gate, unsent (or a retry of it unsent): in doubt as a request
+                    // under way at a crash, for the next driver to look at.
+                    Err(e) if lease.is_some() && e.code() == dcs_api::ErrorCode::Cancelled => None,
+                    result => Some((d, result)),
+                }
             }
         })
         .collect();
