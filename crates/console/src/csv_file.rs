@@ -67,7 +67,7 @@ impl CsvFile {
 
 /// Writes a file the same way as [`CsvFile`] (beside its target, synced, renamed over it), its
 /// content written by `fill`; a failure leaves what was there. For the console's other files
-/// (reports, JSON Lines exports, the audit log's head).
+/// (reports, JSON Lines exports).
 pub fn write_replacing(
     path: &Path,
     fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,

@@ -224,21 +224,35 @@ impl AuditLog {
         }
         line.push('\n');
         file.write_all(line.as_bytes()).map_err(|e| self.err(e))?;
+        let head = self.place_head(&Head { seq: entry.seq, hash }).map_err(|e| self.err(e))?;
+        // The lock is held only while the chain moves on (the last entry read, this one and the
+        // head written), not across the disk's syncs: a process stopped while it holds the lock
+        // (SIGSTOP, a debugger) stops every other writer of this data folder. Then both are made
+        // durable before the write this entry records is sent: the line first, then the head
+        // (on ext4's default data=ordered, a head renamed after the line was written never
+        // reaches the disk before it).
+        file.unlock().map_err(|e| self.err(e))?;
         file.sync_data().map_err(|e| self.err(e))?;
-        self.write_head(&Head { seq: entry.seq, hash }).map_err(|e| self.err(e))?;
+        if let Ok(head) = File::open(head) {
+            head.sync_all().map_err(|e| self.err(e))?;
+        }
         Ok(entry.seq)
+    }
+
+    /// Writes the head beside the log and renames it into place, unsynced (the caller holds the
+    /// log's lock, and syncs after letting go of it); answers its path.
+    fn place_head(&self, head: &Head) -> std::io::Result<PathBuf> {
+        let bytes = serde_json::to_vec(head).map_err(std::io::Error::other)?;
+        let path = self.head_path();
+        // Beside it, readable by this user only, under a name of its own.
+        let mut temp = tempfile::NamedTempFile::new_in(&self.dir)?;
+        temp.write_all(&bytes)?;
+        temp.persist(&path).map_err(|e| e.error)?;
+        Ok(path)
     }
 
     fn read_head(&self) -> Option<Head> {
         serde_json::from_slice(&std::fs::read(self.head_path()).ok()?).ok()
-    }
-
-    fn write_head(&self, head: &Head) -> std::io::Result<()> {
-        let bytes = serde_json::to_vec(head).map_err(std::io::Error::other)?;
-        crate::csv_file::write_replacing(&self.head_path(), |out| out.write_all(&bytes)).map_err(|e| match e {
-            dcs_api::Error::LocalFile { source, .. } => source,
-            other => std::io::Error::other(other.to_string()),
-        })
     }
 
     /// Every entry that reads as one, in order (broken lines are left out: [`AuditLog::verify`]
