@@ -382,6 +382,7 @@ async fn thresholds_pause_and_abort_resets_what_has_not_finished() {
         .map(|r| FirmwareState {
             current_firmware_version: r.current.clone(),
             ..reported(
+                e.sim.now(),
                 module_id,
                 r.device_id.parse().unwrap(),
                 &version,
@@ -1408,9 +1409,11 @@ async fn a_package_made_after_the_last_full_scan_can_be_rolled_out() {
     assert!(preview.problems[0].rule.contains("no package with version 77.0.2"), "{:?}", preview.problems);
 }
 
-/// A device's state with the rollout's target and a status reported now, as a refresh would
-/// bring it (the current version left unknown).
+/// A device's state with the rollout's target and a status reported at `at` by the service's
+/// clock (the simulator's, which a set-target answer is compared with), as a refresh would bring
+/// it (the current version left unknown).
 fn reported(
+    at: time::OffsetDateTime,
     module_id: uuid::Uuid,
     device: uuid::Uuid,
     version: &str,
@@ -1428,7 +1431,7 @@ fn reported(
         target_firmware_version_modified_at: None,
         firmware_update_status: Some(status),
         firmware_update_status_details: details.map(str::to_owned),
-        firmware_update_status_modified_at: Some(time::OffsetDateTime::now_utc()),
+        firmware_update_status_modified_at: Some(at),
         extra: Default::default(),
     }
 }
@@ -1619,6 +1622,7 @@ async fn a_wave_that_stops_moving_warns_once_naming_its_devices_until_one_moves(
     // One device moves (as a refresh would bring it): the warning is gone, and the next silence
     // is counted from then.
     let moved = reported(
+        e.sim.now(),
         module.parse().unwrap(),
         warning.sample[0].parse().unwrap(),
         &version,
@@ -1658,7 +1662,7 @@ async fn failed_devices_are_retried_after_the_delay_up_to_n_times_for_the_reason
     let targeted: Vec<uuid::Uuid> = rollout::unfinished(&e.db, &id).unwrap();
     let (flaky, broken) = (targeted[0], targeted[1]);
     let fail = |device: uuid::Uuid, why: &str| {
-        reported(module_id, device, &version, dcs_api::model::UpdateStatus::Failed, Some(why))
+        reported(e.sim.now(), module_id, device, &version, dcs_api::model::UpdateStatus::Failed, Some(why))
     };
     // A failure that qualifies is scheduled, counted as retrying (the 0% error threshold does
     // not pause); one whose reason is excluded is failed at once... and pauses the rollout, so
@@ -1681,7 +1685,9 @@ async fn failed_devices_are_retried_after_the_delay_up_to_n_times_for_the_reason
     );
     // It fails again: the second retry; and a third failure is final.
     for (attempt, at_minute) in [(2, 20), (3, 40)] {
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        // The device reports later by the service's clock than the retry's answer (the
+        // simulator's clock, nearly still here, moved on by hand).
+        e.sim.advance_clock(time::Duration::seconds(1)).unwrap();
         dcs_console::fleet::scan::write_page(&e.db, e.scope, &[fail(flaky, "download interrupted: connection lost")])
             .unwrap();
         let outcome = step(t0 + at_minute * minute).await.unwrap();
